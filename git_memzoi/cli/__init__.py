@@ -1,0 +1,1 @@
+"""The command lines: click groups that parse, call one core function and render its typed result."""

@@ -1,0 +1,148 @@
+"""``git memkeep``: the Earned Memory command line (memkeep README "Commands")."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from git_memzoi import __version__
+from git_memzoi.cli.app import AppGroup, emit_json, json_option
+
+_STORE_KEYS = ("store", "store_dir", "directory")
+
+
+def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--store``, ``--store-dir`` and ``-C``, accepted before or after the subcommand."""
+    func = click.option("-C", "directory", type=click.Path(file_okay=False), help="Run as if started in DIR.")(func)
+    func = click.option("--store-dir", help="Store folder name at the repository root (default agent-memory).")(func)
+    return click.option("--store", envvar="MEMKEEP_STORE", help="Explicit store path (bypasses discovery).")(func)
+
+
+def _options(ctx: click.Context, **given: Any) -> Any:
+    from git_memzoi.core.clock import SystemClock
+    from git_memzoi.memkeep.api import Options
+
+    merged = {k: given.get(k) or (ctx.obj or {}).get(k) for k in _STORE_KEYS}
+    start = Path(merged["directory"]) if merged["directory"] else Path.cwd()
+    clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None)
+    return Options(start=start, store=merged["store"], store_dir=merged["store_dir"], clock=clock)
+
+
+@click.group(cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@store_options
+@click.version_option(__version__, prog_name="git-memkeep")
+@click.pass_context
+def cli(ctx: click.Context, **global_options: Any) -> None:
+    """Earned Memory: claims with evidence, a git anchor and a scope; staleness computed from git.
+
+    Exit codes: 0 clean, 1 violation or suspect, 2 usage or tool error.
+    """
+    ctx.obj = global_options
+
+
+@cli.command()
+@store_options
+@json_option
+@click.pass_context
+def index(ctx: click.Context, as_json: bool, **given: Any) -> None:
+    """Regenerate INDEX.md from the entries' frontmatter.
+
+    Example: git memkeep index --store ./somewhere/else
+    """
+    from git_memzoi.cli import render
+    from git_memzoi.memkeep import api
+
+    result = api.index(_options(ctx, **given))
+    emit_json(render.index_json(result)) if as_json else click.echo(render.index_text(result))
+
+
+@cli.command()
+@store_options
+@json_option
+@click.option("--hook", "hook_event", metavar="EVENT", help="Print a Claude Code hook envelope; always exit 0.")
+@click.pass_context
+def status(ctx: click.Context, as_json: bool, hook_event: str | None, **given: Any) -> None:
+    """Compute the suspect set: scope hits, expired TTLs, suspect dependencies, unreachable anchors.
+
+    Example: git memkeep status --json
+    """
+    from git_memzoi.cli import render
+    from git_memzoi.memkeep import api
+
+    if hook_event is not None:
+        _hook(ctx, hook_event, given)
+        return
+    result = api.status(_options(ctx, **given))
+    emit_json(render.status_json(result)) if as_json else click.echo(render.status_text(result))
+    ctx.exit(result.exit_code)
+
+
+def _hook(ctx: click.Context, event: str, given: dict[str, Any]) -> None:
+    """Never fail the agent's session: any error becomes silence on stdout and one line on stderr."""
+    from git_memzoi.cli import render
+    from git_memzoi.errors import MemzoiError
+    from git_memzoi.integrations.claude_code import envelope
+    from git_memzoi.memkeep import api
+
+    try:
+        payload = envelope(event, render.hook_text(api.status(_options(ctx, **given))))
+    except MemzoiError as exc:
+        click.echo(f"git-memkeep: {exc.message}", err=True)
+        payload = None
+    if payload is not None:
+        click.echo(json.dumps(payload, ensure_ascii=False))
+    ctx.exit(0)
+
+
+@cli.command()
+@store_options
+@json_option
+@click.option("--fix", is_flag=True, help="Regenerate INDEX.md when it has drifted.")
+@click.pass_context
+def lint(ctx: click.Context, as_json: bool, fix: bool, **given: Any) -> None:
+    """Validate the envelope, taxonomies, explains graph, size caps and INDEX consistency.
+
+    Example: git memkeep lint --fix
+    """
+    from git_memzoi.cli import render
+    from git_memzoi.memkeep import api
+
+    result = api.lint(_options(ctx, **given), fix=fix)
+    emit_json(render.lint_json(result)) if as_json else click.echo(render.lint_text(result))
+    ctx.exit(result.exit_code)
+
+
+@cli.command()
+@click.argument("entry_id", required=False, metavar="[ID]")
+@store_options
+@json_option
+@click.option("--all-safe", is_flag=True, help="Re-check every suspect entry whose check is marked safe.")
+@click.option("--dry-run", is_flag=True, help="Show what would run; run and write nothing.")
+@click.option("--manual", is_flag=True, help="Record a re-test done by hand (anchor := HEAD, verified_at := today).")
+@click.pass_context
+def verify(
+    ctx: click.Context, entry_id: str | None, as_json: bool, all_safe: bool, dry_run: bool, manual: bool,
+    **given: Any,
+) -> None:  # fmt: skip
+    """Re-run an entry's check: pass heals it (anchor := HEAD, verified_at := today), fail marks it stale.
+
+    Example: git memkeep verify --all-safe --dry-run
+    """
+    from git_memzoi.cli import render
+    from git_memzoi.memkeep import api
+
+    result = api.verify(
+        _options(ctx, **given), entry_id, all_safe=all_safe, dry_run=dry_run, manual=manual
+    )
+    emit_json(render.verify_json(result)) if as_json else click.echo(render.verify_text(result))
+    ctx.exit(result.exit_code)
+
+
+def main() -> None:
+    """Console script ``git-memkeep``."""
+    cli(prog_name="git-memkeep")

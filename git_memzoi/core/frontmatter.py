@@ -1,0 +1,189 @@
+"""Markdown files with a YAML frontmatter block: split, parse, and update byte-stably.
+
+Rules (field reports BR-10 to BR-13): an optional UTF-8 BOM, then a first line ``---`` opens the block and the
+next line that is exactly ``---`` (or ``...``) closes it; no closing fence means no frontmatter, and the whole
+file is body. Line endings are kept as they are (never read in universal-newline mode). A later ``---`` in the
+body is body. An update changes only the lines of the fields it changes; comments, key order, quoting and the
+body stay byte-identical, and a file whose YAML does not parse is refused, never stacked with a second block.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_memzoi.core import yamlio
+from git_memzoi.errors import InputError, ToolError
+
+BOM = b"\xef\xbb\xbf"
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+class FrontmatterError(InputError):
+    """A file whose frontmatter cannot be read: names the 1-based file ``line`` when known."""
+
+    default_code = "bad_frontmatter"
+
+    def __init__(self, message: str, line: int | None = None, code: str | None = None) -> None:
+        super().__init__(message, code)
+        self.line = line
+
+
+@dataclass(frozen=True)
+class Split:
+    """A file cut into its parts, without parsing the YAML. Text parts keep their own line endings."""
+
+    bom: bytes
+    has_frontmatter: bool
+    opening: str  # the opening fence line, with its line ending ('' without frontmatter)
+    yaml_text: str  # between the fences
+    closing: str  # the closing fence line, with its line ending
+    body: str
+    newline: str  # the line ending new lines get: that of the opening fence, else '\n'
+
+    @property
+    def body_start_line(self) -> int:
+        """1-based file line where the body starts."""
+        return 1 + (self.opening + self.yaml_text + self.closing).count("\n")
+
+
+@dataclass(frozen=True)
+class Document:
+    """A parsed file: its fields (plain Python values) and body, plus the raw parts for byte-stable edits."""
+
+    split: Split
+    fields: dict[str, Any]
+    spans: dict[str, yamlio.KeySpan] = field(repr=False)
+
+    @property
+    def body(self) -> str:
+        """The body text after the closing fence."""
+        return self.split.body
+
+
+def split(data: bytes) -> Split:
+    """Cut ``data`` into BOM, fences, YAML text and body.
+
+    Raises:
+        FrontmatterError: when ``data`` is not UTF-8 (code ``not_utf8``).
+    """
+    bom = BOM if data.startswith(BOM) else b""
+    try:
+        text = data[len(bom) :].decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise FrontmatterError(f"not UTF-8 text (byte {exc.start})", None, "not_utf8") from None
+    lines = _LINE.findall(text)
+    if not lines or lines[0].rstrip("\r\n").rstrip(" \t") != "---" or not lines[0].endswith("\n"):
+        return Split(bom, False, "", "", "", text, _ending(lines[0] if lines else ""))
+    for i in range(1, len(lines)):
+        if lines[i].rstrip("\r\n").rstrip(" \t") in ("---", "..."):
+            return Split(
+                bom,
+                True,
+                lines[0],
+                "".join(lines[1:i]),
+                lines[i],
+                "".join(lines[i + 1 :]),
+                _ending(lines[0]),
+            )
+    return Split(bom, False, "", "", "", text, _ending(lines[0]))
+
+
+def _ending(line: str) -> str:
+    return "\r\n" if line.endswith("\r\n") else "\n"
+
+
+def parse(data: bytes) -> Document:
+    """Parse the frontmatter of ``data``; a file without frontmatter has no fields.
+
+    Raises:
+        FrontmatterError: on invalid YAML (with the 1-based file line), or frontmatter that is not a mapping.
+    """
+    parts = split(data)
+    if not parts.has_frontmatter:
+        return Document(parts, {}, {})
+    try:
+        fields, spans = yamlio.load_mapping(parts.yaml_text)
+    except yamlio.YamlProblem as exc:
+        line = None if exc.line is None else exc.line + 2  # YAML line 0 is file line 2
+        where = f"line {line}: " if line else ""
+        raise FrontmatterError(f"{where}{exc.reason}", line) from None
+    return Document(parts, fields, spans)
+
+
+def update(data: bytes, changes: Mapping[str, Any]) -> bytes:
+    """Return ``data`` with the top-level ``changes`` applied, touching only the changed fields' lines.
+
+    A changed key whose value is a one-line scalar is rewritten in place (its trailing comment kept); a new key
+    is appended as the block's last line; a file without frontmatter gets a new block. The result is re-parsed
+    and checked before it is returned.
+
+    Raises:
+        FrontmatterError: when the existing frontmatter does not parse (nothing is changed).
+        ToolError: when a field cannot be rewritten in place (a block or multi-line value).
+    """
+    doc = parse(data)
+    parts = doc.split
+    nl = parts.newline
+    lines = _LINE.findall(parts.yaml_text)
+    appended: list[str] = []
+    for key, value in changes.items():
+        if key in doc.fields and doc.fields[key] == value:
+            continue
+        rendered = yamlio.dump_scalar(value)
+        span = doc.spans.get(key)
+        if span is None:
+            appended.append(f"{key}: {rendered}{nl}")
+        elif span.is_scalar and span.key_line == span.value_line:
+            lines[span.value_line] = _replace_scalar(lines[span.value_line], span.value_col, rendered)
+        else:
+            raise ToolError(f"field {key!r} is not a one-line value; edit it by hand", "not_rewritable")
+    if lines and appended and not lines[-1].endswith("\n"):
+        lines[-1] += nl
+    yaml_text = "".join(lines) + "".join(appended)
+    if parts.has_frontmatter:
+        text = parts.opening + yaml_text + parts.closing + parts.body
+    else:
+        text = f"---{nl}{yaml_text}---{nl}" + parts.body
+    result = parts.bom + text.encode("utf-8")
+    _check(result, doc.fields, changes)
+    return result
+
+
+def _replace_scalar(line: str, col: int, rendered: str) -> str:
+    end = _scalar_end(line, col)
+    return line[:col] + rendered + line[end:]
+
+
+def _scalar_end(line: str, col: int) -> int:
+    """Index just past the scalar token that starts at ``col`` (quoted or plain, before any comment)."""
+    content_end = len(line.rstrip("\r\n"))
+    if col < content_end and line[col] in "\"'":
+        quote, i = line[col], col + 1
+        while i < content_end:
+            if quote == '"' and line[i] == "\\":
+                i += 2
+                continue
+            if line[i] == quote:
+                if quote == "'" and i + 1 < content_end and line[i + 1] == "'":
+                    i += 2
+                    continue
+                return i + 1
+            i += 1
+        return content_end
+    comment = re.search(r"\s#", line[col:content_end])
+    end = col + comment.start() if comment else content_end
+    while end > col and line[end - 1] in " \t":
+        end -= 1
+    return end
+
+
+def _check(result: bytes, before: Mapping[str, Any], changes: Mapping[str, Any]) -> None:
+    try:
+        after = parse(result).fields
+    except FrontmatterError:
+        after = None
+    if after != {**before, **changes}:
+        raise ToolError("the frontmatter could not be updated byte-stably; edit it by hand", "not_rewritable")

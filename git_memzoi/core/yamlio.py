@@ -1,0 +1,114 @@
+"""YAML 1.2 through ruamel.yaml: the only module that imports it.
+
+Loading follows the YAML 1.2 core schema (``no`` and ``NO`` stay strings, field report BR-06); duplicate keys
+are errors. Values come back as plain Python: dict, list, str, int, float, bool, None, ``datetime.date`` and
+``datetime.datetime``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import io
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class YamlProblem(Exception):
+    """A YAML syntax or structure error at a 0-based ``line`` of the parsed text (``None`` when unknown)."""
+
+    reason: str
+    line: int | None
+
+
+@dataclass(frozen=True)
+class KeySpan:
+    """Where a top-level key's value sits in the YAML text: 0-based line and column of key and value."""
+
+    key_line: int
+    value_line: int
+    value_col: int
+    is_scalar: bool
+
+
+def _yaml() -> Any:
+    from ruamel.yaml import YAML
+
+    yaml = YAML(typ="rt", pure=True)
+    yaml.allow_duplicate_keys = False
+    return yaml
+
+
+def load_mapping(text: str) -> tuple[dict[str, Any], dict[str, KeySpan]]:
+    """Parse ``text`` as one YAML mapping (an empty text is ``{}``).
+
+    Returns:
+        (fields, spans): the mapping as plain Python values, and for every top-level key where its value is.
+
+    Raises:
+        YamlProblem: on a syntax error, a duplicate key, a non-string key, or a document that is not a mapping.
+    """
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
+    try:
+        data = _yaml().load(text)
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        reason = exc.problem or exc.context or "invalid YAML"
+        raise YamlProblem(reason, mark.line if mark else None) from None
+    except YAMLError as exc:
+        raise YamlProblem(str(exc).splitlines()[0], None) from None
+    if data is None:
+        return {}, {}
+    if not hasattr(data, "items") or not hasattr(data, "lc"):
+        raise YamlProblem("frontmatter is not a mapping of keys to values", 0)
+    fields: dict[str, Any] = {}
+    spans: dict[str, KeySpan] = {}
+    for key, value in data.items():
+        if not isinstance(key, str):
+            raise YamlProblem(f"key {key!r} is not a string", data.lc.key(key)[0])
+        fields[key] = plain(value)
+        key_line, _ = data.lc.key(key)
+        value_line, value_col = data.lc.value(key)
+        scalar = not isinstance(value, (dict, list)) and not _is_block_scalar(value)
+        spans[key] = KeySpan(key_line, value_line, value_col, scalar)
+    return fields, spans
+
+
+def _is_block_scalar(value: Any) -> bool:
+    from ruamel.yaml.scalarstring import FoldedScalarString, LiteralScalarString
+
+    return isinstance(value, (LiteralScalarString, FoldedScalarString))
+
+
+def plain(value: Any) -> Any:
+    """Convert ruamel's round-trip types into plain Python values (recursively)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain(v) for v in value]
+    if isinstance(value, str):
+        return str(value)
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float):
+        return float(value)
+    if isinstance(value, dt.datetime):
+        return dt.datetime.fromisoformat(value.isoformat())
+    if isinstance(value, dt.date):
+        return dt.date(value.year, value.month, value.day)
+    return value
+
+
+def dump_scalar(value: Any) -> str:
+    """Render ``value`` (str, int, bool, date, None) as YAML 1.2 scalar text that loads back equal."""
+    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+        return value.isoformat()
+    yaml = _yaml()
+    yaml.width = 1 << 20
+    out = io.StringIO()
+    yaml.dump({"k": value}, out)
+    text = out.getvalue()
+    return text[len("k: ") :].rstrip("\n").removesuffix("\n...")

@@ -1,0 +1,42 @@
+"""Claude Code hook output envelopes (pure).
+
+research/landscape.md §3b: events that take context (SessionStart, UserPromptSubmit, PostToolUse) accept
+``hookSpecificOutput`` with ``hookEventName`` equal to the event and ``additionalContext``; other events
+(PreCompact, Stop, SubagentStop, ...) fail output validation with ``hookSpecificOutput``, so they get the
+common ``systemMessage`` field, which every event accepts. Context above ~10 KB is replaced by a preview, so
+text is cut to :data:`MAX_CONTEXT_CHARS`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse"})
+MAX_CONTEXT_CHARS = 4000
+_CUT_MARK = "\n… (cut; run `git memkeep status` for the full list)"
+
+
+def envelope(event: str, text: str) -> dict[str, Any] | None:
+    """Return the JSON object to print for ``event`` carrying ``text``, or ``None`` when ``text`` is empty.
+
+    Args:
+        event: the hook event name exactly as Claude Code sends it (``hook_event_name``).
+        text: the message; cut to at most :data:`MAX_CONTEXT_CHARS` characters, marker included.
+    """
+    if not text.strip():
+        return None
+    text = clip(text, MAX_CONTEXT_CHARS)
+    if event in CONTEXT_EVENTS:
+        return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
+    return {"systemMessage": text}
+
+
+def clip(text: str, limit: int) -> str:
+    """Cut ``text`` at a line boundary so that it and the cut marker fit in ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    room = limit - len(_CUT_MARK)
+    head = text[:room]
+    if "\n" in head:
+        head = head[: head.rindex("\n")]
+    return head + _CUT_MARK

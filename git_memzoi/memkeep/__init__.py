@@ -1,0 +1,1 @@
+"""The Earned Memory model (memkeep): entries, store discovery, the staleness fixpoint, lint, verify, index."""

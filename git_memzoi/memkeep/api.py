@@ -1,0 +1,317 @@
+"""The memkeep composition root (io): wires the git view, the store and the clock to the pure cores.
+
+Each function serves one command and returns a typed result; nothing here prints.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from git_memzoi.core.clock import Clock, SystemClock
+from git_memzoi.errors import InputError, ToolError
+from git_memzoi.memkeep import staleness, store as store_mod
+from git_memzoi.memkeep.checks import CheckResult, Outcome, Runner
+from git_memzoi.memkeep.entries import Entry
+from git_memzoi.memkeep.lint import Violation
+from git_memzoi.memkeep.staleness import StalenessReport
+from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
+
+
+@dataclass(frozen=True)
+class Options:
+    """Where a command runs and which store it uses (memkeep README "Global flags")."""
+
+    start: Path
+    store: str | None = None
+    store_dir: str | None = None
+    clock: Clock = field(default_factory=SystemClock)
+
+
+@dataclass(frozen=True)
+class Session:
+    """An opened repository and its loaded store."""
+
+    view: object  # Pygit2RepoView; typed loosely so this module does not import pygit2 at load time
+    loaded: LoadedStore
+
+    @property
+    def store(self) -> Store:
+        """The located store."""
+        return self.loaded.store
+
+
+def open_session(options: Options) -> Session:
+    """Open the repository around ``options.start`` and load its store.
+
+    Raises:
+        InputError: ``start`` missing, not a repository, store not found or outside the repository.
+    """
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    if not options.start.is_dir():
+        raise InputError(f"cannot run in {options.start}: no such directory", "bad_directory")
+    view = Pygit2RepoView(options.start)
+    located = store_mod.locate(options.start, view.root, store=options.store, store_dir=options.store_dir)
+    loaded = store_mod.load(located, store_mod.cache_for(view.git_dir, located))
+    return Session(view, loaded)
+
+
+@dataclass(frozen=True)
+class StatusResult:
+    """``git memkeep status``: the staleness report plus the files that could not be read."""
+
+    store: Store
+    report: StalenessReport
+    unreadable: tuple[Unreadable, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any entry is suspect or unreadable, else 0."""
+        return 1 if self.report.verdicts or self.unreadable else 0
+
+
+def status(options: Options) -> StatusResult:
+    """Compute the suspect set of the store (memkeep README "How staleness works")."""
+    session = open_session(options)
+    return StatusResult(session.store, _report(session, options.clock), session.loaded.unreadable)
+
+
+def _report(session: Session, clock: Clock) -> StalenessReport:
+    from git_memzoi.memkeep.refs import path_refs
+
+    return staleness.compute(
+        session.loaded.entries,
+        session.view,  # type: ignore[arg-type]
+        clock,
+        referential_check=session.store.config.referential_check,
+        path_refs=path_refs,
+    )
+
+
+@dataclass(frozen=True)
+class IndexResult:
+    """``git memkeep index``: where INDEX.md is, whether it changed, how many entries it lists."""
+
+    path: Path
+    changed: bool
+    entries: int
+    unreadable: tuple[Unreadable, ...]
+
+
+def index(options: Options) -> IndexResult:
+    """Regenerate INDEX.md from the readable entries (unreadable ones are left out and reported)."""
+    session = open_session(options)
+    changed = _write_index(session)
+    loaded = session.loaded
+    return IndexResult(session.store.index_path, changed, len(loaded.entries), loaded.unreadable)
+
+
+def _write_index(session: Session) -> bool:
+    from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
+    from git_memzoi.memkeep.index import render
+
+    path = session.store.index_path
+    text = render(session.loaded.entries).encode("utf-8")
+    with lifecycle_lock(_lock_path(session)):
+        if path.is_file() and path.read_bytes() == text:
+            return False
+        write_bytes_atomic(path, text)
+    return True
+
+
+def _lock_path(session: Session) -> Path:
+    return session.view.git_dir / "memzoi" / "lifecycle.lock"  # type: ignore[attr-defined]
+
+
+@dataclass(frozen=True)
+class LintResult:
+    """``git memkeep lint``: the violations left, and whether ``--fix`` rewrote INDEX.md."""
+
+    store: Store
+    entries: int
+    violations: tuple[Violation, ...]
+    fixed_index: bool
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any violation remains, else 0."""
+        return 1 if self.violations else 0
+
+
+def lint(options: Options, *, fix: bool = False) -> LintResult:
+    """Validate the store; with ``fix``, regenerate INDEX.md when it drifted."""
+    session = open_session(options)
+    loaded, store = session.loaded, session.store
+    fixed = False
+    violations = _lint(loaded, options.clock)
+    if fix and any(v.rule in ("index_drift", "index_missing") for v in violations):
+        fixed = _write_index(session)
+        violations = _lint(loaded, options.clock)
+    return LintResult(store, len(loaded.entries), tuple(violations), fixed)
+
+
+def _lint(loaded: LoadedStore, clock: Clock) -> list[Violation]:
+    from git_memzoi.memkeep.lint import lint as run_lint
+
+    store = loaded.store
+    index_text = store.index_path.read_text("utf-8") if store.index_path.is_file() else None
+    sizes = {e.path: (store.root / e.path).stat().st_size for e in loaded.entries}
+    index_rel = f"{store.rel}/INDEX.md" if store.rel != "." else "INDEX.md"
+    return run_lint(loaded.entries, loaded.unreadable, index_text, clock.today(), sizes, index_rel)
+
+
+@dataclass(frozen=True)
+class VerifyItem:
+    """What verify did to one entry: ``healed``, ``marked_stale``, ``tool_error``, ``would_run`` or ``skipped``."""
+
+    id: str
+    path: str
+    action: str
+    message: str
+    results: tuple[CheckResult, ...] = ()
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """``git memkeep verify``: one item per entry considered."""
+
+    head: str | None
+    dry_run: bool
+    items: tuple[VerifyItem, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """2 when any check was a tool error, 1 when any check failed, else 0."""
+        actions = {i.action for i in self.items}
+        return 2 if "tool_error" in actions else 1 if "marked_stale" in actions else 0
+
+
+def verify(
+    options: Options,
+    entry_id: str | None,
+    *,
+    all_safe: bool = False,
+    dry_run: bool = False,
+    manual: bool = False,
+    runner: Runner | None = None,
+) -> VerifyResult:
+    """Re-test one entry, or every suspect entry with a safe check (memkeep README "Commands": verify).
+
+    Raises:
+        InputError: unknown id, a tombstone, no check (without ``manual``), bad flag combinations, no commits.
+    """
+    from git_memzoi.memkeep.checks import ShellRunner
+
+    if bool(entry_id) == all_safe:
+        raise InputError("name one entry id, or pass --all-safe", "bad_usage")
+    if manual and (all_safe or dry_run):
+        raise InputError("--manual records one entry's out-of-band re-test; it takes an id only", "bad_usage")
+    session = open_session(options)
+    head = session.view.head()  # type: ignore[attr-defined]
+    if head is None:
+        raise InputError("the repository has no commits yet; commit before verifying", "no_commits")
+    report = _report(session, options.clock)
+    reasons = _reasons_by_id(report)
+    if entry_id:
+        targets = [_find(session.loaded, entry_id)]
+    else:
+        targets = [e for e in session.loaded.entries if e.id in reasons]
+    runner = runner or ShellRunner()
+    items = [_verify_one(session, e, head, reasons.get(e.id, ()), options, runner, all_safe, dry_run, manual)
+             for e in targets]  # fmt: skip
+    return VerifyResult(head, dry_run, tuple(items))
+
+
+def _reasons_by_id(report: StalenessReport) -> dict[str, tuple[str, ...]]:
+    out: dict[str, tuple[str, ...]] = {}
+    for verdict in report.verdicts:
+        out[verdict.id] = (*out.get(verdict.id, ()), verdict.reason)
+    return out
+
+
+def _find(loaded: LoadedStore, entry_id: str) -> Entry:
+    for entry in loaded.entries:
+        if entry.id == entry_id:
+            if not entry.is_live:
+                raise InputError(f"{entry_id} is a tombstone; there is nothing to verify", "tombstone")
+            return entry
+    broken = [u.path for u in loaded.unreadable if Path(u.path).stem == entry_id]
+    if broken:
+        raise InputError(f"{broken[0]} cannot be read; run git memkeep lint", "unreadable_entry")
+    raise InputError(f"no entry with id {entry_id!r}", "unknown_id")
+
+
+def _verify_one(
+    session: Session,
+    entry: Entry,
+    head: str,
+    reasons: Sequence[str],
+    options: Options,
+    runner: Runner,
+    all_safe: bool,
+    dry_run: bool,
+    manual: bool,
+) -> VerifyItem:
+    checks = entry.checks()
+    if manual:
+        return _heal(session, entry, head, options, "healed", "recorded a manual re-test", (), reasons)
+    if not checks:
+        if all_safe:
+            return VerifyItem(entry.id, entry.path, "skipped", "no check; verify it by hand (--manual)", (), tuple(reasons))
+        raise InputError(f"{entry.id} has no check; re-test it yourself and run verify {entry.id} --manual", "no_check")
+    if all_safe and not all(c.safe for c in checks):
+        return VerifyItem(entry.id, entry.path, "skipped", "its check is not marked safe", (), tuple(reasons))
+    if dry_run:
+        commands = "; ".join(c.run for c in checks)
+        return VerifyItem(entry.id, entry.path, "would_run", commands, (), tuple(reasons))
+    results = _run_checks(session, entry, checks, runner)
+    outcome = _overall(results)
+    if outcome is Outcome.TOOL_ERROR:
+        return VerifyItem(entry.id, entry.path, "tool_error", "a check could not run; entry untouched", results, tuple(reasons))
+    if outcome is Outcome.FAIL:
+        return _write(session, entry, {"status": "stale"}, "marked_stale", "a check failed: marked stale", results, reasons)
+    return _heal(session, entry, head, options, "healed", "checks passed", results, reasons)
+
+
+def _run_checks(session: Session, entry: Entry, checks: Sequence, runner: Runner) -> tuple[CheckResult, ...]:
+    results = []
+    for check in checks:
+        result = runner.run(check, session.store.root, entry.environment())
+        results.append(result)
+        if result.outcome is not Outcome.PASS:
+            break
+    return tuple(results)
+
+
+def _overall(results: Sequence[CheckResult]) -> Outcome:
+    outcomes = {r.outcome for r in results}
+    for worst in (Outcome.TOOL_ERROR, Outcome.FAIL):
+        if worst in outcomes:
+            return worst
+    return Outcome.PASS
+
+
+def _heal(session, entry, head, options, action, message, results, reasons) -> VerifyItem:  # type: ignore[no-untyped-def]
+    changes: dict[str, object] = {"anchor": head, "verified_at": options.clock.today()}
+    if entry.status == "stale":
+        changes["status"] = "verified"
+    return _write(session, entry, changes, action, message, results, reasons)
+
+
+def _write(session, entry, changes, action, message, results, reasons) -> VerifyItem:  # type: ignore[no-untyped-def]
+    from git_memzoi.core import frontmatter
+    from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
+
+    path = session.store.root / entry.path
+    with lifecycle_lock(_lock_path(session)):
+        data = path.read_bytes()
+        current = frontmatter.parse(data).fields
+        if {k: current.get(k) for k in ("anchor", "status", "verified_at")} != {
+            k: entry.fields.get(k) for k in ("anchor", "status", "verified_at")
+        }:
+            raise ToolError(f"{entry.path} changed while its check ran; run verify again", "changed_during_verify")
+        write_bytes_atomic(path, frontmatter.update(data, changes))
+    return VerifyItem(entry.id, entry.path, action, message, tuple(results), tuple(reasons))

@@ -1,0 +1,101 @@
+"""Running an entry's checks: the :class:`Runner` seam and its ``sh -c`` implementation (io).
+
+memkeep README "Commands" (verify): exit 0 passes, exit 1 fails, anything else (another code, a timeout, a
+shell that cannot start) is a tool error that leaves the entry untouched.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from git_memzoi.memkeep.entries import Check
+
+OUTPUT_TAIL_CHARS = 2000
+
+
+class Outcome(enum.Enum):
+    """How one check ended."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    TOOL_ERROR = "tool_error"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One check run: its outcome, exit code (``None`` on timeout or spawn failure), and the output's tail."""
+
+    check: Check
+    outcome: Outcome
+    exit_code: int | None
+    output: str
+    duration_ms: int
+
+
+class Runner(Protocol):
+    """Runs one check in ``cwd`` with extra environment variables ``env``."""
+
+    def run(self, check: Check, cwd: Path, env: Mapping[str, str]) -> CheckResult:
+        """Run ``check`` and classify its exit."""
+        ...
+
+
+def classify(exit_code: int | None) -> Outcome:
+    """Map a check's exit code to an :class:`Outcome` (0 pass, 1 fail, else tool error)."""
+    if exit_code == 0:
+        return Outcome.PASS
+    if exit_code == 1:
+        return Outcome.FAIL
+    return Outcome.TOOL_ERROR
+
+
+class ShellRunner:
+    """Runs ``sh -c <run>`` with a timeout, stdin closed, output captured (stdout and stderr merged)."""
+
+    def run(self, check: Check, cwd: Path, env: Mapping[str, str]) -> CheckResult:
+        """Run ``check``; never raises for the check's own failures."""
+        import time
+
+        started = time.monotonic()
+        full_env = {**_clean_env(), **env}
+        try:
+            proc = subprocess.run(
+                ["sh", "-c", check.run],
+                cwd=cwd,
+                env=full_env,
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                timeout=check.timeout_s,
+                check=False,
+            )
+        except subprocess.TimeoutExpired as exc:
+            output = _tail(exc.output) + f"\n(timed out after {check.timeout_s} s)"
+            return CheckResult(check, Outcome.TOOL_ERROR, None, output.strip(), _ms(started))
+        except OSError as exc:
+            return CheckResult(check, Outcome.TOOL_ERROR, None, f"cannot start sh: {exc}", _ms(started))
+        return CheckResult(check, classify(proc.returncode), proc.returncode, _tail(proc.stdout), _ms(started))
+
+
+def _clean_env() -> dict[str, str]:
+    # Checks run against the working tree they are started in, never a repository a hook was handed.
+    return {k: v for k, v in os.environ.items() if not k.startswith("GIT_") or k in ("GIT_CONFIG_NOSYSTEM",)}
+
+
+def _tail(data: bytes | str | None) -> str:
+    if data is None:
+        return ""
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    return text[-OUTPUT_TAIL_CHARS:].strip()
+
+
+def _ms(started: float) -> int:
+    import time
+
+    return int((time.monotonic() - started) * 1000)

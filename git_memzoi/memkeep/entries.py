@@ -1,0 +1,170 @@
+"""The Earned Memory entry: a falsifiable claim with a YAML envelope and a free-form body (pure).
+
+Reserved fields (memkeep README "The store & entry format", docs/memkeep.md): ``schema_version``, ``id``,
+``type``, ``status``, ``written_at``, ``verified_at``, ``anchor``, ``scope``, ``evidence``, ``ttl_days``,
+``explains``, ``check``, ``environment``, ``predictions``, ``tombstone_reason``, ``superseded_by``. Any other
+field is the agent's own and is ignored. Accessors are lenient (a wrong type reads as absent) so that status
+still computes; lint reports every wrong field.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+TYPES = ("fact", "gotcha", "recipe", "topology", "model")
+STATUSES = ("verified", "observed", "inferred", "stale", "tombstone")
+RESERVED = (
+    "schema_version", "id", "type", "status", "written_at", "verified_at", "anchor", "scope", "evidence",
+    "ttl_days", "explains", "check", "environment", "predictions", "tombstone_reason", "superseded_by",
+)  # fmt: skip
+DEFAULT_CHECK_TIMEOUT_S = 120
+
+
+@dataclass(frozen=True)
+class Check:
+    """How to re-test a claim: a shell command run with ``sh -c`` in the repository root.
+
+    ``safe`` marks a check as read-only and deterministic, so ``verify --all-safe`` may run it unattended.
+    """
+
+    run: str
+    safe: bool = False
+    timeout_s: int = DEFAULT_CHECK_TIMEOUT_S
+    label: str = "check"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry file, parsed.
+
+    Args:
+        path: repository-relative POSIX path of the file (NFC).
+        fields: every frontmatter field, as plain Python values.
+        body: the text after the frontmatter; its first non-empty line is the claim.
+        body_line: the 1-based file line where the body starts.
+    """
+
+    path: str
+    fields: Mapping[str, Any]
+    body: str
+    body_line: int = 1
+    stem: str = field(default="")
+
+    @property
+    def id(self) -> str:
+        """The ``id`` field, else the file name without ``.md``."""
+        value = self.fields.get("id")
+        return value if isinstance(value, str) and value else self.stem
+
+    @property
+    def type(self) -> str | None:
+        """The ``type`` field when it is a string."""
+        return _str(self.fields.get("type"))
+
+    @property
+    def status(self) -> str | None:
+        """The ``status`` field when it is a string."""
+        return _str(self.fields.get("status"))
+
+    @property
+    def anchor(self) -> str | None:
+        """The ``anchor`` commit id when it is a non-empty string."""
+        return _str(self.fields.get("anchor")) or None
+
+    @property
+    def scope(self) -> tuple[str, ...]:
+        """The ``scope`` globs (strings only)."""
+        return _str_list(self.fields.get("scope"))
+
+    @property
+    def explains(self) -> tuple[str, ...]:
+        """Ids this entry depends on: if one of them is suspect or stale, so is this one."""
+        return _str_list(self.fields.get("explains"))
+
+    @property
+    def written_at(self) -> dt.date | None:
+        """The ``written_at`` date."""
+        return as_date(self.fields.get("written_at"))
+
+    @property
+    def verified_at(self) -> dt.date | None:
+        """The ``verified_at`` date, else ``written_at``."""
+        return as_date(self.fields.get("verified_at")) or self.written_at
+
+    @property
+    def ttl_days(self) -> int | None:
+        """The ``ttl_days`` field when it is a positive integer."""
+        value = self.fields.get("ttl_days")
+        return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+    @property
+    def claim(self) -> str:
+        """The first non-empty body line, stripped ('' when the body is empty)."""
+        for line in self.body.splitlines():
+            if line.strip():
+                return line.strip()
+        return ""
+
+    @property
+    def is_live(self) -> bool:
+        """False for tombstones, which never take part in staleness."""
+        return self.status != "tombstone"
+
+    def checks(self) -> tuple[Check, ...]:
+        """The checks ``verify`` runs: the ``check`` field, or for a model every prediction's check."""
+        if self.type == "model":
+            predictions = self.fields.get("predictions")
+            if not isinstance(predictions, list):
+                return ()
+            found = (parse_check(p.get("check"), f"prediction {i + 1}") for i, p in enumerate(predictions)
+                     if isinstance(p, dict))  # fmt: skip
+            return tuple(c for c in found if c is not None)
+        check = parse_check(self.fields.get("check"), "check")
+        return (check,) if check else ()
+
+    def environment(self) -> dict[str, str]:
+        """Extra environment variables for the checks (``environment``: a mapping of strings)."""
+        env = self.fields.get("environment")
+        if not isinstance(env, dict):
+            return {}
+        return {str(k): str(v) for k, v in env.items() if isinstance(v, (str, int, float))}
+
+
+def parse_check(value: Any, label: str) -> Check | None:
+    """Read a ``check`` value: a command string, or a mapping ``{run, safe, timeout_s}``; else ``None``."""
+    if isinstance(value, str) and value.strip():
+        return Check(value, False, DEFAULT_CHECK_TIMEOUT_S, label)
+    if isinstance(value, dict) and isinstance(value.get("run"), str) and value["run"].strip():
+        timeout = value.get("timeout_s", DEFAULT_CHECK_TIMEOUT_S)
+        if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
+            timeout = DEFAULT_CHECK_TIMEOUT_S
+        return Check(value["run"], value.get("safe") is True, timeout, label)
+    return None
+
+
+def _str(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _str_list(value: Any) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if isinstance(value, list):
+        return tuple(v for v in value if isinstance(v, str))
+    return ()
+
+
+def as_date(value: Any) -> dt.date | None:
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        try:
+            return dt.date.fromisoformat(value)
+        except ValueError:
+            return None
+    return None

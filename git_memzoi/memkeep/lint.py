@@ -1,0 +1,285 @@
+"""Lint: the reserved envelope, the taxonomies, the explains graph, size caps and INDEX consistency (pure).
+
+memkeep README "Commands" (lint) and docs/memkeep.md "Lint rules". Unknown fields are the agent's own and
+are ignored. Each :class:`Violation` names the entry, the field and the rule.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from graphlib import CycleError, TopologicalSorter
+from typing import Any
+
+from git_memzoi.core.globs import pattern_problem
+from git_memzoi.memkeep import index
+from git_memzoi.memkeep.entries import STATUSES, TYPES, Entry, as_date
+from git_memzoi.memkeep.store import Unreadable
+
+CLAIM_MAX_CHARS = 140
+ENTRY_MAX_BYTES = 8 * 1024
+EVIDENCE_MAX_CHARS = 2000
+CHECK_MAX_TIMEOUT_S = 3600
+TTL_CAP_DAYS = {"verified": 365, "observed": 180, "inferred": 30}
+NEEDS_EVIDENCE = ("verified", "observed")
+NEEDS_ANCHOR = ("verified", "observed")
+_ANCHOR = re.compile(r"^[0-9a-f]{7,64}$")
+_ID = re.compile(r"^[^\s|/\\]+$")
+
+
+@dataclass(frozen=True)
+class Violation:
+    """One broken rule: ``path`` and ``id`` of the entry, the ``field`` and the ``rule`` code."""
+
+    path: str
+    id: str
+    field: str
+    rule: str
+    message: str
+    line: int | None = None
+
+
+def lint(
+    entries: Sequence[Entry],
+    unreadable: Sequence[Unreadable],
+    index_text: str | None,
+    today: dt.date,
+    sizes: dict[str, int] | None = None,
+    index_path: str = "INDEX.md",
+) -> list[Violation]:
+    """Check a store. ``index_text`` is INDEX.md's content (``None`` when missing); ``sizes`` maps path → bytes.
+
+    Returns the violations sorted by path, then field, then rule.
+    """
+    found = [Violation(u.path, "", "frontmatter", "parse", u.reason, u.line) for u in unreadable]
+    ids: dict[str, Entry] = {}
+    for entry in entries:
+        if entry.id in ids:
+            found.append(_v(entry, "id", "id_duplicate", f"id also used by {ids[entry.id].path}"))
+        ids.setdefault(entry.id, entry)
+    for entry in entries:
+        found.extend(_entry_rules(entry, today, (sizes or {}).get(entry.path)))
+        found.extend(_explains_rules(entry, ids))
+    found.extend(_cycles(ids))
+    found.extend(_index_rules(entries, index_text, index_path))
+    return sorted(found, key=lambda v: (v.path, v.field, v.rule, v.message))
+
+
+def _v(entry: Entry, field: str, rule: str, message: str) -> Violation:
+    return Violation(entry.path, entry.id, field, rule, message)
+
+
+def _entry_rules(entry: Entry, today: dt.date, size: int | None) -> list[Violation]:
+    f = entry.fields
+    out: list[Violation] = []
+    if f.get("schema_version") != 1:
+        out.append(_v(entry, "schema_version", "schema_version", "schema_version must be 1"))
+    out.extend(_id_rules(entry))
+    if f.get("type") not in TYPES:
+        out.append(_v(entry, "type", "type_invalid", f"type must be one of {', '.join(TYPES)}"))
+    if f.get("status") not in STATUSES:
+        out.append(_v(entry, "status", "status_invalid", f"status must be one of {', '.join(STATUSES)}"))
+    out.extend(_date_rules(entry, today))
+    out.extend(_anchor_rules(entry))
+    out.extend(_scope_rules(entry))
+    out.extend(_evidence_rules(entry))
+    out.extend(_ttl_rules(entry))
+    out.extend(_check_rules(entry))
+    out.extend(_status_rules(entry))
+    out.extend(_claim_rules(entry, size))
+    return out
+
+
+def _id_rules(entry: Entry) -> list[Violation]:
+    value = entry.fields.get("id")
+    if not isinstance(value, str) or not value:
+        return [_v(entry, "id", "id_missing", "id is required and must equal the file name")]
+    if not _ID.match(value):
+        return [_v(entry, "id", "id_format", "id must not contain spaces, '|' or slashes")]
+    if value != entry.stem:
+        return [_v(entry, "id", "id_mismatch", f"id {value!r} differs from the file name {entry.stem!r}.md")]
+    return []
+
+
+def _date_rules(entry: Entry, today: dt.date) -> list[Violation]:
+    out = []
+    dates: dict[str, dt.date] = {}
+    for name in ("written_at", "verified_at"):
+        value = entry.fields.get(name)
+        if value is None:
+            if name == "written_at":
+                out.append(_v(entry, name, "date_missing", "written_at is required (YYYY-MM-DD)"))
+            continue
+        parsed = as_date(value) if not isinstance(value, dt.datetime) else None
+        if parsed is None:
+            out.append(_v(entry, name, "date_invalid", f"{name} must be a date written YYYY-MM-DD"))
+        elif parsed > today:
+            out.append(_v(entry, name, "date_future", f"{name} {parsed.isoformat()} is after today"))
+        else:
+            dates[name] = parsed
+    if "written_at" in dates and "verified_at" in dates and dates["verified_at"] < dates["written_at"]:
+        out.append(_v(entry, "verified_at", "date_order", "verified_at is before written_at"))
+    return out
+
+
+def _anchor_rules(entry: Entry) -> list[Violation]:
+    value = entry.fields.get("anchor")
+    if value is None:
+        if entry.status in NEEDS_ANCHOR:
+            return [_v(entry, "anchor", "anchor_required", f"a {entry.status} entry needs the commit it holds at")]
+        return []
+    if not isinstance(value, str) or not _ANCHOR.match(value):
+        return [_v(entry, "anchor", "anchor_format", "anchor must be a commit id: 7 to 64 lowercase hex digits, "
+                   "quoted when it is all digits")]  # fmt: skip
+    return []
+
+
+def _scope_rules(entry: Entry) -> list[Violation]:
+    value = entry.fields.get("scope")
+    if value is None or value == []:
+        if entry.is_live:
+            return [_v(entry, "scope", "scope_required", "scope lists what would have to change for the claim "
+                       "to become wrong; it must not be empty")]  # fmt: skip
+        return []
+    if not isinstance(value, list):
+        return [_v(entry, "scope", "scope_type", "scope must be a list of glob patterns")]
+    out = []
+    for pattern in value:
+        problem = pattern_problem(pattern)
+        if problem:
+            out.append(_v(entry, "scope", "scope_glob", f"{pattern!r}: {problem}"))
+    if value and all(isinstance(p, str) and p.startswith("!") for p in value):
+        out.append(_v(entry, "scope", "scope_glob", "scope has only negations, so it matches nothing"))
+    return out
+
+
+def _evidence_rules(entry: Entry) -> list[Violation]:
+    value = entry.fields.get("evidence")
+    if value is not None and not isinstance(value, str):
+        return [_v(entry, "evidence", "evidence_type", "evidence must be text")]
+    if entry.status in NEEDS_EVIDENCE and not (value or "").strip():
+        return [_v(entry, "evidence", "evidence_required", f"a {entry.status} entry must say what earned it")]
+    if value and len(value) > EVIDENCE_MAX_CHARS:
+        return [_v(entry, "evidence", "evidence_size", f"evidence is over {EVIDENCE_MAX_CHARS} characters")]
+    return []
+
+
+def _ttl_rules(entry: Entry) -> list[Violation]:
+    value = entry.fields.get("ttl_days")
+    cap = TTL_CAP_DAYS.get(entry.status or "")
+    if value is None:
+        if entry.status == "inferred":
+            return [_v(entry, "ttl_days", "ttl_required", f"an inferred entry needs ttl_days (at most {cap})")]
+        return []
+    if not isinstance(value, int) or isinstance(value, bool) or value <= 0:
+        return [_v(entry, "ttl_days", "ttl_type", "ttl_days must be a positive whole number of days")]
+    if cap is not None and value > cap:
+        return [_v(entry, "ttl_days", "ttl_cap", f"ttl_days {value} is over the {entry.status} cap of {cap}")]
+    return []
+
+
+def _check_rules(entry: Entry) -> list[Violation]:
+    out = []
+    if entry.type == "model":
+        if "check" in entry.fields:
+            out.append(_v(entry, "check", "model_check", "a model is re-tested through its predictions' checks"))
+        predictions = entry.fields.get("predictions")
+        if not isinstance(predictions, list) or not predictions:
+            out.append(_v(entry, "predictions", "model_predictions", "a model needs a non-empty predictions list"))
+        else:
+            for i, item in enumerate(predictions, 1):
+                if not isinstance(item, dict) or not isinstance(item.get("claim"), str):
+                    out.append(_v(entry, "predictions", "model_predictions", f"prediction {i} needs a claim"))
+                    continue
+                out.extend(_one_check(entry, item.get("check"), f"predictions[{i}].check", required=True))
+    elif "predictions" in entry.fields:
+        out.append(_v(entry, "predictions", "model_predictions", "only a model entry has predictions"))
+    if "check" in entry.fields and entry.type != "model":
+        out.extend(_one_check(entry, entry.fields["check"], "check", required=False))
+    env = entry.fields.get("environment")
+    if env is not None and (not isinstance(env, dict) or not all(isinstance(v, (str, int)) for v in env.values())):
+        out.append(_v(entry, "environment", "environment_format", "environment maps variable names to values"))
+    return out
+
+
+def _one_check(entry: Entry, value: Any, field: str, *, required: bool) -> list[Violation]:
+    if value is None and not required:
+        return []
+    if isinstance(value, str) and value.strip():
+        return []
+    if isinstance(value, dict) and isinstance(value.get("run"), str) and value["run"].strip():
+        safe, timeout = value.get("safe", False), value.get("timeout_s", 1)
+        if not isinstance(safe, bool):
+            return [_v(entry, field, "check_format", "safe must be true or false")]
+        if not isinstance(timeout, int) or isinstance(timeout, bool) or not 0 < timeout <= CHECK_MAX_TIMEOUT_S:
+            return [_v(entry, field, "check_format", f"timeout_s must be 1 to {CHECK_MAX_TIMEOUT_S} seconds")]
+        return []
+    return [_v(entry, field, "check_format", "a check is a command string or a mapping with run, safe, timeout_s")]
+
+
+def _status_rules(entry: Entry) -> list[Violation]:
+    if entry.status != "tombstone":
+        return []
+    reason, successor = entry.fields.get("tombstone_reason"), entry.fields.get("superseded_by")
+    if not (isinstance(reason, str) and reason.strip()) and not (isinstance(successor, str) and successor):
+        return [_v(entry, "tombstone_reason", "tombstone_reason", "a tombstone says why: tombstone_reason or "
+                   "superseded_by")]  # fmt: skip
+    return []
+
+
+def _claim_rules(entry: Entry, size: int | None) -> list[Violation]:
+    out = []
+    claim = entry.claim
+    if not claim:
+        out.append(_v(entry, "body", "claim_missing", "the body's first non-empty line must state the claim"))
+    elif len(claim) > CLAIM_MAX_CHARS:
+        out.append(_v(entry, "body", "claim_length", f"the claim is {len(claim)} characters; at most {CLAIM_MAX_CHARS}"))
+    if size is not None and size > ENTRY_MAX_BYTES:
+        out.append(_v(entry, "file", "size_cap", f"the entry is {size} bytes; at most {ENTRY_MAX_BYTES}"))
+    return out
+
+
+def _explains_rules(entry: Entry, ids: dict[str, Entry]) -> list[Violation]:
+    value = entry.fields.get("explains")
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
+        return [_v(entry, "explains", "explains_type", "explains must be a list of entry ids")]
+    out = []
+    for target in value:
+        if target == entry.id:
+            out.append(_v(entry, "explains", "explains_self", "an entry cannot depend on itself"))
+        elif target not in ids:
+            out.append(_v(entry, "explains", "explains_target", f"no entry with id {target!r}"))
+        elif not ids[target].is_live and entry.is_live:
+            out.append(_v(entry, "explains", "explains_tombstone", f"{target!r} is a tombstone"))
+    successor = entry.fields.get("superseded_by")
+    if isinstance(successor, str) and successor and successor not in ids:
+        out.append(_v(entry, "superseded_by", "superseded_by_target", f"no entry with id {successor!r}"))
+    return out
+
+
+def _cycles(ids: dict[str, Entry]) -> list[Violation]:
+    """Every dependency cycle once, named by its members (graphlib finds one at a time)."""
+    graph = {i: {d for d in sorted(e.explains) if d in ids and d != i} for i, e in sorted(ids.items())}
+    out = []
+    while True:
+        try:
+            TopologicalSorter(graph).prepare()
+            return out
+        except CycleError as exc:
+            cycle = exc.args[1][:-1]
+            first = min(cycle)
+            out.append(_v(ids[first], "explains", "explains_cycle", "dependency cycle: " + " -> ".join(exc.args[1])))
+            for node in cycle:
+                graph[node] = {d for d in graph[node] if d not in cycle}
+
+
+def _index_rules(entries: Sequence[Entry], index_text: str | None, path: str) -> list[Violation]:
+    if index_text is None:
+        return [Violation(path, "", "index", "index_missing", "INDEX.md is missing; run git memkeep index")]
+    if index_text.replace("\r\n", "\n") != index.render(entries):
+        return [Violation(path, "", "index", "index_drift", "INDEX.md is out of date; run git memkeep lint --fix")]
+    return []

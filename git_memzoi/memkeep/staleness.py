@@ -1,0 +1,194 @@
+"""The staleness fixpoint (pure): which entries are suspect, and why.
+
+Implements memkeep README "How staleness works"::
+
+    suspect(e) = scope(e) ∩ files_changed(anchor(e)..HEAD) ≠ ∅      scope_hit (e's own file excluded)
+               ∨ today − verified_at(e) > ttl_days(e)               ttl_expired
+               ∨ ∃ d ∈ explains(e): suspect(d) ∨ status(d) = stale   dependency_suspect
+               ∨ anchor(e) absent, unresolvable or not an ancestor   anchor_unreachable
+               ∨ referential_check ∧ a body path ref ∉ HEAD tree     ref_missing (opt-in)
+
+Suspect is derived on every call, never stored. Tombstones never take part; entries already marked ``stale``
+are reported as such and propagate to the entries that explain from them. History is read once per distinct
+anchor through the :class:`~git_memzoi.core.gitview.RepoView`; time comes only from the
+:class:`~git_memzoi.core.clock.Clock`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from git_memzoi.core.clock import Clock
+from git_memzoi.core.gitview import AnchorState, RepoView
+from git_memzoi.core.globs import Scope, pattern_problem
+from git_memzoi.memkeep.entries import Entry
+
+REASONS = ("scope_hit", "ttl_expired", "dependency_suspect", "anchor_unreachable", "ref_missing")
+
+_ANCHOR_HINTS = {
+    AnchorState.SHALLOW: "the clone is shallow; deepen it (git fetch --unshallow, or fetch-depth: 0 in CI)",
+    AnchorState.NOT_ANCESTOR: "the commit is not in HEAD's history (rebased or squashed away?); re-verify",
+    AnchorState.MISSING: "no such commit in this repository; re-verify to record a new anchor",
+    AnchorState.AMBIGUOUS: "the abbreviated id names several objects; write the full commit id",
+    AnchorState.NOT_COMMIT: "the id does not name a commit",
+    AnchorState.NO_HEAD: "the repository has no commits yet",
+}
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """One reason one entry is suspect (one object per entry × reason in ``status --json``).
+
+    ``evidence`` holds the reason's facts: ``files`` for scope_hit, ``age_days``/``ttl_days`` for ttl_expired,
+    ``dependencies`` for dependency_suspect, ``anchor``/``state`` for anchor_unreachable, ``refs`` for
+    ref_missing.
+    """
+
+    id: str
+    path: str
+    reason: str
+    message: str
+    evidence: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class StalenessReport:
+    """The suspect set of a store at one HEAD on one day."""
+
+    head: str | None
+    shallow: bool
+    today: dt.date
+    entries: int
+    verdicts: tuple[Verdict, ...]
+    stale: tuple[str, ...]  # ids whose status is stale
+    tombstones: int
+
+    @property
+    def suspect_ids(self) -> tuple[str, ...]:
+        """Sorted unique ids of suspect entries."""
+        return tuple(sorted({v.id for v in self.verdicts}))
+
+
+def compute(
+    entries: Sequence[Entry],
+    repo: RepoView,
+    clock: Clock,
+    *,
+    referential_check: bool = False,
+    path_refs: Callable[[str], Iterable[str]] | None = None,
+) -> StalenessReport:
+    """Compute the suspect set of ``entries`` against ``repo``'s HEAD and ``clock``'s today.
+
+    Args:
+        entries: the store's readable entries (unique ids; duplicates after the first are ignored here and
+            reported by lint).
+        repo: the repository view; called once per distinct anchor.
+        clock: today's date, for ttl_expired.
+        referential_check: enable ref_missing (``.memkeep.yml`` ``referential_check: true``).
+        path_refs: body → referenced paths, required with ``referential_check``.
+
+    Returns:
+        A :class:`StalenessReport`; verdicts sorted by entry id, then by reason in :data:`REASONS` order.
+    """
+    head, today = repo.head(), clock.today()
+    by_id: dict[str, Entry] = {}
+    for entry in entries:
+        by_id.setdefault(entry.id, entry)
+    live = [e for e in by_id.values() if e.is_live and e.status != "stale"]
+    stale = tuple(sorted(i for i, e in by_id.items() if e.status == "stale"))
+    verdicts: list[Verdict] = []
+    anchors = _AnchorCache(repo, head)
+    for entry in live:
+        verdicts.extend(_anchor_and_scope(entry, anchors))
+        verdicts.extend(_ttl(entry, today))
+        if referential_check and path_refs is not None and head is not None:
+            verdicts.extend(_refs(entry, repo, head, path_refs))
+    verdicts.extend(_dependencies(live, {v.id for v in verdicts}, set(stale)))
+    order = {reason: i for i, reason in enumerate(REASONS)}
+    verdicts.sort(key=lambda v: (v.id, order[v.reason]))
+    tombstones = sum(1 for e in by_id.values() if not e.is_live)
+    return StalenessReport(head, repo.is_shallow(), today, len(by_id), tuple(verdicts), stale, tombstones)
+
+
+class _AnchorCache:
+    """Resolves each distinct anchor once and diffs each distinct commit against HEAD once."""
+
+    def __init__(self, repo: RepoView, head: str | None) -> None:
+        self.repo, self.head = repo, head
+        self._states: dict[str, tuple[AnchorState, str | None]] = {}
+        self._changed: dict[str, Sequence[str]] = {}
+
+    def state(self, anchor: str) -> tuple[AnchorState, str | None]:
+        if anchor not in self._states:
+            self._states[anchor] = self.repo.anchor_state(anchor)
+        return self._states[anchor]
+
+    def changed(self, oid: str) -> Sequence[str]:
+        if oid not in self._changed:
+            assert self.head is not None  # an ANCESTOR state implies a HEAD
+            self._changed[oid] = self.repo.changed_files(oid, self.head)
+        return self._changed[oid]
+
+
+def _anchor_and_scope(entry: Entry, anchors: _AnchorCache) -> list[Verdict]:
+    anchor = entry.anchor
+    if anchor is None:
+        message = "no anchor recorded: the claim was never tied to a commit"
+        return [Verdict(entry.id, entry.path, "anchor_unreachable", message, {"anchor": None, "state": "absent"})]
+    state, oid = anchors.state(anchor)
+    if state is not AnchorState.ANCESTOR or oid is None:
+        hint = _ANCHOR_HINTS[state]
+        message = f"anchor {anchor[:12]} is unavailable ({state.value}): {hint}"
+        evidence = {"anchor": anchor, "state": state.value, "hint": hint}
+        return [Verdict(entry.id, entry.path, "anchor_unreachable", message, evidence)]
+    patterns = [p for p in entry.scope if pattern_problem(p) is None]
+    if not patterns:
+        return []
+    hits = [p for p in Scope(patterns).select(anchors.changed(oid)) if p != entry.path]
+    if not hits:
+        return []
+    shown = ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
+    message = f"{shown} changed since {oid[:12]}"
+    return [Verdict(entry.id, entry.path, "scope_hit", message, {"anchor": oid, "files": hits})]
+
+
+def _ttl(entry: Entry, today: dt.date) -> list[Verdict]:
+    ttl, verified = entry.ttl_days, entry.verified_at
+    if ttl is None or verified is None:
+        return []
+    age = (today - verified).days
+    if age <= ttl:
+        return []
+    message = f"verified {verified.isoformat()}, {age} days ago; ttl_days is {ttl}"
+    evidence = {"verified_at": verified.isoformat(), "age_days": age, "ttl_days": ttl}
+    return [Verdict(entry.id, entry.path, "ttl_expired", message, evidence)]
+
+
+def _refs(entry: Entry, repo: RepoView, head: str, path_refs: Callable[[str], Iterable[str]]) -> list[Verdict]:
+    missing = [ref for ref in path_refs(entry.body) if not repo.path_exists(head, ref)]
+    if not missing:
+        return []
+    message = "referenced path(s) missing at HEAD: " + ", ".join(missing)
+    return [Verdict(entry.id, entry.path, "ref_missing", message, {"refs": missing})]
+
+
+def _dependencies(live: Sequence[Entry], direct: set[str], stale: set[str]) -> list[Verdict]:
+    """dependency_suspect as a least fixpoint: monotone, so it ends within len(live) passes, cycles included."""
+    suspect = set(direct)
+    changed = True
+    while changed:
+        changed = False
+        for entry in live:
+            if entry.id not in suspect and any(d in suspect or d in stale for d in entry.explains):
+                suspect.add(entry.id)
+                changed = True
+    verdicts = []
+    for entry in live:
+        deps = sorted({d for d in entry.explains if d != entry.id and (d in suspect or d in stale)})
+        if deps:
+            message = "depends on " + ", ".join(f"{d} ({'stale' if d in stale else 'suspect'})" for d in deps)
+            verdicts.append(Verdict(entry.id, entry.path, "dependency_suspect", message, {"dependencies": deps}))
+    return verdicts

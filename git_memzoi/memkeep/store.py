@@ -1,0 +1,215 @@
+"""Find a memkeep store and read its entries (io).
+
+Discovery (memkeep README "Commands", "Optional .memkeep.yml"): an explicit ``--store`` path (or
+``MEMKEEP_STORE``) wins; otherwise the store directory name is ``--store-dir``, else ``store_dir`` from the
+nearest ``.memkeep.yml``, else ``agent-memory``, and the store is the first ``<dir>/<name>/`` with an
+``entries/`` folder found walking up from the start directory to the repository root. A store outside the
+repository is refused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from git_memzoi.core import frontmatter
+from git_memzoi.core.hashing import short_hash
+from git_memzoi.core.parse_cache import ParseCache
+from git_memzoi.core.paths import is_within, nfc
+from git_memzoi.errors import InputError
+from git_memzoi.memkeep.entries import Entry
+
+DEFAULT_STORE_DIR = "agent-memory"
+CONFIG_NAME = ".memkeep.yml"
+MAX_ENTRY_BYTES = 256 * 1024  # larger files are not read at all; lint's own cap is smaller
+
+
+class StoreNotFound(InputError):
+    """No store where one was asked for or searched (exit 2)."""
+
+    default_code = "store_not_found"
+
+
+@dataclass(frozen=True)
+class StoreConfig:
+    """``.memkeep.yml``: ``store_dir``, ``referential_check`` and ``siblings`` (other keys are ignored)."""
+
+    store_dir: str = DEFAULT_STORE_DIR
+    referential_check: bool = False
+    siblings: Mapping[str, str] = field(default_factory=dict)
+    source: Path | None = None
+
+
+@dataclass(frozen=True)
+class Store:
+    """A located store: the repository root, the store directory and its configuration."""
+
+    root: Path
+    path: Path
+    config: StoreConfig
+
+    @property
+    def entries_dir(self) -> Path:
+        """The ``entries/`` folder."""
+        return self.path / "entries"
+
+    @property
+    def index_path(self) -> Path:
+        """The generated ``INDEX.md``."""
+        return self.path / "INDEX.md"
+
+    @property
+    def rel(self) -> str:
+        """The store directory relative to the repository root (POSIX)."""
+        rel = self.path.relative_to(self.root).as_posix()
+        return rel or "."
+
+
+@dataclass(frozen=True)
+class Unreadable:
+    """An entry file that could not be read; it never hides the others."""
+
+    path: str
+    line: int | None
+    reason: str
+    code: str
+
+
+@dataclass(frozen=True)
+class LoadedStore:
+    """A store with its readable entries (sorted by path) and its unreadable files."""
+
+    store: Store
+    entries: tuple[Entry, ...]
+    unreadable: tuple[Unreadable, ...]
+
+
+def locate(start: Path, root: Path, *, store: str | None = None, store_dir: str | None = None) -> Store:
+    """Resolve the store for a command started in ``start`` inside the repository at ``root``.
+
+    Raises:
+        StoreNotFound: when no store exists where one was asked for or searched.
+        InputError: for a store outside the repository (``path_outside_repo``) or a bad ``.memkeep.yml``.
+    """
+    config = read_config(start, root)
+    if store:
+        path = (start / store) if not Path(store).is_absolute() else Path(store)
+        if not is_within(path, root):
+            raise InputError(f"store {store} is outside the repository {root}", "path_outside_repo")
+        if not (path / "entries").is_dir():
+            raise StoreNotFound(f"no memkeep store at {store} (it needs an entries/ folder)")
+        return Store(root, path.resolve(), config)
+    name = store_dir or config.store_dir
+    if not name or "/" in name.strip("/") or name in (".", ".."):
+        raise InputError(f"store directory name {name!r} must be one folder name", "bad_store_dir")
+    for directory in _upwards(start, root):
+        candidate = directory / name
+        if (candidate / "entries").is_dir():
+            if not is_within(candidate, root):
+                raise InputError(f"store {candidate} resolves outside the repository", "path_outside_repo")
+            return Store(root, candidate.resolve(), config)
+    raise StoreNotFound(
+        f"no memkeep store found: looked for {name}/entries/ from {start} up to {root} "
+        f"(create it, or pass --store / --store-dir)"
+    )
+
+
+def _upwards(start: Path, root: Path) -> list[Path]:
+    start, root = start.resolve(), root.resolve()
+    chain = [start, *start.parents]
+    if root not in chain:
+        return [root]
+    return chain[: chain.index(root) + 1]
+
+
+def read_config(start: Path, root: Path) -> StoreConfig:
+    """Read the nearest ``.memkeep.yml`` between ``start`` and ``root``; defaults when there is none.
+
+    Raises:
+        InputError: when the file is not valid YAML or a known key has the wrong type (``bad_config``).
+    """
+    for directory in _upwards(start, root):
+        path = directory / CONFIG_NAME
+        if path.is_file():
+            return _parse_config(path)
+    return StoreConfig()
+
+
+def _parse_config(path: Path) -> StoreConfig:
+    from git_memzoi.core import yamlio
+
+    try:
+        data, _ = yamlio.load_mapping(path.read_bytes().decode("utf-8"))
+    except yamlio.YamlProblem as exc:
+        line = f":{exc.line + 1}" if exc.line is not None else ""
+        raise InputError(f"{path}{line}: {exc.reason}", "bad_config") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(f"{path}: cannot read ({exc})", "bad_config") from None
+    store_dir = data.get("store_dir", DEFAULT_STORE_DIR)
+    referential = data.get("referential_check", False)
+    siblings = data.get("siblings") or {}
+    if not isinstance(store_dir, str) or not isinstance(referential, bool) or not isinstance(siblings, dict):
+        raise InputError(
+            f"{path}: store_dir must be a string, referential_check true or false, siblings a mapping",
+            "bad_config",
+        )
+    return StoreConfig(store_dir, referential, {str(k): str(v) for k, v in siblings.items()}, path)
+
+
+def cache_for(git_dir: Path, store: Store) -> ParseCache:
+    """The parse cache of ``store``, kept under the git directory (never in the working tree)."""
+    key = short_hash(store.rel.encode("utf-8"))
+    return ParseCache(git_dir / "memzoi" / "cache" / f"memkeep-{key}.json")
+
+
+def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
+    """Read every ``*.md`` below ``entries/``; a broken file becomes an :class:`Unreadable`, not an error."""
+    cache = cache or ParseCache(None)
+    entries: list[Entry] = []
+    unreadable: list[Unreadable] = []
+    for file in _entry_files(store.entries_dir):
+        rel = nfc(file.relative_to(store.root).as_posix())
+        result = _read_entry(file, rel, cache)
+        (entries if isinstance(result, Entry) else unreadable).append(result)  # type: ignore[arg-type]
+    cache.save()
+    return LoadedStore(store, tuple(entries), tuple(unreadable))
+
+
+def _entry_files(entries_dir: Path) -> list[Path]:
+    found: list[Path] = []
+    for directory, dirs, files in os.walk(entries_dir, followlinks=False):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(Path(directory) / f for f in files if f.endswith(".md") and not f.startswith("."))
+    return sorted(found)
+
+
+def _read_entry(file: Path, rel: str, cache: ParseCache) -> Entry | Unreadable:
+    if file.is_symlink():
+        return Unreadable(rel, None, "a symlink; entries must be regular files", "symlink")
+    try:
+        if file.stat().st_size > MAX_ENTRY_BYTES:
+            return Unreadable(rel, None, f"larger than {MAX_ENTRY_BYTES} bytes; not read", "too_large")
+        data = file.read_bytes()
+    except OSError as exc:
+        return Unreadable(rel, None, f"cannot read ({exc.strerror})", "unreadable")
+    stem = nfc(file.name[: -len(".md")])
+    key = short_hash(data, 32)
+    cached = cache.get(key)
+    if cached is not None:
+        fields, offset = cached
+        text = data.decode("utf-8-sig")
+        body = text[offset:]
+        return Entry(rel, fields, body, 1 + text[:offset].count("\n"), stem)
+    try:
+        doc = frontmatter.parse(data)
+    except frontmatter.FrontmatterError as exc:
+        return Unreadable(rel, exc.line, exc.message, exc.code)
+    if not doc.split.has_frontmatter:
+        return Unreadable(rel, 1, "no frontmatter block (the file must start with ---)", "no_frontmatter")
+    fields: dict[str, Any] = doc.fields
+    offset = len(doc.split.opening + doc.split.yaml_text + doc.split.closing)
+    cache.put(key, fields, offset)
+    return Entry(rel, fields, doc.body, doc.split.body_start_line, stem)
