@@ -26,8 +26,9 @@ class FrontmatterError(InputError):
 
     default_code = "bad_frontmatter"
 
-    def __init__(self, message: str, line: int | None = None, code: str | None = None) -> None:
-        super().__init__(message, code)
+    def __init__(self, reason: str, line: int | None = None, code: str | None = None) -> None:
+        super().__init__(f"line {line}: {reason}" if line else reason, code)
+        self.reason = reason
         self.line = line
 
 
@@ -108,8 +109,7 @@ def parse(data: bytes) -> Document:
         fields, spans = yamlio.load_mapping(parts.yaml_text)
     except yamlio.YamlProblem as exc:
         line = None if exc.line is None else exc.line + 2  # YAML line 0 is file line 2
-        where = f"line {line}: " if line else ""
-        raise FrontmatterError(f"{where}{exc.reason}", line) from None
+        raise FrontmatterError(exc.reason, line) from None
     return Document(parts, fields, spans)
 
 

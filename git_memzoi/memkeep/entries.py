@@ -158,6 +158,7 @@ def _str_list(value: Any) -> tuple[str, ...]:
 
 
 def as_date(value: Any) -> dt.date | None:
+    """Read a YAML date, a timestamp (its date) or an ISO ``YYYY-MM-DD`` string; else ``None``."""
     if isinstance(value, dt.datetime):
         return value.date()
     if isinstance(value, dt.date):

@@ -206,7 +206,7 @@ def _read_entry(file: Path, rel: str, cache: ParseCache) -> Entry | Unreadable:
     try:
         doc = frontmatter.parse(data)
     except frontmatter.FrontmatterError as exc:
-        return Unreadable(rel, exc.line, exc.message, exc.code)
+        return Unreadable(rel, exc.line, exc.reason, exc.code)
     if not doc.split.has_frontmatter:
         return Unreadable(rel, 1, "no frontmatter block (the file must start with ---)", "no_frontmatter")
     fields: dict[str, Any] = doc.fields

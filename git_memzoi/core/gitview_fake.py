@@ -1,0 +1,79 @@
+"""An in-memory :class:`~git_memzoi.core.gitview.RepoView` built from a compact history spec (for tests, evals).
+
+A history is a list of commits, each ``(id, parents, files)`` where ``files`` maps path → content for the
+whole tree at that commit.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+from git_memzoi.core.gitview import AnchorState
+
+
+@dataclass
+class FakeRepoView:
+    """A repository view over an explicit commit graph.
+
+    Args:
+        commits: id → (parent ids, tree as path → content).
+        head: the id HEAD points at (``None``: no commits yet).
+        shallow: pretend to be a shallow clone (unknown ids then read as ``shallow_missing``).
+    """
+
+    commits: Mapping[str, tuple[Sequence[str], Mapping[str, str]]] = field(default_factory=dict)
+    head_id: str | None = None
+    shallow: bool = False
+    calls: list[tuple[str, str]] = field(default_factory=list)
+
+    def head(self) -> str | None:
+        """The HEAD id."""
+        return self.head_id
+
+    def is_shallow(self) -> bool:
+        """The configured shallowness."""
+        return self.shallow
+
+    def anchor_state(self, rev: str) -> tuple[AnchorState, str | None]:
+        """Resolve ``rev`` by exact id or unique prefix and place it against HEAD."""
+        if self.head_id is None:
+            return AnchorState.NO_HEAD, None
+        matches = [c for c in self.commits if c.startswith(rev)]
+        if len(matches) > 1:
+            return AnchorState.AMBIGUOUS, None
+        if not matches:
+            return (AnchorState.SHALLOW if self.shallow else AnchorState.MISSING), None
+        oid = matches[0]
+        return (AnchorState.ANCESTOR if self._reaches(self.head_id, oid) else AnchorState.NOT_ANCESTOR), oid
+
+    def _reaches(self, start: str, target: str) -> bool:
+        todo, seen = [start], set()
+        while todo:
+            current = todo.pop()
+            if current == target:
+                return True
+            if current not in seen:
+                seen.add(current)
+                todo.extend(self.commits[current][0])
+        return False
+
+    def changed_files(self, base: str, head: str) -> list[str]:
+        """Paths whose content differs between the two trees, sorted."""
+        self.calls.append((base, head))
+        old, new = self.commits[base][1], self.commits[head][1]
+        return sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
+
+    def path_exists(self, commit: str, path: str) -> bool:
+        """True for a file, or a directory prefix of one, in ``commit``'s tree."""
+        tree = self.commits[commit][1]
+        clean = path.strip("/")
+        return clean in tree or any(p.startswith(clean + "/") for p in tree)
+
+
+def linear_history(*trees: Mapping[str, str]) -> FakeRepoView:
+    """A view whose commits ``c1, c2, ...`` each have the previous one as parent; HEAD is the last."""
+    commits: dict[str, tuple[Sequence[str], Mapping[str, str]]] = {}
+    for i, tree in enumerate(trees, 1):
+        commits[f"c{i}"] = ([f"c{i - 1}"] if i > 1 else [], dict(tree))
+    return FakeRepoView(commits, f"c{len(trees)}" if trees else None)

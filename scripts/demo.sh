@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# make demo: git memkeep on this repository's own history and memory, then a suspect appearing in a scratch clone.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+say "git memkeep lint   (this project's own agent-memory/ store)"
+git memkeep lint
+
+say "git memkeep status   (staleness from this repository's history)"
+git memkeep status || true
+
+say "git memkeep verify --all-safe --dry-run   (what a batch re-check would run)"
+git memkeep verify --all-safe --dry-run || true
+
+scratch=$(mktemp -d)
+trap 'rm -rf "$scratch"' EXIT
+say "scratch clone: $scratch/clone"
+git clone -q . "$scratch/clone"
+cd "$scratch/clone"
+export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.com GIT_COMMITTER_NAME=demo GIT_COMMITTER_EMAIL=demo@example.com
+
+say "verify every safe check in the clone, and commit the healed anchors"
+git memkeep verify --all-safe || true
+git commit -qam "memory: re-verified" || true
+git memkeep status || true
+
+say "a change touches the scope of 'exit-codes' (git_memzoi/errors.py) and is committed"
+printf '\n# demo: a change in scope\n' >> git_memzoi/errors.py
+git commit -qam "demo: touch errors.py"
+git memkeep status || true
+
+say "the same, as JSON (one verdict per entry x reason)"
+git memkeep status --json | python3 -m json.tool | head -40 || true
+
+say "verify exit-codes: its check still passes, so the claim is healed (anchor := HEAD)"
+git memkeep verify exit-codes
+git diff --stat
+git memkeep status || true
