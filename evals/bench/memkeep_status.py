@@ -71,7 +71,8 @@ ROOT_FILES = ("pyproject.toml", "setup.cfg", "tox.ini", "Makefile", "README.md",
 
 def hermetic_env(home: Path) -> dict[str, str]:
     """The environment every git / git-memkeep subprocess gets: no user or system git config, pinned today."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("GIT_", "MEMKEEP_", "MEMZOI_"))}
+    drop = ("GIT_", "MEMKEEP_", "MEMZOI_", "PYTHONDONTWRITEBYTECODE", "PYTHONPYCACHEPREFIX", "PYTHONPROFILEIMPORTTIME")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     home.mkdir(parents=True, exist_ok=True)
     gitconfig = home / ".gitconfig"
     gitconfig.write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
@@ -85,6 +86,8 @@ def hermetic_env(home: Path) -> dict[str, str]:
         "MEMZOI_TODAY": TODAY,
         "PATH": venv_bin + os.pathsep + env.get("PATH", ""),
         "LC_ALL": "C",
+        # Installed packages run from bytecode; keep the .pyc files of this run out of the source tree.
+        "PYTHONPYCACHEPREFIX": str(home.parent / "pycache"),
     })  # fmt: skip
     return env
 
@@ -379,40 +382,53 @@ def check_status(proc: subprocess.CompletedProcess) -> dict:
     return json.loads(proc.stdout)
 
 
-def measure_status(memkeep: str, repo: Path, env: dict[str, str], runs: int, cold: bool) -> tuple[list[float], dict]:
-    cache = repo / ".git" / "memzoi" / "cache"
-    times, payload = [], {}
-    if not cold:
-        _, proc = timed(status_cmd(memkeep, repo), env)  # fills the parse cache
-        check_status(proc)
-    for _ in range(runs):
-        if cold:
-            shutil.rmtree(cache, ignore_errors=True)
-        elapsed, proc = timed(status_cmd(memkeep, repo), env)
-        payload = check_status(proc)
-        times.append(elapsed)
-    return times, payload
+def run_status(memkeep: str, repo: Path, env: dict[str, str], *, cold: bool) -> tuple[float, dict]:
+    """One ``status --json`` run; ``cold`` deletes the derived parse cache first."""
+    if cold:
+        shutil.rmtree(repo / ".git" / "memzoi" / "cache", ignore_errors=True)
+    elapsed, proc = timed(status_cmd(memkeep, repo), env)
+    return elapsed, check_status(proc)
 
 
-def measure_baseline(repo: Path, anchors: list[str], env: dict[str, str], runs: int) -> tuple[list[float], int]:
+def run_baseline(repo: Path, anchors: list[str], env: dict[str, str]) -> tuple[float, int]:
     """Total wall time of ``git diff --name-only <anchor> HEAD`` for every distinct anchor, sequentially."""
-    totals, paths = [], 0
-    for attempt in range(runs + 1):  # the first pass only warms the page cache
-        start = time.perf_counter()
-        seen = 0
-        for anchor in anchors:
-            proc = subprocess.run(["git", "diff", "--name-only", anchor, "HEAD"], cwd=repo, env=env,
-                                  capture_output=True, check=True)  # fmt: skip
-            seen += proc.stdout.count(b"\n")
-        if attempt:
-            totals.append(time.perf_counter() - start)
-        paths = seen
-    return totals, paths
+    start = time.perf_counter()
+    paths = 0
+    for anchor in anchors:
+        proc = subprocess.run(["git", "diff", "--name-only", anchor, "HEAD"], cwd=repo, env=env,
+                              capture_output=True, check=True)  # fmt: skip
+        paths += proc.stdout.count(b"\n")
+    return time.perf_counter() - start, paths
 
 
-def measure_help(memkeep: str, env: dict[str, str], runs: int) -> list[float]:
+def measure(memkeep: str, repos: dict[str, Path], anchors: list[str], env: dict[str, str],
+            runs: dict[str, int]) -> tuple[dict[str, list[float]], dict[str, dict], int]:  # fmt: skip
+    """Interleave the measurements round by round, so drift in machine load hits every series alike.
+
+    A cold run rewrites the parse cache, so the warm run of the next round is warm again.
+    """
+    series: dict[str, list[float]] = {k: [] for k in
+                                      ("warm_1k", "warm_2k", "cold_1k", "cold_2k", "baseline", "help")}  # fmt: skip
+    payloads: dict[str, dict] = {}
+    for name, repo in repos.items():  # warm-up: fills parse caches, bytecode caches and the page cache
+        run_status(memkeep, repo, env, cold=False)
+    run_baseline(repos["1k"], anchors, env)
     timed([memkeep, "--help"], env)
-    return [timed([memkeep, "--help"], env)[0] for _ in range(runs)]
+    wanted = {"warm": runs["warm"], "cold": runs["cold"], "baseline": runs["baseline"], "help": runs["help"]}
+    for round_no in range(max(wanted.values())):
+        for size, repo in repos.items():
+            if round_no < wanted["warm"]:
+                elapsed, payloads[size] = run_status(memkeep, repo, env, cold=False)
+                series[f"warm_{size}"].append(elapsed)
+            if round_no < wanted["cold"]:
+                elapsed, _ = run_status(memkeep, repo, env, cold=True)
+                series[f"cold_{size}"].append(elapsed)
+        if round_no < wanted["baseline"]:
+            elapsed, paths = run_baseline(repos["1k"], anchors, env)
+            series["baseline"].append(elapsed)
+        if round_no < wanted["help"]:
+            series["help"].append(timed([memkeep, "--help"], env)[0])
+    return series, payloads, paths
 
 
 def summary(payload: dict) -> dict:
@@ -464,14 +480,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"bench: generated {meta['commits']} commits, {meta['files_at_head']} files at HEAD "
               f"in {meta['generate_s']} s")  # fmt: skip
 
-    warm1, pay1 = measure_status(memkeep, repo1, env, args.runs_warm, cold=False)
-    cold1, _ = measure_status(memkeep, repo1, env, args.runs_cold, cold=True)
-    warm2, pay2 = measure_status(memkeep, repo2, env, args.runs_warm, cold=False)
-    cold2, _ = measure_status(memkeep, repo2, env, args.runs_cold, cold=True)
-    measure_status(memkeep, repo1, env, 0, cold=False)  # leave the caches warm for later manual runs
-    measure_status(memkeep, repo2, env, 0, cold=False)
-    base, base_paths = measure_baseline(repo1, anchors, env, args.runs_baseline)
-    helps = measure_help(memkeep, env, args.runs_help)
+    runs = {"warm": args.runs_warm, "cold": args.runs_cold, "baseline": args.runs_baseline, "help": args.runs_help}
+    series, payloads, base_paths = measure(memkeep, {"1k": repo1, "2k": repo2}, anchors, env, runs)
+    warm1, cold1, warm2, cold2 = (series[k] for k in ("warm_1k", "cold_1k", "warm_2k", "cold_2k"))
+    base, helps = series["baseline"], series["help"]
+    pay1, pay2 = payloads["1k"], payloads["2k"]
 
     med = statistics.median
     s1, s2 = summary(pay1), summary(pay2)
@@ -481,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
                     "git": subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()},
         "repo": {k: meta[k] for k in ("commits", "files_at_head", "source_files")} | {"anchors": len(anchors)},
         "memkeep": memkeep,
-        "runs": {"warm": args.runs_warm, "cold": args.runs_cold, "baseline": args.runs_baseline, "help": args.runs_help},
+        "runs": runs,
         "ms": {
             "status_warm_1k": ms(med(warm1)),
             "status_cold_1k": ms(med(cold1)),
@@ -518,19 +531,20 @@ def main(argv: list[str] | None = None) -> int:
     (OUT / "results.json").write_text(json.dumps(results, indent=2) + "\n")
 
     r = results["ms"]
+    low = {k: min(v) for k, v in results["samples_ms"].items()}
     rows = [
-        ("status --json, warm, 1,000 entries", r["status_warm_1k"], f"{s1['suspect']} suspect / {s1['entries']}"),
-        ("status --json, cold, 1,000 entries", r["status_cold_1k"], "cache deleted before each run"),
-        ("status --json, warm, 2,000 entries", r["status_warm_2k"], f"{s2['suspect']} suspect / {s2['entries']}"),
-        ("status --json, cold, 2,000 entries", r["status_cold_2k"], ""),
-        ("git diff --name-only × 50 anchors", r["baseline_git_diff_50"], f"{base_paths} paths listed"),
-        ("git-memkeep --help", r["help"], ""),
+        ("status --json, warm, 1,000 entries", "status_warm_1k", f"{s1['suspect']} suspect / {s1['entries']}"),
+        ("status --json, cold, 1,000 entries", "status_cold_1k", "parse cache deleted before each run"),
+        ("status --json, warm, 2,000 entries", "status_warm_2k", f"{s2['suspect']} suspect / {s2['entries']}"),
+        ("status --json, cold, 2,000 entries", "status_cold_2k", ""),
+        (f"git diff --name-only × {len(anchors)} anchors", "baseline_git_diff_50", f"{base_paths} paths listed"),
+        ("git-memkeep --help", "help", ""),
     ]
     print(f"\nrepo: {meta['commits']} commits, {meta['files_at_head']} files at HEAD, {len(anchors)} anchors "
           f"(medians; warm n={args.runs_warm}, cold n={args.runs_cold}, baseline n={args.runs_baseline})\n")  # fmt: skip
-    print(f"  {'measurement':<38} {'ms':>9}  note")
-    for label, value, note in rows:
-        print(f"  {label:<38} {value:>9.1f}  {note}")
+    print(f"  {'measurement':<38} {'median ms':>10} {'min ms':>8}  note")
+    for label, key, note in rows:
+        print(f"  {label:<38} {r[key]:>10.1f} {low[key]:>8.1f}  {note}")
     print()
     verdict = {True: "PASS", False: "FAIL"}
     print(f"  {verdict[checks['warm_over_baseline']]}  warm / baseline = {ratios['warm_over_baseline']:.2f}"

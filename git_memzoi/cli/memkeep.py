@@ -20,14 +20,16 @@ def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--store``, ``--store-dir`` and ``-C``, accepted before or after the subcommand."""
     func = click.option("-C", "directory", type=click.Path(file_okay=False), help="Run as if started in DIR.")(func)
     func = click.option("--store-dir", help="Store folder name at the repository root (default agent-memory).")(func)
-    return click.option("--store", envvar="MEMKEEP_STORE", help="Explicit store path (bypasses discovery).")(func)
+    return click.option("--store", help="Explicit store path, bypassing discovery (default: $MEMKEEP_STORE).")(func)
 
 
 def _options(ctx: click.Context, **given: Any) -> Any:
     from git_memzoi.core.clock import SystemClock
     from git_memzoi.memkeep.api import Options
 
+    # The command line wins wherever it is given (after the subcommand, then before it), then the environment.
     merged = {k: given.get(k) or (ctx.obj or {}).get(k) for k in _STORE_KEYS}
+    merged["store"] = merged["store"] or os.environ.get("MEMKEEP_STORE") or None
     start = Path(merged["directory"]) if merged["directory"] else Path.cwd()
     clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None)
     return Options(start=start, store=merged["store"], store_dir=merged["store_dir"], clock=clock)

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from git_memzoi.memkeep.api import IndexResult, LintResult, StatusResult, VerifyResult
-from git_memzoi.memkeep.store import Unreadable
+if TYPE_CHECKING:  # type names only: importing the api here would load every command's code
+    from git_memzoi.memkeep.api import IndexResult, LintResult, StatusResult, VerifyResult
+    from git_memzoi.memkeep.store import Unreadable
 
 SCHEMA_VERSION = 1
 

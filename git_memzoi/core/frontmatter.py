@@ -19,6 +19,7 @@ from git_memzoi.errors import InputError, ToolError
 
 BOM = b"\xef\xbb\xbf"
 _LINE = re.compile(r"[^\n]*\n|[^\n]+")
+_YAML_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # YAML's line breaks, as ruamel counts lines
 
 
 class FrontmatterError(InputError):
@@ -117,8 +118,9 @@ def update(data: bytes, changes: Mapping[str, Any]) -> bytes:
     """Return ``data`` with the top-level ``changes`` applied, touching only the changed fields' lines.
 
     A changed key whose value is a one-line scalar is rewritten in place (its trailing comment kept); a new key
-    is appended as the block's last line; a file without frontmatter gets a new block. The result is re-parsed
-    and checked before it is returned.
+    is appended as the block's last line; a file without frontmatter gets a new block. A key set to the value
+    (and type) it already has is no change, and without changes ``data`` comes back as it is. The result is
+    re-parsed and checked before it is returned.
 
     Raises:
         FrontmatterError: when the existing frontmatter does not parse (nothing is changed).
@@ -127,11 +129,13 @@ def update(data: bytes, changes: Mapping[str, Any]) -> bytes:
     doc = parse(data)
     parts = doc.split
     nl = parts.newline
-    lines = _LINE.findall(parts.yaml_text)
+    lines = _YAML_LINE.findall(parts.yaml_text)
     appended: list[str] = []
+    changed = False
     for key, value in changes.items():
-        if key in doc.fields and doc.fields[key] == value:
+        if key in doc.fields and _same(doc.fields[key], value):
             continue
+        changed = True
         rendered = yamlio.dump_scalar(value)
         span = doc.spans.get(key)
         if span is None:
@@ -140,6 +144,8 @@ def update(data: bytes, changes: Mapping[str, Any]) -> bytes:
             lines[span.value_line] = _replace_scalar(lines[span.value_line], span.value_col, rendered)
         else:
             raise ToolError(f"field {key!r} is not a one-line value; edit it by hand", "not_rewritable")
+    if not changed:
+        return data
     if lines and appended and not lines[-1].endswith("\n"):
         lines[-1] += nl
     yaml_text = "".join(lines) + "".join(appended)
@@ -180,10 +186,15 @@ def _scalar_end(line: str, col: int) -> int:
     return end
 
 
+def _same(old: Any, new: Any) -> bool:
+    # 1 == True == 1.0 in Python, but `n: 1` set to true is a change
+    return type(old) is type(new) and old == new
+
+
 def _check(result: bytes, before: Mapping[str, Any], changes: Mapping[str, Any]) -> None:
     try:
         after = parse(result).fields
     except FrontmatterError:
         after = None
-    if after != {**before, **changes}:
+    if after != {**before, **changes} or not all(_same(after[k], v) for k, v in changes.items()):
         raise ToolError("the frontmatter could not be updated byte-stably; edit it by hand", "not_rewritable")

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
 
@@ -30,8 +30,8 @@ class RepoView(Protocol):
         """True in a shallow clone."""
         ...
 
-    def anchor_state(self, rev: str) -> tuple[AnchorState, str | None]:
-        """Resolve ``rev`` against HEAD: its :class:`AnchorState` and its full id when it resolved."""
+    def anchor_states(self, revs: Iterable[str]) -> Mapping[str, tuple[AnchorState, str | None]]:
+        """Resolve each of ``revs`` against HEAD: its :class:`AnchorState` and its full id when it resolved."""
         ...
 
     def changed_files(self, base: str, head: str) -> Sequence[str]:

@@ -6,7 +6,7 @@ whole tree at that commit.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from git_memzoi.core.gitview import AnchorState
@@ -35,8 +35,11 @@ class FakeRepoView:
         """The configured shallowness."""
         return self.shallow
 
-    def anchor_state(self, rev: str) -> tuple[AnchorState, str | None]:
-        """Resolve ``rev`` by exact id or unique prefix and place it against HEAD."""
+    def anchor_states(self, revs: Iterable[str]) -> dict[str, tuple[AnchorState, str | None]]:
+        """Resolve each rev by exact id or unique prefix and place it against HEAD."""
+        return {rev: self._state(rev) for rev in revs}
+
+    def _state(self, rev: str) -> tuple[AnchorState, str | None]:
         if self.head_id is None:
             return AnchorState.NO_HEAD, None
         matches = [c for c in self.commits if c.startswith(rev)]

@@ -7,6 +7,8 @@ HEAD, in a linked worktree and in a shallow clone. Paths come back decoded as UT
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
 
@@ -15,6 +17,8 @@ from git_memzoi.core.paths import nfc
 from git_memzoi.errors import InputError, ToolError
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+WALK_BUDGET = 50_000  # commits walked from HEAD before asking ancestry one anchor at a time
+_HEX_ID = re.compile(r"[0-9a-fA-F]{4,64}")
 
 
 class NotARepository(InputError):
@@ -64,28 +68,64 @@ class Pygit2RepoView:
         """True in a shallow clone."""
         return bool(self._repo.is_shallow)
 
-    def anchor_state(self, rev: str) -> tuple[AnchorState, str | None]:
-        """Resolve ``rev`` and place it against HEAD (see :class:`AnchorState`)."""
+    def anchor_states(self, revs: Iterable[str]) -> dict[str, tuple[AnchorState, str | None]]:
+        """Resolve each distinct rev once and place it against HEAD (see :class:`AnchorState`)."""
         head = self.head()
+        revs = set(revs)
         if head is None:
-            return AnchorState.NO_HEAD, None
-        obj, state = self._resolve(rev)
-        if obj is None:
-            return state, None
-        oid = str(obj.id)
-        if oid == head or self._repo.descendant_of(head, oid):
-            return AnchorState.ANCESTOR, oid
-        return AnchorState.NOT_ANCESTOR, oid
+            return {rev: (AnchorState.NO_HEAD, None) for rev in revs}
+        resolved = {rev: self._resolve(rev) for rev in revs}
+        commits = {obj.id for obj, _ in resolved.values() if obj is not None}
+        reachable = self._ancestors_among(self._repo.head.target, commits)
+        out: dict[str, tuple[AnchorState, str | None]] = {}
+        for rev, (obj, state) in resolved.items():
+            if obj is None:
+                out[rev] = (state, None)
+            else:
+                out[rev] = (AnchorState.ANCESTOR if obj.id in reachable else AnchorState.NOT_ANCESTOR, str(obj.id))
+        return out
+
+    def _ancestors_among(self, head, commits: set) -> set:  # type: ignore[no-untyped-def, type-arg]
+        """The members of ``commits`` that HEAD contains.
+
+        One walk from HEAD (about 3 µs a commit) beats a merge-base search per commit (about 2 ms each over
+        5,000 commits); the walk stops once all are found, or after :data:`WALK_BUDGET` commits, and whatever
+        is left is asked one by one.
+        """
+        found = {c for c in commits if c == head}
+        wanted = commits - found
+        if len(wanted) > 4:
+            walker = self._repo.walk(head, self._pygit2.enums.SortMode.NONE)
+            for seen, commit in enumerate(walker):
+                if commit.id in wanted:
+                    found.add(commit.id)
+                    wanted.discard(commit.id)
+                    if not wanted:
+                        break
+                if seen >= WALK_BUDGET:
+                    break
+            else:
+                return found  # the whole history was walked: what is left is not an ancestor
+        found |= {c for c in wanted if self._repo.descendant_of(head, c)}
+        return found
 
     def _resolve(self, rev: str):  # type: ignore[no-untyped-def]
+        """Look ``rev`` up as an object id (full or abbreviated hex), never as a revision expression.
+
+        An anchor records the commit a claim was confirmed at. A ref name or expression (``HEAD``, ``main``,
+        ``HEAD~2``) would move with the branch, so the claim could never go suspect: it does not name a
+        commit id, and a hex string that happens to be a branch name still means the object, not the branch.
+        """
         pygit2 = self._pygit2
+        if not _HEX_ID.fullmatch(rev):
+            return None, AnchorState.NOT_COMMIT
         try:
-            obj = self._repo.revparse_single(rev)
-        except (KeyError, pygit2.InvalidSpecError):
-            return None, AnchorState.SHALLOW if self.is_shallow() else AnchorState.MISSING
-        except (ValueError, pygit2.GitError) as exc:
-            if "ambiguous" in str(exc):
+            obj = self._repo.get(rev.lower())
+        except (KeyError, ValueError, pygit2.GitError) as exc:
+            if isinstance(exc, pygit2.AmbiguousError) or "ambiguous" in str(exc).lower():
                 return None, AnchorState.AMBIGUOUS
+            obj = None
+        if obj is None:
             return None, AnchorState.SHALLOW if self.is_shallow() else AnchorState.MISSING
         try:
             return obj.peel(pygit2.Commit), AnchorState.ANCESTOR
@@ -104,11 +144,9 @@ class Pygit2RepoView:
             new = repo[head].peel(self._pygit2.Tree)
         except (KeyError, ValueError) as exc:
             raise ToolError(f"cannot read the tree of {base} or {head}: {exc}", "git_error") from None
-        paths: set[str] = set()
-        for delta in old.diff_to_tree(new).deltas:
-            paths.add(nfc(delta.old_file.path))
-            paths.add(nfc(delta.new_file.path))
-        return tuple(sorted(paths))
+        # Without rename detection a delta's old and new paths are the same: a rename is a delete and an add.
+        paths = {delta.new_file.path for delta in old.diff_to_tree(new).deltas}
+        return tuple(sorted(p if p.isascii() else nfc(p) for p in paths))
 
     def path_exists(self, commit: str, path: str) -> bool:
         """True when ``path`` is a file or directory in ``commit``'s tree (NFC or NFD spelling)."""

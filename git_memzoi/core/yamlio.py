@@ -46,7 +46,8 @@ def load_mapping(text: str) -> tuple[dict[str, Any], dict[str, KeySpan]]:
         (fields, spans): the mapping as plain Python values, and for every top-level key where its value is.
 
     Raises:
-        YamlProblem: on a syntax error, a duplicate key, a non-string key, or a document that is not a mapping.
+        YamlProblem: on a syntax error, a duplicate key, a non-string key, a merge key (``<<``), or a document
+            that is not a mapping.
     """
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
@@ -62,6 +63,8 @@ def load_mapping(text: str) -> tuple[dict[str, Any], dict[str, KeySpan]]:
         return {}, {}
     if not hasattr(data, "items") or not hasattr(data, "lc"):
         raise YamlProblem("frontmatter is not a mapping of keys to values", 0)
+    if getattr(data, "merge", None):  # keys merged in from elsewhere have no line of their own to rewrite
+        raise YamlProblem("merge keys ('<<') are not supported in frontmatter", None)
     fields: dict[str, Any] = {}
     spans: dict[str, KeySpan] = {}
     for key, value in data.items():
@@ -103,9 +106,15 @@ def plain(value: Any) -> Any:
 
 
 def dump_scalar(value: Any) -> str:
-    """Render ``value`` (str, int, bool, date, None) as YAML 1.2 scalar text that loads back equal."""
-    if isinstance(value, dt.date) and not isinstance(value, dt.datetime):
+    """Render ``value`` (str, int, bool, date, datetime, None) as YAML 1.2 scalar text that loads back equal.
+
+    Dates and datetimes use ISO 8601 (``2026-03-16``, ``2026-03-16T09:05:28-06:00``, field report BR-08), and
+    ``None`` is ``null``.
+    """
+    if isinstance(value, dt.date):
         return value.isoformat()
+    if value is None:
+        return "null"
     yaml = _yaml()
     yaml.width = 1 << 20
     out = io.StringIO()

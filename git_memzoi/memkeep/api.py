@@ -157,7 +157,7 @@ def _lint(loaded: LoadedStore, clock: Clock) -> list[Violation]:
 
     store = loaded.store
     index_text = store.index_path.read_text("utf-8") if store.index_path.is_file() else None
-    sizes = {e.path: (store.root / e.path).stat().st_size for e in loaded.entries}
+    sizes = {e.path: store_mod.entry_file(store, e.path).stat().st_size for e in loaded.entries}
     index_rel = f"{store.rel}/INDEX.md" if store.rel != "." else "INDEX.md"
     return run_lint(loaded.entries, loaded.unreadable, index_text, clock.today(), sizes, index_rel)
 
@@ -305,7 +305,7 @@ def _write(session, entry, changes, action, message, results, reasons) -> Verify
     from git_memzoi.core import frontmatter
     from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
 
-    path = session.store.root / entry.path
+    path = store_mod.entry_file(session.store, entry.path)
     with lifecycle_lock(_lock_path(session)):
         data = path.read_bytes()
         current = frontmatter.parse(data).fields

@@ -23,7 +23,8 @@ from typing import Any
 
 from git_memzoi.core.clock import Clock
 from git_memzoi.core.gitview import AnchorState, RepoView
-from git_memzoi.core.globs import Scope, pattern_problem
+from git_memzoi.core.globs import pattern_problem
+from git_memzoi.core.scope_index import ScopeIndex
 from git_memzoi.memkeep.entries import Entry
 
 REASONS = ("scope_hit", "ttl_expired", "dependency_suspect", "anchor_unreachable", "ref_missing")
@@ -100,9 +101,9 @@ def compute(
     live = [e for e in by_id.values() if e.is_live and e.status != "stale"]
     stale = tuple(sorted(i for i, e in by_id.items() if e.status == "stale"))
     verdicts: list[Verdict] = []
-    anchors = _AnchorCache(repo, head)
+    history = _History.read(live, repo, head)
     for entry in live:
-        verdicts.extend(_anchor_and_scope(entry, anchors))
+        verdicts.extend(_anchor_and_scope(entry, history))
         verdicts.extend(_ttl(entry, today))
         if referential_check and path_refs is not None and head is not None:
             verdicts.extend(_refs(entry, repo, head, path_refs))
@@ -113,32 +114,34 @@ def compute(
     return StalenessReport(head, repo.is_shallow(), today, len(by_id), tuple(verdicts), stale, tombstones)
 
 
-class _AnchorCache:
-    """Resolves each distinct anchor once and diffs each distinct commit against HEAD once."""
+@dataclass(frozen=True)
+class _History:
+    """Each distinct anchor resolved once, each distinct ancestor diffed against HEAD once, one scope index."""
 
-    def __init__(self, repo: RepoView, head: str | None) -> None:
-        self.repo, self.head = repo, head
-        self._states: dict[str, tuple[AnchorState, str | None]] = {}
-        self._changed: dict[str, Sequence[str]] = {}
+    states: Mapping[str, tuple[AnchorState, str | None]]
+    changed: Mapping[str, frozenset[str]]
+    index: ScopeIndex
 
-    def state(self, anchor: str) -> tuple[AnchorState, str | None]:
-        if anchor not in self._states:
-            self._states[anchor] = self.repo.anchor_state(anchor)
-        return self._states[anchor]
-
-    def changed(self, oid: str) -> Sequence[str]:
-        if oid not in self._changed:
-            assert self.head is not None  # an ANCESTOR state implies a HEAD
-            self._changed[oid] = self.repo.changed_files(oid, self.head)
-        return self._changed[oid]
+    @classmethod
+    def read(cls, live: Sequence[Entry], repo: RepoView, head: str | None) -> _History:
+        revs = sorted({e.anchor for e in live if e.anchor})
+        states = repo.anchor_states(revs)
+        oids = sorted({oid for state, oid in states.values() if state is AnchorState.ANCESTOR and oid})
+        changed = {oid: frozenset(repo.changed_files(oid, head)) for oid in oids} if head else {}
+        return cls(states, changed, ScopeIndex(p for paths in changed.values() for p in paths))
 
 
-def _anchor_and_scope(entry: Entry, anchors: _AnchorCache) -> list[Verdict]:
+def _anchor_and_scope(entry: Entry, history: _History) -> list[Verdict]:
     anchor = entry.anchor
     if anchor is None:
+        raw = entry.fields.get("anchor")
+        if raw is not None:  # e.g. an all-digit id that YAML read as a number
+            message = f"anchor {raw!r} is not a commit id string: quote it"
+            evidence = {"anchor": str(raw), "state": AnchorState.NOT_COMMIT.value, "hint": "quote the anchor"}
+            return [Verdict(entry.id, entry.path, "anchor_unreachable", message, evidence)]
         message = "no anchor recorded: the claim was never tied to a commit"
         return [Verdict(entry.id, entry.path, "anchor_unreachable", message, {"anchor": None, "state": "absent"})]
-    state, oid = anchors.state(anchor)
+    state, oid = history.states[anchor]
     if state is not AnchorState.ANCESTOR or oid is None:
         hint = _ANCHOR_HINTS[state]
         message = f"anchor {anchor[:12]} is unavailable ({state.value}): {hint}"
@@ -147,7 +150,7 @@ def _anchor_and_scope(entry: Entry, anchors: _AnchorCache) -> list[Verdict]:
     patterns = [p for p in entry.scope if pattern_problem(p) is None]
     if not patterns:
         return []
-    hits = [p for p in Scope(patterns).select(anchors.changed(oid)) if p != entry.path]
+    hits = sorted((history.index.select(patterns) & history.changed[oid]) - {entry.path})
     if not hits:
         return []
     shown = ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")

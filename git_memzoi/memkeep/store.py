@@ -9,10 +9,11 @@ repository is refused.
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from git_memzoi.core import frontmatter
@@ -178,6 +179,29 @@ def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
     return LoadedStore(store, tuple(entries), tuple(unreadable))
 
 
+def entry_file(store: Store, rel: str) -> Path:
+    """The file on disk behind an entry's path ``rel`` (repository-relative, NFC).
+
+    Entry paths are NFC so that they compare equal to git's paths (field report BR-23); on a file system that
+    keeps names as bytes, the file itself may be spelled in NFD. Each component is matched exactly first,
+    then by its NFC form; the NFC path is returned when nothing matches.
+    """
+    path = store.root
+    for part in PurePosixPath(rel).parts:
+        exact = path / part
+        if exact.exists() or exact.is_symlink():
+            path = exact
+            continue
+        try:
+            same = sorted(c for c in path.iterdir() if nfc(c.name) == nfc(part))
+        except OSError:
+            same = []
+        if not same:
+            return store.root / rel
+        path = same[0]
+    return path
+
+
 def _entry_files(entries_dir: Path) -> list[Path]:
     found: list[Path] = []
     for directory, dirs, files in os.walk(entries_dir, followlinks=False):
@@ -207,9 +231,50 @@ def _read_entry(file: Path, rel: str, cache: ParseCache) -> Entry | Unreadable:
         doc = frontmatter.parse(data)
     except frontmatter.FrontmatterError as exc:
         return Unreadable(rel, exc.line, exc.reason, exc.code)
+    except Exception as exc:  # noqa: BLE001 - e.g. `!!float x`: the YAML library's own ValueError
+        # One broken file must never hide the others (docs/memkeep.md: status and lint report every readable
+        # entry and name the broken file).
+        reason = f"a frontmatter value cannot be read ({type(exc).__name__}: {exc})"
+        return Unreadable(rel, _bad_value_line(data), reason, "bad_value")
     if not doc.split.has_frontmatter:
         return Unreadable(rel, 1, "no frontmatter block (the file must start with ---)", "no_frontmatter")
     fields: dict[str, Any] = doc.fields
     offset = len(doc.split.opening + doc.split.yaml_text + doc.split.closing)
-    cache.put(key, fields, offset)
+    if _cacheable(fields):  # a value JSON cannot hold (`!!binary`, `!!set`, a custom tag) is read, not cached
+        cache.put(key, fields, offset)
     return Entry(rel, fields, doc.body, doc.split.body_start_line, stem)
+
+
+def _bad_value_line(data: bytes) -> int | None:
+    """The 1-based file line of the first top-level field whose value the YAML library cannot construct."""
+    from git_memzoi.core import yamlio
+
+    try:
+        parts = frontmatter.split(data)
+    except frontmatter.FrontmatterError:
+        return None
+    lines = parts.yaml_text.split("\n")
+    starts = [i for i, line in enumerate(lines) if line[:1] not in ("", " ", "\t", "#", "\r", "-")]
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        try:
+            yamlio.load_mapping("\n".join(lines[start:end]))
+        except yamlio.YamlProblem:
+            continue
+        except Exception:  # noqa: BLE001 - the failure being located
+            return start + 2  # YAML line 0 is file line 2
+    return None
+
+
+_PLAIN = (str, int, float, bool, type(None), dt.date)
+
+
+def _cacheable(value: Any, depth: int = 0) -> bool:
+    """True when ``value`` holds only types the parse cache stores and gives back equal."""
+    if depth > 50:
+        return False
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _cacheable(v, depth + 1) for k, v in value.items())
+    if isinstance(value, list):
+        return all(_cacheable(v, depth + 1) for v in value)
+    return type(value) in _PLAIN or isinstance(value, dt.date)
