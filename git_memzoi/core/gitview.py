@@ -41,6 +41,10 @@ class RepoView(Protocol):
         """
         ...
 
+    def changed_since(self, bases: Iterable[str], head: str) -> Mapping[str, frozenset[str]]:
+        """For each of ``bases`` (full commit ids): the set :meth:`changed_files` gives against ``head``."""
+        ...
+
     def path_exists(self, commit: str, path: str) -> bool:
         """True when ``path`` names a file or a directory in ``commit``'s tree."""
         ...

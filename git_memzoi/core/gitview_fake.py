@@ -67,6 +67,10 @@ class FakeRepoView:
         old, new = self.commits[base][1], self.commits[head][1]
         return sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
 
+    def changed_since(self, bases: Iterable[str], head: str) -> dict[str, frozenset[str]]:
+        """:meth:`changed_files` for each base."""
+        return {base: frozenset(self.changed_files(base, head)) for base in set(bases)}
+
     def path_exists(self, commit: str, path: str) -> bool:
         """True for a file, or a directory prefix of one, in ``commit``'s tree."""
         tree = self.commits[commit][1]

@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
-from functools import lru_cache
 from pathlib import Path
 
 from git_memzoi.core.gitview import AnchorState
@@ -134,19 +133,52 @@ class Pygit2RepoView:
 
     def changed_files(self, base: str, head: str) -> list[str]:
         """Sorted unique paths (NFC) changed between the trees of ``base`` and ``head``; renames give both."""
-        return list(self._changed(base, head))
+        return sorted(self.changed_since([base], head)[base])
 
-    @lru_cache(maxsize=256)  # noqa: B019 - one view lives for one command
-    def _changed(self, base: str, head: str) -> tuple[str, ...]:
+    def changed_since(self, bases: Iterable[str], head: str) -> dict[str, frozenset[str]]:
+        """For each commit of ``bases``: the paths (NFC) whose blob differs between its tree and ``head``'s.
+
+        Exact, and cheaper than one diff to HEAD per base: the bases are chained oldest first and only the
+        segments between neighbours are diffed. Walking the segments back from HEAD tracks, for every path
+        touched, its blob and mode at the current base and at HEAD; a path differs iff the two differ. Without rename
+        detection a rename is a delete plus an add, so both paths count.
+        """
+        order = sorted(set(bases), key=self._commit_time)
+        chain = [*order, head]
+        at_head: dict[str, object] = {}
+        at_base: dict[str, object] = {}
+        differing: set[str] = set()
+        out: dict[str, frozenset[str]] = {}
+        for older, newer in reversed(list(zip(chain, chain[1:]))):
+            for path, old_id, new_id in self._segment(older, newer):
+                at_head.setdefault(path, new_id)
+                at_base[path] = old_id
+                if old_id == at_head[path]:
+                    differing.discard(path)
+                else:
+                    differing.add(path)
+            out[older] = frozenset(differing)
+        return out
+
+    def _commit_time(self, oid: str) -> tuple[int, str]:
+        return (self._repo[oid].peel(self._pygit2.Commit).commit_time, oid)
+
+    def _segment(self, older: str, newer: str) -> list[tuple[str, object, object]]:
         repo = self._repo
+        if older == newer:
+            return []
         try:
-            old = repo[base].peel(self._pygit2.Tree)
-            new = repo[head].peel(self._pygit2.Tree)
+            old = repo[older].peel(self._pygit2.Tree)
+            new = repo[newer].peel(self._pygit2.Tree)
         except (KeyError, ValueError) as exc:
-            raise ToolError(f"cannot read the tree of {base} or {head}: {exc}", "git_error") from None
-        # Without rename detection a delta's old and new paths are the same: a rename is a delete and an add.
-        paths = {delta.new_file.path for delta in old.diff_to_tree(new).deltas}
-        return tuple(sorted(p if p.isascii() else nfc(p) for p in paths))
+            raise ToolError(f"cannot read the tree of {older} or {newer}: {exc}", "git_error") from None
+        out = []
+        for delta in old.diff_to_tree(new).deltas:
+            path = delta.new_file.path
+            old_file, new_file = delta.old_file, delta.new_file  # a mode change alone is a change too
+            key = path if path.isascii() else nfc(path)
+            out.append((key, (old_file.id, old_file.mode), (new_file.id, new_file.mode)))
+        return out
 
     def path_exists(self, commit: str, path: str) -> bool:
         """True when ``path`` is a file or directory in ``commit``'s tree (NFC or NFD spelling)."""

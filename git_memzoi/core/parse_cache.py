@@ -15,7 +15,7 @@ from typing import Any
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.errors import MemzoiError
 
-VERSION = 1
+VERSION = 2
 # Tags no YAML key can collide with in practice (a NUL cannot appear in a plain YAML key).
 _DATE, _DATETIME = "\x00date", "\x00datetime"
 
@@ -45,11 +45,19 @@ class ParseCache:
         if item is None:
             return None
         self._used[key] = item
-        return _untag(item[0]), item[1]
+        fields, offset, dated = item
+        if dated is None:  # dates deeper than the top level: walk everything
+            return _untag(fields), offset
+        fields = dict(fields)
+        for name in dated:
+            fields[name] = _untag(fields[name])
+        return fields, offset
 
     def put(self, key: str, fields: dict[str, Any], body_offset: int) -> None:
         """Remember the parse of the file whose content hash is ``key``."""
-        self._used[key] = [_tag(fields), body_offset]
+        nested = any(isinstance(v, (dict, list)) and _tag(v) != v for v in fields.values())
+        dated = None if nested else [k for k, v in fields.items() if isinstance(v, dt.date)]
+        self._used[key] = [_tag(fields), body_offset, dated]
 
     def save(self) -> None:
         """Write the entries used in this run when they differ from what was loaded (best effort)."""

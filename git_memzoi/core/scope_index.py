@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Iterable, Sequence
 
-from git_memzoi.core.globs import Scope, _literal_prefix as literal_prefix
+from git_memzoi.core import globs
 
 
 class ScopeIndex:
@@ -24,7 +24,7 @@ class ScopeIndex:
 
     def __init__(self, paths: Iterable[str]) -> None:
         self._paths = sorted(set(paths))
-        self._by_pattern: dict[str, frozenset[str]] = {}
+        self._by_pattern: dict[str, frozenset[str]] = {}  # keyed by the whole pattern, '!' included
         self._by_scope: dict[tuple[str, ...], frozenset[str]] = {}
 
     def select(self, patterns: Sequence[str]) -> frozenset[str]:
@@ -34,20 +34,21 @@ class ScopeIndex:
         if found is None:
             selected: set[str] = set()
             for pattern in key:
-                if pattern.startswith("!"):
-                    selected -= self._matching(pattern[1:])
+                negated, matching = self._matching(pattern)
+                if negated:
+                    selected -= matching
                 else:
-                    selected |= self._matching(pattern)
+                    selected |= matching
             found = self._by_scope[key] = frozenset(selected)
         return found
 
-    def _matching(self, pattern: str) -> frozenset[str]:
+    def _matching(self, pattern: str) -> tuple[bool, frozenset[str]]:
+        negated, match = globs.matcher(pattern)
         found = self._by_pattern.get(pattern)
         if found is None:
-            scope = Scope([pattern])
-            found = frozenset(p for p in self._candidates(literal_prefix(pattern)) if scope.matches(p))
-            self._by_pattern[pattern] = found
-        return found
+            candidates = self._candidates(globs.literal_prefix(pattern))
+            found = self._by_pattern[pattern] = frozenset(p for p in candidates if match(p))
+        return negated, found
 
     def _candidates(self, prefix: str) -> Sequence[str]:
         if not prefix:

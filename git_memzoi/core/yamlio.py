@@ -35,8 +35,31 @@ def _yaml() -> Any:
     from ruamel.yaml import YAML
 
     yaml = YAML(typ="rt", pure=True)
+    yaml.Constructor = _constructor_class()
     yaml.allow_duplicate_keys = False
     return yaml
+
+
+_CONSTRUCTOR: Any = None
+
+
+def _constructor_class() -> Any:
+    """ruamel's round-trip constructor, except that a timestamp-shaped value that is no real date or time
+    (``2026-13-01``) stays the string it was written as, for lint to name, instead of failing the file."""
+    global _CONSTRUCTOR
+    if _CONSTRUCTOR is None:
+        from ruamel.yaml.constructor import RoundTripConstructor
+
+        class Constructor(RoundTripConstructor):  # type: ignore[misc]
+            def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
+                try:
+                    return super().construct_yaml_timestamp(node, values)
+                except ValueError:
+                    return self.construct_scalar(node)
+
+        Constructor.add_constructor("tag:yaml.org,2002:timestamp", Constructor.construct_yaml_timestamp)
+        _CONSTRUCTOR = Constructor
+    return _CONSTRUCTOR
 
 
 def load_mapping(text: str) -> tuple[dict[str, Any], dict[str, KeySpan]]:
@@ -59,6 +82,9 @@ def load_mapping(text: str) -> tuple[dict[str, Any], dict[str, KeySpan]]:
         raise YamlProblem(reason, mark.line if mark else None) from None
     except YAMLError as exc:
         raise YamlProblem(str(exc).splitlines()[0], None) from None
+    except Exception as exc:  # a value the library cannot build, e.g. `!!float abc`: name it, never crash
+        reason = f"a value cannot be read ({type(exc).__name__}: {exc})"
+        raise YamlProblem(reason, _failing_key_line(text)) from None
     if data is None:
         return {}, {}
     if not hasattr(data, "items") or not hasattr(data, "lc"):
@@ -76,6 +102,19 @@ def load_mapping(text: str) -> tuple[dict[str, Any], dict[str, KeySpan]]:
         scalar = not isinstance(value, (dict, list)) and not _is_block_scalar(value)
         spans[key] = KeySpan(key_line, value_line, value_col, scalar)
     return fields, spans
+
+
+def _failing_key_line(text: str) -> int | None:
+    """The 0-based line of the first top-level key whose value cannot be built, found by loading each alone."""
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line[:1] not in ("", " ", "\t", "#", "\r", "\n", "-")]
+    for n, start in enumerate(starts):
+        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+        try:
+            _yaml().load("".join(lines[start:end]))
+        except Exception:  # noqa: BLE001 - the failure being located
+            return start
+    return None
 
 
 def _is_block_scalar(value: Any) -> bool:

@@ -127,7 +127,7 @@ class _History:
         revs = sorted({e.anchor for e in live if e.anchor})
         states = repo.anchor_states(revs)
         oids = sorted({oid for state, oid in states.values() if state is AnchorState.ANCESTOR and oid})
-        changed = {oid: frozenset(repo.changed_files(oid, head)) for oid in oids} if head else {}
+        changed = dict(repo.changed_since(oids, head)) if head and oids else {}
         return cls(states, changed, ScopeIndex(p for paths in changed.values() for p in paths))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -171,9 +172,10 @@ def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
     cache = cache or ParseCache(None)
     entries: list[Entry] = []
     unreadable: list[Unreadable] = []
-    for file in _entry_files(store.entries_dir):
-        rel = nfc(file.relative_to(store.root).as_posix())
-        result = _read_entry(file, rel, cache)
+    root = str(store.root) + os.sep
+    for file in _entry_files(str(store.entries_dir)):
+        rel = file[len(root) :].replace(os.sep, "/")
+        result = _read_entry(file, rel if rel.isascii() else nfc(rel), cache)
         (entries if isinstance(result, Entry) else unreadable).append(result)  # type: ignore[arg-type]
     cache.save()
     return LoadedStore(store, tuple(entries), tuple(unreadable))
@@ -202,40 +204,46 @@ def entry_file(store: Store, rel: str) -> Path:
     return path
 
 
-def _entry_files(entries_dir: Path) -> list[Path]:
-    found: list[Path] = []
-    for directory, dirs, files in os.walk(entries_dir, followlinks=False):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        found.extend(Path(directory) / f for f in files if f.endswith(".md") and not f.startswith("."))
+def _entry_files(directory: str) -> list[str]:
+    """Every ``*.md`` below ``directory`` (plain strings: this runs once per entry in every hook)."""
+    found: list[str] = []
+    try:
+        listing = list(os.scandir(directory))
+    except OSError:
+        return found
+    for item in listing:
+        if item.name.startswith("."):
+            continue
+        if item.is_dir(follow_symlinks=False):
+            found.extend(_entry_files(item.path))
+        elif item.name.endswith(".md"):
+            found.append(item.path)
     return sorted(found)
 
 
-def _read_entry(file: Path, rel: str, cache: ParseCache) -> Entry | Unreadable:
-    if file.is_symlink():
-        return Unreadable(rel, None, "a symlink; entries must be regular files", "symlink")
+def _read_entry(file: str, rel: str, cache: ParseCache) -> Entry | Unreadable:
     try:
-        if file.stat().st_size > MAX_ENTRY_BYTES:
+        info = os.lstat(file)
+        if stat.S_ISLNK(info.st_mode):
+            return Unreadable(rel, None, "a symlink; entries must be regular files", "symlink")
+        if info.st_size > MAX_ENTRY_BYTES:
             return Unreadable(rel, None, f"larger than {MAX_ENTRY_BYTES} bytes; not read", "too_large")
-        data = file.read_bytes()
+        with open(file, "rb") as handle:
+            data = handle.read()
     except OSError as exc:
         return Unreadable(rel, None, f"cannot read ({exc.strerror})", "unreadable")
-    stem = nfc(file.name[: -len(".md")])
+    name = rel.rsplit("/", 1)[-1]
+    stem = name[: -len(".md")]
     key = short_hash(data, 32)
     cached = cache.get(key)
     if cached is not None:
         fields, offset = cached
         text = data.decode("utf-8-sig")
-        body = text[offset:]
-        return Entry(rel, fields, body, 1 + text[:offset].count("\n"), stem)
+        return Entry(rel, fields, text[offset:], 1 + text.count("\n", 0, offset), stem)
     try:
         doc = frontmatter.parse(data)
     except frontmatter.FrontmatterError as exc:
         return Unreadable(rel, exc.line, exc.reason, exc.code)
-    except Exception as exc:  # noqa: BLE001 - e.g. `!!float x`: the YAML library's own ValueError
-        # One broken file must never hide the others (docs/memkeep.md: status and lint report every readable
-        # entry and name the broken file).
-        reason = f"a frontmatter value cannot be read ({type(exc).__name__}: {exc})"
-        return Unreadable(rel, _bad_value_line(data), reason, "bad_value")
     if not doc.split.has_frontmatter:
         return Unreadable(rel, 1, "no frontmatter block (the file must start with ---)", "no_frontmatter")
     fields: dict[str, Any] = doc.fields
@@ -243,27 +251,6 @@ def _read_entry(file: Path, rel: str, cache: ParseCache) -> Entry | Unreadable:
     if _cacheable(fields):  # a value JSON cannot hold (`!!binary`, `!!set`, a custom tag) is read, not cached
         cache.put(key, fields, offset)
     return Entry(rel, fields, doc.body, doc.split.body_start_line, stem)
-
-
-def _bad_value_line(data: bytes) -> int | None:
-    """The 1-based file line of the first top-level field whose value the YAML library cannot construct."""
-    from git_memzoi.core import yamlio
-
-    try:
-        parts = frontmatter.split(data)
-    except frontmatter.FrontmatterError:
-        return None
-    lines = parts.yaml_text.split("\n")
-    starts = [i for i, line in enumerate(lines) if line[:1] not in ("", " ", "\t", "#", "\r", "-")]
-    for n, start in enumerate(starts):
-        end = starts[n + 1] if n + 1 < len(starts) else len(lines)
-        try:
-            yamlio.load_mapping("\n".join(lines[start:end]))
-        except yamlio.YamlProblem:
-            continue
-        except Exception:  # noqa: BLE001 - the failure being located
-            return start + 2  # YAML line 0 is file line 2
-    return None
 
 
 _PLAIN = (str, int, float, bool, type(None), dt.date)

@@ -758,7 +758,14 @@ def test_ref_missing_ignores_commands_and_line_suffixes(repo: Repo) -> None:
 # -------------------------------------------------------------------------------- unusual YAML values
 
 
-@pytest.mark.parametrize("value", ["!!float abc", "2026-02-30 25:00:00", "!!int x"])
+def test_impossible_timestamp_stays_the_string_it_was_written_as(repo: Repo) -> None:
+    base = repo.commit_paths("base", {"src/a.py": "a\n"})
+    put(repo, "odd", anchor=base, scope=["src/**"], extra="weird: 2026-02-30 25:00:00")
+    code, data = status(repo.root)
+    assert (code, pairs(data), data["unreadable"]) == (0, [], [])
+
+
+@pytest.mark.parametrize("value", ["!!float abc", "!!int x"])
 def test_unconstructible_value_is_unreadable_with_its_line(repo: Repo, value: str) -> None:
     base = repo.commit_paths("base", {"src/a.py": "a\n"})
     repo.commit_paths("edit", {"src/a.py": "a2\n"})
