@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +15,8 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
 
     The file mode of an existing file is kept. Raises :class:`ToolError` when the directory is not writable.
     """
+    import tempfile  # lazily: it pulls in shutil and random, which read-only commands never need
+
     directory = path.parent
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)

@@ -8,15 +8,18 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from git_memzoi.core.clock import Clock, SystemClock
 from git_memzoi.errors import InputError, ToolError
-from git_memzoi.memkeep import staleness, store as store_mod
-from git_memzoi.memkeep.checks import CheckResult, Outcome, Runner
-from git_memzoi.memkeep.entries import Entry
-from git_memzoi.memkeep.lint import Violation
-from git_memzoi.memkeep.staleness import StalenessReport
+from git_memzoi.memkeep import store as store_mod
 from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
+
+if TYPE_CHECKING:  # verify's and lint's modules load only when those commands run
+    from git_memzoi.memkeep.checks import CheckResult, Runner
+    from git_memzoi.memkeep.entries import Entry
+    from git_memzoi.memkeep.lint import Violation
+    from git_memzoi.memkeep.staleness import StalenessReport
 
 
 @dataclass(frozen=True)
@@ -79,6 +82,7 @@ def status(options: Options) -> StatusResult:
 
 
 def _report(session: Session, clock: Clock) -> StalenessReport:
+    from git_memzoi.memkeep import staleness
     from git_memzoi.memkeep.refs import path_refs
 
     return staleness.compute(
@@ -267,6 +271,8 @@ def _verify_one(
     if dry_run:
         commands = "; ".join(c.run for c in checks)
         return VerifyItem(entry.id, entry.path, "would_run", commands, (), tuple(reasons))
+    from git_memzoi.memkeep.checks import Outcome
+
     results = _run_checks(session, entry, checks, runner)
     outcome = _overall(results)
     if outcome is Outcome.TOOL_ERROR:
@@ -277,6 +283,8 @@ def _verify_one(
 
 
 def _run_checks(session: Session, entry: Entry, checks: Sequence, runner: Runner) -> tuple[CheckResult, ...]:
+    from git_memzoi.memkeep.checks import Outcome
+
     results = []
     for check in checks:
         result = runner.run(check, session.store.root, entry.environment())
@@ -287,6 +295,7 @@ def _run_checks(session: Session, entry: Entry, checks: Sequence, runner: Runner
 
 
 def _overall(results: Sequence[CheckResult]) -> Outcome:
+    from git_memzoi.memkeep.checks import Outcome
     outcomes = {r.outcome for r in results}
     for worst in (Outcome.TOOL_ERROR, Outcome.FAIL):
         if worst in outcomes:
