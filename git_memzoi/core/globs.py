@@ -17,6 +17,7 @@ re-includes a file below a directory an earlier pattern matched, so of ``src/`` 
 from __future__ import annotations
 
 import bisect
+import re
 import string
 from collections.abc import Callable, Iterable, Sequence
 from functools import lru_cache
@@ -26,6 +27,7 @@ from git_memzoi.core.paths import nfc
 from git_memzoi.errors import InputError
 
 _GLOB_CHARS = "*?[\\"
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
 _MAX_CHAR = 0x10FFFF
 # git's character classes (sane_ctype: ASCII only), checked against `git check-ignore --no-index`.
 _CLASSES = {
@@ -73,7 +75,7 @@ def _problem(pattern: str) -> str | None:
         return "empty pattern"
     if pattern.startswith("#"):
         return "starts with '#', which gitignore reads as a comment (write \\# for a literal #)"
-    if any(ord(ch) < 32 or 127 <= ord(ch) < 160 for ch in pattern):
+    if _CONTROL.search(pattern):
         return "contains a control character"
     parts = body.strip().removeprefix("/").removesuffix("/").split("/")
     if ".." in parts:

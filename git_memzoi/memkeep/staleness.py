@@ -128,7 +128,7 @@ class _History:
         states = repo.anchor_states(revs)
         oids = sorted({oid for state, oid in states.values() if state is AnchorState.ANCESTOR and oid})
         changed = dict(repo.changed_since(oids, head)) if head and oids else {}
-        return cls(states, changed, ScopeIndex(p for paths in changed.values() for p in paths))
+        return cls(states, changed, ScopeIndex(frozenset().union(*changed.values())))
 
 
 def _anchor_and_scope(entry: Entry, history: _History) -> list[Verdict]:
