@@ -28,6 +28,7 @@ from git_memzoi.errors import InputError
 
 _GLOB_CHARS = "*?[\\"
 _CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
+_GLOB = re.compile(r"[*?\[\\]")
 _MAX_CHAR = 0x10FFFF
 # git's character classes (sane_ctype: ASCII only), checked against `git check-ignore --no-index`.
 _CLASSES = {
@@ -56,7 +57,13 @@ def pattern_problem(pattern: object) -> str | None:
     """Return why ``pattern`` is not a valid scope glob, or ``None`` when it is (see :func:`_problem`)."""
     if not isinstance(pattern, str):
         return "a scope pattern must be a string"
+    if _SIMPLE.fullmatch(pattern) and not pattern.startswith("#"):
+        return None
     return _problem(pattern)
+
+
+# Plain name characters, `*` and `/` between non-empty components that are not `.` or `..`: always valid.
+_SIMPLE = re.compile(r"!?/?(?:(?!\.\.?(?:/|$))[\w.*-]+/)*(?!\.\.?/?$)[\w.*-]+/?")
 
 
 @lru_cache(maxsize=None)
@@ -296,7 +303,7 @@ def _fast_matcher(pattern: str) -> Callable[[str], bool] | None:
 
 
 def _has_glob(text: str) -> bool:
-    return any(ch in _GLOB_CHARS for ch in text)
+    return _GLOB.search(text) is not None
 
 
 def matcher(pattern: str) -> tuple[bool, Callable[[str], bool]]:
