@@ -285,7 +285,9 @@ def _fast_matcher(pattern: str) -> Callable[[str], bool] | None:
             below = body[: -len(suffix)].lstrip("/") + "/"
             return lambda path: path.startswith(below)
     if _has_glob(body):
-        if anchored or not body.startswith("*") or _has_glob(body[1:]):
+        if anchored:
+            return _star_leaf_matcher(body.lstrip("/"), dir_only)
+        if not body.startswith("*") or _has_glob(body[1:]):
             return None
         ending = body[1:]  # `*.ext`: some component ends with `.ext` (`*` stops at `/`)
         if dir_only:
@@ -300,6 +302,40 @@ def _fast_matcher(pattern: str) -> Callable[[str], bool] | None:
     if dir_only:
         return lambda path: body in path.split("/")[:-1]
     return lambda path: body in path.split("/")
+
+
+def _star_leaf_matcher(body: str, dir_only: bool) -> Callable[[str], bool] | None:
+    """``dir/sub/name*part*.ext``: literal directories, then one component whose only wildcard is ``*``.
+
+    The component at that depth must match (``*`` never crosses ``/``); whatever lies below it is in scope,
+    as below any matched directory. ``None`` for any other shape.
+    """
+    head, _, leaf = body.rpartition("/")
+    if not head or _has_glob(head) or "**" in leaf or _GLOB.search(leaf.replace("*", "")):
+        return None
+    prefix = head + "/"
+    depth = head.count("/") + 1
+    first, *middle, last = leaf.split("*")
+    needed = depth + 2 if dir_only else depth + 1
+
+    def match(path: str) -> bool:
+        if not path.startswith(prefix):
+            return False
+        parts = path.split("/", depth + 1)
+        if len(parts) < needed:
+            return False
+        name = parts[depth]
+        if len(name) < len(first) + len(last) or not name.startswith(first) or not name.endswith(last):
+            return False
+        at, end = len(first), len(name) - len(last)
+        for piece in middle:
+            at = name.find(piece, at, end)
+            if at < 0:
+                return False
+            at += len(piece)
+        return True
+
+    return match
 
 
 def _has_glob(text: str) -> bool:
