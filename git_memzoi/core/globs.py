@@ -289,10 +289,10 @@ def _fast_matcher(pattern: str) -> Callable[[str], bool] | None:
             return _star_leaf_matcher(body.lstrip("/"), dir_only)
         if not body.startswith("*") or _has_glob(body[1:]):
             return None
-        ending = body[1:]  # `*.ext`: some component ends with `.ext` (`*` stops at `/`)
+        ending = body[1:] + "/"  # `*.ext`: some component ends with `.ext` (`*` stops at `/`)
         if dir_only:
-            return lambda path: any(part.endswith(ending) for part in path.split("/")[:-1])
-        return lambda path: any(part.endswith(ending) for part in path.split("/"))
+            return lambda path: ending in path
+        return lambda path: ending in path + "/"
     if anchored:
         literal = body.lstrip("/")
         below = literal + "/"

@@ -24,7 +24,7 @@ class ScopeIndex:
 
     def __init__(self, paths: Iterable[str]) -> None:
         self._paths = sorted(set(paths))
-        self._by_pattern: dict[str, frozenset[str]] = {}  # keyed by the whole pattern, '!' included
+        self._by_pattern: dict[str, tuple[bool, frozenset[str]]] = {}  # by the whole pattern, '!' included
         self._by_scope: dict[tuple[str, ...], frozenset[str]] = {}
 
     def select(self, patterns: Sequence[str]) -> frozenset[str]:
@@ -43,12 +43,12 @@ class ScopeIndex:
         return found
 
     def _matching(self, pattern: str) -> tuple[bool, frozenset[str]]:
-        negated, match = globs.matcher(pattern)
         found = self._by_pattern.get(pattern)
         if found is None:
+            negated, match = globs.matcher(pattern)
             candidates = self._candidates(globs.literal_prefix(pattern))
-            found = self._by_pattern[pattern] = frozenset(p for p in candidates if match(p))
-        return negated, found
+            found = self._by_pattern[pattern] = (negated, frozenset(p for p in candidates if match(p)))
+        return found
 
     def _candidates(self, prefix: str) -> Sequence[str]:
         if not prefix:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 TYPES = ("fact", "gotcha", "recipe", "topology", "model")
@@ -64,22 +65,22 @@ class Entry:
         """The ``type`` field when it is a string."""
         return _str(self.fields.get("type"))
 
-    @property
+    @cached_property
     def status(self) -> str | None:
         """The ``status`` field when it is a string."""
         return _str(self.fields.get("status"))
 
-    @property
+    @cached_property
     def anchor(self) -> str | None:
         """The ``anchor`` commit id when it is a non-empty string."""
         return _str(self.fields.get("anchor")) or None
 
-    @property
+    @cached_property
     def scope(self) -> tuple[str, ...]:
         """The ``scope`` globs (strings only)."""
         return _str_list(self.fields.get("scope"))
 
-    @property
+    @cached_property
     def explains(self) -> tuple[str, ...]:
         """Ids this entry depends on: if one of them is suspect or stale, so is this one."""
         return _str_list(self.fields.get("explains"))

@@ -10,8 +10,8 @@ repository is refused.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -204,6 +204,29 @@ def entry_file(store: Store, rel: str) -> Path:
     return path
 
 
+def _read_regular(file: str, rel: str) -> bytes | Unreadable:
+    """The bytes of a regular file, refusing symlinks (O_NOFOLLOW) and oversized files; raw syscalls, since
+    this runs once per entry in every hook."""
+    try:
+        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP or os.path.islink(file):
+            return Unreadable(rel, None, "a symlink; entries must be regular files", "symlink")
+        return Unreadable(rel, None, f"cannot read ({exc.strerror})", "unreadable")
+    try:
+        size = os.fstat(fd).st_size
+        if size > MAX_ENTRY_BYTES:
+            return Unreadable(rel, None, f"larger than {MAX_ENTRY_BYTES} bytes; not read", "too_large")
+        chunks = [os.read(fd, size + 1)]
+        while chunks[-1]:
+            chunks.append(os.read(fd, 65536))
+        return b"".join(chunks)
+    except OSError as exc:
+        return Unreadable(rel, None, f"cannot read ({exc.strerror})", "unreadable")
+    finally:
+        os.close(fd)
+
+
 def _entry_files(directory: str) -> list[str]:
     """Every ``*.md`` below ``directory`` (plain strings: this runs once per entry in every hook)."""
     found: list[str] = []
@@ -222,16 +245,9 @@ def _entry_files(directory: str) -> list[str]:
 
 
 def _read_entry(file: str, rel: str, cache: ParseCache) -> Entry | Unreadable:
-    try:
-        info = os.lstat(file)
-        if stat.S_ISLNK(info.st_mode):
-            return Unreadable(rel, None, "a symlink; entries must be regular files", "symlink")
-        if info.st_size > MAX_ENTRY_BYTES:
-            return Unreadable(rel, None, f"larger than {MAX_ENTRY_BYTES} bytes; not read", "too_large")
-        with open(file, "rb") as handle:
-            data = handle.read()
-    except OSError as exc:
-        return Unreadable(rel, None, f"cannot read ({exc.strerror})", "unreadable")
+    data = _read_regular(file, rel)
+    if isinstance(data, Unreadable):
+        return data
     name = rel.rsplit("/", 1)[-1]
     stem = name[: -len(".md")]
     key = short_hash(data, 32)
