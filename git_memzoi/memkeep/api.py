@@ -5,18 +5,18 @@ Each function serves one command and returns a typed result; nothing here prints
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from git_memzoi.core.clock import Clock, SystemClock
-from git_memzoi.errors import InputError, ToolError
+from git_memzoi.errors import InputError
 from git_memzoi.memkeep import store as store_mod
 from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
+from git_memzoi.memkeep.verify import VerifyResult
 
 if TYPE_CHECKING:  # verify's and lint's modules load only when those commands run
-    from git_memzoi.memkeep.checks import CheckResult, Runner
+    from git_memzoi.memkeep.checks import Runner
     from git_memzoi.memkeep.entries import Entry
     from git_memzoi.memkeep.lint import Violation
     from git_memzoi.memkeep.staleness import StalenessReport
@@ -166,33 +166,6 @@ def _lint(loaded: LoadedStore, clock: Clock) -> list[Violation]:
     return run_lint(loaded.entries, loaded.unreadable, index_text, clock.today(), sizes, index_rel)
 
 
-@dataclass(frozen=True)
-class VerifyItem:
-    """What verify did to one entry: ``healed``, ``marked_stale``, ``tool_error``, ``would_run`` or ``skipped``."""
-
-    id: str
-    path: str
-    action: str
-    message: str
-    results: tuple[CheckResult, ...] = ()
-    reasons: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class VerifyResult:
-    """``git memkeep verify``: one item per entry considered."""
-
-    head: str | None
-    dry_run: bool
-    items: tuple[VerifyItem, ...]
-
-    @property
-    def exit_code(self) -> int:
-        """2 when any check was a tool error, 1 when any check failed, else 0."""
-        actions = {i.action for i in self.items}
-        return 2 if "tool_error" in actions else 1 if "marked_stale" in actions else 0
-
-
 def verify(
     options: Options,
     entry_id: str | None,
@@ -207,7 +180,7 @@ def verify(
     Raises:
         InputError: unknown id, a tombstone, no check (without ``manual``), bad flag combinations, no commits.
     """
-    from git_memzoi.memkeep.checks import ShellRunner
+    from git_memzoi.memkeep import verify as verify_mod
 
     if bool(entry_id) == all_safe:
         raise InputError("name one entry id, or pass --all-safe", "bad_usage")
@@ -217,16 +190,18 @@ def verify(
     head = session.view.head()  # type: ignore[attr-defined]
     if head is None:
         raise InputError("the repository has no commits yet; commit before verifying", "no_commits")
-    report = _report(session, options.clock)
-    reasons = _reasons_by_id(report)
-    if entry_id:
-        targets = [_find(session.loaded, entry_id)]
-    else:
-        targets = [e for e in session.loaded.entries if e.id in reasons]
-    runner = runner or ShellRunner()
-    items = [_verify_one(session, e, head, reasons.get(e.id, ()), options, runner, all_safe, dry_run, manual)
-             for e in targets]  # fmt: skip
+    reasons = _reasons_by_id(_report(session, options.clock))
+    targets = [_find(session.loaded, entry_id)] if entry_id else [e for e in session.loaded.entries if e.id in reasons]
+    plan = verify_mod.Plan(head, options.clock.today(), all_safe, dry_run, manual)
+    writer = verify_mod.EntryWriter(session.store, _lock_path(session))
+    items = [verify_mod.verify_entry(e, reasons.get(e.id, ()), plan, runner or _shell(), writer) for e in targets]
     return VerifyResult(head, dry_run, tuple(items))
+
+
+def _shell() -> Runner:
+    from git_memzoi.memkeep.checks import ShellRunner
+
+    return ShellRunner()
 
 
 def _reasons_by_id(report: StalenessReport) -> dict[str, tuple[str, ...]]:
@@ -246,81 +221,3 @@ def _find(loaded: LoadedStore, entry_id: str) -> Entry:
     if broken:
         raise InputError(f"{broken[0]} cannot be read; run git memkeep lint", "unreadable_entry")
     raise InputError(f"no entry with id {entry_id!r}", "unknown_id")
-
-
-def _verify_one(
-    session: Session,
-    entry: Entry,
-    head: str,
-    reasons: Sequence[str],
-    options: Options,
-    runner: Runner,
-    all_safe: bool,
-    dry_run: bool,
-    manual: bool,
-) -> VerifyItem:
-    checks = entry.checks()
-    if manual:
-        return _heal(session, entry, head, options, "healed", "recorded a manual re-test", (), reasons)
-    if not checks:
-        if all_safe:
-            return VerifyItem(entry.id, entry.path, "skipped", "no check; verify it by hand (--manual)", (), tuple(reasons))
-        raise InputError(f"{entry.id} has no check; re-test it yourself and run verify {entry.id} --manual", "no_check")
-    if all_safe and not all(c.safe for c in checks):
-        return VerifyItem(entry.id, entry.path, "skipped", "its check is not marked safe", (), tuple(reasons))
-    if dry_run:
-        commands = "; ".join(c.run for c in checks)
-        return VerifyItem(entry.id, entry.path, "would_run", commands, (), tuple(reasons))
-    from git_memzoi.memkeep.checks import Outcome
-
-    results = _run_checks(session, entry, checks, runner)
-    outcome = _overall(results)
-    if outcome is Outcome.TOOL_ERROR:
-        return VerifyItem(entry.id, entry.path, "tool_error", "a check could not run; entry untouched", results, tuple(reasons))
-    if outcome is Outcome.FAIL:
-        return _write(session, entry, {"status": "stale"}, "marked_stale", "a check failed: marked stale", results, reasons)
-    return _heal(session, entry, head, options, "healed", "checks passed", results, reasons)
-
-
-def _run_checks(session: Session, entry: Entry, checks: Sequence, runner: Runner) -> tuple[CheckResult, ...]:
-    from git_memzoi.memkeep.checks import Outcome
-
-    results = []
-    for check in checks:
-        result = runner.run(check, session.store.root, entry.environment())
-        results.append(result)
-        if result.outcome is not Outcome.PASS:
-            break
-    return tuple(results)
-
-
-def _overall(results: Sequence[CheckResult]) -> Outcome:
-    from git_memzoi.memkeep.checks import Outcome
-    outcomes = {r.outcome for r in results}
-    for worst in (Outcome.TOOL_ERROR, Outcome.FAIL):
-        if worst in outcomes:
-            return worst
-    return Outcome.PASS
-
-
-def _heal(session, entry, head, options, action, message, results, reasons) -> VerifyItem:  # type: ignore[no-untyped-def]
-    changes: dict[str, object] = {"anchor": head, "verified_at": options.clock.today()}
-    if entry.status == "stale":
-        changes["status"] = "verified"
-    return _write(session, entry, changes, action, message, results, reasons)
-
-
-def _write(session, entry, changes, action, message, results, reasons) -> VerifyItem:  # type: ignore[no-untyped-def]
-    from git_memzoi.core import frontmatter
-    from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
-
-    path = store_mod.entry_file(session.store, entry.path)
-    with lifecycle_lock(_lock_path(session)):
-        data = path.read_bytes()
-        current = frontmatter.parse(data).fields
-        if {k: current.get(k) for k in ("anchor", "status", "verified_at")} != {
-            k: entry.fields.get(k) for k in ("anchor", "status", "verified_at")
-        }:
-            raise ToolError(f"{entry.path} changed while its check ran; run verify again", "changed_during_verify")
-        write_bytes_atomic(path, frontmatter.update(data, changes))
-    return VerifyItem(entry.id, entry.path, action, message, tuple(results), tuple(reasons))

@@ -1,0 +1,141 @@
+"""verify: re-run an entry's checks and heal it, or mark it stale (memkeep README "Commands": verify).
+
+Exit 0 of every check heals (``anchor := HEAD``, ``verified_at := today``, ``stale`` becomes ``verified``);
+exit 1 of any check marks the entry ``stale``; anything else is a tool error that leaves the entry untouched.
+Only the changed frontmatter lines are rewritten, atomically, under the lifecycle lock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.errors import InputError, ToolError
+
+if TYPE_CHECKING:
+    from git_memzoi.memkeep.checks import CheckResult, Runner
+    from git_memzoi.memkeep.entries import Entry
+    from git_memzoi.memkeep.store import Store
+
+_GUARDED = ("anchor", "status", "verified_at")
+
+
+@dataclass(frozen=True)
+class VerifyItem:
+    """What verify did to one entry: ``healed``, ``marked_stale``, ``tool_error``, ``would_run`` or ``skipped``."""
+
+    id: str
+    path: str
+    action: str
+    message: str
+    results: tuple[CheckResult, ...] = ()
+    reasons: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    """``git memkeep verify``: one item per entry considered."""
+
+    head: str | None
+    dry_run: bool
+    items: tuple[VerifyItem, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """2 when any check was a tool error, 1 when any check failed, else 0."""
+        actions = {i.action for i in self.items}
+        return 2 if "tool_error" in actions else 1 if "marked_stale" in actions else 0
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How this verify run treats each entry: the commit and day a heal records, and the flags."""
+
+    head: str
+    today: dt.date
+    all_safe: bool
+    dry_run: bool
+    manual: bool
+
+
+@dataclass(frozen=True)
+class EntryWriter:
+    """Rewrites entry fields in place under the lifecycle lock, refusing if the entry changed meanwhile."""
+
+    store: Store
+    lock: Path
+
+    def write(self, entry: Entry, changes: Mapping[str, Any]) -> None:
+        """Apply ``changes`` to ``entry``'s file byte-stably.
+
+        Raises:
+            ToolError: the entry's anchor, status or verified_at changed since it was read.
+        """
+        from git_memzoi.core import frontmatter
+        from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
+        from git_memzoi.memkeep.store import entry_file
+
+        path = entry_file(self.store, entry.path)
+        with lifecycle_lock(self.lock):
+            data = path.read_bytes()
+            current = frontmatter.parse(data).fields
+            if any(current.get(k) != entry.fields.get(k) for k in _GUARDED):
+                raise ToolError(f"{entry.path} changed while its check ran; run verify again", "changed_during_verify")
+            write_bytes_atomic(path, frontmatter.update(data, changes))
+
+
+def verify_entry(entry: Entry, reasons: Sequence[str], plan: Plan, runner: Runner, writer: EntryWriter) -> VerifyItem:
+    """Verify one entry under ``plan``: skip, preview, run its checks, then heal or mark it stale.
+
+    Raises:
+        InputError: the entry has no check and neither ``--manual`` nor ``--all-safe`` was given.
+    """
+    from git_memzoi.memkeep.checks import Outcome
+
+    def item(action: str, message: str, results: tuple[CheckResult, ...] = ()) -> VerifyItem:
+        return VerifyItem(entry.id, entry.path, action, message, results, tuple(reasons))
+
+    if plan.manual:
+        writer.write(entry, _heal(entry, plan))
+        return item("healed", "recorded a manual re-test")
+    checks = entry.checks()
+    if not checks:
+        if plan.all_safe:
+            return item("skipped", "no check; verify it by hand (--manual)")
+        raise InputError(f"{entry.id} has no check; re-test it yourself and run verify {entry.id} --manual", "no_check")
+    if plan.all_safe and not all(c.safe for c in checks):
+        return item("skipped", "its check is not marked safe")
+    if plan.dry_run:
+        return item("would_run", "; ".join(c.run for c in checks))
+    results = _run(entry, checks, runner, writer.store.root)
+    outcomes = {r.outcome for r in results}
+    if Outcome.TOOL_ERROR in outcomes:
+        return item("tool_error", "a check could not run; entry untouched", results)
+    if Outcome.FAIL in outcomes:
+        writer.write(entry, {"status": "stale"})
+        return item("marked_stale", "a check failed: marked stale", results)
+    writer.write(entry, _heal(entry, plan))
+    return item("healed", "checks passed", results)
+
+
+def _heal(entry: Entry, plan: Plan) -> dict[str, Any]:
+    changes: dict[str, Any] = {"anchor": plan.head, "verified_at": plan.today}
+    if entry.status == "stale":
+        changes["status"] = "verified"
+    return changes
+
+
+def _run(entry: Entry, checks: Sequence[Any], runner: Runner, root: Path) -> tuple[CheckResult, ...]:
+    """Run the checks in order, stopping at the first that does not pass."""
+    from git_memzoi.memkeep.checks import Outcome
+
+    results = []
+    for check in checks:
+        result = runner.run(check, root, entry.environment())
+        results.append(result)
+        if result.outcome is not Outcome.PASS:
+            break
+    return tuple(results)
