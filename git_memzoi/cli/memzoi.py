@@ -1,20 +1,88 @@
-"""``git memzoi``: the Memzoi model's command line (governed records, recall, capture, integrations)."""
+"""``git memzoi``: the Memzoi model's command line (governed records, recall, capture, integrations).
+
+Command groups live in one module per area (``memzoi_<area>.py``), each with ``register(cli)``.
+"""
 
 from __future__ import annotations
+
+import importlib
+import os
+from pathlib import Path
+from typing import Any
 
 import click
 
 from git_memzoi import __version__
-from git_memzoi.cli.app import AppGroup
+from git_memzoi.cli.app import AppGroup, emit_json, json_option
+
+AREAS = ("git_memzoi.cli.memzoi_packets", "git_memzoi.cli.memzoi_inbox", "git_memzoi.cli.memzoi_runtime")
 
 
 @click.group(cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option("-C", "directory", type=click.Path(file_okay=False), help="Run as if started in DIR.")
 @click.version_option(__version__, prog_name="git-memzoi")
-def cli() -> None:
+@click.pass_context
+def cli(ctx: click.Context, directory: str | None) -> None:
     """Governed project memory kept in the repository: records, proposals, recall and capture.
 
     Exit codes: 0 ok, 1 findings or a failed gate, 2 usage or input error (nothing written).
     """
+    ctx.obj = {"directory": directory}
+
+
+def start_dir(ctx: click.Context) -> Path:
+    """The directory a command runs in (``-C``, else the current one)."""
+    directory = (ctx.find_root().obj or {}).get("directory")
+    return Path(directory) if directory else Path.cwd()
+
+
+def open_context(ctx: click.Context, *, actor: str | None = None, initialized: bool = True) -> Any:
+    """The :class:`~git_memzoi.memzoi.api.Context` of this command (the clock honours ``MEMZOI_NOW``)."""
+    from git_memzoi.core.clock import SystemClock
+    from git_memzoi.memzoi import api
+
+    clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None, os.environ.get("MEMZOI_NOW") or None)
+    return api.context(start_dir(ctx), clock=clock, actor=actor, initialized=initialized)
+
+
+@cli.command()
+@click.option("--force", is_flag=True, help="Rewrite index.md and .gitignore to their defaults.")
+@json_option
+@click.pass_context
+def init(ctx: click.Context, force: bool, as_json: bool) -> None:
+    """Create .memzoi/ (records, proposals, git-ignored local/); safe to run again.
+
+    Example: git memzoi init
+    """
+    from git_memzoi.memzoi import api
+
+    result = api.init(start_dir(ctx), force=force)
+    if as_json:
+        emit_json({"ok": True, "root": str(result.root), "created": list(result.created), "forced": result.forced})
+    else:
+        click.echo(f"initialized {result.root / '.memzoi'}" if result.created else "already initialized")
+
+
+@cli.command()
+@click.argument("record_id")
+@json_option
+@click.pass_context
+def expiry(ctx: click.Context, record_id: str, as_json: bool) -> None:
+    """Explain whether a record is a current assertion now, and why; never changes anything.
+
+    Example: git memzoi expiry rust-msrv-is-1-96-1 --json
+    """
+    from git_memzoi.memzoi import api
+
+    result = api.expiry(open_context(ctx), record_id)
+    if as_json:
+        emit_json(result)
+    else:
+        click.echo(f"{result['record']}: {result['reason']}")
+
+
+for _area in AREAS:
+    importlib.import_module(_area).register(cli)
 
 
 def main() -> None:

@@ -1,0 +1,67 @@
+"""The memzoi composition root (io): find the repository, open its layout, pass the clock (nothing prints).
+
+Commands get a :class:`Context` and call one core function; results are typed and rendered by the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from git_memzoi.core.clock import Clock, SystemClock
+from git_memzoi.errors import InputError
+from git_memzoi.memzoi.layout import InitResult, Layout
+
+
+@dataclass(frozen=True)
+class Context:
+    """One command's world: the repository's Memzoi layout, the clock and the acting identity."""
+
+    layout: Layout
+    clock: Clock = field(default_factory=SystemClock)
+    actor: str = "cli"
+
+
+def find_root(start: Path) -> Path:
+    """The working-tree root of the git repository containing ``start``.
+
+    Raises:
+        InputError: ``start`` is missing or not inside a git working tree (codes ``bad_directory``,
+            ``not_a_repository``).
+    """
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    if not start.is_dir():
+        raise InputError(f"cannot run in {start}: no such directory", "bad_directory")
+    return Pygit2RepoView(start).root
+
+
+def context(start: Path, *, clock: Clock | None = None, actor: str | None = None, initialized: bool = True) -> Context:
+    """A :class:`Context` for the repository around ``start``; with ``initialized``, ``.memzoi/`` must exist.
+
+    Raises:
+        InputError: not a repository; NotInitialized: no ``.memzoi/`` (names ``git memzoi init``).
+    """
+    layout = Layout(find_root(start))
+    if initialized:
+        layout.require()
+    return Context(layout, clock or SystemClock(), actor or "cli")
+
+
+def init(start: Path, *, force: bool = False) -> InitResult:
+    """``git memzoi init``: create ``.memzoi/`` in the repository around ``start`` (idempotent)."""
+    from git_memzoi.memzoi.layout import init as run_init
+
+    return run_init(context(start, initialized=False).layout, force=force)
+
+
+def expiry(ctx: Context, record_id: str) -> dict[str, Any]:
+    """``git memzoi expiry <id>``: why the record is or is not a current assertion now (never mutates).
+
+    Raises:
+        RecordNotFound, RecordError, RetentionError: unknown id, invalid record, invalid retention facts.
+    """
+    from git_memzoi.memzoi import record_store, retention
+
+    return retention.explain(record_store.load(ctx.layout, record_id), ctx.clock.now())

@@ -1,0 +1,122 @@
+"""Where Memzoi state lives in a checkout, and ``init`` (memzoi-spec.md §1; DESIGN.md principle 1).
+
+The working tree is the only store: canonical records and review packets are files under ``.memzoi/``; private
+runtime memory and every derived cache live under ``.memzoi/local/``, which a ``.memzoi/.gitignore`` keeps out
+of git.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_memzoi.errors import InputError
+
+INDEX_TEXT = """# Memzoi memory
+
+This folder holds the repository's reviewed project memory, kept by `git memzoi`.
+
+- `records/` — canonical records, one claim per file; change meaning with `git memzoi supersede`, never by renaming.
+- `proposals/pending/` — review packets waiting for `git memzoi proposal-files apply` or `reject`.
+- `proposals/resolved/` — applied and rejected packets, kept as the review trail.
+- `config.toml` — optional workflow policy (`[workflow] proposal_approval = "auto" | "manual"`).
+- `local/` — private runtime memory and derived caches; ignored by git, never committed.
+
+This file is for people; it has no frontmatter and is never read as a record.
+"""
+GITIGNORE_TEXT = "# Private runtime memory and derived caches: never committed.\nlocal/\n"
+
+
+class NotInitialized(InputError):
+    """The repository has no ``.memzoi/`` yet (exit 2)."""
+
+    default_code = "not_initialized"
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The paths of one repository's Memzoi state. ``root`` is the working tree's top directory."""
+
+    root: Path
+
+    @property
+    def base(self) -> Path:
+        """``.memzoi/``."""
+        return self.root / ".memzoi"
+
+    @property
+    def records(self) -> Path:
+        """``.memzoi/records/``: canonical records."""
+        return self.base / "records"
+
+    @property
+    def pending(self) -> Path:
+        """``.memzoi/proposals/pending/``: review packets."""
+        return self.base / "proposals" / "pending"
+
+    def resolved(self, outcome: str) -> Path:
+        """``.memzoi/proposals/resolved/<applied|rejected>/``."""
+        return self.base / "proposals" / "resolved" / outcome
+
+    @property
+    def local(self) -> Path:
+        """``.memzoi/local/``: private runtime memory and derived caches (git-ignored)."""
+        return self.base / "local"
+
+    @property
+    def config(self) -> Path:
+        """``.memzoi/config.toml``: repository workflow policy."""
+        return self.base / "config.toml"
+
+    @property
+    def lock(self) -> Path:
+        """The lifecycle lock every write holds."""
+        return self.local / "lifecycle.lock"
+
+    def require(self) -> Layout:
+        """Return self when ``.memzoi/records/`` exists.
+
+        Raises:
+            NotInitialized: otherwise, naming ``git memzoi init``.
+        """
+        if not self.records.is_dir():
+            raise NotInitialized(f"no Memzoi memory in {self.root}: run `git memzoi init` first")
+        if self.base.is_symlink() or self.records.is_symlink():
+            raise InputError(f"{self.base} is a symlink; Memzoi state must be real folders", "symlinked_root")
+        return self
+
+
+@dataclass(frozen=True)
+class InitResult:
+    """What ``init`` created (repository-relative POSIX paths); empty when everything existed."""
+
+    root: Path
+    created: tuple[str, ...]
+    forced: bool
+
+
+def init(layout: Layout, *, force: bool = False) -> InitResult:
+    """Create ``.memzoi/`` with records/, proposals/, local/, index.md and .gitignore; idempotent.
+
+    ``force`` rewrites index.md and .gitignore to their defaults; records and packets are never touched.
+
+    Raises:
+        InputError: when a path that must be a folder is a file or a symlink.
+    """
+    from git_memzoi.core.atomic import write_bytes_atomic
+
+    created: list[str] = []
+    folders = [layout.base, layout.records, layout.pending, layout.resolved("applied"), layout.resolved("rejected"),
+               layout.local]  # fmt: skip
+    for folder in folders:
+        if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
+            raise InputError(f"{folder} exists and is not a folder", "bad_layout")
+        if not folder.exists():
+            folder.mkdir(parents=True)
+            created.append(folder.relative_to(layout.root).as_posix() + "/")
+    for path, text in ((layout.base / "index.md", INDEX_TEXT), (layout.base / ".gitignore", GITIGNORE_TEXT)):
+        if force or not path.exists():
+            if not path.exists() or path.read_text("utf-8") != text:
+                write_bytes_atomic(path, text.encode("utf-8"))
+                created.append(path.relative_to(layout.root).as_posix())
+    return InitResult(layout.root, tuple(created), force)
