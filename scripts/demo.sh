@@ -2,12 +2,15 @@
 # make demo: git memkeep on this repository's own history and memory, then a suspect appearing in a scratch clone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-say() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+if [ -t 1 ]; then bold=$'\033[1m' plain=$'\033[0m'; else bold='' plain=''; fi  # colour only on a terminal
+say() { printf '\n%s== %s%s\n' "$bold" "$*" "$plain"; }
+note() { printf '   (%s)\n' "$*"; }
 
 say "git memkeep lint   (this project's own agent-memory/ store)"
 git memkeep lint
 
 say "git memkeep status   (staleness from this repository's history)"
+note "some of this project's own entries may be suspect here: commits since their last verify touched their scope; they are re-verified as the code changes"
 git memkeep status || true
 
 say "git memkeep verify --all-safe --dry-run   (what a batch re-check would run)"
@@ -28,6 +31,7 @@ git memkeep status || true
 say "a change touches the scope of 'exit-codes' (git_memzoi/errors.py) and is committed"
 printf '\n# demo: a change in scope\n' >> git_memzoi/errors.py
 git commit -qam "demo: touch errors.py"
+note "'one-owner-per-dependency' goes suspect too: its scope covers every module (git_memzoi/**/*.py)"
 git memkeep status || true
 
 say "the same, as JSON (one verdict per entry x reason)"

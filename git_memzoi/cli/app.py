@@ -1,8 +1,9 @@
 """Shared CLI plumbing: the error → exit-code handler and the ``--json`` switch (DESIGN.md "Exit codes").
 
 Every expected failure is a :class:`~git_memzoi.errors.MemzoiError`: one line on stderr, ``{"error": {...}}``
-on stdout under ``--json``, exit 2. Anything else is a bug: one line, exit 3, a traceback only with
-``MEMZOI_DEBUG=1``.
+on stdout under ``--json``, exit 2. A usage error (an unknown command or option, a missing argument) is the
+same one line, ending in where to find help: ``git-memkeep: error: No such command 'x'. (see git memkeep -h)``.
+Anything else is a bug: one line, exit 3, a traceback only with ``MEMZOI_DEBUG=1``.
 """
 
 from __future__ import annotations
@@ -17,15 +18,31 @@ import click
 from git_memzoi.errors import ExitCode, MemzoiError
 
 JSON_KEY = "memzoi.json"
+_ARGV_KEY = "memzoi.argv"
 
 
 class AppGroup(click.Group):
     """A click group whose commands' errors become one line and an exit code, never a traceback."""
 
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        """Parse the group's own options; a usage error is one line (and JSON under ``--json``)."""
+        ctx.meta.setdefault(_ARGV_KEY, list(args))
+        try:
+            return super().parse_args(ctx, args)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _usage_error(ctx, exc)
+            raise  # not reached: _usage_error exits
+
     def invoke(self, ctx: click.Context) -> Any:
         """Run the subcommand, mapping errors through the one exit-code table."""
         try:
             return super().invoke(ctx)
+        except click.exceptions.NoArgsIsHelpError:
+            raise
+        except click.UsageError as exc:
+            _usage_error(ctx, exc)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except MemzoiError as exc:
@@ -37,6 +54,41 @@ class AppGroup(click.Group):
                 raise
             message = f"internal error: {type(exc).__name__}: {exc} (MEMZOI_DEBUG=1 shows a traceback)"
             fail(ctx, message, "internal_error", int(ExitCode.INTERNAL))
+
+
+def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
+    """Report a click usage error as one line naming where help is, exit 2."""
+    where = exc.ctx or ctx
+    path = where.command_path
+    if path.startswith("git-"):  # run as `git memkeep`, where `--help` asks git for a man page
+        path = "git " + path[len("git-") :]
+    names = where.command.get_help_option_names(where)
+    hint = f" (see {path} {min(names, key=len)})" if names else ""
+    argv = ctx.meta.get(_ARGV_KEY, [])
+    if "--json" in (argv[: argv.index("--")] if "--" in argv else argv):  # the parse stopped before its callback
+        ctx.meta[JSON_KEY] = True
+    fail(ctx, exc.format_message() + hint, "bad_usage", int(ExitCode.USAGE))
+
+
+def add_help_command(group: click.Group) -> None:
+    """Add ``help [COMMAND]``: the help text without ``--help``, which ``git <cmd> --help`` turns into ``man``."""
+
+    @group.command("help")
+    @click.argument("names", nargs=-1, metavar="[COMMAND]")
+    @click.pass_context
+    def help_command(ctx: click.Context, names: tuple[str, ...]) -> None:
+        """Show the help of the tool, or of one command.
+
+        Example: git memkeep help status
+        """
+        target: click.Command = group
+        target_ctx = ctx.parent or ctx
+        for name in names:
+            sub = target.get_command(target_ctx, name) if isinstance(target, click.Group) else None
+            if sub is None:
+                raise click.UsageError(f"No such command {name!r}.", ctx=target_ctx)
+            target, target_ctx = sub, click.Context(sub, info_name=name, parent=target_ctx)
+        click.echo(target_ctx.get_help())
 
 
 def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:

@@ -11,16 +11,24 @@ from typing import Any
 import click
 
 from git_memzoi import __version__
-from git_memzoi.cli.app import AppGroup, emit_json, json_option
+from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_option
 
 _STORE_KEYS = ("store", "store_dir", "directory")
 
 
 def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--store``, ``--store-dir`` and ``-C``, accepted before or after the subcommand."""
-    func = click.option("-C", "directory", type=click.Path(file_okay=False), help="Run as if started in DIR.")(func)
-    func = click.option("--store-dir", help="Store folder name at the repository root (default agent-memory).")(func)
-    return click.option("--store", help="Explicit store path, bypassing discovery (default: $MEMKEEP_STORE).")(func)
+    func = click.option(
+        "-C", "directory", metavar="DIR", type=click.Path(file_okay=False), help="Run as if started in DIR."
+    )(func)
+    func = click.option(
+        "--store-dir", metavar="NAME",
+        help="Store folder name, looked for from the current folder (or -C DIR) up to the repository root "
+        "(default: store_dir in .memkeep.yml, else agent-memory).",
+    )(func)  # fmt: skip
+    return click.option(
+        "--store", metavar="PATH", help="Explicit store path, bypassing discovery (default: $MEMKEEP_STORE)."
+    )(func)
 
 
 def _options(ctx: click.Context, **given: Any) -> Any:
@@ -35,14 +43,15 @@ def _options(ctx: click.Context, **given: Any) -> Any:
     return Options(start=start, store=merged["store"], store_dir=merged["store_dir"], clock=clock)
 
 
-@click.group(cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group("git-memkeep", cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @store_options
 @click.version_option(__version__, prog_name="git-memkeep")
 @click.pass_context
 def cli(ctx: click.Context, **global_options: Any) -> None:
     """Earned Memory: claims with evidence, a git anchor and a scope; staleness computed from git.
 
-    Exit codes: 0 clean, 1 violation or suspect, 2 usage or tool error.
+    Exit codes: 0 clean, 1 violation or suspect, 2 usage or tool error. Help: git memkeep -h, or
+    git memkeep help [COMMAND] (under git, --help asks for a man page).
     """
     ctx.obj = global_options
 
@@ -66,7 +75,10 @@ def index(ctx: click.Context, as_json: bool, **given: Any) -> None:
 @cli.command()
 @store_options
 @json_option
-@click.option("--hook", "hook_event", metavar="EVENT", help="Print a Claude Code hook envelope; always exit 0.")
+@click.option(
+    "--hook", "hook_event", metavar="EVENT",
+    help="Print a Claude Code hook envelope for EVENT (SessionStart, Stop, ...); always exit 0. Not with --json.",
+)  # fmt: skip
 @click.pass_context
 def status(ctx: click.Context, as_json: bool, hook_event: str | None, **given: Any) -> None:
     """Compute the suspect set: scope hits, expired TTLs, suspect dependencies, unreachable anchors.
@@ -77,6 +89,8 @@ def status(ctx: click.Context, as_json: bool, hook_event: str | None, **given: A
     from git_memzoi.memkeep import api
 
     if hook_event is not None:
+        if as_json:
+            raise click.UsageError("--hook prints its own JSON envelope; leave out --json", ctx=ctx)
         _hook(ctx, hook_event, given)
         return
     result = api.status(_options(ctx, **given))
@@ -88,9 +102,12 @@ def _hook(ctx: click.Context, event: str, given: dict[str, Any]) -> None:
     """Never fail the agent's session: any error becomes silence on stdout and one line on stderr."""
     from git_memzoi.cli import render
     from git_memzoi.errors import MemzoiError
-    from git_memzoi.integrations.claude_code import envelope
+    from git_memzoi.integrations.claude_code import envelope, unknown_event_warning
     from git_memzoi.memkeep import api
 
+    warning = unknown_event_warning(event)
+    if warning:
+        click.echo(f"git-memkeep: warning: {warning}", err=True)
     try:
         payload = envelope(event, render.hook_text(api.status(_options(ctx, **given))))
     except MemzoiError as exc:
@@ -143,6 +160,9 @@ def verify(
     )
     emit_json(render.verify_json(result)) if as_json else click.echo(render.verify_text(result))
     ctx.exit(result.exit_code)
+
+
+add_help_command(cli)
 
 
 def main() -> None:

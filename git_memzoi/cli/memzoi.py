@@ -13,7 +13,7 @@ from typing import Any
 import click
 
 from git_memzoi import __version__
-from git_memzoi.cli.app import AppGroup, emit_json, json_option
+from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_option
 
 AREAS = ("git_memzoi.cli.memzoi_packets", "git_memzoi.cli.memzoi_inbox", "git_memzoi.cli.memzoi_runtime")
 
@@ -83,6 +83,7 @@ def expiry(ctx: click.Context, record_id: str, as_json: bool) -> None:
 
 for _area in AREAS:
     importlib.import_module(_area).register(cli)
+add_help_command(cli)
 
 
 def main() -> None:

@@ -11,6 +11,13 @@ if TYPE_CHECKING:  # type names only: importing the api here would load every co
 SCHEMA_VERSION = 1
 
 
+def plural(count: int, noun: str) -> str:
+    """``1 entry``, ``2 entries``, ``0 violations``."""
+    if count == 1:
+        return f"{count} {noun}"
+    return f"{count} {noun[:-1]}ies" if noun.endswith("y") else f"{count} {noun}s"
+
+
 def _unreadable(items: tuple[Unreadable, ...]) -> list[dict[str, Any]]:
     return [{"path": u.path, "line": u.line, "code": u.code, "reason": u.reason} for u in items]
 
@@ -38,6 +45,7 @@ def status_json(result: StatusResult) -> dict[str, Any]:
         ],
         "stale": list(report.stale),
         "unreadable": _unreadable(result.unreadable),
+        "unchecked": [{"id": u.id, "path": u.path, "field": u.field, "message": u.message} for u in report.unchecked],
     }
 
 
@@ -46,22 +54,24 @@ def status_text(result: StatusResult, *, verbose_clean: bool = True) -> str:
     report = result.report
     head = report.head[:12] if report.head else "no commits yet"
     suspect = len(report.suspect_ids)
-    lines = [
-        f"memkeep: {report.entries} entries in {result.store.rel}/, {suspect} suspect, "
-        f"{len(report.stale)} stale (HEAD {head})"
-    ]
+    entries = plural(report.entries, "entry")
+    lines = [f"memkeep: {entries} in {result.store.rel}/, {suspect} suspect, {len(report.stale)} stale (HEAD {head})"]
     if report.shallow:
         lines.append("  note: shallow clone; anchors older than its history cannot be checked")
     for v in report.verdicts:
-        lines.append(f"  suspect  {v.id}  {v.reason}: {v.message}")
+        lines.append(f"  suspect    {v.id}  {v.reason}: {v.message}")
     for entry_id in report.stale:
-        lines.append(f"  stale    {entry_id}  failed its last verify; fix the claim or tombstone it")
+        lines.append(f"  stale      {entry_id}  failed its last verify; fix the claim or tombstone it")
     for u in result.unreadable:
         where = f"{u.path}:{u.line}" if u.line else u.path
-        lines.append(f"  broken   {where}  {u.reason}")
+        lines.append(f"  broken     {where}  {u.reason}")
+    for c in report.unchecked:
+        lines.append(f"  unchecked  {c.id}  {c.field}: {c.message}")
     if report.verdicts:
         lines.append("Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim.")
-    elif verbose_clean and not result.unreadable:
+    if report.unchecked:
+        lines.append("Unchecked entries are not watched until their fields are fixed (see git memkeep lint).")
+    if verbose_clean and not (report.verdicts or report.stale or report.unchecked or result.unreadable):
         lines.append("All claims hold as far as git can tell.")
     return "\n".join(lines)
 
@@ -69,7 +79,7 @@ def status_text(result: StatusResult, *, verbose_clean: bool = True) -> str:
 def hook_text(result: StatusResult) -> str:
     """The suspect summary injected into an agent session ('' when the store is clean)."""
     report = result.report
-    if not report.verdicts and not report.stale and not result.unreadable:
+    if not report.verdicts and not report.stale and not report.unchecked and not result.unreadable:
         return ""
     return status_text(result, verbose_clean=False) + (
         "\nThese memory claims may be wrong now: verify them before relying on them."
@@ -90,7 +100,7 @@ def index_json(result: IndexResult) -> dict[str, Any]:
 def index_text(result: IndexResult) -> str:
     """``index`` for people."""
     state = "rewritten" if result.changed else "already current"
-    lines = [f"INDEX.md {state}: {result.entries} entries"]
+    lines = [f"INDEX.md {state}: {plural(result.entries, 'entry')}"]
     lines += [f"  left out {u.path}: {u.reason}" for u in result.unreadable]
     return "\n".join(lines)
 
@@ -118,7 +128,7 @@ def lint_text(result: LintResult) -> str:
         where = f"{v.path}:{v.line}" if v.line else v.path
         who = f"{v.id}: " if v.id else ""
         lines.append(f"{where}: {who}{v.field}: {v.rule}: {v.message}")
-    lines.append(f"memkeep lint: {result.entries} entries, {len(result.violations)} violations")
+    lines.append(f"memkeep lint: {plural(result.entries, 'entry')}, {plural(len(result.violations), 'violation')}")
     return "\n".join(lines)
 
 
@@ -135,6 +145,7 @@ def verify_json(result: VerifyResult) -> dict[str, Any]:
                 "action": i.action,
                 "message": i.message,
                 "reasons": list(i.reasons),
+                "still_suspect": list(i.still_suspect),
                 "checks": [
                     {"label": r.check.label, "run": r.check.run, "outcome": r.outcome.value,
                      "exit_code": r.exit_code, "duration_ms": r.duration_ms, "output": r.output}
@@ -154,7 +165,8 @@ def verify_text(result: VerifyResult) -> str:
         return _grouped(result)
     lines = []
     for item in result.items:
-        lines.append(f"{item.action:<13} {item.id}  {item.message}")
+        still = f" (still suspect: {'; '.join(item.still_suspect)})" if item.still_suspect else ""
+        lines.append(f"{item.action:<13} {item.id}  {item.message}{still}")
         for r in item.results:
             if r.outcome.value != "pass" and r.output:
                 lines.extend(f"    | {line}" for line in r.output.splitlines()[-10:])
@@ -168,5 +180,8 @@ def _grouped(result: VerifyResult) -> str:
         group = [i for i in result.items if i.action == action]
         if group:
             lines.append(f"{title}:")
-            lines += [f"  {i.id}  [{', '.join(i.reasons) or 'not suspect'}]  {i.message}" for i in group]
+            for i in group:
+                first, *rest = i.message.strip().splitlines() or [""]
+                lines.append(f"  {i.id}  [{', '.join(i.reasons) or 'not suspect'}]  {first}")
+                lines += [f"      {line}" for line in rest if line.strip()]  # a multi-line check command
     return "\n".join(lines)

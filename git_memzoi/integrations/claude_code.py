@@ -9,9 +9,17 @@ text is cut to :data:`MAX_CONTEXT_CHARS`.
 
 from __future__ import annotations
 
+import difflib
 from typing import Any
 
 CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse"})
+# Every hook event name Claude Code documents (hooks reference, 2026); anything else is most likely a typo.
+KNOWN_EVENTS = CONTEXT_EVENTS | frozenset({
+    "Setup", "UserPromptExpansion", "PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUseFailure",
+    "PostToolBatch", "Notification", "SubagentStart", "SubagentStop", "TaskCreated", "TaskCompleted", "Stop",
+    "StopFailure", "TeammateIdle", "PreCompact", "PostCompact", "SessionEnd", "Elicitation", "ElicitationResult",
+    "WorktreeCreate", "WorktreeRemove", "ConfigChange", "InstructionsLoaded", "CwdChanged", "FileChanged",
+})  # fmt: skip
 MAX_CONTEXT_CHARS = 4000
 _CUT_MARK = "\n… (cut; run `git memkeep status` for the full list)"
 
@@ -29,6 +37,24 @@ def envelope(event: str, text: str) -> dict[str, Any] | None:
     if event in CONTEXT_EVENTS:
         return {"hookSpecificOutput": {"hookEventName": event, "additionalContext": text}}
     return {"systemMessage": text}
+
+
+def unknown_event_warning(event: str) -> str | None:
+    """One line saying ``event`` is not a Claude Code event name (and which one it may mean), or ``None``.
+
+    An unknown name still gets a valid ``systemMessage`` envelope: a hook must never fail the session.
+    """
+    if event in KNOWN_EVENTS:
+        return None
+    lowered = {e.lower(): e for e in KNOWN_EVENTS}
+    near = difflib.get_close_matches(event.lower(), sorted(lowered), n=1, cutoff=0.75)
+    if event.lower() in lowered:
+        why = f"event names are case-sensitive: did you mean {lowered[event.lower()]}?"
+    elif near:
+        why = f"did you mean {lowered[near[0]]}?"
+    else:
+        why = "not a Claude Code event such as SessionStart, PreCompact or Stop"
+    return f"unknown hook event {event!r} ({why}); printing a systemMessage, which every event accepts"
 
 
 def clip(text: str, limit: int) -> str:

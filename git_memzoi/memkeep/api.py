@@ -13,7 +13,7 @@ from git_memzoi.core.clock import Clock, SystemClock
 from git_memzoi.errors import InputError
 from git_memzoi.memkeep import store as store_mod
 from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
-from git_memzoi.memkeep.verify import VerifyResult
+from git_memzoi.memkeep.verify import VerifyItem, VerifyResult
 
 if TYPE_CHECKING:  # verify's and lint's modules load only when those commands run
     from git_memzoi.memkeep.checks import Runner
@@ -71,8 +71,9 @@ class StatusResult:
 
     @property
     def exit_code(self) -> int:
-        """1 when any entry is suspect or unreadable, else 0."""
-        return 1 if self.report.verdicts or self.unreadable else 0
+        """1 when any entry is suspect, unreadable or unchecked (not watched), else 0."""
+        report = self.report
+        return 1 if report.verdicts or report.unchecked or self.unreadable else 0
 
 
 def status(options: Options) -> StatusResult:
@@ -91,7 +92,13 @@ def _report(session: Session, clock: Clock) -> StalenessReport:
         clock,
         referential_check=session.store.config.referential_check,
         path_refs=path_refs,
+        unreadable=[_stem(u.path) for u in session.loaded.unreadable],
     )
+
+
+def _stem(path: str) -> str:
+    """The id an entry file would have: its file name without ``.md``."""
+    return Path(path).name.removesuffix(".md")
 
 
 @dataclass(frozen=True)
@@ -182,7 +189,9 @@ def verify(
     """
     from git_memzoi.memkeep import verify as verify_mod
 
-    if bool(entry_id) == all_safe:
+    if entry_id and all_safe:
+        raise InputError("name one entry id or pass --all-safe, not both", "bad_usage")
+    if not entry_id and not all_safe:
         raise InputError("name one entry id, or pass --all-safe", "bad_usage")
     if manual and (all_safe or dry_run):
         raise InputError("--manual records one entry's out-of-band re-test; it takes an id only", "bad_usage")
@@ -195,7 +204,22 @@ def verify(
     plan = verify_mod.Plan(head, options.clock.today(), all_safe, dry_run, manual)
     writer = verify_mod.EntryWriter(session.store, _lock_path(session))
     items = [verify_mod.verify_entry(e, reasons.get(e.id, ()), plan, runner or _shell(), writer) for e in targets]
+    if any(i.action == "healed" for i in items):
+        items = _still_suspect(items, options, session)
     return VerifyResult(head, dry_run, tuple(items))
+
+
+def _still_suspect(items: list[VerifyItem], options: Options, session: Session) -> list[VerifyItem]:
+    """Re-read the store after the heals: an entry can stay suspect (a stale dependency, a missing ref)."""
+    from dataclasses import replace
+
+    git_dir = session.view.git_dir  # type: ignore[attr-defined]
+    loaded = store_mod.load(session.store, store_mod.cache_for(git_dir, session.store))
+    left: dict[str, list[str]] = {}
+    for verdict in _report(Session(session.view, loaded), options.clock).verdicts:
+        left.setdefault(verdict.id, []).append(verdict.message)
+    return [replace(i, still_suspect=tuple(left[i.id])) if i.action == "healed" and i.id in left else i
+            for i in items]  # fmt: skip
 
 
 def _shell() -> Runner:
@@ -217,7 +241,11 @@ def _find(loaded: LoadedStore, entry_id: str) -> Entry:
             if not entry.is_live:
                 raise InputError(f"{entry_id} is a tombstone; there is nothing to verify", "tombstone")
             return entry
-    broken = [u.path for u in loaded.unreadable if Path(u.path).stem == entry_id]
+    broken = [u.path for u in loaded.unreadable if _stem(u.path) == entry_id]
     if broken:
         raise InputError(f"{broken[0]} cannot be read; run git memkeep lint", "unreadable_entry")
+    declared = [e for e in loaded.entries if e.declared_id == entry_id]
+    if declared:
+        raise InputError(f"no entry with id {entry_id!r}: {declared[0].path} says id: {entry_id}, but an entry's "
+                         f"id is its file name ({declared[0].id})", "unknown_id")  # fmt: skip
     raise InputError(f"no entry with id {entry_id!r}", "unknown_id")

@@ -56,9 +56,21 @@ class Entry:
 
     @property
     def id(self) -> str:
-        """The ``id`` field, else the file name without ``.md``."""
+        """The entry's identity: the file name without ``.md`` (the convention: id = file name).
+
+        status, verify, ``explains`` and INDEX.md all key entries by it, so an ``id`` field that differs (a lint
+        ``id_mismatch``) never re-routes dependencies. An entry built without a file name uses its ``id`` field.
+        """
+        if self.stem:
+            return self.stem
         value = self.fields.get("id")
-        return value if isinstance(value, str) and value else self.stem
+        return value if isinstance(value, str) else ""
+
+    @property
+    def declared_id(self) -> str | None:
+        """The ``id`` field as written, when it is a non-empty string (lint compares it with :attr:`id`)."""
+        value = self.fields.get("id")
+        return value if isinstance(value, str) and value else None
 
     @property
     def type(self) -> str | None:
@@ -135,14 +147,17 @@ class Entry:
 
 
 def parse_check(value: Any, label: str) -> Check | None:
-    """Read a ``check`` value: a command string, or a mapping ``{run, safe, timeout_s}``; else ``None``."""
+    """Read a ``check`` value: a command string, or a mapping ``{run, safe, timeout_s}``; else ``None``.
+
+    The command is stripped: a YAML block (``run: |``) keeps a trailing newline that ``sh -c`` ignores anyway.
+    """
     if isinstance(value, str) and value.strip():
-        return Check(value, False, DEFAULT_CHECK_TIMEOUT_S, label)
+        return Check(value.strip(), False, DEFAULT_CHECK_TIMEOUT_S, label)
     if isinstance(value, dict) and isinstance(value.get("run"), str) and value["run"].strip():
         timeout = value.get("timeout_s", DEFAULT_CHECK_TIMEOUT_S)
         if not isinstance(timeout, int) or isinstance(timeout, bool) or timeout <= 0:
             timeout = DEFAULT_CHECK_TIMEOUT_S
-        return Check(value["run"], value.get("safe") is True, timeout, label)
+        return Check(value["run"].strip(), value.get("safe") is True, timeout, label)
     return None
 
 

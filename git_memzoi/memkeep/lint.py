@@ -1,12 +1,14 @@
 """Lint: the reserved envelope, the taxonomies, the explains graph, size caps and INDEX consistency (pure).
 
 memkeep README "Commands" (lint) and docs/memkeep.md "Lint rules". Unknown fields are the agent's own and
-are ignored. Each :class:`Violation` names the entry, the field and the rule.
+are ignored, except that a missing reserved field whose name an unknown field nearly matches says so ("unknown
+field 'stauts' — did you mean status?"). Each :class:`Violation` names the entry, the field and the rule.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import difflib
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -15,7 +17,7 @@ from typing import Any
 
 from git_memzoi.core.globs import pattern_problem
 from git_memzoi.memkeep import index
-from git_memzoi.memkeep.entries import STATUSES, TYPES, Entry, as_date
+from git_memzoi.memkeep.entries import RESERVED, STATUSES, TYPES, Entry, as_date
 from git_memzoi.memkeep.store import Unreadable
 
 CLAIM_MAX_CHARS = 140
@@ -59,9 +61,10 @@ def lint(
         if entry.id in ids:
             found.append(_v(entry, "id", "id_duplicate", f"id also used by {ids[entry.id].path}"))
         ids.setdefault(entry.id, entry)
+    targets = _Targets(ids, {_stem(u.path): u.path for u in unreadable}, entries)
     for entry in entries:
-        found.extend(_entry_rules(entry, today, (sizes or {}).get(entry.path)))
-        found.extend(_explains_rules(entry, ids))
+        own = _entry_rules(entry, today, (sizes or {}).get(entry.path)) + _explains_rules(entry, targets)
+        found.extend(_with_spelling_hints(entry, own))
     found.extend(_cycles(ids))
     found.extend(_index_rules(entries, index_text, index_path))
     return sorted(found, key=lambda v: (v.path, v.field, v.rule, v.message))
@@ -71,16 +74,72 @@ def _v(entry: Entry, field: str, rule: str, message: str) -> Violation:
     return Violation(entry.path, entry.id, field, rule, message)
 
 
+def _stem(path: str) -> str:
+    return path.rsplit("/", 1)[-1].removesuffix(".md")
+
+
+@dataclass(frozen=True)
+class _Targets:
+    """What an ``explains`` or ``superseded_by`` id can resolve to: a readable entry, an unreadable file, or
+    nothing (then perhaps an entry whose ``id`` field, not its file name, says that id)."""
+
+    readable: dict[str, Entry]
+    unreadable: dict[str, str]
+    entries: Sequence[Entry]
+
+    def problem(self, target: str) -> tuple[str, str] | None:
+        """``(rule suffix, message)`` when ``target`` does not name a readable entry, else ``None``."""
+        if target in self.readable:
+            return None
+        if target in self.unreadable:
+            path = self.unreadable[target]
+            return "unreadable", f"{target!r} is {path}, which cannot be read (see its parse violation)"
+        declared = [e.path for e in self.entries if e.declared_id == target]
+        hint = f" ({declared[0]} says id: {target}, but an entry's id is its file name)" if declared else ""
+        return "target", f"no entry with id {target!r}{hint}"
+
+
+def _with_spelling_hints(entry: Entry, violations: list[Violation]) -> list[Violation]:
+    """Add "unknown field 'stauts' — did you mean status?" to the violations of an absent reserved field."""
+    absent = [name for name in RESERVED if entry.fields.get(name) is None]
+    hints: dict[str, list[str]] = {}
+    for key in entry.fields:
+        if isinstance(key, str) and key not in RESERVED:
+            for match in difflib.get_close_matches(key.lower(), absent, n=1, cutoff=0.7):
+                hints.setdefault(match, []).append(key)
+    if not hints:
+        return violations
+    out = []
+    for v in violations:
+        keys = hints.get(v.field)
+        if keys:
+            said = ", ".join(repr(k) for k in keys)
+            v = Violation(v.path, v.id, v.field, v.rule, f"{v.message}; unknown field {said} — did you mean "
+                          f"{v.field}?", v.line)  # fmt: skip
+        out.append(v)
+    return out
+
+
+def _required(entry: Entry, name: str, allowed: Sequence[str]) -> list[Violation]:
+    """``<name>_missing`` when the field is absent (or empty), ``<name>_invalid`` when outside ``allowed``."""
+    value = entry.fields.get(name)
+    if value is None:
+        return [_v(entry, name, f"{name}_missing", f"{name} is missing; it is one of {', '.join(allowed)}")]
+    if value not in allowed:
+        return [_v(entry, name, f"{name}_invalid", f"{name} {value!r} is not one of {', '.join(allowed)}")]
+    return []
+
+
 def _entry_rules(entry: Entry, today: dt.date, size: int | None) -> list[Violation]:
     f = entry.fields
     out: list[Violation] = []
-    if f.get("schema_version") != 1:
+    if f.get("schema_version") is None:
+        out.append(_v(entry, "schema_version", "schema_version_missing", "schema_version is missing; it must be 1"))
+    elif f.get("schema_version") != 1:
         out.append(_v(entry, "schema_version", "schema_version", "schema_version must be 1"))
     out.extend(_id_rules(entry))
-    if f.get("type") not in TYPES:
-        out.append(_v(entry, "type", "type_invalid", f"type must be one of {', '.join(TYPES)}"))
-    if f.get("status") not in STATUSES:
-        out.append(_v(entry, "status", "status_invalid", f"status must be one of {', '.join(STATUSES)}"))
+    out.extend(_required(entry, "type", TYPES))
+    out.extend(_required(entry, "status", STATUSES))
     out.extend(_date_rules(entry, today))
     out.extend(_anchor_rules(entry))
     out.extend(_scope_rules(entry))
@@ -99,7 +158,8 @@ def _id_rules(entry: Entry) -> list[Violation]:
     if not _ID.match(value):
         return [_v(entry, "id", "id_format", "id must not contain spaces, '|' or slashes")]
     if value != entry.stem:
-        return [_v(entry, "id", "id_mismatch", f"id {value!r} differs from the file name {entry.stem!r}.md")]
+        return [_v(entry, "id", "id_mismatch", f"id {value!r} differs from the file name {entry.stem + '.md'!r}; "
+                   f"status, verify and explains know this entry as {entry.stem!r}")]  # fmt: skip
     return []
 
 
@@ -241,23 +301,23 @@ def _claim_rules(entry: Entry, size: int | None) -> list[Violation]:
     return out
 
 
-def _explains_rules(entry: Entry, ids: dict[str, Entry]) -> list[Violation]:
+def _explains_rules(entry: Entry, targets: _Targets) -> list[Violation]:
+    out = []
+    successor = entry.fields.get("superseded_by")
+    if isinstance(successor, str) and successor and (problem := targets.problem(successor)):
+        out.append(_v(entry, "superseded_by", "superseded_by_target", problem[1]))
     value = entry.fields.get("explains")
     if value is None:
-        return []
+        return out
     if not isinstance(value, list) or not all(isinstance(x, str) for x in value):
-        return [_v(entry, "explains", "explains_type", "explains must be a list of entry ids")]
-    out = []
+        return [*out, _v(entry, "explains", "explains_type", "explains must be a list of entry ids")]
     for target in value:
         if target == entry.id:
             out.append(_v(entry, "explains", "explains_self", "an entry cannot depend on itself"))
-        elif target not in ids:
-            out.append(_v(entry, "explains", "explains_target", f"no entry with id {target!r}"))
-        elif not ids[target].is_live and entry.is_live:
+        elif problem := targets.problem(target):
+            out.append(_v(entry, "explains", f"explains_{problem[0]}", problem[1]))
+        elif not targets.readable[target].is_live and entry.is_live:
             out.append(_v(entry, "explains", "explains_tombstone", f"{target!r} is a tombstone"))
-    successor = entry.fields.get("superseded_by")
-    if isinstance(successor, str) and successor and successor not in ids:
-        out.append(_v(entry, "superseded_by", "superseded_by_target", f"no entry with id {successor!r}"))
     return out
 
 

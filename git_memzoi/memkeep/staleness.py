@@ -5,19 +5,24 @@ Implements memkeep README "How staleness works"::
     suspect(e) = scope(e) ∩ files_changed(anchor(e)..HEAD) ≠ ∅      scope_hit (e's own file excluded)
                ∨ today − verified_at(e) > ttl_days(e)               ttl_expired
                ∨ ∃ d ∈ explains(e): suspect(d) ∨ status(d) = stale   dependency_suspect
+                                      ∨ d unreadable or missing
                ∨ anchor(e) absent, unresolvable or not an ancestor   anchor_unreachable
                ∨ referential_check ∧ a body path ref ∉ HEAD tree     ref_missing (opt-in)
 
 Suspect is derived on every call, never stored. Tombstones never take part; entries already marked ``stale``
-are reported as such and propagate to the entries that explain from them. History is read once per distinct
-anchor through the :class:`~git_memzoi.core.gitview.RepoView`; time comes only from the
+are reported as such and propagate to the entries that explain from them. A dependency that resolves to no
+readable entry (its file cannot be read, or there is no such entry) propagates the same way: the dependent is
+dependency_suspect with that dependency marked ``unreadable`` or ``missing``. An entry whose own fields keep it
+from being watched (an invalid or missing scope, a malformed ``explains`` or ``ttl_days``) is listed as
+*unchecked*: not suspect, but never reported as holding either. History is read once per distinct anchor
+through the :class:`~git_memzoi.core.gitview.RepoView`; time comes only from the
 :class:`~git_memzoi.core.clock.Clock`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +61,16 @@ class Verdict:
 
 
 @dataclass(frozen=True)
+class Unchecked:
+    """One field that keeps a live entry from being (fully) watched: ``scope``, ``explains`` or ``ttl_days``."""
+
+    id: str
+    path: str
+    field: str
+    message: str
+
+
+@dataclass(frozen=True)
 class StalenessReport:
     """The suspect set of a store at one HEAD on one day."""
 
@@ -66,6 +81,7 @@ class StalenessReport:
     verdicts: tuple[Verdict, ...]
     stale: tuple[str, ...]  # ids whose status is stale
     tombstones: int
+    unchecked: tuple[Unchecked, ...] = ()  # sorted by id, then field
 
     @property
     def suspect_ids(self) -> tuple[str, ...]:
@@ -80,6 +96,7 @@ def compute(
     *,
     referential_check: bool = False,
     path_refs: Callable[[str], Iterable[str]] | None = None,
+    unreadable: Collection[str] = (),
 ) -> StalenessReport:
     """Compute the suspect set of ``entries`` against ``repo``'s HEAD and ``clock``'s today.
 
@@ -90,6 +107,8 @@ def compute(
         clock: today's date, for ttl_expired.
         referential_check: enable ref_missing (``.memkeep.yml`` ``referential_check: true``).
         path_refs: body → referenced paths, required with ``referential_check``.
+        unreadable: ids (file names without ``.md``) of entry files that could not be read; a dependency on one
+            makes the dependent suspect, as does a dependency on an id no entry has.
 
     Returns:
         A :class:`StalenessReport`; verdicts sorted by entry id, then by reason in :data:`REASONS` order.
@@ -107,11 +126,16 @@ def compute(
         verdicts.extend(_ttl(entry, today))
         if referential_check and path_refs is not None and head is not None:
             verdicts.extend(_refs(entry, repo, head, path_refs))
-    verdicts.extend(_dependencies(live, {v.id for v in verdicts}, set(stale)))
+    unresolved = {
+        d: "unreadable" if d in unreadable else "missing" for e in live for d in e.explains if d not in by_id
+    }
+    verdicts.extend(_dependencies(live, {v.id for v in verdicts}, set(stale), unresolved))
     order = {reason: i for i, reason in enumerate(REASONS)}
     verdicts.sort(key=lambda v: (v.id, order[v.reason]))
     tombstones = sum(1 for e in by_id.values() if not e.is_live)
-    return StalenessReport(head, repo.is_shallow(), today, len(by_id), tuple(verdicts), stale, tombstones)
+    unchecked = tuple(u for e in sorted(live, key=lambda e: e.id) for u in _unchecked(e))
+    shallow = repo.is_shallow()
+    return StalenessReport(head, shallow, today, len(by_id), tuple(verdicts), stale, tombstones, unchecked)
 
 
 @dataclass(frozen=True)
@@ -178,20 +202,61 @@ def _refs(entry: Entry, repo: RepoView, head: str, path_refs: Callable[[str], It
     return [Verdict(entry.id, entry.path, "ref_missing", message, {"refs": missing})]
 
 
-def _dependencies(live: Sequence[Entry], direct: set[str], stale: set[str]) -> list[Verdict]:
-    """dependency_suspect as a least fixpoint: monotone, so it ends within len(live) passes, cycles included."""
+def _dependencies(
+    live: Sequence[Entry], direct: set[str], stale: set[str], unresolved: Mapping[str, str]
+) -> list[Verdict]:
+    """dependency_suspect as a least fixpoint: monotone, so it ends within len(live) passes, cycles included.
+
+    ``stale`` ids and ``unresolved`` ids (→ ``unreadable`` or ``missing``) seed it without being suspect.
+    """
     suspect = set(direct)
+    seeds = stale | set(unresolved)
     changed = True
     while changed:
         changed = False
         for entry in live:
-            if entry.id not in suspect and any(d in suspect or d in stale for d in entry.explains):
+            if entry.id not in suspect and any(d in suspect or d in seeds for d in entry.explains):
                 suspect.add(entry.id)
                 changed = True
     verdicts = []
     for entry in live:
-        deps = sorted({d for d in entry.explains if d != entry.id and (d in suspect or d in stale)})
-        if deps:
-            message = "depends on " + ", ".join(f"{d} ({'stale' if d in stale else 'suspect'})" for d in deps)
-            verdicts.append(Verdict(entry.id, entry.path, "dependency_suspect", message, {"dependencies": deps}))
+        deps = sorted({d for d in entry.explains if d != entry.id and (d in suspect or d in seeds)})
+        if not deps:
+            continue
+        states = {d: "stale" if d in stale else unresolved.get(d, "suspect") for d in deps}
+        message = "depends on " + ", ".join(f"{d} ({states[d]})" for d in deps)
+        evidence: dict[str, Any] = {"dependencies": deps}
+        if any(d in unresolved for d in deps):
+            evidence["unresolved"] = {d: unresolved[d] for d in deps if d in unresolved}
+        verdicts.append(Verdict(entry.id, entry.path, "dependency_suspect", message, evidence))
     return verdicts
+
+
+def _unchecked(entry: Entry) -> list[Unchecked]:
+    """The fields that keep ``entry`` from being watched, each with why (lint names the same problems)."""
+    out: list[Unchecked] = []
+
+    def note(field_name: str, message: str) -> None:
+        out.append(Unchecked(entry.id, entry.path, field_name, message))
+
+    scope = entry.fields.get("scope")
+    patterns = [scope] if isinstance(scope, str) else scope if isinstance(scope, list) else None
+    if not patterns:
+        what = "no scope" if scope is None or scope == [] else "scope is not a list of patterns"
+        note("scope", f"{what}: no change in the repository can flag this claim")
+    else:
+        bad = [(p, problem) for p in patterns if (problem := pattern_problem(p))]
+        for pattern, problem in bad:
+            note("scope", f"scope pattern {pattern!r} is never matched ({problem})")
+        if not bad and all(p.startswith("!") for p in patterns):
+            note("scope", "scope has only negations, so it matches nothing")
+    explains = entry.fields.get("explains")
+    ids_only = isinstance(explains, str) or (isinstance(explains, list) and all(isinstance(x, str) for x in explains))
+    if explains is not None and not ids_only:
+        note("explains", "explains is not a list of entry ids: its dependencies are not all followed")
+    ttl = entry.fields.get("ttl_days")
+    if ttl is not None and entry.ttl_days is None:
+        note("ttl_days", f"ttl_days {ttl!r} is not a positive whole number: the claim never expires")
+    elif entry.ttl_days is not None and entry.verified_at is None:
+        note("ttl_days", "no valid verified_at or written_at date, so ttl_days cannot expire the claim")
+    return out

@@ -99,7 +99,11 @@ def locate(start: Path, root: Path, *, store: str | None = None, store_dir: str 
     config = read_config(start, root)
     if store:
         path = (start / store) if not Path(store).is_absolute() else Path(store)
-        if not is_within(path, root):
+        inside = is_within(path, root)
+        if not path.exists():
+            where = "" if inside else f" (and it would be outside the repository {root}, where stores are refused)"
+            raise StoreNotFound(f"no memkeep store at {store}: no such folder{where}")
+        if not inside:
             raise InputError(f"store {store} is outside the repository {root}", "path_outside_repo")
         if not (path / "entries").is_dir():
             raise StoreNotFound(f"no memkeep store at {store} (it needs an entries/ folder)")

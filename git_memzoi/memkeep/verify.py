@@ -2,7 +2,8 @@
 
 Exit 0 of every check heals (``anchor := HEAD``, ``verified_at := today``, ``stale`` becomes ``verified``);
 exit 1 of any check marks the entry ``stale``; anything else is a tool error that leaves the entry untouched.
-Only the changed frontmatter lines are rewritten, atomically, under the lifecycle lock.
+Only the changed frontmatter lines are rewritten, atomically, under the lifecycle lock. A healed entry can stay
+suspect (a dependency is stale or suspect, a referenced path is missing); the item then says so.
 """
 
 from __future__ import annotations
@@ -25,7 +26,10 @@ _GUARDED = ("anchor", "status", "verified_at")
 
 @dataclass(frozen=True)
 class VerifyItem:
-    """What verify did to one entry: ``healed``, ``marked_stale``, ``tool_error``, ``would_run`` or ``skipped``."""
+    """What verify did to one entry: ``healed``, ``marked_stale``, ``tool_error``, ``would_run`` or ``skipped``.
+
+    ``reasons`` are why the entry was suspect before; ``still_suspect`` the verdict messages left after a heal.
+    """
 
     id: str
     path: str
@@ -33,6 +37,7 @@ class VerifyItem:
     message: str
     results: tuple[CheckResult, ...] = ()
     reasons: tuple[str, ...] = ()
+    still_suspect: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -45,9 +50,14 @@ class VerifyResult:
 
     @property
     def exit_code(self) -> int:
-        """2 when any check was a tool error, 1 when any check failed, else 0."""
+        """2 when any check was a tool error; 1 when any check failed, a healed entry is still suspect, or a dry
+        run previews a suspect entry; else 0."""
         actions = {i.action for i in self.items}
-        return 2 if "tool_error" in actions else 1 if "marked_stale" in actions else 0
+        if "tool_error" in actions:
+            return 2
+        if self.dry_run:
+            return 1 if any(i.reasons for i in self.items) else 0
+        return 1 if "marked_stale" in actions or any(i.still_suspect for i in self.items) else 0
 
 
 @dataclass(frozen=True)

@@ -540,7 +540,7 @@ def test_verify_all_safe_runs_only_safe_checks_of_suspect_entries(base: Repo, tm
     files = {p.name: p.read_bytes() for p in (base.root / STORE / "entries").iterdir()}
 
     dry = in_repo(base, "verify", "--all-safe", "--dry-run", "--json")
-    assert dry.exit_code == 0
+    assert dry.exit_code == 1  # a dry run that previews suspects exits 1
     assert {i["id"]: i["action"] for i in as_json(dry)["items"]} == {
         "bare-string": "skipped", "no-check": "skipped", "safe-fail": "would_run", "safe-hit": "would_run",
         "unsafe-hit": "skipped",
@@ -569,7 +569,7 @@ def test_verify_dry_run_single_entry_writes_nothing(base: Repo, tmp_path: Path) 
     path = base.write(f"{STORE}/entries/subject.md", _verify_entry(first, f"{{run: 'touch {mark}', safe: true}}"))
     before = path.read_bytes()
     result = in_repo(base, "verify", "subject", "--dry-run", "--json")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # a dry run that previews suspects exits 1
     assert [i["action"] for i in as_json(result)["items"]] == ["would_run"]
     assert not mark.exists()
     assert path.read_bytes() == before
