@@ -1,9 +1,320 @@
-"""`git memzoi` commands of the packets area (registered onto the group by :func:`register`)."""
+"""`git memzoi` commands of the packets area: ``proposal-files`` (list, show, validate, apply, reject),
+``supersede`` and ``tombstone``. Each command parses, calls one core function and renders; no logic here.
+
+A sensitivity-blocked write prints one line on stderr and, under ``--json``, the content-free envelope
+``{"ok": false, "error": {"code": "repo_sensitivity_required", ...}}`` on stdout, then exits 1
+(:func:`guard_sensitivity`; other areas may reuse it).
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
 import click
+
+from git_memzoi.cli.app import emit_json, json_option
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.packets import Packet
+    from git_memzoi.memzoi.proposal_files import Entry, Issue
+
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+
+def guard_sensitivity(ctx: click.Context, as_json: bool, call: Callable[[], T]) -> T:
+    """Run ``call``; turn a :class:`~git_memzoi.memzoi.packets.SensitivityBlocked` into the content-free
+    envelope (stdout, with ``--json``), one stderr line, and its exit code (1)."""
+    from git_memzoi.memzoi.packets import SensitivityBlocked
+
+    try:
+        return call()
+    except SensitivityBlocked as exc:
+        prog = ctx.find_root().info_name or "git-memzoi"
+        click.echo(f"{prog}: error: {exc.message}", err=True)
+        if as_json:
+            emit_json(exc.envelope())
+        ctx.exit(int(exc.exit_code))
+        raise AssertionError("unreachable") from None
+
+
+def _context(ctx: click.Context, actor: str | None = None) -> Any:
+    from git_memzoi.cli.memzoi import open_context
+
+    return open_context(ctx, actor=actor)
+
+
+def _actor_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    return click.option("--actor", default=None, help="Who acts (default: cli).")(func)
+
+
+# ------------------------------------------------------------------------------------------------ proposal-files
+
+
+@click.group("proposal-files")
+def proposal_files() -> None:
+    """List, show, validate, apply and reject proposal packets under .memzoi/proposals/.
+
+    Example: git memzoi proposal-files list
+    """
+
+
+@proposal_files.command("list")
+@json_option
+@click.pass_context
+def list_cmd(ctx: click.Context, as_json: bool) -> None:
+    """List the pending packets (non-repo-safe ones only as redacted receipts).
+
+    Example: git memzoi proposal-files list --json
+    """
+    from git_memzoi.memzoi import proposal_files as pf
+
+    entries = pf.list_packets(_context(ctx).layout)
+    if as_json:
+        emit_json({"schema_version": SCHEMA_VERSION, "proposals": [_entry_json(e) for e in entries]})
+        return
+    for e in entries:
+        click.echo(_entry_line(e))
+    click.echo(f"{len(entries)} pending proposal packet{'s' if len(entries) != 1 else ''}")
+
+
+@proposal_files.command("show")
+@click.argument("proposal_id")
+@json_option
+@click.pass_context
+def show_cmd(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
+    """Show one packet, pending or resolved, by id, file id or original alias.
+
+    Example: git memzoi proposal-files show mem_auth_guidance
+    """
+    from git_memzoi.memzoi import proposal_files as pf
+
+    entry = pf.show_packet(_context(ctx).layout, proposal_id)
+    if entry.packet is None and entry.problem is not None:
+        raise entry.problem
+    assert entry.packet is not None
+    if as_json:
+        emit_json({"schema_version": SCHEMA_VERSION, "state": entry.state, "path": entry.shown_path,
+                   "redacted": entry.redacted, "classification": entry.pre.sensitivity,
+                   "proposal": packet_json(entry.packet)})  # fmt: skip
+        return
+    click.echo(_show_text(entry))
+
+
+@proposal_files.command("validate")
+@json_option
+@click.pass_context
+def validate_cmd(ctx: click.Context, as_json: bool) -> None:
+    """Check every pending packet as apply would, including supersede/tombstone targets (exit 1 if invalid).
+
+    Example: git memzoi proposal-files validate
+    """
+    from git_memzoi.memzoi import proposal_files as pf
+
+    checks = pf.validate(_context(ctx).layout)
+    invalid = sum(1 for _, issues in checks if issues)
+    if as_json:
+        emit_json({"schema_version": SCHEMA_VERSION, "valid": not invalid,
+                   "proposals": [{**_ids(e), "valid": not issues, "issues": [_issue_json(i) for i in issues]}
+                                 for e, issues in checks]})  # fmt: skip
+    else:
+        for e, issues in checks:
+            click.echo(f"ok       {e.shown_id}" if not issues else f"invalid  {e.shown_id}  {_issue_text(issues[0])}")
+        click.echo(f"{len(checks)} pending, {invalid} invalid")
+    if invalid:
+        ctx.exit(1)
+
+
+@proposal_files.command("apply")
+@click.argument("proposal_id")
+@_actor_option
+@json_option
+@click.pass_context
+def apply_cmd(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bool) -> None:
+    """Apply a repo-safe pending packet: write its record change and move it to resolved/applied/.
+
+    Example: git memzoi proposal-files apply mem_auth_guidance --actor reviewer
+    """
+    from git_memzoi.memzoi import proposal_files as pf
+
+    c = _context(ctx, actor)
+    r = guard_sensitivity(ctx, as_json, lambda: pf.apply_packet(c, proposal_id, actor=c.actor))
+    if as_json:
+        emit_json({"ok": True, "schema_version": SCHEMA_VERSION, "proposal_id": r.proposal_id, "file_id": r.file_id,
+                   "action": r.action, "record_id": r.record_id, "target_id": r.target_id, "replayed": r.replayed,
+                   "resolved_path": r.resolved_path, "written": list(r.written), "drift": list(r.drift)})  # fmt: skip
+        return
+    for note in r.drift:
+        click.echo(f"warning: {note}", err=True)
+    if r.replayed:
+        click.echo(f"{r.proposal_id} was already applied (record {r.record_id}); nothing changed")
+    elif r.action == "create":
+        click.echo(f"applied {r.proposal_id}: created record {r.record_id}")
+    elif r.action == "supersede":
+        click.echo(f"applied {r.proposal_id}: record {r.record_id} supersedes {r.target_id}")
+    else:
+        click.echo(f"applied {r.proposal_id}: tombstoned record {r.record_id}")
+
+
+@proposal_files.command("reject")
+@click.argument("proposal_id")
+@click.option("--reason", required=True, help="Why the packet is rejected (kept in the resolved packet).")
+@_actor_option
+@json_option
+@click.pass_context
+def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | None, as_json: bool) -> None:
+    """Reject a pending packet: move it to resolved/rejected/ (a non-repo-safe one as a redacted receipt).
+
+    Example: git memzoi proposal-files reject mem_auth_guidance --reason "duplicate of an ADR"
+    """
+    from git_memzoi.memzoi import proposal_files as pf
+
+    c = _context(ctx, actor)
+    r = pf.reject_packet(c, proposal_id, reason=reason, actor=c.actor)
+    if as_json:
+        emit_json({"ok": True, "schema_version": SCHEMA_VERSION, "proposal_id": r.proposal_id, "file_id": r.file_id,
+                   "redacted": r.redacted, "replayed": r.replayed, "reason": r.reason,
+                   "resolved_path": r.resolved_path, "written": list(r.written)})  # fmt: skip
+    elif r.replayed:
+        click.echo(f"{r.proposal_id} was already rejected; nothing changed")
+    else:
+        click.echo(f"rejected {r.proposal_id}" + (" (archived as a redacted receipt)" if r.redacted else ""))
+
+
+# ------------------------------------------------------------------------------------------------ lifecycle
+
+
+@click.command("supersede")
+@click.argument("record_id")
+@click.option("--title", required=True, help="Title of the replacement record.")
+@click.option("--body", required=True, help="Body of the replacement record.")
+@click.option("--type", "record_type", default=None, help="Memory type (default: the target's).")
+@click.option("--scope-kind", default=None, help="Must equal the target's scope kind.")
+@click.option("--visibility", default=None, help="Visibility (default: the target's; never private).")
+@click.option("--sensitivity", default="unknown", show_default=True, help="Must be repo-safe to write.")
+@click.option("--source-kind", default=None, help="Evidence kind, e.g. pr, issue, commit.")
+@click.option("--source-ref", default=None, help="Evidence locator, e.g. a URL.")
+@_actor_option
+@json_option
+@click.pass_context
+def supersede_cmd(ctx: click.Context, record_id: str, title: str, body: str, record_type: str | None,
+                  scope_kind: str | None, visibility: str | None, sensitivity: str, source_kind: str | None,
+                  source_ref: str | None, actor: str | None, as_json: bool) -> None:  # fmt: skip
+    """Atomically supersede an active, non-private repo record with a same-scope repo-safe replacement.
+
+    Example: git memzoi supersede use-npm --title "Use pnpm" --body "..." --sensitivity repo-safe
+    """
+    from git_memzoi.memzoi import lifecycle
+
+    c = _context(ctx, actor)
+    r = guard_sensitivity(ctx, as_json, lambda: lifecycle.supersede(
+        c, record_id, title=title, body=body, actor=c.actor, record_type=record_type, scope_kind=scope_kind,
+        visibility=visibility, sensitivity=sensitivity, source_kind=source_kind, source_ref=source_ref))  # fmt: skip
+    if as_json:
+        emit_json({"ok": True, "schema_version": SCHEMA_VERSION, "record_id": r.record_id,
+                   "superseded": r.target_id, "written": list(r.written)})  # fmt: skip
+    else:
+        click.echo(f"superseded {r.target_id} with {r.record_id}")
+
+
+@click.command("tombstone")
+@click.argument("record_id")
+@click.option("--reason", required=True, help="Why the record no longer holds (logged).")
+@_actor_option
+@json_option
+@click.pass_context
+def tombstone_cmd(ctx: click.Context, record_id: str, reason: str, actor: str | None, as_json: bool) -> None:
+    """Atomically tombstone an active, non-private repo record (its evidence is kept).
+
+    Example: git memzoi tombstone use-npm --reason "we moved to pnpm"
+    """
+    from git_memzoi.memzoi import lifecycle
+
+    c = _context(ctx, actor)
+    r = lifecycle.tombstone(c, record_id, reason=reason, actor=c.actor)
+    if as_json:
+        emit_json({"ok": True, "schema_version": SCHEMA_VERSION, "record_id": r.record_id, "status": "tombstoned",
+                   "written": list(r.written)})  # fmt: skip
+    else:
+        click.echo(f"tombstoned {r.record_id}")
 
 
 def register(cli: click.Group) -> None:
     """Add this area's commands to ``cli``."""
+    cli.add_command(proposal_files)
+    cli.add_command(supersede_cmd)
+    cli.add_command(tombstone_cmd)
+
+
+# ------------------------------------------------------------------------------------------------ rendering
+
+
+def packet_json(packet: Packet) -> dict[str, Any]:
+    """``packet`` as one JSON object in the writer's key order, with the trimmed ``body``."""
+    from git_memzoi.memzoi.packets import RESOLUTION_KEYS, SOURCE_KEYS
+
+    def present(mapping: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in mapping.items() if v is not None}
+
+    def plain(value: Any) -> Any:
+        return None if value is None else json.loads(json.dumps(value, default=str))
+
+    res = packet.resolution
+    return {
+        "id": packet.id, "file_id": packet.file_id, "kind": "proposal", "profile": "memzoi", "type": packet.type,
+        "lane": packet.lane, "title": packet.title, "description": packet.description, "status": packet.status,
+        "proposal": present({"action": packet.action, "proposed_by": packet.proposed_by,
+                             "proposed_at": packet.proposed_at, "reason": packet.reason,
+                             "confidence": packet.confidence, "target": packet.target}),
+        "scope": {"kind": packet.scope_kind, "id": packet.scope_id, "paths": list(packet.paths)},
+        "tags": list(packet.tags), "timestamp": packet.timestamp, "created_by": packet.created_by,
+        "sources": [present({k: getattr(s, k) for k in SOURCE_KEYS}) for s in packet.sources],
+        "supersedes": list(packet.supersedes), "sensitivity": packet.sensitivity,
+        "content_class": packet.content_class,
+        "resolution": None if res is None else present({k: getattr(res, k) for k in RESOLUTION_KEYS}),
+        "capture": plain(packet.capture), "retention": plain(packet.retention), "origin": plain(packet.origin),
+        "lineage": plain(packet.lineage), "body": packet.body,
+    }  # fmt: skip
+
+
+def _ids(e: Entry) -> dict[str, Any]:
+    return {"id": e.shown_id, "file_id": e.shown_file_id, "path": e.shown_path, "redacted": e.redacted,
+            "classification": e.pre.sensitivity}  # fmt: skip
+
+
+def _entry_json(e: Entry) -> dict[str, Any]:
+    p = e.packet
+    problem = None if e.problem is None else {"code": e.problem.code, "message": e.problem.message}
+    return {**_ids(e), "state": e.state, "status": p.status if p else None, "action": p.action if p else None,
+            "type": p.type if p else None, "title": p.title if p else None, "problem": problem}  # fmt: skip
+
+
+def _entry_line(e: Entry) -> str:
+    if e.redacted:
+        return f"{e.shown_id}  redacted  (sensitivity {e.pre.sensitivity}; content withheld)"
+    if e.packet is None:
+        return f"{e.rel}  unreadable: {e.problem.message if e.problem else 'unknown problem'}"
+    return f"{e.packet.id}  {e.packet.action}  {e.packet.status}  {e.packet.title}"
+
+
+def _show_text(e: Entry) -> str:
+    p = e.packet
+    assert p is not None
+    lines = [f"{p.id}  ({e.state}{', redacted' if e.redacted else ''})", f"title: {p.title}",
+             f"action: {p.action}   status: {p.status}   sensitivity: {e.pre.sensitivity}",
+             f"scope: {p.scope_kind}{'/' + p.scope_id if p.scope_id else ''}"]  # fmt: skip
+    if p.target_id:
+        lines.append(f"target: {p.target_id}")
+    if p.resolution:
+        lines.append(f"resolution: {p.resolution.outcome} by {p.resolution.resolved_by} at {p.resolution.resolved_at}")
+    return "\n".join([*lines, "", p.body])
+
+
+def _issue_json(i: Issue) -> dict[str, str]:
+    return {"code": i.code, "field": i.field, "message": i.message}
+
+
+def _issue_text(i: Issue) -> str:
+    return f"{i.code}: {i.message}"

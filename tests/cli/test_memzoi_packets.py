@@ -1,0 +1,215 @@
+"""``git memzoi proposal-files``, ``supersede`` and ``tombstone`` through the command line (CliRunner).
+
+Exact ``--json`` objects, exit codes, and the privacy rule: a blocked packet's title and body appear nowhere in
+stdout, stderr or the resolved files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner, Result
+
+from git_memzoi.cli.memzoi import cli
+from tests.conftest import Repo
+from tests.integration.test_proposal_files import packet_text, record_text
+
+ENV = {"MEMZOI_NOW": "2026-07-10T12:00:00Z"}
+SECRET_TITLE = "Opal vault token"
+SECRET_BODY = "ghp_SENTINEL_0123456789abcdefghijklmnop lives in the staging vault."
+
+
+def run(repo: Repo, *args: str) -> Result:
+    """Invoke ``git memzoi -C <repo> ...`` in-process; never an internal error."""
+    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], env=ENV)
+    assert result.exit_code != 3, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+    return result
+
+
+def run_json(repo: Repo, *args: str, code: int = 0) -> Any:
+    result = run(repo, *args, "--json")
+    assert result.exit_code == code, (result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
+@pytest.fixture
+def root(repo: Repo) -> Repo:
+    assert run(repo, "init").exit_code == 0
+    return repo
+
+
+def pending(repo: Repo, name: str, text: str) -> Path:
+    return repo.write(f".memzoi/proposals/pending/{name}.md", text)
+
+
+def files_text(repo: Repo, folder: str) -> str:
+    base = repo.root / folder
+    return "".join(p.read_text() for p in sorted(base.rglob("*")) if p.is_file())
+
+
+# --------------------------------------------------------------------------------------------- read-only commands
+
+
+def test_list_show_validate_json(root: Repo) -> None:
+    pending(root, "create-one", packet_text())
+    listed = run_json(root, "proposal-files", "list")
+    assert listed == {"schema_version": 1, "proposals": [{
+        "id": "mem_test_one", "file_id": "create-one", "path": ".memzoi/proposals/pending/create-one.md",
+        "redacted": False, "classification": "repo-safe", "state": "pending", "status": "proposed",
+        "action": "create", "type": "decision", "title": "Use pnpm for installs", "problem": None}]}  # fmt: skip
+    shown = run_json(root, "proposal-files", "show", "create-one")
+    assert (shown["state"], shown["path"], shown["redacted"]) == ("pending", ".memzoi/proposals/pending/create-one.md",
+                                                                  False)  # fmt: skip
+    assert shown["proposal"]["proposal"] == {"action": "create", "proposed_by": "agent",
+                                             "proposed_at": "2026-07-05T00:00:00Z"}  # fmt: skip
+    assert shown["proposal"]["sources"] == [{"url": "https://example.com/pr/7"}]
+    assert shown["proposal"]["body"] == "Install dependencies with pnpm, never npm."
+    assert run_json(root, "proposal-files", "validate") == {"schema_version": 1, "valid": True, "proposals": [{
+        "id": "mem_test_one", "file_id": "create-one", "path": ".memzoi/proposals/pending/create-one.md",
+        "redacted": False, "classification": "repo-safe", "valid": True, "issues": []}]}  # fmt: skip
+    text = run(root, "proposal-files", "list")
+    assert text.stdout == "mem_test_one  create  proposed  Use pnpm for installs\n1 pending proposal packet\n"
+
+
+def test_validate_exits_1_and_names_the_issue(root: Repo) -> None:
+    pending(root, "drop", packet_text("mem_drop", action="tombstone",
+                                      proposal_extra="  reason: obsolete\n  target: gone\n"))  # fmt: skip
+    out = run_json(root, "proposal-files", "validate", code=1)
+    assert out["valid"] is False
+    assert out["proposals"][0]["issues"] == [{
+        "code": "target_missing", "field": "proposal.target",
+        "message": ".memzoi/proposals/pending/drop.md: proposal.target: target record 'gone' does not exist"}]  # fmt: skip
+    text = run(root, "proposal-files", "validate")
+    assert text.exit_code == 1 and text.stdout.endswith("1 pending, 1 invalid\n")
+
+
+def test_unknown_id_exits_2_without_echoing_it(root: Repo) -> None:
+    result = run(root, "proposal-files", "show", "mem_private_alias", "--json")
+    assert result.exit_code == 2 and "mem_private_alias" not in result.stdout + result.stderr
+    assert json.loads(result.stdout)["error"]["code"] == "unknown_proposal"
+
+
+# --------------------------------------------------------------------------------------------- apply and reject
+
+
+def test_apply_json_and_replay(root: Repo) -> None:
+    pending(root, "create-one", packet_text())
+    expected = {"ok": True, "schema_version": 1, "proposal_id": "mem_test_one", "file_id": "create-one",
+                "action": "create", "record_id": "use-pnpm-for-installs", "target_id": None, "replayed": False,
+                "resolved_path": ".memzoi/proposals/resolved/applied/create-one.md",
+                "written": [".memzoi/records/use-pnpm-for-installs.md",
+                            ".memzoi/proposals/resolved/applied/create-one.md",
+                            ".memzoi/proposals/pending/create-one.md"], "drift": []}  # fmt: skip
+    assert run_json(root, "proposal-files", "apply", "mem_test_one", "--actor", "reviewer") == expected
+    again = run_json(root, "proposal-files", "apply", "mem_test_one")
+    assert again == {**expected, "replayed": True, "written": []}
+    resolved = (root.root / ".memzoi/proposals/resolved/applied/create-one.md").read_text()
+    assert "  resolved_by: reviewer\n" in resolved
+    refused = run(root, "proposal-files", "reject", "mem_test_one", "--reason", "late", "--json")
+    assert refused.exit_code == 2 and json.loads(refused.stdout)["error"]["code"] == "opposite_outcome"
+
+
+def test_reject_json(root: Repo) -> None:
+    pending(root, "create-one", packet_text())
+    out = run_json(root, "proposal-files", "reject", "create-one", "--reason", "duplicate")
+    assert out == {"ok": True, "schema_version": 1, "proposal_id": "mem_test_one", "file_id": "create-one",
+                   "redacted": False, "replayed": False, "reason": "duplicate",
+                   "resolved_path": ".memzoi/proposals/resolved/rejected/create-one.md",
+                   "written": [".memzoi/proposals/resolved/rejected/create-one.md",
+                               ".memzoi/proposals/pending/create-one.md"]}  # fmt: skip
+    assert run(root, "proposal-files", "reject", "create-one", "--reason", "x").stdout == (
+        "mem_test_one was already rejected; nothing changed\n")
+
+
+@pytest.mark.parametrize("sensitivity", ["secret", "unknown", "local-only"])
+def test_blocked_apply_is_content_free(root: Repo, sensitivity: str) -> None:
+    pending(root, "secret-file", packet_text("mem_secret", title=SECRET_TITLE, body=SECRET_BODY,
+                                             sensitivity=sensitivity))  # fmt: skip
+    result = run(root, "proposal-files", "apply", "mem_secret", "--json")
+    assert result.exit_code == 1
+    guidance = {"secret": "secret proposals must not become repo-shared memory",
+                "unknown": "classify the proposal sensitivity before applying it to repo records",
+                "local-only": "local-only proposals belong in the future local/runtime memory plane"}[sensitivity]
+    message = f"proposal sensitivity {sensitivity} cannot be applied into repo records; {guidance}"
+    assert json.loads(result.stdout) == {"ok": False, "error": {
+        "code": "repo_sensitivity_required", "operation": "proposal_files_apply", "classification": sensitivity,
+        "sensitivity": sensitivity, "message": message, "next_step": guidance}}  # fmt: skip
+    assert result.stderr.endswith(f": error: {message}\n") and result.stderr.count("\n") == 1
+    for args in (("proposal-files", "list"), ("proposal-files", "validate"), ("proposal-files", "show", "mem_secret"),
+                 ("proposal-files", "list", "--json"), ("proposal-files", "show", "secret-file", "--json"),
+                 ("proposal-files", "apply", "mem_secret")):  # fmt: skip
+        seen = run(root, *args)
+        for secret in (SECRET_TITLE, "SENTINEL", "staging vault"):
+            assert secret not in seen.stdout + seen.stderr
+    assert not list((root.root / ".memzoi/records").iterdir())
+    assert files_text(root, ".memzoi/proposals/resolved") == ""
+
+
+def test_blocked_reject_archives_a_receipt_and_leaks_nothing(root: Repo) -> None:
+    pending(root, "secret-file", packet_text("mem_secret", title=SECRET_TITLE, body=SECRET_BODY,
+                                             sensitivity="secret"))  # fmt: skip
+    result = run(root, "proposal-files", "reject", "mem_secret", "--reason", "unsafe content removed", "--json")
+    assert result.exit_code == 0
+    out = json.loads(result.stdout)
+    assert out["redacted"] is True and out["proposal_id"].startswith("redacted-identity-")
+    everything = result.stdout + result.stderr + files_text(root, ".memzoi/proposals") + files_text(root, ".memzoi/local")
+    for secret in (SECRET_TITLE, "SENTINEL", "staging vault", "mem_secret", "secret-file"):
+        assert secret not in everything
+    shown = run_json(root, "proposal-files", "show", "mem_secret")
+    assert (shown["state"], shown["proposal"]["title"]) == ("rejected", "Redacted non-repo-safe proposal")
+
+
+# --------------------------------------------------------------------------------------------- supersede, tombstone
+
+
+def test_supersede_command(root: Repo) -> None:
+    old = root.write(".memzoi/records/legacy-auth.md", record_text("legacy-auth")).read_text()
+    blocked = run(root, "supersede", "legacy-auth", "--title", SECRET_TITLE, "--body", SECRET_BODY, "--json")
+    assert blocked.exit_code == 1
+    assert json.loads(blocked.stdout)["error"] | {"message": ""} == {
+        "code": "repo_sensitivity_required", "operation": "supersede", "classification": "unknown",
+        "sensitivity": "unknown", "message": "",
+        "next_step": "classify the proposal sensitivity before applying it to repo records"}  # fmt: skip
+    assert SECRET_TITLE not in blocked.stdout + blocked.stderr and "SENTINEL" not in blocked.stdout + blocked.stderr
+    out = run_json(root, "supersede", "legacy-auth", "--title", "Use OAuth device flow", "--body", "Use it.",
+                   "--sensitivity", "repo-safe", "--source-kind", "pr", "--source-ref", "https://example.com/pr/9")  # fmt: skip
+    assert out == {"ok": True, "schema_version": 1, "record_id": "use-oauth-device-flow", "superseded": "legacy-auth",
+                   "written": [".memzoi/records/legacy-auth.md", ".memzoi/records/use-oauth-device-flow.md"]}  # fmt: skip
+    assert (root.root / ".memzoi/records/legacy-auth.md").read_text() == old.replace("status: active", "status: superseded")
+    new = (root.root / ".memzoi/records/use-oauth-device-flow.md").read_text()
+    assert ("status: active\n" in new and "supersedes: legacy-auth\n" in new and "source: pr\n" in new
+            and "origin_key: \"owner-command:supersede:legacy-auth\"\n" in new and "timestamp: \"2026-07-10T12:00:00Z\"\n" in new)  # fmt: skip
+    again = run(root, "supersede", "legacy-auth", "--title", "T", "--body", "B", "--sensitivity", "repo-safe", "--json")
+    assert again.exit_code == 2 and json.loads(again.stdout)["error"]["code"] == "target_inactive"
+    cross = run(root, "supersede", "use-oauth-device-flow", "--title", "T", "--body", "B", "--sensitivity",
+                "repo-safe", "--scope-kind", "team", "--json")  # fmt: skip
+    assert cross.exit_code == 2 and json.loads(cross.stdout)["error"]["code"] == "target_cross_scope"
+    private = run(root, "supersede", "use-oauth-device-flow", "--title", "T", "--body", "B", "--sensitivity",
+                  "repo-safe", "--visibility", "private", "--json")  # fmt: skip
+    assert private.exit_code == 2 and json.loads(private.stdout)["error"]["code"] == "private_visibility"
+
+
+def test_tombstone_command(root: Repo) -> None:
+    old = root.write(".memzoi/records/legacy-auth.md", record_text("legacy-auth")).read_text()
+    root.write(".memzoi/records/private-note.md", record_text("private-note", visibility="private"))
+    out = run_json(root, "tombstone", "legacy-auth", "--reason", "obsolete", "--actor", "owner")
+    assert out == {"ok": True, "schema_version": 1, "record_id": "legacy-auth", "status": "tombstoned",
+                   "written": [".memzoi/records/legacy-auth.md"]}  # fmt: skip
+    assert (root.root / ".memzoi/records/legacy-auth.md").read_text() == old.replace("status: active",
+                                                                                    "status: tombstoned")  # fmt: skip
+    event = json.loads((root.root / ".memzoi/local/events.jsonl").read_text().splitlines()[-1])
+    assert (event["event_type"], event["actor"], event["record_id"]) == ("record_tombstoned", "owner", "legacy-auth")
+    private = run(root, "tombstone", "private-note", "--reason", "x", "--json")
+    assert private.exit_code == 2 and json.loads(private.stdout)["error"]["code"] == "target_private"
+    missing = run(root, "tombstone", "nothing", "--reason", "x", "--json")
+    assert json.loads(missing.stdout)["error"]["code"] == "target_missing"
+
+
+def test_commands_need_init(repo: Repo) -> None:
+    result = run(repo, "proposal-files", "list")
+    assert result.exit_code == 2 and "git memzoi init" in result.stderr
+    assert not (repo.root / ".memzoi").exists()
