@@ -179,6 +179,16 @@ class Pygit2RepoView:
             out.append((path if path.isascii() else nfc(path), delta.old_file.id, delta.new_file.id))
         return out
 
+    def tracked_under(self, prefix: str) -> list[str]:
+        """Paths in git's index (staged or committed) at or below ``prefix`` (repository-relative POSIX)."""
+        self._repo.index.read(False)
+        folder = prefix.rstrip("/") + "/"
+        return sorted(e.path for e in self._repo.index if e.path == prefix.rstrip("/") or e.path.startswith(folder))
+
+    def is_ignored(self, path: str) -> bool:
+        """True when git's ignore rules (``.gitignore``, info/exclude, core.excludesFile) ignore ``path``."""
+        return bool(self._repo.path_is_ignored(path))
+
     def path_exists(self, commit: str, path: str) -> bool:
         """True when ``path`` is a file or directory in ``commit``'s tree (NFC or NFD spelling)."""
         tree = self._repo[commit].peel(self._pygit2.Tree)
