@@ -21,6 +21,7 @@ test: $(VENV)/.installed
 
 bench: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memkeep_status.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memzoi_store.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

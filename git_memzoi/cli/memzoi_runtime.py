@@ -1,9 +1,230 @@
-"""`git memzoi` commands of the runtime area (registered onto the group by :func:`register`)."""
+"""`git memzoi` commands of the runtime area: local memory, checkpoints, session-end, events and rebuild.
+
+Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.runtime` (or the event log) and
+renders the result as text or ``--json``.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
 import click
+
+from git_memzoi.cli.app import emit_json, json_option
+
+_actor = click.option("--actor", default=None, help="Who is acting (recorded in the event log; default cli).")
+
+
+def _context(ctx: click.Context, actor: str | None = None) -> Any:
+    from git_memzoi.cli.memzoi import open_context
+
+    return open_context(ctx, actor=actor)
+
+
+def _record_line(record: dict[str, Any]) -> str:
+    return f"{record['id']}\t{record['memory_type']}\t{record['title']}"
+
+
+@click.group()
+def local() -> None:
+    """Private local memory: records under .memzoi/local/ that git never sees."""
+
+
+@local.command("add")
+@click.option("--type", "memory_type", required=True, help="Memory type: fact, preference, decision, ...")
+@click.option("--title", required=True, help="One line.")
+@click.option("--body", required=True, help="The memory itself.")
+@_actor
+@json_option
+@click.pass_context
+def local_add(ctx: click.Context, memory_type: str, title: str, body: str, actor: str | None, as_json: bool) -> None:
+    """Add a private local record (destination local, visibility private).
+
+    Example: git memzoi local add --type preference --title "Terse answers" --body "Prefer short replies."
+    """
+    from git_memzoi.memzoi import runtime
+
+    written = runtime.add_local(_context(ctx, actor), memory_type=memory_type, title=title, body=body)
+    if as_json:
+        emit_json(written.to_json())
+    else:
+        click.echo(f"created local record {written.record['id']} ({written.path})")
+
+
+@local.command("list")
+@json_option
+@click.pass_context
+def local_list(ctx: click.Context, as_json: bool) -> None:
+    """List current local records, newest first.
+
+    Example: git memzoi local list --json
+    """
+    from git_memzoi.memzoi import runtime
+
+    records = runtime.list_records(_context(ctx), "local")
+    _render_list(records, "local", as_json)
+
+
+@local.command("search")
+@click.argument("query")
+@click.option("--limit", type=int, default=10, show_default=True, help="At most this many results (max 100).")
+@json_option
+@click.pass_context
+def local_search(ctx: click.Context, query: str, limit: int, as_json: bool) -> None:
+    """Full-text search over current local records only.
+
+    Example: git memzoi local search "package manager" --limit 5
+    """
+    from git_memzoi.memzoi import runtime
+
+    result = runtime.search_local(_context(ctx), query, limit=limit)
+    if as_json:
+        emit_json(result)
+        return
+    for item in result["results"]:
+        click.echo(f"{item['record']['id']}\t{item['score']:.3f}\t{item['record']['title']}")
+    if not result["results"]:
+        click.echo("no matching local records")
+
+
+@click.group()
+def checkpoint() -> None:
+    """Session checkpoints: private episode records of the current task."""
+
+
+@checkpoint.command("add")
+@click.option("--task", required=True, help="The task this checkpoint belongs to (its title).")
+@click.option("--note", default=None, help="The checkpoint text.")
+@click.option("--from-file", "from_file", type=click.Path(path_type=Path), default=None,
+              help="Read the checkpoint text from this file.")  # fmt: skip
+@_actor
+@json_option
+@click.pass_context
+def checkpoint_add(ctx: click.Context, task: str, note: str | None, from_file: Path | None, actor: str | None,
+                   as_json: bool) -> None:  # fmt: skip
+    """Add a session checkpoint holding only the explicit --note or --from-file content.
+
+    Example: git memzoi checkpoint add --task "Implement auth middleware" --note "Routes wired; tests next."
+    """
+    from git_memzoi.memzoi import runtime
+
+    written = runtime.add_checkpoint(_context(ctx, actor), task=task, note=note, from_file=from_file)
+    if as_json:
+        emit_json(written.to_json())
+    else:
+        click.echo(f"created checkpoint {written.record['id']} ({written.path})")
+
+
+@checkpoint.command("list")
+@json_option
+@click.pass_context
+def checkpoint_list(ctx: click.Context, as_json: bool) -> None:
+    """List current session checkpoints, newest first.
+
+    Example: git memzoi checkpoint list
+    """
+    from git_memzoi.memzoi import runtime
+
+    _render_list(runtime.list_records(_context(ctx), "session"), "session", as_json)
+
+
+def _render_list(records: list[dict[str, Any]], destination: str, as_json: bool) -> None:
+    if as_json:
+        emit_json({"destination": destination, "count": len(records), "records": records})
+        return
+    for record in records:
+        click.echo(_record_line(record))
+    if not records:
+        click.echo(f"no current {destination} records")
+
+
+@click.command("session-end")
+@click.option("--from-file", "from_file", type=click.Path(path_type=Path), default=None,
+              help="Structured session-end YAML (task + candidates).")  # fmt: skip
+@click.option("--from-checkpoint", "from_checkpoint", default=None, help="A checkpoint whose body is that YAML.")
+@_actor
+@json_option
+@click.pass_context
+def session_end(ctx: click.Context, from_file: Path | None, from_checkpoint: str | None, actor: str | None,
+                as_json: bool) -> None:  # fmt: skip
+    """Promote explicit session-end candidates: repo → pending proposal files, local/session → runtime memory.
+
+    A repo candidate that is not repo-safe blocks the whole batch (exit 1, nothing written, title redacted).
+
+    Example: git memzoi session-end --from-file notes.yml --json
+    """
+    from git_memzoi.memzoi import runtime
+
+    result = runtime.session_end(_context(ctx, actor), from_file=from_file, from_checkpoint=from_checkpoint)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        for entry in result.results:
+            click.echo(_entry_line(entry))
+        if not result.ok:
+            click.echo("blocked: a repo candidate is not repo-safe; nothing was written", err=True)
+    if not result.ok:
+        ctx.exit(1)
+
+
+def _entry_line(entry: Any) -> str:
+    head = f"candidate {entry['index']} ({entry['destination']}): "
+    action = entry["action"]
+    if action == "create_proposal":
+        return head + f"proposal {entry['proposal_id']} ({entry['path']})"
+    if action == "create_runtime":
+        return head + f"{entry['route']} record {entry['record_id']}"
+    if action == "blocked":
+        return head + f"blocked, {entry['code']} (classification {entry['classification']}); title redacted"
+    return head + f"{action} ({entry['reason']})"
+
+
+@click.group()
+def events() -> None:
+    """The runtime event log (.memzoi/local/events.jsonl)."""
+
+
+@events.command("export")
+@click.option("--jsonl", "jsonl", is_flag=True, help="One compact JSON object per line (the only format).")
+@click.pass_context
+def events_export(ctx: click.Context, jsonl: bool) -> None:
+    """Export every event; an empty log prints nothing.
+
+    Example: git memzoi events export --jsonl > events.jsonl
+    """
+    from git_memzoi.errors import InputError
+    from git_memzoi.memzoi import events as event_log
+
+    if not jsonl:
+        raise InputError("choose the export format: --jsonl", "bad_usage")
+    for line in event_log.export(_context(ctx).layout):
+        click.echo(line)
+
+
+@click.command()
+@_actor
+@json_option
+@click.pass_context
+def rebuild(ctx: click.Context, actor: str | None, as_json: bool) -> None:
+    """Rebuild the derived index (.memzoi/local/index.sqlite) from the record files; loses nothing.
+
+    Example: git memzoi rebuild --json
+    """
+    from git_memzoi.memzoi import runtime
+
+    result = runtime.rebuild(_context(ctx, actor))
+    if as_json:
+        emit_json(result.to_json())
+        return
+    counts = ", ".join(f"{n} {d}" for d, n in result.records.items())
+    click.echo(f"rebuilt {result.path}: {counts} records; {len(result.unreadable)} unreadable; "
+               f"{result.pending_proposals} pending proposal files kept")  # fmt: skip
+    for problem in result.unreadable:
+        click.echo(f"unreadable: {problem.reason}", err=True)
 
 
 def register(cli: click.Group) -> None:
     """Add this area's commands to ``cli``."""
+    for command in (local, checkpoint, session_end, events, rebuild):
+        cli.add_command(command)

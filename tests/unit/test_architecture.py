@@ -19,7 +19,7 @@ OWNERS = {
     "pathspec": ("core/globs.py",),
     "filelock": ("core/atomic.py",),
     "subprocess": ("memkeep/checks.py",),
-    "sqlite3": (),
+    "sqlite3": ("memzoi/index_db.py",),
 }
 PURE = ("memkeep/staleness.py", "memkeep/entries.py", "memkeep/lint.py", "memkeep/index.py", "memkeep/refs.py",
         "integrations/claude_code.py", "core/gitview.py", "core/gitview_fake.py")  # fmt: skip

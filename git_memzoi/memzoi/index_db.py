@@ -1,0 +1,525 @@
+"""The derived SQLite full-text index over every record file (io; the only memzoi module that imports sqlite3).
+
+``.memzoi/local/index.sqlite`` is a disposable cache (DESIGN.md principle 1; aesthetics habit 13). It indexes
+canonical records (``.memzoi/records/``: plane ``git``, destination ``repo``) and private runtime records
+(``.memzoi/local/runtime/local|session/``: plane ``runtime``). Deleting it loses nothing: the next command
+rebuilds it in a temporary file and renames it into place. A foreign ``PRAGMA user_version`` or a corrupt file
+is rebuilt the same way, never migrated. :func:`refresh` re-reads only files whose (size, mtime_ns, inode)
+changed. The FTS5 table holds exactly ``title`` and ``body`` (memzoi-spec.md §4), so bm25 matches upstream.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+import re
+import sqlite3
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from stat import S_ISDIR, S_ISREG
+from typing import Any
+
+from git_memzoi.core import frontmatter
+from git_memzoi.core.atomic import lifecycle_lock
+from git_memzoi.core.hashing import content_hash
+from git_memzoi.errors import InputError, ToolError
+from git_memzoi.memzoi import okf, okf_subset
+from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.record_store import MAX_RECORD_BYTES, Problem
+from git_memzoi.memzoi.retention import decide
+
+SCHEMA_VERSION = 1
+RUNTIME_DESTINATIONS = ("local", "session")
+_IGNORED = ("index.md", "log.md")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+_SCHEMA = """
+CREATE TABLE files (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
+    problem_code TEXT, problem_reason TEXT
+) WITHOUT ROWID;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB);
+CREATE TABLE records (
+    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, id TEXT NOT NULL, plane TEXT NOT NULL,
+    destination TEXT NOT NULL, type TEXT NOT NULL, lane TEXT NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL,
+    description TEXT, scope_kind TEXT NOT NULL, scope_id TEXT, visibility TEXT NOT NULL,
+    content_class TEXT NOT NULL, status TEXT NOT NULL, confidence REAL NOT NULL, applies_to TEXT NOT NULL,
+    tags TEXT NOT NULL, source_kind TEXT, source_ref TEXT, proposal_id TEXT, supersedes_id TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, updated_us INTEGER NOT NULL, retention TEXT NOT NULL,
+    retention_boundary_us INTEGER, retention_reason TEXT NOT NULL, origin TEXT NOT NULL, lineage TEXT,
+    capture TEXT, memkeep TEXT, content_hash TEXT NOT NULL
+);
+CREATE INDEX files_with_problems ON files(path) WHERE problem_code IS NOT NULL;
+CREATE INDEX records_by_id ON records(id);
+CREATE INDEX records_by_destination ON records(destination, status);
+CREATE VIRTUAL TABLE records_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+"""
+_COLUMNS = ("path", "id", "plane", "destination", "type", "lane", "title", "body", "description", "scope_kind",
+            "scope_id", "visibility", "content_class", "status", "confidence", "applies_to", "tags", "source_kind",
+            "source_ref", "proposal_id", "supersedes_id", "created_at", "updated_at", "updated_us", "retention",
+            "retention_boundary_us", "retention_reason", "origin", "lineage", "capture", "memkeep",
+            "content_hash")  # fmt: skip
+_INSERT = f"INSERT INTO records ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+_CURRENT = "r.status = 'active' AND (r.retention_boundary_us IS NULL OR r.retention_boundary_us > ?)"
+
+
+@dataclass(frozen=True)
+class Source:
+    """One folder of record files: its plane, destination and repository-relative POSIX prefix (with ``/``)."""
+
+    plane: str
+    destination: str
+    prefix: str
+
+
+SOURCES = (Source("git", "repo", ".memzoi/records/"),
+           *(Source("runtime", d, f".memzoi/local/runtime/{d}/") for d in RUNTIME_DESTINATIONS))  # fmt: skip
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    """What :func:`refresh` did. ``read`` lists the files it (re-)read; an unchanged store reads none."""
+
+    scanned: int
+    read: tuple[str, ...]
+    removed: tuple[str, ...]
+    problems: tuple[Problem, ...]
+    rebuilt: bool
+
+
+@dataclass(frozen=True)
+class RebuildResult:
+    """What :func:`rebuild` indexed, per destination, and the files it could not read (the others are served).
+
+    ``pending_proposals`` counts packet files in ``.memzoi/proposals/pending/``: proposals are files, so a
+    rebuild never discards them (the index does not hold them).
+    """
+
+    path: str
+    records: Mapping[str, int]
+    unreadable: tuple[Problem, ...]
+    pending_proposals: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``rebuild --json`` object."""
+        note = "pending proposals are files under .memzoi/proposals/pending/; rebuild never discards them"
+        proposals = {"pending": self.pending_proposals, "discarded": 0, "note": note}
+        return {
+            "ok": True, "index": self.path, "schema_version": SCHEMA_VERSION, "records": dict(self.records),
+            "total": sum(self.records.values()), "proposals": proposals, "runtime_preserved": True,
+            "unreadable": [{"path": p.path, "code": p.code, "reason": p.reason} for p in self.unreadable],
+        }  # fmt: skip
+
+
+def index_path(layout: Layout) -> Path:
+    """``.memzoi/local/index.sqlite``."""
+    return layout.local / "index.sqlite"
+
+
+def runtime_dir(layout: Layout, destination: str) -> Path:
+    """``.memzoi/local/runtime/<local|session>/``: the private runtime record files of ``destination``."""
+    if destination not in RUNTIME_DESTINATIONS:
+        raise ValueError(destination)
+    return layout.local / "runtime" / destination
+
+
+
+# ------------------------------------------------------------------------------------------------ refresh
+
+
+def refresh(layout: Layout) -> RefreshResult:
+    """Bring the index up to date; a missing, foreign or corrupt index is rebuilt from the files.
+
+    One directory walk stats every record file; when the walk equals the stored snapshot of the last one,
+    nothing else happens (no lock, no write). Otherwise only files whose (size, mtime_ns, inode) changed are
+    read, and rows of deleted files are removed, under the lifecycle lock.
+
+    Raises:
+        ToolError: the index stays locked by another process (``index_busy``) or cannot be written.
+    """
+    conn = _open(layout)
+    if conn is not None:
+        try:
+            scan = _Scan.of(layout)
+            stored = conn.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
+            if stored is not None and stored[0] == scan.snapshot():
+                return RefreshResult(len(scan.rels), (), (), _problems(conn), False)
+            with lifecycle_lock(layout.lock):  # a file changed after the walk differs from its row: next time
+                read, removed = _apply(conn, layout, scan, index_path(layout))
+            return RefreshResult(len(scan.rels), read, removed, _problems(conn), False)
+        except sqlite3.DatabaseError as exc:
+            _raise_if_busy(exc)
+        finally:
+            conn.close()
+    with lifecycle_lock(layout.lock):
+        result = _rebuild(layout)
+    return RefreshResult(sum(result.records.values()) + len(result.unreadable), (), (), result.unreadable, True)
+
+
+def rebuild(layout: Layout) -> RebuildResult:
+    """Build the index from scratch into a temporary file and rename it into place (atomic), under the lock.
+
+    The old index is never read, so a corrupt one cannot block the rebuild, and runtime memory (files) is
+    never touched.
+    """
+    with lifecycle_lock(layout.lock):
+        return _rebuild(layout)
+
+
+def _rebuild(layout: Layout) -> RebuildResult:
+    import tempfile
+
+    target = index_path(layout)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".index.sqlite.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise ToolError(f"cannot write the memory index in {target.parent}: {exc.strerror}", "write_failed") from exc
+    os.close(fd)
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = OFF")
+            conn.execute("PRAGMA synchronous = OFF")
+            conn.executescript(_SCHEMA)
+            _apply(conn, layout, _Scan.of(layout), Path(tmp))
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            counts = dict(conn.execute("SELECT destination, count(*) FROM records GROUP BY destination").fetchall())
+            problems = _problems(conn)
+        finally:
+            conn.close()
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    # A journal left by a crashed writer of the old file would be "rolled back" into the new one.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(str(target) + "-journal")
+    records = {d: int(counts.get(d, 0)) for d in ("repo", *RUNTIME_DESTINATIONS)}
+    rel = target.relative_to(layout.root).as_posix()
+    return RebuildResult(rel, records, problems, _count_pending(layout))
+
+
+def _open(layout: Layout) -> sqlite3.Connection | None:
+    """The index if it exists and carries this schema version; ``None`` when it must be rebuilt."""
+    path = index_path(layout)
+    if not path.is_file():
+        return None
+    conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return conn
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        _raise_if_busy(exc)
+        return None
+    conn.close()
+    return None
+
+
+def _raise_if_busy(exc: sqlite3.DatabaseError) -> None:
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        raise ToolError("the memory index is busy in another process; try again", "index_busy") from exc
+
+
+_Signature = tuple[int, int, int]
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """One walk of every source: repository-relative paths and, flat, (size, mtime_ns, inode) per path."""
+
+    rels: list[str]
+    ints: list[int]
+
+    @classmethod
+    def of(cls, layout: Layout) -> _Scan:
+        scan = cls([], [])
+        for source in SOURCES:
+            _walk(f"{layout.root}/{source.prefix}", source.prefix, scan.rels, scan.ints)
+        return scan
+
+    def signature(self, n: int) -> _Signature:
+        return self.ints[3 * n], self.ints[3 * n + 1], self.ints[3 * n + 2]
+
+    def snapshot(self) -> bytes | None:
+        """The walk as bytes: equal bytes mean no file was added, removed, renamed or changed."""
+        from array import array
+
+        try:
+            return "\0".join(self.rels).encode("utf-8") + b"\0\0" + array("q", self.ints).tobytes()
+        except OverflowError:  # a pre-1970 mtime: no snapshot, so every refresh compares file by file
+            return None
+
+
+def _walk(directory: str, prefix: str, rels: list[str], ints: list[int]) -> None:
+    """Add the record files below ``directory``: hidden names and symlinks skipped, only ``*.md``, no
+    index.md/log.md. One stat per entry, through the directory's descriptor (the refresh's main cost)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return
+    try:
+        for name in os.listdir(fd):
+            if name[0] == ".":
+                continue
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:  # removed since the listing, or a name the file system cannot stat
+                continue
+            if S_ISREG(st.st_mode):
+                if name.endswith(".md") and name not in _IGNORED and name.isprintable():
+                    rels.append(prefix + name)
+                    ints += (st.st_size, st.st_mtime_ns, st.st_ino)
+            elif S_ISDIR(st.st_mode):
+                _walk(f"{directory}/{name}", f"{prefix}{name}/", rels, ints)
+    finally:
+        os.close(fd)
+
+
+def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Re-read the changed files of ``scan``, forget the vanished ones, and store the walk's snapshot."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        rows = conn.execute("SELECT path, size, mtime_ns, ino FROM files")
+        known: dict[str, _Signature] = {path: (size, mtime, ino) for path, size, mtime, ino in rows}
+        changed = [(rel, sig) for n, rel in enumerate(scan.rels) if known.pop(rel, None) != (sig := scan.signature(n))]
+        removed = sorted(known)
+        consistent, mtimes = True, []
+        for path in removed:
+            _forget(conn, path)
+        for rel, walked in changed:
+            _forget(conn, rel)
+            source = next(s for s in SOURCES if rel.startswith(s.prefix))
+            signature, outcome = read_file(source, rel, f"{layout.root}/{rel}")
+            consistent = consistent and signature == walked
+            mtimes.append((rel, signature[1]))
+            problem = (outcome.code, outcome.reason) if isinstance(outcome, Problem) else (None, None)
+            conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", (rel, *signature, *problem))
+            if not isinstance(outcome, Problem):
+                rowid = conn.execute(_INSERT, outcome).lastrowid
+                conn.execute("INSERT INTO records_fts (rowid, title, body) VALUES (?, ?, ?)",
+                             (rowid, outcome[6], outcome[7]))  # fmt: skip
+        snapshot = scan.snapshot() if consistent else None
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    _forget_racy(conn, db, mtimes)
+    return tuple(rel for rel, _ in changed), tuple(removed)
+
+
+def _forget_racy(conn: sqlite3.Connection, db: Path, read: list[tuple[str, int]]) -> None:
+    """Git's "racily clean" rule: a file whose mtime is not older than the index write may change again within
+    the same timestamp tick, unseen; its signature is voided so the next refresh reads it once more."""
+    if not read:
+        return
+    written = db.stat().st_mtime_ns
+    racy = [(rel,) for rel, mtime in read if mtime >= written]
+    if racy:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("UPDATE files SET size = -1 WHERE path = ?", racy)
+        conn.execute("DELETE FROM meta WHERE key = 'snapshot'")
+        conn.execute("COMMIT")
+
+
+def _forget(conn: sqlite3.Connection, path: str) -> None:
+    row = conn.execute("SELECT rowid FROM records WHERE path = ?", (path,)).fetchone()
+    if row is not None:
+        conn.execute("DELETE FROM records_fts WHERE rowid = ?", row)
+        conn.execute("DELETE FROM records WHERE rowid = ?", row)
+    conn.execute("DELETE FROM files WHERE path = ?", (path,))
+
+
+def _problems(conn: sqlite3.Connection) -> tuple[Problem, ...]:
+    rows = conn.execute(
+        "SELECT path, problem_reason, problem_code FROM files WHERE problem_code IS NOT NULL ORDER BY path"
+    )
+    return tuple(Problem(*row) for row in rows)
+
+
+def _count_pending(layout: Layout) -> int:
+    rels: list[str] = []
+    _walk(str(layout.pending), "", rels, [])
+    return len(rels)
+
+
+# ------------------------------------------------------------------------------------------------ reading
+
+
+def read_file(source: Source, rel: str, absolute: str) -> tuple[_Signature, tuple[Any, ...] | Problem]:
+    """Read one record file: its signature (from the open file) and its row values, or why it is unreadable."""
+    try:
+        fd = os.open(absolute, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        return (0, 0, 0), Problem(rel, f"cannot read: {exc.strerror}", "unreadable")
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        signature = (st.st_size, st.st_mtime_ns, st.st_ino)
+        if st.st_size > MAX_RECORD_BYTES:
+            return signature, Problem(rel, f"{rel}: file: larger than {MAX_RECORD_BYTES} bytes", "invalid_record")
+        data = handle.read()
+    concept_id = rel[len(source.prefix) : -len(".md")]
+    try:
+        record = parse_record(concept_id, rel, data)
+        if source.plane == "git" and record.content_class == "unknown":
+            raise InputError(f"{rel}: content_class: canonical records need an explicit classification",
+                             "unclassified_record")  # fmt: skip
+        decision = decide(record, _EPOCH)
+    except InputError as exc:
+        return signature, Problem(rel, exc.message, exc.code)
+    except (ValueError, TypeError, KeyError) as exc:  # a value the validators did not foresee: never a crash
+        return signature, Problem(rel, f"{rel}: unreadable record ({type(exc).__name__})", "invalid_record")
+    return signature, _row(source, rel, record, decision.effective_boundary, decision.reason)
+
+
+def parse_record(concept_id: str, rel: str, data: bytes) -> okf.Record:
+    """Parse and validate one record file; its ``id`` must equal the concept id of its path (spec §13.2).
+
+    Raises:
+        RecordError, FrontmatterError: the file is not a valid record.
+    """
+    parts = frontmatter.split(data)
+    if not parts.has_frontmatter:
+        raise okf.RecordError(rel, "frontmatter", "a record starts with a --- frontmatter block")
+    fields = okf_subset.load(parts.yaml_text)
+    if fields is None:
+        fields = frontmatter.parse(data).fields
+    record = okf.record_from_fields(concept_id, rel, fields, parts.body)
+    if record.id != concept_id:
+        raise okf.RecordError(rel, "id", f"must equal the file's concept id {concept_id!r}")
+    return record
+
+
+def _row(source: Source, rel: str, r: okf.Record, boundary: str | None, reason: str) -> tuple[Any, ...]:
+    return (
+        rel, r.id, source.plane, source.destination, r.type, r.lane, r.title, r.body, r.description, r.scope,
+        r.scope_id, r.visibility, r.content_class, r.status, r.confidence, _json(list(r.applies_to)),
+        _json(list(r.tags)), r.source, r.source_ref, r.proposal_id, r.supersedes, r.timestamp, r.updated_at,
+        _micros(r.updated_at), _json(r.retention), None if boundary is None else _micros(boundary), reason,
+        _json(r.origin), _json(r.lineage), _json(r.capture), _json(r.memkeep),
+        content_hash(r.body.strip().encode("utf-8")).removeprefix("blake3:"),
+    )  # fmt: skip
+
+
+def record_row(destination: str, rel: str, record: okf.Record) -> dict[str, Any]:
+    """The index row ``record`` would have (for :func:`record_json` before the index has seen the file)."""
+    source = next(s for s in SOURCES if s.destination == destination)
+    decision = decide(record, _EPOCH)
+    return dict(zip(_COLUMNS, _row(source, rel, record, decision.effective_boundary, decision.reason)))
+
+
+def _json(value: Any) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def _micros(timestamp: str) -> int:
+    parsed = okf.parse_timestamp(timestamp)
+    assert parsed is not None  # validated by record_from_fields
+    return (parsed - _EPOCH) // dt.timedelta(microseconds=1)
+
+
+# ------------------------------------------------------------------------------------------------ queries
+
+
+def fts_query(text: str) -> str | None:
+    """The FTS5 query for free text (memzoi-spec.md §4): every run of letters, digits and ``_`` as a quoted
+    term, joined with ``OR``; ``None`` when there is no term (the caller returns no results)."""
+    return " OR ".join(f'"{term}"' for term in re.findall(r"\w+", text)) or None
+
+
+FILTERS = ("scope_kind", "scope_id", "type", "lane")
+
+
+def search_rows(
+    layout: Layout,
+    query: str,
+    *,
+    now: dt.datetime,
+    destinations: Sequence[str] = ("repo",),
+    filters: Mapping[str, str] | None = None,
+    path: str | None = None,
+    path_match: Callable[[str, str], bool] | None = None,
+    limit: int = 10,
+) -> list[dict[str, Any]]:
+    """Current-assertion records of ``destinations`` matching the FTS5 ``query`` (see :func:`fts_query`).
+
+    ``filters`` (exact values of :data:`FILTERS`) and ``path`` (kept when ``path_match(stored, path)`` holds for
+    one of the record's ``applies_to``) apply inside the candidate set, before ``limit`` (memzoi-spec.md §4).
+    Rows come best first: bm25 rank, ``updated_at`` newest first, id. Each row is a dict of the records columns
+    plus ``rank`` (bm25; lower is better). Refreshes the index first.
+    """
+    refresh(layout)
+    where = [f"r.destination IN ({', '.join('?' * len(destinations))})", _CURRENT]
+    params: list[Any] = [query, *destinations, _micros(okf.format_timestamp(now))]
+    for key, value in (filters or {}).items():
+        if key not in FILTERS:
+            raise ValueError(f"unknown search filter {key!r}")
+        where.append(f"r.{key} = ?")
+        params.append(value)
+    functions: dict[str, Callable[..., Any]] = {}
+    if path is not None:
+        if path_match is None:
+            raise ValueError("a path filter needs path_match")
+        functions["memzoi_path_match"] = lambda stored, requested: any(
+            path_match(item, requested) for item in json.loads(stored)
+        )
+        where.append("memzoi_path_match(r.applies_to, ?)")
+        params.append(path)
+    sql = (
+        "SELECT r.*, bm25(records_fts) AS rank FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+        f"WHERE records_fts MATCH ? AND {' AND '.join(where)} ORDER BY rank, r.updated_us DESC, r.id LIMIT ?"
+    )
+    return _query(layout, sql, (*params, limit), functions)
+
+
+def list_rows(layout: Layout, destination: str, *, now: dt.datetime) -> list[dict[str, Any]]:
+    """Current-assertion records of one destination, newest first (``updated_at`` DESC, id). Refreshes first."""
+    refresh(layout)
+    sql = f"SELECT r.* FROM records r WHERE r.destination = ? AND {_CURRENT} ORDER BY r.updated_us DESC, r.id"
+    return _query(layout, sql, (destination, _micros(okf.format_timestamp(now))))
+
+
+def _query(
+    layout: Layout, sql: str, params: Sequence[Any], functions: Mapping[str, Callable[..., Any]] | None = None
+) -> list[dict[str, Any]]:
+    conn = _open(layout)
+    if conn is None:
+        raise ToolError("the memory index could not be opened; run `git memzoi rebuild`", "index_unavailable")
+    try:
+        for name, function in (functions or {}).items():
+            conn.create_function(name, 2, function, deterministic=True)
+        conn.row_factory = sqlite3.Row
+        return [dict(row) for row in conn.execute(sql, params)]
+    except sqlite3.DatabaseError as exc:
+        _raise_if_busy(exc)
+        raise ToolError(f"the memory index is unreadable ({exc}); run `git memzoi rebuild`", "index_corrupt") from exc
+    finally:
+        conn.close()
+
+
+def record_json(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The record JSON of memzoi-spec.md §4 (``memory_type``, ``scope_kind`` ...) from an index row."""
+    out: dict[str, Any] = {
+        "id": row["id"], "memory_type": row["type"], "lane": row["lane"], "destination": row["destination"],
+        "scope_kind": row["scope_kind"], "scope_id": row["scope_id"], "visibility": row["visibility"],
+        "title": row["title"], "body": row["body"], "status": row["status"], "confidence": row["confidence"],
+        "source_kind": row["source_kind"], "source_ref": row["source_ref"], "proposal_id": row["proposal_id"],
+    }  # fmt: skip
+    if row["capture"] is not None:
+        out["capture"] = json.loads(row["capture"])
+    out.update({
+        "content_hash": row["content_hash"], "created_at": row["created_at"], "updated_at": row["updated_at"],
+        "supersedes_id": row["supersedes_id"], "retention": json.loads(row["retention"]),
+        "origin": json.loads(row["origin"]), "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
+    })  # fmt: skip
+    return out

@@ -1,0 +1,224 @@
+"""``git memzoi`` runtime commands: local, checkpoint, session-end, events export and rebuild.
+
+Commands run in-process through click's CliRunner against real repositories in tmp_path, with the clock pinned
+by ``MEMZOI_NOW``; outputs are compared as exact values.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from git_memzoi.cli.memzoi import cli
+from tests.conftest import Repo
+
+NOW = "2026-07-10T12:00:00Z"
+SEED_YAML = """\
+task: "Implement auth middleware"
+candidates:
+  - destination: repo
+    type: decision
+    lane: semantic
+    title: Protected routes validate sessions server-side
+    body: Protected routes must validate sessions server-side.
+    sensitivity: repo-safe
+    reason: Learned while implementing middleware.
+    scope:
+      kind: repo
+      paths:
+        - src/auth/**
+    tags:
+      - auth
+      - security
+"""
+
+
+def run(repo: Repo, *args: str) -> Any:
+    """Invoke ``git memzoi -C <repo> ...`` in-process; never a traceback, never an internal error."""
+    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], env={"MEMZOI_NOW": NOW})
+    assert "Traceback" not in result.output + result.stderr, result.output + result.stderr
+    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
+    return result
+
+
+def ok_json(repo: Repo, *args: str) -> Any:
+    result = run(repo, *args, "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
+def initialized(repo: Repo) -> Repo:
+    assert run(repo, "init").exit_code == 0
+    return repo
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(root).parts}  # fmt: skip
+
+
+def test_local_add_list_search(repo: Repo) -> None:
+    initialized(repo)
+    added = ok_json(repo, "local", "add", "--type", "preference", "--title", "Terse answers", "--body",
+                    "Prefer short replies.", "--actor", "agent-7")  # fmt: skip
+    record = {
+        "id": "local-terse-answers", "memory_type": "preference", "lane": "semantic", "destination": "local",
+        "scope_kind": "repo", "scope_id": None, "visibility": "private", "title": "Terse answers",
+        "body": "Prefer short replies.", "status": "active", "confidence": 1.0, "source_kind": "memzoi-local",
+        "source_ref": None, "proposal_id": None,
+        "content_hash": "c37acd28272b39d934c5335c9ec33e630065b39aaf12f2395acca1f0ea5046f1",
+        "created_at": NOW, "updated_at": NOW, "supersedes_id": None, "retention": {},
+        "origin": {"origin_key": "local-memory:local-terse-answers", "route": "local_memory"}, "lineage": None,
+    }  # fmt: skip
+    assert added == {"ok": True, "record": record, "path": ".memzoi/local/runtime/local/local-terse-answers.md"}
+    assert ok_json(repo, "local", "list") == {"destination": "local", "count": 1, "records": [record]}
+    assert run(repo, "local", "list").stdout == "local-terse-answers\tpreference\tTerse answers\n"
+
+    found = ok_json(repo, "local", "search", "short replies", "--limit", "5")
+    assert (found["query"], found["destination"], found["limit"]) == ("short replies", "local", 5)
+    assert [r["record"] for r in found["results"]] == [record]
+    assert found["results"][0]["citations"][0]["provenance"] == "runtime"
+    assert run(repo, "local", "search", "nothing-like-it").stdout == "no matching local records\n"
+    assert repo.git("status", "--porcelain", "--untracked-files=all").splitlines() == [
+        "?? .memzoi/.gitignore", "?? .memzoi/index.md"]  # fmt: skip
+
+
+def test_local_add_errors_exit_2_and_write_nothing(repo: Repo) -> None:
+    initialized(repo)
+    before = files(repo.root)
+    result = run(repo, "local", "add", "--type", "opinion", "--title", "t", "--body", "b", "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "invalid_type"
+    assert files(repo.root) == before
+
+
+def test_checkpoint_add_and_list(repo: Repo, tmp_path: Path) -> None:
+    initialized(repo)
+    notes = tmp_path / "notes.md"
+    notes.write_text("Wired the routes.\n", "utf-8")
+    added = ok_json(repo, "checkpoint", "add", "--task", "Implement auth middleware", "--from-file", str(notes))
+    assert added["path"] == ".memzoi/local/runtime/session/session-implement-auth-middleware.md"
+    record = added["record"]
+    assert {k: record[k] for k in ("id", "destination", "lane", "memory_type", "visibility", "source_kind", "body",
+                                   "retention")} == {
+        "id": "session-implement-auth-middleware", "destination": "session", "lane": "session",
+        "memory_type": "episode", "visibility": "private", "source_kind": "memzoi-checkpoint",
+        "body": "Wired the routes.", "retention": {"started_at": NOW},
+    }  # fmt: skip
+    assert ok_json(repo, "checkpoint", "list")["records"] == [record]
+    both = run(repo, "checkpoint", "add", "--task", "t", "--note", "n", "--from-file", str(notes))
+    assert both.exit_code == 2 and "exactly one of --note or --from-file" in both.stderr
+
+
+def test_session_end_seed_example(repo: Repo, tmp_path: Path) -> None:
+    initialized(repo)
+    notes = tmp_path / "notes.yml"
+    notes.write_text(SEED_YAML, "utf-8")
+
+    out = ok_json(repo, "session-end", "--from-file", str(notes))
+
+    path = ".memzoi/proposals/pending/protected-routes-validate-sessions-server-side.md"
+    assert out == {
+        "ok": True, "status": "promoted", "task": "Implement auth middleware",
+        "results": [{"index": 0, "destination": "repo", "title": "Protected routes validate sessions server-side",
+                     "action": "create_proposal", "proposal_id": "protected-routes-validate-sessions-server-side",
+                     "path": path}],
+        "writes": [{"kind": "proposal_file", "index": 0,
+                    "proposal_id": "protected-routes-validate-sessions-server-side", "path": path}],
+    }  # fmt: skip
+    assert (repo.root / path).is_file()
+    assert list((repo.root / ".memzoi/records").iterdir()) == []
+    text = run(repo, "session-end", "--from-file", str(notes))
+    assert text.stdout == ("candidate 0 (repo): proposal protected-routes-validate-sessions-server-side-2 "
+                           "(.memzoi/proposals/pending/protected-routes-validate-sessions-server-side-2.md)\n")
+
+
+def test_session_end_blocked_batch_writes_nothing_and_never_prints_the_title(repo: Repo, tmp_path: Path) -> None:
+    initialized(repo)
+    notes = tmp_path / "notes.yml"
+    notes.write_text(SEED_YAML + """\
+  - destination: local
+    type: fact
+    title: Local finding
+    body: Fine locally.
+  - destination: repo
+    type: fact
+    title: Ultraviolet canary endpoint
+    body: The ultraviolet canary lives at an internal host.
+    sensitivity: secret
+""", "utf-8")  # fmt: skip
+    before = files(repo.root)
+
+    for args in (("--json",), ()):
+        result = run(repo, "session-end", "--from-file", str(notes), *args)
+        assert result.exit_code == 1
+        assert "ultraviolet" not in (result.stdout + result.stderr).lower()
+        assert files(repo.root) == before
+    out = json.loads(run(repo, "session-end", "--from-file", str(notes), "--json").stdout)
+    assert out["ok"] is False and out["writes"] == []
+    assert out["error"]["code"] == "repo_sensitivity_required"
+    assert out["results"][2] == {"index": 2, "destination": "repo", "action": "blocked",
+                                 "code": "repo_sensitivity_required", "classification": "secret",
+                                 "title": "[redacted]"}  # fmt: skip
+
+
+def test_session_end_rejects_free_text(repo: Repo, tmp_path: Path) -> None:
+    initialized(repo)
+    notes = tmp_path / "notes.md"
+    notes.write_text("We learned that the auth tests are flaky.\n", "utf-8")
+    result = run(repo, "session-end", "--from-file", str(notes), "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "unstructured_input"
+    checkpoint = ok_json(repo, "checkpoint", "add", "--task", "Auth", "--note", "free text, no YAML here")
+    result = run(repo, "session-end", "--from-checkpoint", checkpoint["record"]["id"], "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "unstructured_input"
+    assert run(repo, "session-end").exit_code == 2
+
+
+def test_events_export_jsonl(repo: Repo) -> None:
+    initialized(repo)
+    empty = run(repo, "events", "export", "--jsonl")
+    assert (empty.exit_code, empty.stdout) == (0, "")
+    run(repo, "local", "add", "--type", "fact", "--title", "One", "--body", "First.")
+    run(repo, "checkpoint", "add", "--task", "Two", "--note", "Second.", "--actor", "agent-7")
+
+    lines = run(repo, "events", "export", "--jsonl").stdout.splitlines()
+
+    assert lines == [
+        ('{"actor":"cli","created_at":"2026-07-10T12:00:00Z","event_type":"memory.local_created",'
+         '"id":"evt_00000001","payload":{"destination":"local","memory_type":"fact","route":"local_memory"},'
+         '"proposal_id":null,"record_id":"local-one"}'),
+        ('{"actor":"agent-7","created_at":"2026-07-10T12:00:00Z","event_type":"memory.checkpoint_created",'
+         '"id":"evt_00000002","payload":{"destination":"session","memory_type":"episode",'
+         '"route":"checkpoint_create"},"proposal_id":null,"record_id":"session-two"}'),
+    ]
+    for line in lines:
+        event = json.loads(line)
+        assert set(event) == {"id", "event_type", "actor", "payload", "record_id", "proposal_id", "created_at"}
+    assert run(repo, "events", "export").exit_code == 2
+
+
+def test_rebuild_after_deleting_the_index(repo: Repo) -> None:
+    initialized(repo)
+    run(repo, "local", "add", "--type", "fact", "--title", "Kept", "--body", "Survives.")
+    run(repo, "local", "list")
+    (repo.root / ".memzoi/local/index.sqlite").unlink()
+
+    out = ok_json(repo, "rebuild")
+
+    assert out["records"] == {"repo": 0, "local": 1, "session": 0}
+    assert (out["total"], out["unreadable"], out["runtime_preserved"]) == (1, [], True)
+    assert out["proposals"]["pending"] == 0 and out["proposals"]["discarded"] == 0
+    assert run(repo, "rebuild").stdout == ("rebuilt .memzoi/local/index.sqlite: 0 repo, 1 local, 0 session records; "
+                                           "0 unreadable; 0 pending proposal files kept\n")  # fmt: skip
+    assert [r["id"] for r in ok_json(repo, "local", "list")["records"]] == ["local-kept"]
+
+
+def test_uninitialized_repository_names_init(repo: Repo) -> None:
+    result = run(repo, "local", "list")
+    assert result.exit_code == 2 and "git memzoi init" in result.stderr
+    assert not (repo.root / ".memzoi").exists()
