@@ -51,14 +51,15 @@ def _fsync_dir(directory: Path) -> None:
 def lifecycle_lock(lock_path: Path, timeout_s: float = 30.0) -> Iterator[None]:
     """Hold the exclusive lifecycle lock at ``lock_path`` for the block (DESIGN.md principle 3).
 
-    Uses the ``filelock`` library. Waits at most ``timeout_s`` seconds, then raises :class:`ToolError`
-    (``lock_timeout``).
+    Uses the ``filelock`` library. Re-entrant within one process (nested holders share one lock); other
+    processes wait at most ``timeout_s`` seconds, then get :class:`ToolError` (``lock_timeout``).
     """
     from filelock import FileLock, Timeout
 
     lock_path.parent.mkdir(parents=True, exist_ok=True)
     try:
-        with FileLock(str(lock_path), timeout=timeout_s):
+        # One lock object per path in this process, so a holder may re-enter (apply inside propose --apply).
+        with FileLock(str(lock_path), timeout=timeout_s, is_singleton=True):
             yield
     except Timeout as exc:
         raise ToolError(f"another git-memzoi process holds {lock_path}", "lock_timeout") from exc

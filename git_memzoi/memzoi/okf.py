@@ -30,6 +30,7 @@ RETENTION_KEYS = ("occurred_at", "started_at", "last_continued_at", "closed_at",
 MEMKEEP_KEYS = ("anchor", "scope", "verified_at", "ttl_days", "explains", "evidence")
 _SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
 _PLAIN = re.compile(r"^[A-Za-z0-9._/-]+$")
+_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
 _YAML_NON_STRING = re.compile(
     r"^(?:true|false|True|False|TRUE|FALSE|null|Null|NULL|~|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
     r"|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|\d{4}-\d\d?-\d\d?.*)$"
@@ -353,7 +354,8 @@ def scalar(value: Any) -> str:
     text = str(value)
     if _PLAIN.match(text) and not _YAML_NON_STRING.match(text):
         return text
-    return json.dumps(text, ensure_ascii=False)
+    # JSON escapes C0 controls; YAML also refuses or folds DEL, C1 controls, NEL, LS/PS and the BOM when raw.
+    return _YAML_UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}", json.dumps(text, ensure_ascii=False))
 
 
 def _kv(key: str, value: Any) -> str:
