@@ -81,6 +81,28 @@ def expiry(ctx: click.Context, record_id: str, as_json: bool) -> None:
         click.echo(f"{result['record']}: {result['reason']}")
 
 
+@cli.command()
+@click.option("--project-root", type=click.Path(file_okay=False), help="The repository to check (default: here).")
+@json_option
+@click.pass_context
+def doctor(ctx: click.Context, project_root: str | None, as_json: bool) -> None:
+    """Check the installation and this repository's memory: records, proposals, index, privacy.
+
+    Example: git memzoi doctor --json
+    """
+    from git_memzoi.memzoi import api, doctor as run_doctor
+
+    report = run_doctor.run(api.find_root(Path(project_root) if project_root else start_dir(ctx)))
+    if as_json:
+        emit_json({"ok": report.exit_code == 0, "root": report.root,
+                   "checks": [vars(c) for c in report.checks]})  # fmt: skip
+    else:
+        for check in report.checks:
+            hint = f" -> {check.next_step}" if check.next_step else ""
+            click.echo(f"{check.status:<5} {check.name}: {check.message}{hint}")
+    ctx.exit(report.exit_code)
+
+
 for _area in AREAS:
     importlib.import_module(_area).register(cli)
 add_help_command(cli)

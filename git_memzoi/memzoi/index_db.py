@@ -523,3 +523,19 @@ def record_json(row: Mapping[str, Any]) -> dict[str, Any]:
         "origin": json.loads(row["origin"]), "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
     })  # fmt: skip
     return out
+
+
+def drift(layout: Layout) -> str:
+    """Read-only: ``missing`` (no usable index), ``current`` (matches the files) or ``stale`` (files changed
+    since the last refresh; the next read refreshes it). For ``doctor``; never writes or locks."""
+    conn = _open(layout)
+    if conn is None:
+        return "missing"
+    try:
+        stored = conn.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
+    except sqlite3.DatabaseError:
+        return "missing"
+    finally:
+        conn.close()
+    snapshot = _Scan.of(layout).snapshot()
+    return "current" if stored is not None and snapshot is not None and stored[0] == snapshot else "stale"

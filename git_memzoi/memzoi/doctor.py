@@ -1,0 +1,124 @@
+"""``git memzoi doctor``: is this installation and this repository's memory ready? (read-only; io)
+
+Each check is one :class:`Check` with a status (``ok``, ``warn``, ``fail``), a message and the next step.
+Nothing is repaired or written here: interrupted operations are named (not their file contents), and private
+files that git would commit are listed by path only.
+"""
+
+from __future__ import annotations
+
+import platform
+import shutil
+from dataclasses import dataclass
+from pathlib import Path
+
+from git_memzoi import __version__
+from git_memzoi.memzoi.layout import Layout
+
+
+@dataclass(frozen=True)
+class Check:
+    """One readiness check."""
+
+    name: str
+    status: str  # ok | warn | fail
+    message: str
+    next_step: str = ""
+
+
+@dataclass(frozen=True)
+class Report:
+    """Every check, in a fixed order; ``exit_code`` is 1 when any failed."""
+
+    root: str
+    checks: tuple[Check, ...]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when any check failed, else 0 (warnings do not fail)."""
+        return 1 if any(c.status == "fail" for c in self.checks) else 0
+
+
+def run(root: Path, *, which: object = shutil.which) -> Report:
+    """Check the installation and the repository at ``root`` (its working-tree top).
+
+    Args:
+        root: the repository's working-tree root.
+        which: ``shutil.which``-like lookup of executables on PATH (a parameter for tests).
+    """
+    layout = Layout(root)
+    checks = [_installation(which)]
+    if not layout.records.is_dir():
+        checks.append(Check("memory", "fail", "no .memzoi/ here", "run `git memzoi init`"))
+        return Report(str(root), tuple(checks))
+    checks += [_records(layout), _packets(layout), _transactions(layout), _index(layout), _privacy(layout)]
+    return Report(str(root), tuple(checks))
+
+
+def _installation(which: object) -> Check:
+    found = [name for name in ("git", "git-memzoi", "git-memkeep") if which(name)]  # type: ignore[operator]
+    missing = sorted({"git", "git-memzoi", "git-memkeep"} - set(found))
+    version = f"git-memzoi {__version__}, Python {platform.python_version()}"
+    if missing:
+        return Check("installation", "warn", f"{version}; not on PATH: {', '.join(missing)}",
+                     "put the environment's bin/ folder on PATH so `git memzoi` and hooks find the tools")  # fmt: skip
+    return Check("installation", "ok", version)
+
+
+def _records(layout: Layout) -> Check:
+    from git_memzoi.memzoi import record_store
+
+    scan = record_store.scan(layout)
+    if scan.problems:
+        names = ", ".join(p.path for p in scan.problems[:5])
+        return Check("records", "fail", f"{len(scan.problems)} unreadable record file(s): {names}",
+                     "fix or remove them; `git memzoi rebuild --json` lists the reasons")  # fmt: skip
+    return Check("records", "ok", f"{len(scan.records)} canonical record(s) readable")
+
+
+def _packets(layout: Layout) -> Check:
+    from git_memzoi.errors import InputError
+    from git_memzoi.memzoi import proposal_files
+
+    try:
+        pending = proposal_files.list_packets(layout)
+    except InputError as exc:
+        return Check("proposals", "fail", exc.message, "fix the proposal folders (symlinks, duplicate ids)")
+    return Check("proposals", "ok", f"{len(pending)} pending proposal packet(s)")
+
+
+def _transactions(layout: Layout) -> Check:
+    from git_memzoi.memzoi import lifecycle
+
+    left = lifecycle.pending_transactions(layout)
+    if left:
+        ops = ", ".join(sorted({t.operation for t in left}))
+        return Check("transactions", "warn", f"{len(left)} interrupted operation(s) left ({ops})",
+                     "the next write command rolls them back; or run any lifecycle command now")  # fmt: skip
+    return Check("transactions", "ok", "no interrupted operation")
+
+
+def _index(layout: Layout) -> Check:
+    from git_memzoi.memzoi import index_db
+
+    state = index_db.drift(layout)
+    if state == "missing":
+        return Check("index", "warn", "the derived search index is not built", "run `git memzoi rebuild`")
+    if state == "stale":
+        return Check("index", "warn", "record files changed since the index was last refreshed",
+                     "the next search refreshes it; `git memzoi rebuild` forces it")  # fmt: skip
+    return Check("index", "ok", "the derived search index matches the files")
+
+
+def _privacy(layout: Layout) -> Check:
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    view = Pygit2RepoView(layout.root)
+    tracked = view.tracked_under(".memzoi/local")
+    if tracked:
+        return Check("privacy", "fail", f"git tracks {len(tracked)} private file(s) under .memzoi/local/: "
+                     + ", ".join(tracked[:5]), "git rm --cached -r .memzoi/local  (then commit)")  # fmt: skip
+    if layout.local.exists() and not view.is_ignored(".memzoi/local/x"):
+        return Check("privacy", "fail", ".memzoi/local/ is not ignored by git",
+                     "run `git memzoi init --force` to restore .memzoi/.gitignore")  # fmt: skip
+    return Check("privacy", "ok", ".memzoi/local/ is ignored and untracked")

@@ -1,0 +1,71 @@
+"""git memzoi doctor: each readiness check with its exact status, and the exit code."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from click.testing import CliRunner
+
+from git_memzoi.cli.memzoi import cli
+from tests.conftest import Repo
+
+
+def doctor(repo: Repo) -> tuple[int, dict[str, str]]:
+    result = CliRunner().invoke(cli, ["-C", str(repo.root), "doctor", "--json"])
+    data = json.loads(result.output)
+    return result.exit_code, {c["name"]: c["status"] for c in data["checks"]}
+
+
+def init(repo: Repo) -> None:
+    assert CliRunner().invoke(cli, ["-C", str(repo.root), "init"]).exit_code == 0
+
+
+def test_an_uninitialized_repository_fails_and_says_init(repo: Repo) -> None:
+    result = CliRunner().invoke(cli, ["-C", str(repo.root), "doctor"])
+    assert result.exit_code == 1
+    assert "fail  memory: no .memzoi/ here -> run `git memzoi init`" in result.output
+
+
+def test_a_fresh_memory_is_ready_with_an_index_warning(repo: Repo) -> None:
+    init(repo)
+    code, checks = doctor(repo)
+    assert code == 0
+    assert {k: v for k, v in checks.items() if k != "installation"} == {
+        "records": "ok", "proposals": "ok", "transactions": "ok", "index": "warn", "privacy": "ok",
+    }  # fmt: skip
+    assert CliRunner().invoke(cli, ["-C", str(repo.root), "rebuild", "--json"]).exit_code == 0
+    assert doctor(repo)[1]["index"] == "ok"
+
+
+def test_a_force_added_private_file_fails_privacy(repo: Repo) -> None:
+    init(repo)
+    repo.write(".memzoi/local/notes.md", "private\n")
+    repo.git("add", "-f", ".memzoi/local/notes.md")
+    code, checks = doctor(repo)
+    assert (code, checks["privacy"]) == (1, "fail")
+
+
+def test_a_broken_record_fails_and_an_interrupted_operation_warns(repo: Repo) -> None:
+    init(repo)
+    repo.write(".memzoi/records/broken.md", "---\nid: broken\n---\nno profile\n")
+    (repo.root / ".memzoi/local/transactions/tx-1").mkdir(parents=True)
+    code, checks = doctor(repo)
+    assert (code, checks["records"], checks["transactions"]) == (1, "fail", "warn")
+
+
+def test_a_lost_gitignore_fails_privacy(repo: Repo) -> None:
+    init(repo)
+    (repo.root / ".memzoi/.gitignore").unlink()
+    assert doctor(repo)[1]["privacy"] == "fail"
+    assert CliRunner().invoke(cli, ["-C", str(repo.root), "init", "--force"]).exit_code == 0
+    assert doctor(repo)[1]["privacy"] == "ok"
+
+
+def test_doctor_never_writes(repo: Repo) -> None:
+    init(repo)
+    before = sorted(p.relative_to(repo.root).as_posix() for p in repo.root.rglob("*") if ".git/" not in str(p))
+    doctor(repo)
+    after = sorted(p.relative_to(repo.root).as_posix() for p in repo.root.rglob("*") if ".git/" not in str(p))
+    assert before == after
+    assert shutil.which("git")
