@@ -201,6 +201,13 @@ class Pygit2RepoView:
         return False
 
 
+def init_repository(root: Path, branch: str = "main") -> None:
+    """Create an empty, non-bare git repository at ``root`` whose HEAD names ``branch`` (libgit2's init)."""
+    import pygit2
+
+    pygit2.init_repository(str(root), bare=False, initial_head=branch)
+
+
 def _nfd(path: str) -> str:
     import unicodedata
 

@@ -33,25 +33,26 @@ def append(
     record_id: str | None = None,
     proposal_id: str | None = None,
 ) -> dict[str, Any]:
-    """Append one event (fsynced) and return it. The id is ``evt_<n>``, n counting from 1 in the log.
+    """Append one event (fsynced) and return it; O(1) however long the log is.
 
+    The id is ``evt_<offset>``: the log's size in bytes before this line, unique and increasing for appends
+    made under the lifecycle lock (read-only commands append without it; ``O_APPEND`` keeps their lines whole).
     Payloads must never hold blocked or private content: callers pass ids, counts and classifications only.
     """
     path = log_path(layout)
     path.parent.mkdir(parents=True, exist_ok=True)
-    count = sum(1 for _ in _lines(path))
-    event = {
-        "id": f"evt_{count + 1:08d}",
-        "event_type": event_type,
-        "actor": actor,
-        "payload": dict(payload or {}),
-        "record_id": record_id,
-        "proposal_id": proposal_id,
-        "created_at": format_timestamp(now),
-    }
-    line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
+        event = {
+            "id": f"evt_{os.fstat(fd).st_size:012d}",
+            "event_type": event_type,
+            "actor": actor,
+            "payload": dict(payload or {}),
+            "record_id": record_id,
+            "proposal_id": proposal_id,
+            "created_at": format_timestamp(now),
+        }
+        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
         os.write(fd, line.encode("utf-8"))
         os.fsync(fd)
     finally:

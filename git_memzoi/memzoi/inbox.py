@@ -132,6 +132,13 @@ def load(layout: Layout, prop_id: str) -> Proposal:
     return _reconcile(layout, _read_state(path, prop_id))
 
 
+def _load_unresolved(layout: Layout, prop_id: str) -> Proposal:
+    """:func:`load` without reading the resolution of a packet just applied: the caller overwrites every field
+    it would fill (status, applied_by, applied_at, record_id), so only ``packet_missing`` is reconciled."""
+    proposal = _read_state(state_dir(layout) / f"{check_id(prop_id)}.json", prop_id)
+    return replace(proposal, packet_missing=not packet_path(layout, proposal).is_file())
+
+
 def _read_state(path: Path, prop_id: str) -> Proposal:
     names = set(Proposal.__dataclass_fields__)
     try:
@@ -447,8 +454,8 @@ def _apply_locked(ctx: Context, prop_id: str, *, actor: str, operation: str) -> 
     with lifecycle.guarded(ctx.layout):
         now = ctx.clock.now()
         stamp = format_timestamp(now)
-        proposal = replace(load(ctx.layout, prop_id), status="applied", applied_by=actor, applied_at=stamp,
-                           record_id=result.record_id, updated_at=stamp)  # fmt: skip
+        proposal = replace(_load_unresolved(ctx.layout, prop_id), status="applied", applied_by=actor,
+                           applied_at=stamp, record_id=result.record_id, updated_at=stamp)  # fmt: skip
         _save(ctx.layout, proposal)
         events.append(ctx.layout, "proposal.applied", actor, now, {"file_id": result.file_id},
                       record_id=result.record_id, proposal_id=proposal.id)  # fmt: skip

@@ -489,6 +489,26 @@ def list_rows(layout: Layout, destination: str, *, now: dt.datetime) -> list[dic
     return _query(layout, sql, (destination, _micros(okf.format_timestamp(now))))
 
 
+def path_rows(layout: Layout, destination: str, path: str, path_match: Callable[[str, str], bool], *,
+              now: dt.datetime, types: Sequence[str] = (), scope_kind: str | None = None,
+              limit: int = -1) -> list[dict[str, Any]]:  # fmt: skip
+    """Current-assertion records of one destination with an ``applies_to`` path that ``path_match(stored, path)``
+    accepts (recall's path candidates), only of ``types``/``scope_kind`` when given; newest first (``updated_at``
+    DESC, id), at most ``limit`` (-1: all). Refreshes first."""
+    refresh(layout)
+    where = ["r.destination = ?", _CURRENT, "r.applies_to != '[]'", "memzoi_path_match(r.applies_to, ?)"]
+    params: list[Any] = [destination, _micros(okf.format_timestamp(now)), path]
+    if types:
+        where.append(f"r.type IN ({', '.join('?' * len(types))})")
+        params += types
+    if scope_kind is not None:
+        where.append("r.scope_kind = ?")
+        params.append(scope_kind)
+    match = {"memzoi_path_match": lambda stored, requested: any(path_match(p, requested) for p in json.loads(stored))}
+    sql = f"SELECT r.* FROM records r WHERE {' AND '.join(where)} ORDER BY r.updated_us DESC, r.id LIMIT ?"
+    return _query(layout, sql, (*params, limit), match)
+
+
 def _query(
     layout: Layout, sql: str, params: Sequence[Any], functions: Mapping[str, Callable[..., Any]] | None = None
 ) -> list[dict[str, Any]]:

@@ -19,13 +19,13 @@ from __future__ import annotations
 import contextlib
 import datetime as dt
 import json
-import uuid
+import os
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.core import atomic, frontmatter
+from git_memzoi.core import atomic
 from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
 from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi import events, okf, record_store, vocab
@@ -113,7 +113,7 @@ def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[st
         The error of the failing step, after every changed file is restored; RollbackError when the
         restore fails as well (the journal stays for :func:`repair`).
     """
-    txdir = _tx_root(layout) / uuid.uuid4().hex[:16]
+    txdir = _tx_root(layout) / os.urandom(8).hex()  # 16 hex digits, as uuid4().hex[:16] (without importing uuid)
     txdir.mkdir(parents=True)
     entries: list[dict[str, Any]] = []
     journal = {"version": 1, "operation": operation, "committed": False, "entries": entries}
@@ -272,11 +272,11 @@ def status_step(layout: Layout, record_id: str, status: str) -> Step:
 
 def record_step(layout: Layout, record: Record) -> Step:
     """The write of a new record file, checked to read back as the same record before anything is written."""
-    text = okf.render(record)
+    data = okf.render(record).encode("utf-8")
     path = record_store.record_path(layout, record.id)
-    doc = frontmatter.parse(text.encode("utf-8"))
-    okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), doc.fields, doc.body)
-    return Step(path, text.encode("utf-8"))
+    parts, fields = record_store.parse_fields(data)
+    okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), fields, parts.body)
+    return Step(path, data)
 
 
 def free_record_id(layout: Layout, base: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any
 from git_memzoi.core import frontmatter
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import ExitCode, InputError, MemzoiError
-from git_memzoi.memzoi import vocab
+from git_memzoi.memzoi import okf_subset, vocab
 from git_memzoi.memzoi.okf import Record, RecordError, first_line, format_timestamp, parse_timestamp, scalar
 
 TOP_KEYS = ("id", "kind", "profile", "type", "lane", "title", "description", "status", "proposal", "scope", "tags",
@@ -195,12 +195,15 @@ def parse(file_id: str, path: str, data: bytes) -> Packet:
         PacketError: the first problem found, naming ``path`` and the field.
     """
     try:
-        doc = frontmatter.parse(data)
+        parts = frontmatter.split(data)
+        fields = okf_subset.load(parts.yaml_text) if parts.has_frontmatter else {}  # the writer's YAML, no ruamel
+        if fields is None:
+            fields = frontmatter.parse(data).fields
     except frontmatter.FrontmatterError as exc:
         raise PacketError(path, "frontmatter", exc.message) from None
-    if not doc.split.has_frontmatter:
+    if not parts.has_frontmatter:
         raise PacketError(path, "frontmatter", "a packet starts with a --- frontmatter block")
-    return packet_from_fields(file_id, path, doc.fields, doc.body)
+    return packet_from_fields(file_id, path, fields, parts.body)
 
 
 def packet_from_fields(file_id: str, path: str, fields: Mapping[str, Any], body: str) -> Packet:

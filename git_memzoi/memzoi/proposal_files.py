@@ -7,6 +7,9 @@ can never come back to pending). Each file's sensitivity is preflighted from raw
 is parsed; a non-repo-safe packet is only ever seen as its redacted receipt (``redacted-identity-…`` ids, no
 title, body, source, scope or authorship), and can be looked up by either original alias, which is hashed.
 
+Commands that need one packet or the identities in use (show, apply, reject, a new packet) use :func:`identities`:
+the same tokens and uniqueness check, reading only files changed since the derived identity cache was written.
+
 Writes (:func:`apply_packet`, :func:`reject_packet`, :func:`write_pending_packet`) hold the lifecycle lock and
 go through ``lifecycle.run_steps`` (journaled, rolled back on a reported failure; see ``lifecycle`` for crash
 repair: :func:`pending_transactions` and :func:`repair` are re-exported here for ``doctor``).
@@ -14,13 +17,17 @@ repair: :func:`pending_transactions` and :func:`repair` are re-exported here for
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from git_memzoi.core.atomic import write_bytes_atomic
-from git_memzoi.errors import InputError
+from git_memzoi.core.hashing import short_hash
+from git_memzoi.errors import InputError, MemzoiError
 from git_memzoi.memzoi import events, lifecycle, record_store
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.lifecycle import Step, pending_transactions, repair
@@ -44,13 +51,14 @@ from git_memzoi.memzoi.receipts import Preflight, is_receipt, preflight, receipt
 if TYPE_CHECKING:
     from git_memzoi.memzoi.api import Context
 
-__all__ = ["ApplyResult", "Entry", "Inventory", "Issue", "RejectResult", "apply_packet", "inventory",
-           "list_packets", "pending_transactions", "reject_packet", "repair", "show_packet", "validate",
+__all__ = ["ApplyResult", "Entry", "Identities", "Inventory", "Issue", "RejectResult", "apply_packet", "identities",
+           "inventory", "list_packets", "pending_transactions", "reject_packet", "repair", "show_packet", "validate",
            "write_pending_packet"]  # fmt: skip
 
 MAX_PACKET_BYTES = 256 * 1024
 STATES = ("pending", "applied", "rejected")
-_IGNORED = ("index.md", "log.md")
+IDENTITY_CACHE = "packet-identities.json"
+NOT_FOUND = "no proposal packet has that id (see `git memzoi proposal-files list`)"
 
 
 class ProposalNotFound(InputError):
@@ -119,7 +127,7 @@ class Inventory:
         for entry in self.entries:
             if token in entry.tokens:
                 return entry
-        raise ProposalNotFound("no proposal packet has that id (see `git memzoi proposal-files list`)")
+        raise ProposalNotFound(NOT_FOUND)
 
     def taken(self) -> frozenset[str]:
         """Every identity token in use."""
@@ -179,8 +187,8 @@ def inventory(layout: Layout) -> Inventory:
         InputError: a proposal root is a symlink or not a folder (``symlinked_root``, ``bad_layout``).
         DuplicateIdentity: two packets share an identity.
     """
-    roots = _roots(layout)
-    entries = [_entry(layout, state, root, file) for state, root in roots for file in _files(root)]
+    entries = [_entry(layout, state, root, file) for state, root in _roots(layout)
+               for file in record_store.markdown_files(root)]  # fmt: skip
     _check_unique(entries)
     return Inventory(tuple(entries))
 
@@ -196,22 +204,6 @@ def _roots(layout: Layout) -> list[tuple[str, Path]]:
             raise InputError(f"{folder.relative_to(layout.root).as_posix()} is not a folder", "bad_layout")
     return [("pending", layout.pending), ("applied", layout.resolved("applied")),
             ("rejected", layout.resolved("rejected"))]  # fmt: skip
-
-
-def _files(directory: Path) -> list[Path]:
-    found: list[Path] = []
-    try:
-        items = list(os.scandir(directory))
-    except OSError:
-        return found
-    for item in items:
-        if item.name.startswith(".") or item.is_symlink():
-            continue
-        if item.is_dir():
-            found.extend(_files(Path(item.path)))
-        elif item.name.endswith(".md") and item.name not in _IGNORED:
-            found.append(Path(item.path))
-    return sorted(found)
 
 
 def _entry(layout: Layout, state: str, root: Path, file: Path) -> Entry:
@@ -245,6 +237,95 @@ def _describe(entry: Entry) -> str:
     return entry.shown_path or f"a redacted {entry.state} packet ({entry.shown_file_id})"
 
 
+# ------------------------------------------------------------------------------------------------ identity lookups
+
+
+class _Known(NamedTuple):
+    """One packet file's identity tokens; ``entry`` is set when this call read the file (it changed)."""
+
+    state: str
+    root: Path
+    path: str
+    tokens: Collection[str]
+    entry: Entry | None
+
+
+@dataclass(frozen=True)
+class Identities:
+    """Every packet file's identity tokens, checked unique (see :func:`identities`)."""
+
+    layout: Layout
+    known: tuple[_Known, ...]
+    cache: dict[str, list[object]]
+    stale: bool
+
+    def save(self) -> None:
+        """Rewrite the cache if a file was read or removed (after a successful write, holding the lock)."""
+        if self.stale:
+            _write_cache(self.layout.local / IDENTITY_CACHE, self.cache)
+
+    def find(self, identity: str) -> Entry:
+        """:meth:`Inventory.find`, parsing only the packet found. Raises ProposalNotFound."""
+        token = identity_token(identity.strip())
+        for k in self.known:
+            if token in k.tokens:
+                return k.entry or _entry(self.layout, k.state, k.root, Path(k.path))
+        raise ProposalNotFound(NOT_FOUND)
+
+    def taken(self) -> frozenset[str]:
+        """Every identity token in use (as :meth:`Inventory.taken`)."""
+        return frozenset(t for k in self.known for t in k.tokens)
+
+
+def identities(layout: Layout) -> Identities:
+    """Every packet file's identity tokens as :func:`inventory` computes them, re-reading only files changed since
+    the derived cache (keyed by path hashes: a redacted file name is part of an identity) was written: same size,
+    mtime_ns and inode, and older than the cache (git's racily-clean rule). Writers :meth:`~Identities.save` it.
+
+    Raises:
+        InputError, DuplicateIdentity: as :func:`inventory` (which raises the duplicate, with its message).
+    """
+    roots = _roots(layout)  # refused before anything is read
+    cached, cache_mtime = _read_cache(layout.local / IDENTITY_CACHE)
+    known: list[_Known] = []
+    fresh: dict[str, list[object]] = {}
+    for state, root in roots:
+        files: list[tuple[str, str, list[int]]] = []
+        record_store.signed_markdown_files(str(root), f"{_rel(layout, root)}/", files)
+        for rel, path, signature in files:
+            key = short_hash(rel.encode("utf-8"), 32)
+            hit = cached.pop(key, None)
+            if (type(hit) is list and hit[:3] == signature and signature[1] < cache_mtime
+                    and all(type(t) is str for t in hit[3:])):  # fmt: skip
+                known.append(_Known(state, root, path, hit[3:], None))  # type: ignore[arg-type]
+                fresh[key] = hit
+            else:
+                entry = _entry(layout, state, root, Path(path))
+                known.append(_Known(state, root, path, entry.tokens, entry))
+                fresh[key] = [*signature, *sorted(entry.tokens)]
+    tokens = [t for k in known for t in k.tokens]  # each entry's tokens are a set: repeats are across files
+    if len(tokens) != len(set(tokens)):
+        inventory(layout)  # raises DuplicateIdentity, naming both files exactly as every other command does
+    return Identities(layout, tuple(known), fresh, bool(cached) or any(k.entry is not None for k in known))
+
+
+def _read_cache(path: Path) -> tuple[dict[str, list[object]], int]:
+    """(files, the cache's own mtime_ns); nothing when missing, unreadable or of another shape."""
+    try:
+        with open(path, "rb") as handle:
+            mtime, data = os.fstat(handle.fileno()).st_mtime_ns, json.loads(handle.read())
+        files = data["files"] if data["version"] == 1 else None
+        return (files if isinstance(files, dict) else {}), mtime
+    except (OSError, ValueError, LookupError, TypeError, AttributeError):
+        return {}, 0
+
+
+def _write_cache(path: Path, files: dict[str, list[object]]) -> None:
+    with contextlib.suppress(OSError, MemzoiError):  # a derived cache: the next writer tries again
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, json.dumps({"version": 1, "files": files}, separators=(",", ":")).encode("utf-8"))
+
+
 # ------------------------------------------------------------------------------------------------ read-only commands
 
 
@@ -259,7 +340,7 @@ def show_packet(layout: Layout, identity: str) -> Entry:
     Raises:
         ProposalNotFound: no packet has that identity.
     """
-    return inventory(layout).find(identity)
+    return identities(layout).find(identity)
 
 
 def validate(layout: Layout) -> tuple[tuple[Entry, tuple[Issue, ...]], ...]:
@@ -305,7 +386,8 @@ def apply_packet(ctx: Context, proposal_id: str, *, actor: str) -> ApplyResult:
     """
     layout = ctx.layout
     with lifecycle.guarded(layout):
-        entry = inventory(layout).find(proposal_id)
+        known = identities(layout)
+        entry = known.find(proposal_id)
         if entry.state != "pending":
             return _replay_apply(ctx, entry, actor)
         packet = _applicable(entry)
@@ -319,6 +401,7 @@ def apply_packet(ctx: Context, proposal_id: str, *, actor: str) -> ApplyResult:
         resolved = replace(packet, status="applied", resolution=resolution)
         steps += [Step(dest, render(resolved).encode("utf-8")), Step(entry.path, None)]
         written = lifecycle.run_steps(layout, "proposal_files_apply", steps)
+        known.save()
         events.append(layout, "proposal_file_applied", actor, now, {"action": packet.action,
                       "target_id": resolution.target_id}, record_id=record_id, proposal_id=packet.id)  # fmt: skip
     return ApplyResult(packet.id, packet.file_id, packet.action, record_id, resolution.target_id, False,
@@ -411,7 +494,8 @@ def reject_packet(ctx: Context, proposal_id: str, *, reason: str, actor: str) ->
         raise InputError("--reason must not be empty", "missing_reason")
     layout = ctx.layout
     with lifecycle.guarded(layout):
-        entry = inventory(layout).find(proposal_id)
+        known = identities(layout)
+        entry = known.find(proposal_id)
         if entry.state == "applied":
             raise InputError("that proposal packet was already applied; it cannot be rejected", "opposite_outcome")
         if entry.state == "rejected":
@@ -427,6 +511,7 @@ def reject_packet(ctx: Context, proposal_id: str, *, reason: str, actor: str) ->
         dest = layout.resolved("rejected") / f"{packet.file_id}.md"
         steps = [Step(dest, render(resolved).encode("utf-8")), Step(entry.path, None)]
         written = lifecycle.run_steps(layout, "proposal_files_reject", steps)
+        known.save()
         if entry.redacted:  # the original file name is part of the redacted identity
             written = tuple(p for p in written if p != entry.rel)
         events.append(layout, "proposal_file_rejected", actor, now, {"redacted": entry.redacted,
@@ -469,7 +554,8 @@ def write_pending_packet(ctx: Context, packet: Packet) -> tuple[str, Path]:
         raise InputError(f"proposal id: {problem}", "bad_id")
     layout = ctx.layout
     with lifecycle.guarded(layout):
-        taken = inventory(layout).taken()
+        known = identities(layout)
+        taken = known.taken()
         file_id = next(c for c in candidates(packet.id) if _free(layout, c, taken))
         path = layout.pending / f"{file_id}.md"
         fresh = replace(packet, id=file_id, file_id=file_id, status="proposed", resolution=None)
@@ -477,6 +563,7 @@ def write_pending_packet(ctx: Context, packet: Packet) -> tuple[str, Path]:
         check_shape(parse(file_id, _rel(layout, path), data), _rel(layout, path))
         path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(path, data)
+        known.save()
         events.append(layout, "proposal_file_written", ctx.actor, ctx.clock.now(), {"action": packet.action},
                       proposal_id=file_id)  # fmt: skip
     return file_id, path
@@ -491,4 +578,3 @@ def _free(layout: Layout, candidate: str, taken: frozenset[str]) -> bool:
 
 def _rel(layout: Layout, path: Path) -> str:
     return path.relative_to(layout.root).as_posix()
-

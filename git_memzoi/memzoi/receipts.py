@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from git_memzoi.core import yamlio
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi import vocab
+from git_memzoi.memzoi import okf_subset, vocab
 from git_memzoi.memzoi.packets import REPO_SAFE, Packet, identity_token
 
 EPOCH = "1970-01-01T00:00:00Z"
@@ -72,10 +72,12 @@ def _unique_scalar(head: str, key: str) -> str | None:
 
 
 def _yaml_string(text: str) -> str | None:
-    try:
-        fields, _ = yamlio.load_mapping(f"v: {text}")
-    except yamlio.YamlProblem:
-        return None
+    fields = okf_subset.load(f"v: {text}")  # a plain word or a JSON string: the same value, without ruamel
+    if fields is None:
+        try:
+            fields, _ = yamlio.load_mapping(f"v: {text}")
+        except yamlio.YamlProblem:
+            return None
     value = fields.get("v")
     return value if isinstance(value, str) else None
 

@@ -2,10 +2,13 @@
 
 Scans skip hidden names and symlinks, read only ``*.md`` and ignore ``index.md`` and ``log.md`` at any depth
 (memzoi-spec.md §1). A record's identity is its concept id: the path below ``records/`` without ``.md``.
+Frontmatter in the record writer's YAML subset is read and rewritten without ruamel (:mod:`okf_subset`): a write
+command that reads one record and rewrites its status line never loads the YAML library.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,8 +17,9 @@ from typing import Any
 
 from git_memzoi.core import frontmatter
 from git_memzoi.errors import InputError
+from git_memzoi.memzoi import okf_subset
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.okf import Record, RecordError, concept_id_problem, record_from_fields
+from git_memzoi.memzoi.okf import Record, RecordError, concept_id_problem, record_from_fields, scalar
 
 MAX_RECORD_BYTES = 256 * 1024
 _IGNORED = ("index.md", "log.md")
@@ -64,7 +68,7 @@ def scan(layout: Layout) -> Scan:
     """Read every record file; a broken one becomes a :class:`Problem`, never an exception."""
     records: list[Record] = []
     problems: list[Problem] = []
-    for file in _files(layout.records):
+    for file in markdown_files(layout.records):
         rel = file.relative_to(layout.root).as_posix()
         try:
             records.append(read(layout, file))
@@ -94,14 +98,30 @@ def read(layout: Layout, file: Path) -> Record:
     rel = file.relative_to(layout.root).as_posix()
     if file.stat().st_size > MAX_RECORD_BYTES:
         raise RecordError(rel, "file", f"larger than {MAX_RECORD_BYTES} bytes")
-    doc = frontmatter.parse(file.read_bytes())
-    if not doc.split.has_frontmatter:
+    parts, fields = parse_fields(file.read_bytes())
+    if not parts.has_frontmatter:
         raise RecordError(rel, "frontmatter", "a record starts with a --- frontmatter block")
     concept_id = file.relative_to(layout.records).as_posix()[: -len(".md")]
-    return record_from_fields(concept_id, rel, doc.fields, doc.body)
+    return record_from_fields(concept_id, rel, fields, parts.body)
 
 
-def _files(directory: Path) -> list[Path]:
+def parse_fields(data: bytes) -> tuple[frontmatter.Split, dict[str, Any]]:
+    """``frontmatter.parse`` of ``data`` as (parts, fields): the writer's YAML subset is read without ruamel,
+    anything else with it (same values either way); a file without frontmatter has no fields.
+
+    Raises:
+        FrontmatterError: the file is not UTF-8, or its YAML does not parse.
+    """
+    parts = frontmatter.split(data)
+    if not parts.has_frontmatter:
+        return parts, {}
+    fields = okf_subset.load(parts.yaml_text)
+    return parts, fields if fields is not None else frontmatter.parse(data).fields
+
+
+def markdown_files(directory: Path) -> list[Path]:
+    """The ``*.md`` files below ``directory``, sorted: hidden names and symlinks skipped, ``index.md`` and
+    ``log.md`` ignored at any depth; nothing when the folder is missing (records and proposal packets alike)."""
     found: list[Path] = []
     try:
         items = list(os.scandir(directory))
@@ -111,14 +131,58 @@ def _files(directory: Path) -> list[Path]:
         if item.name.startswith(".") or item.is_symlink():
             continue
         if item.is_dir():
-            found.extend(_files(Path(item.path)))
+            found.extend(markdown_files(Path(item.path)))
         elif item.name.endswith(".md") and item.name not in _IGNORED:
             found.append(Path(item.path))
     return sorted(found)
+
+
+def signed_markdown_files(directory: str, prefix: str, out: list[tuple[str, str, list[int]]]) -> None:
+    """:func:`markdown_files` for change detection: appends ``(prefix + path below directory, path, [size,
+    mtime_ns, inode])`` per file to ``out``, unsorted, with one lstat each; a file removed meanwhile is left out."""
+    try:
+        items = list(os.scandir(directory))
+    except OSError:
+        return
+    for item in items:
+        if item.name.startswith(".") or item.is_symlink():
+            continue
+        if item.is_dir():
+            signed_markdown_files(item.path, f"{prefix}{item.name}/", out)
+        elif item.name.endswith(".md") and item.name not in _IGNORED:
+            with contextlib.suppress(OSError):
+                st = item.stat(follow_symlinks=False)
+                out.append((prefix + item.name, item.path, [st.st_size, st.st_mtime_ns, st.st_ino]))
 
 
 def update_fields(layout: Layout, concept_id: str, changes: Mapping[str, Any]) -> tuple[Path, bytes, bytes]:
     """Compute the byte-stable rewrite of a record's fields; returns (path, old bytes, new bytes), writes nothing."""
     path = record_path(layout, concept_id)
     old = path.read_bytes()
-    return path, old, frontmatter.update(old, changes)
+    return path, old, _update_subset(old, changes) or frontmatter.update(old, changes)
+
+
+def _update_subset(data: bytes, changes: Mapping[str, Any]) -> bytes | None:
+    """``frontmatter.update(data, changes)`` without ruamel, for frontmatter in the writer's YAML subset whose
+    changed keys are existing one-line scalars set to plain words (``status: superseded``); the result is the
+    same bytes. ``None`` for anything else, which the caller hands to ``frontmatter.update``."""
+    try:
+        parts = frontmatter.split(data)
+    except frontmatter.FrontmatterError:
+        return None
+    before = okf_subset.load(parts.yaml_text) if parts.has_frontmatter else None
+    if before is None:
+        return None
+    lines = parts.yaml_text.split("\n")
+    for key, value in changes.items():
+        old = before.get(key)
+        if not isinstance(value, str) or scalar(value) != value or isinstance(old, (dict, list)) or key not in before:
+            return None
+        if type(old) is not str or old != value:  # frontmatter.update leaves a same-typed equal value alone
+            # subset keys are unique per level and only top-level lines start unindented
+            index = next(i for i, line in enumerate(lines) if line.startswith(f"{key}:"))
+            lines[index] = f"{key}: {value}"
+    yaml_text = "\n".join(lines)
+    if okf_subset.load(yaml_text) != {**before, **changes}:  # a word the subset reads as something else
+        return None
+    return parts.bom + (parts.opening + yaml_text + parts.closing + parts.body).encode("utf-8")

@@ -188,12 +188,14 @@ def test_events_export_jsonl(repo: Repo) -> None:
 
     lines = run(repo, "events", "export", "--jsonl").stdout.splitlines()
 
+    first = ('{"actor":"cli","created_at":"2026-07-10T12:00:00Z","event_type":"memory.local_created",'
+             '"id":"evt_000000000000","payload":{"destination":"local","memory_type":"fact","route":"local_memory"},'
+             '"proposal_id":null,"record_id":"local-one"}')  # fmt: skip
+    second_id = f"evt_{len(first.encode()) + 1:012d}"  # an event's id is the log's byte offset of its line
     assert lines == [
-        ('{"actor":"cli","created_at":"2026-07-10T12:00:00Z","event_type":"memory.local_created",'
-         '"id":"evt_00000001","payload":{"destination":"local","memory_type":"fact","route":"local_memory"},'
-         '"proposal_id":null,"record_id":"local-one"}'),
+        first,
         ('{"actor":"agent-7","created_at":"2026-07-10T12:00:00Z","event_type":"memory.checkpoint_created",'
-         '"id":"evt_00000002","payload":{"destination":"session","memory_type":"episode",'
+         f'"id":"{second_id}","payload":{{"destination":"session","memory_type":"episode",'
          '"route":"checkpoint_create"},"proposal_id":null,"record_id":"session-two"}'),
     ]
     for line in lines:

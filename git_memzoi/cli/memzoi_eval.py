@@ -1,0 +1,54 @@
+"""`git memzoi eval recall`: run a recall trust corpus in disposable isolated state and gate on its thresholds.
+
+Exit codes (seed "Recall evaluation"): 0 every threshold passed and the baseline, if given, is compatible; 1 the
+report was printed but a threshold or the baseline failed (or ``--update-baseline`` refused to write); 2 usage
+errors and invalid corpora or fixtures, with no report.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from git_memzoi.cli.app import json_option
+
+
+@click.group("eval")
+def eval_group() -> None:
+    """Evaluate recall quality; never opens or changes this project's memory."""
+
+
+@eval_group.command("recall")
+@click.option("--corpus", required=True, metavar="PATH", help="The memzoi-recall-corpus/v2 YAML file.")
+@click.option("--baseline", metavar="PATH", help="A memzoi-recall-baseline/v1 JSON file to compare with.")
+@click.option("--update-baseline", is_flag=True, help="Write the baseline (only when every threshold passed).")
+@json_option
+@click.pass_context
+def recall(ctx: click.Context, corpus: str, baseline: str | None, update_baseline: bool, as_json: bool) -> None:
+    """Run every case of a trust corpus against a fresh temporary project and report the metrics.
+
+    Example: git memzoi eval recall --corpus evals/recall/corpus.yaml --baseline evals/recall/baseline.json
+    """
+    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.memzoi import eval_recall, eval_report
+
+    if update_baseline and baseline is None:
+        raise click.UsageError("--update-baseline requires --baseline", ctx=ctx)
+    start = start_dir(ctx)
+    result = eval_recall.run(start / Path(corpus), baseline=start / Path(baseline) if baseline else None,
+                             update_baseline=update_baseline)  # fmt: skip
+    if as_json:
+        click.echo(json.dumps(result.report, indent=2, ensure_ascii=False))
+    else:
+        click.echo(eval_report.render_text(result.report))
+    if update_baseline and not result.thresholds_passed:
+        prog = ctx.find_root().info_name or "git-memzoi"
+        click.echo(f"{prog}: error: a threshold failed, so the baseline was not written", err=True)
+    ctx.exit(0 if result.passed else 1)
+
+
+def register(cli: click.Group) -> None:
+    """Add ``eval recall`` to the ``git memzoi`` group."""
+    cli.add_command(eval_group)

@@ -1,0 +1,46 @@
+"""`git memzoi export`: reviewable projections of current repository memory (okf, agents-md, claude-md).
+
+The command parses its options, calls :func:`git_memzoi.memzoi.export.export` and renders the result.
+"""
+
+from __future__ import annotations
+
+import click
+
+from git_memzoi.cli.app import emit_json, json_option
+
+FORMATS = ("okf", "agents-md", "claude-md")
+
+
+@click.command("export")
+@click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
+@click.option("--scope-kind", default="repo", show_default=True, help="Export records of this scope kind only.")
+@click.option("--file", "target", metavar="PATH",
+              help="agents-md/claude-md: keep the projection as a marked block inside this repository file "
+                   "(e.g. AGENTS.md); text outside the markers is never changed.")  # fmt: skip
+@json_option
+@click.pass_context
+def export_command(ctx: click.Context, fmt: str, scope_kind: str, target: str | None, as_json: bool) -> None:
+    """Export current, non-private records into reviewable files under .memzoi/exports/.
+
+    okf writes one file per record; agents-md and claude-md write one projection of the procedures,
+    decisions, warnings and risks. Regenerating from unchanged records changes no byte.
+
+    Example: git memzoi export agents-md --file AGENTS.md
+    """
+    from git_memzoi.cli.memzoi import open_context
+    from git_memzoi.memzoi import export
+
+    result = export.export(open_context(ctx), fmt, scope_kind=scope_kind, target=target)
+    if as_json:
+        emit_json(result.to_json())
+        return
+    for change in result.files:
+        click.echo(f"{change.action}\t{change.path}")
+    skipped = f", {result.skipped_private} private skipped" if result.skipped_private else ""
+    click.echo(f"exported {len(result.records)} {scope_kind} record(s) as {fmt}{skipped}")
+
+
+def register(cli: click.Group) -> None:
+    """Add ``export`` to the ``git memzoi`` group."""
+    cli.add_command(export_command)
