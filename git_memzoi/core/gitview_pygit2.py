@@ -201,6 +201,21 @@ class Pygit2RepoView:
         return False
 
 
+def worktree_root(start: Path) -> Path:
+    """The top of the working tree containing ``start``: the nearest folder with a ``.git`` entry, found
+    without loading pygit2 (55 to 100 ms of imports) when git's own environment does not redirect it.
+
+    Raises:
+        NotARepository: when no such folder exists (pygit2 is asked before giving up).
+    """
+    if not os.environ.get("GIT_DIR") and not os.environ.get("GIT_WORK_TREE"):
+        here = start.resolve()
+        for folder in (here, *here.parents):
+            if (folder / ".git").exists():
+                return folder
+    return Pygit2RepoView(start).root
+
+
 def init_repository(root: Path, branch: str = "main") -> None:
     """Create an empty, non-bare git repository at ``root`` whose HEAD names ``branch`` (libgit2's init)."""
     import pygit2

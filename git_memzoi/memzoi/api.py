@@ -30,11 +30,11 @@ def find_root(start: Path) -> Path:
         InputError: ``start`` is missing or not inside a git working tree (codes ``bad_directory``,
             ``not_a_repository``).
     """
-    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.core.gitview_pygit2 import worktree_root
 
     if not start.is_dir():
         raise InputError(f"cannot run in {start}: no such directory", "bad_directory")
-    return Pygit2RepoView(start).root
+    return worktree_root(start)
 
 
 def context(start: Path, *, clock: Clock | None = None, actor: str | None = None, initialized: bool = True) -> Context:

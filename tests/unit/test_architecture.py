@@ -17,7 +17,6 @@ OWNERS = {
     "ruamel": ("core/yamlio.py",),
     "blake3": ("core/hashing.py",),
     "pathspec": ("core/globs.py",),
-    "filelock": ("core/atomic.py",),
     "subprocess": ("memkeep/checks.py",),
     "sqlite3": ("memzoi/index_db.py",),
 }

@@ -28,3 +28,52 @@ def test_a_failed_write_leaves_the_old_bytes_and_no_temp_file(tmp_path: Path, mo
         atomic.write_bytes_atomic(target, b"new\n")
     assert target.read_bytes() == b"old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["record.md"]
+
+
+def test_another_process_waits_then_times_out(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+    import time
+
+    from git_memzoi.errors import ToolError
+
+    lock = tmp_path / "lifecycle.lock"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT);"
+         " fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(5)", str(lock)],
+        stdout=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "held\n"
+        started = time.monotonic()
+        with pytest.raises(ToolError) as caught, atomic.lifecycle_lock(lock, timeout_s=0.3):
+            pass
+        assert caught.value.code == "lock_timeout"
+        assert time.monotonic() - started >= 0.3
+    finally:
+        holder.kill()
+        holder.wait()
+    with atomic.lifecycle_lock(lock, timeout_s=1):  # free again once the holder is gone
+        pass
+
+
+def test_another_thread_is_excluded_not_reentered(tmp_path: Path) -> None:
+    import threading
+
+    from git_memzoi.errors import ToolError
+
+    lock = tmp_path / "lifecycle.lock"
+    outcome: list[str] = []
+
+    def other() -> None:
+        try:
+            with atomic.lifecycle_lock(lock, timeout_s=0.2):
+                outcome.append("entered")
+        except ToolError as exc:
+            outcome.append(exc.code)
+
+    with atomic.lifecycle_lock(lock, timeout_s=1):
+        thread = threading.Thread(target=other)
+        thread.start()
+        thread.join()
+    assert outcome == ["lock_timeout"]
