@@ -16,6 +16,13 @@ git memkeep status || true
 say "git memkeep verify --all-safe --dry-run   (what a batch re-check would run)"
 git memkeep verify --all-safe --dry-run || true
 
+say "git memzoi: this project's own reviewed memory (.memzoi/records/)"
+git memzoi search "anchor diff"
+say "git memzoi context --task \"make status faster\" --token-budget 120   (a prompt-ready pack under a budget)"
+git memzoi context --task "make status faster" --token-budget 120
+say "git memzoi precheck --path git_memzoi/core/gitview_pygit2.py   (risks and failed attempts before editing)"
+git memzoi precheck --path git_memzoi/core/gitview_pygit2.py
+
 scratch=$(mktemp -d)
 trap 'rm -rf "$scratch"' EXIT
 say "scratch clone: $scratch/clone"
