@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import budget as units
 from git_memzoi.memzoi.pathmatch import best_path, path_matches_request
+from git_memzoi.memzoi.search import fresh_index
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.api import Context
@@ -76,6 +77,7 @@ class _Candidate:
     line: str = ""
 
 
+@fresh_index
 def build(ctx: Context, task: str, *, path: str | None = None, token_budget: int | None = None,
           include_local: bool = False, include_session: bool = False, log: bool = True) -> ContextPack:  # fmt: skip
     """``git memzoi context``: the context pack for ``task`` (and ``path``) within ``token_budget`` approx_words
@@ -335,6 +337,7 @@ class Handoff:
         return "\n".join(lines) + "\n\n" + p["context"]["prompt"]
 
 
+@fresh_index
 def handoff(ctx: Context, *, task: str | None = None, path: str | None = None, token_budget: int | None = None,
             include_local: bool = False, include_session: bool = False) -> Handoff:  # fmt: skip
     """The compact pack for handing work to another agent: the context pack of ``task`` (or ``Handoff for path

@@ -11,12 +11,13 @@ changed. The FTS5 table holds exactly ``title`` and ``body`` (memzoi-spec.md §4
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import datetime as dt
 import json
 import os
 import re
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
@@ -440,6 +441,34 @@ def fts_query(text: str) -> str | None:
 FILTERS = ("scope_kind", "scope_id", "type", "lane")
 
 
+_FRESH: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("memzoi_fresh", default=frozenset())
+
+
+@contextlib.contextmanager
+def read_session(layout: Layout) -> Iterator[None]:
+    """Refresh the index once for everything read inside the block (one command, one MCP tool call).
+
+    Reads in the block skip their own refresh, so a context pack that runs several searches walks the files
+    once; nested sessions are free. Outside any session every read refreshes first.
+    """
+    root = str(layout.root)
+    seen = _FRESH.get()
+    if root in seen:
+        yield
+        return
+    refresh(layout)
+    token = _FRESH.set(seen | {root})
+    try:
+        yield
+    finally:
+        _FRESH.reset(token)
+
+
+def _ensure_fresh(layout: Layout) -> None:
+    if str(layout.root) not in _FRESH.get():
+        refresh(layout)
+
+
 def search_rows(
     layout: Layout,
     query: str,
@@ -456,9 +485,9 @@ def search_rows(
     ``filters`` (exact values of :data:`FILTERS`) and ``path`` (kept when ``path_match(stored, path)`` holds for
     one of the record's ``applies_to``) apply inside the candidate set, before ``limit`` (memzoi-spec.md §4).
     Rows come best first: bm25 rank, ``updated_at`` newest first, id. Each row is a dict of the records columns
-    plus ``rank`` (bm25; lower is better). Refreshes the index first.
+    plus ``rank`` (bm25; lower is better). Refreshes the index first (once per :func:`read_session`).
     """
-    refresh(layout)
+    _ensure_fresh(layout)
     where = [f"r.destination IN ({', '.join('?' * len(destinations))})", _CURRENT]
     params: list[Any] = [query, *destinations, _micros(okf.format_timestamp(now))]
     for key, value in (filters or {}).items():
@@ -484,7 +513,7 @@ def search_rows(
 
 def list_rows(layout: Layout, destination: str, *, now: dt.datetime) -> list[dict[str, Any]]:
     """Current-assertion records of one destination, newest first (``updated_at`` DESC, id). Refreshes first."""
-    refresh(layout)
+    _ensure_fresh(layout)
     sql = f"SELECT r.* FROM records r WHERE r.destination = ? AND {_CURRENT} ORDER BY r.updated_us DESC, r.id"
     return _query(layout, sql, (destination, _micros(okf.format_timestamp(now))))
 
@@ -495,7 +524,7 @@ def path_rows(layout: Layout, destination: str, path: str, path_match: Callable[
     """Current-assertion records of one destination with an ``applies_to`` path that ``path_match(stored, path)``
     accepts (recall's path candidates), only of ``types``/``scope_kind`` when given; newest first (``updated_at``
     DESC, id), at most ``limit`` (-1: all). Refreshes first."""
-    refresh(layout)
+    _ensure_fresh(layout)
     where = ["r.destination = ?", _CURRENT, "r.applies_to != '[]'", "memzoi_path_match(r.applies_to, ?)"]
     params: list[Any] = [destination, _micros(okf.format_timestamp(now)), path]
     if types:

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.pathmatch import best_path, path_matches_request
+from git_memzoi.memzoi.search import fresh_index
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.api import Context
@@ -53,6 +54,7 @@ class _Hit:
     lexical: float | None = None
 
 
+@fresh_index
 def precheck(ctx: Context, *, path: str | None = None, action: str | None = None, command: str | None = None,
              scope_kind: str | None = None, log: bool = True) -> PrecheckResult:  # fmt: skip
     """The governance memories that apply to a planned change at ``path`` and/or to ``action``/``command``.

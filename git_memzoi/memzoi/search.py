@@ -23,14 +23,15 @@ The query rule (upstream's, with two refinements from field report BR-01):
 
 from __future__ import annotations
 
+import functools
 import json
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import vocab
+from git_memzoi.memzoi import index_db, vocab
 from git_memzoi.memzoi.budget import UNSPACED
 from git_memzoi.memzoi.pathmatch import citation_path, path_matches_request
 
@@ -182,6 +183,21 @@ def citation(record: Mapping[str, Any], path: str | None) -> dict[str, Any]:
     return out
 
 
+T = TypeVar("T")
+
+
+def fresh_index(func: Callable[..., T]) -> Callable[..., T]:
+    """Run a recall entry point (``fn(ctx, ...)``) inside one :func:`index_db.read_session`: one refresh."""
+
+    @functools.wraps(func)
+    def wrapper(ctx: Context, *args: Any, **kwargs: Any) -> T:
+        with index_db.read_session(ctx.layout):
+            return func(ctx, *args, **kwargs)
+
+    return wrapper
+
+
+@fresh_index
 def search(ctx: Context, query: str, *, scope_kind: str | None = None, scope_id: str | None = None,
            memory_type: str | None = None, lane: str | None = None, path: str | None = None,
            limit: int = DEFAULT_LIMIT, destination: str = "repo", log: bool = True) -> SearchResponse:  # fmt: skip
