@@ -14,6 +14,25 @@ from pathlib import Path
 import pytest
 
 SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+# The seed's session-end example (seed "Session-end promotion"), used as given.
+SEED_YAML = """\
+task: "Implement auth middleware"
+candidates:
+  - destination: repo
+    type: decision
+    lane: semantic
+    title: Protected routes validate sessions server-side
+    body: Protected routes must validate sessions server-side.
+    sensitivity: repo-safe
+    reason: Learned while implementing middleware.
+    scope:
+      kind: repo
+      paths:
+        - src/auth/**
+    tags:
+      - auth
+      - security
+"""
 
 
 @pytest.fixture(autouse=True)

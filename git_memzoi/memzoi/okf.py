@@ -214,11 +214,20 @@ def _timestamp(path: str, f: Mapping[str, Any], key: str) -> str:
 
 
 def _body(path: str, title: str, body: str) -> str:
+    text = body_without_heading(title, body)
+    if text is None:
+        raise RecordError(path, "body", "the H1 heading must equal the title")
+    return text
+
+
+def body_without_heading(title: str, body: str) -> str | None:
+    """``body`` trimmed, without a leading ``# <title>`` heading; ``None`` when its H1 names another title
+    (memzoi-spec.md §2.1; packets follow the same rule)."""
     text = body.lstrip("\r\n")
     if text.startswith("# "):
         first, _, rest = text.partition("\n")
         if first[2:].strip() != title:
-            raise RecordError(path, "body", "the H1 heading must equal the title")
+            return None
         text = rest
     return text.strip()
 

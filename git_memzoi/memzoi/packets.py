@@ -371,15 +371,14 @@ def _check_resolution(path: str, packet: Packet) -> None:
 
 
 def _body(path: str, title: str, body: str) -> str:
-    text = body.lstrip("\r\n")
-    if text.startswith("# "):
-        first, _, rest = text.partition("\n")
-        if first[2:].strip() != title:
-            raise PacketError(path, "body", "the H1 heading must equal the title")
-        text = rest
-    if not text.strip():
+    from git_memzoi.memzoi.okf import body_without_heading
+
+    text = body_without_heading(title, body)
+    if text is None:
+        raise PacketError(path, "body", "the H1 heading must equal the title")
+    if not text:
         raise PacketError(path, "body", "must not be empty after the H1 heading")
-    return text.strip()
+    return text
 
 
 def shape_problem(packet: Packet) -> tuple[str, str] | None:

@@ -13,27 +13,9 @@ from typing import Any
 from click.testing import CliRunner
 
 from git_memzoi.cli.memzoi import cli
-from tests.conftest import Repo
+from tests.conftest import SEED_YAML, Repo
 
 NOW = "2026-07-10T12:00:00Z"
-SEED_YAML = """\
-task: "Implement auth middleware"
-candidates:
-  - destination: repo
-    type: decision
-    lane: semantic
-    title: Protected routes validate sessions server-side
-    body: Protected routes must validate sessions server-side.
-    sensitivity: repo-safe
-    reason: Learned while implementing middleware.
-    scope:
-      kind: repo
-      paths:
-        - src/auth/**
-    tags:
-      - auth
-      - security
-"""
 
 
 def run(repo: Repo, *args: str) -> Any:

@@ -24,28 +24,10 @@ from git_memzoi.errors import InputError
 from git_memzoi.memzoi import api, events, index_db, okf, okf_subset, runtime
 from git_memzoi.memzoi.api import Context
 from git_memzoi.memzoi.layout import Layout
-from tests.conftest import SHARED, Repo
+from tests.conftest import SEED_YAML, SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
 DOGFOOD = SHARED / "conformance" / "memzoi" / "dogfood-records" / "records"
-SEED_YAML = """\
-task: "Implement auth middleware"
-candidates:
-  - destination: repo
-    type: decision
-    lane: semantic
-    title: Protected routes validate sessions server-side
-    body: Protected routes must validate sessions server-side.
-    sensitivity: repo-safe
-    reason: Learned while implementing middleware.
-    scope:
-      kind: repo
-      paths:
-        - src/auth/**
-    tags:
-      - auth
-      - security
-"""
 
 
 def context(repo: Repo, now: dt.datetime = NOW) -> Context:
