@@ -86,21 +86,64 @@ class Pygit2RepoView:
     def _ancestors_among(self, head, commits: set) -> set:  # type: ignore[no-untyped-def, type-arg]
         """The members of ``commits`` that HEAD contains.
 
-        Ancestry is transitive, so the commits are checked newest first against the last one already known
-        to be in HEAD's history: in a linear history each check only walks the commits between two anchors.
-        A commit that is not below the previous one (a merged side branch) is asked against HEAD itself.
+        Ancestry never changes once true, so the answers are kept in a derived cache
+        (``<git dir>/memzoi/cache/ancestry.json``): what was an ancestor of an earlier HEAD that the current
+        HEAD contains is an ancestor now. The rest are checked newest first against the last commit already
+        known to be in HEAD's history (in a linear history each check only walks the commits between two
+        anchors); one that is not below it (a merged side branch) is asked against HEAD itself.
         """
         repo = self._repo
-        found = set()
+        cached = self._cached_ancestors(head)
+        found = {c for c in commits if str(c) in cached}
         known = head
-        for commit in sorted(commits, key=lambda c: self._commit_time(str(c)), reverse=True):
+        for commit in sorted(commits - found, key=lambda c: self._commit_time(str(c)), reverse=True):
             if commit in (head, known) or repo.descendant_of(known, commit):
                 found.add(commit)
                 known = commit
             elif known != head and repo.descendant_of(head, commit):
                 found.add(commit)
                 known = commit
+        self._save_ancestors(head, cached, found)
         return found
+
+    def _ancestry_file(self) -> Path:
+        return self.git_dir / "memzoi" / "cache" / "ancestry.json"
+
+    def _cached_ancestors(self, head) -> set[str]:  # type: ignore[no-untyped-def]
+        import json
+
+        try:
+            data = json.loads(self._ancestry_file().read_bytes())
+            earlier, ancestors = data["head"], set(data["ancestors"])
+        except (OSError, ValueError, KeyError, TypeError):
+            return set()
+        if earlier == str(head):
+            return ancestors
+        try:
+            contains = self._repo.descendant_of(head, earlier)
+        except (KeyError, ValueError, self._pygit2.GitError):
+            return set()
+        return ancestors | {earlier} if contains else set()
+
+    def _save_ancestors(self, head, cached: set[str], found: set) -> None:  # type: ignore[no-untyped-def, type-arg]
+        import json
+
+        from git_memzoi.core.atomic import write_bytes_atomic
+        from git_memzoi.errors import MemzoiError
+
+        ancestors = cached | {str(c) for c in found}
+        try:
+            data = json.loads(self._ancestry_file().read_bytes())
+            if data.get("head") == str(head) and set(data.get("ancestors", ())) == ancestors:
+                return
+        except (OSError, ValueError, AttributeError):
+            pass
+        payload = json.dumps({"head": str(head), "ancestors": sorted(ancestors)}).encode("utf-8")
+        try:
+            self._ancestry_file().parent.mkdir(parents=True, exist_ok=True)
+            write_bytes_atomic(self._ancestry_file(), payload)
+        except (OSError, MemzoiError):
+            pass  # a cache that cannot be written only costs time
 
     def _resolve(self, rev: str):  # type: ignore[no-untyped-def]
         """Look ``rev`` up as an object id (full or abbreviated hex), never as a revision expression.
@@ -199,6 +242,53 @@ class Pygit2RepoView:
                 continue
             return True
         return False
+
+    @property
+    def common_dir(self) -> Path:
+        """The repository's common git dir: the main ``.git`` of a linked worktree (hooks live there)."""
+        commondir = self.git_dir / "commondir"
+        if commondir.is_file():
+            return (self.git_dir / commondir.read_text("utf-8").strip()).resolve()
+        return self.git_dir
+
+    def config_value(self, key: str) -> str | None:
+        """One configuration value as git reads it (local, global, system), or ``None`` when unset."""
+        try:
+            return str(self._repo.config[key])
+        except KeyError:
+            return None
+
+    def resolve_commit(self, rev: str) -> str | None:
+        """The full commit id ``rev`` (an id or a ref such as ``ORIG_HEAD``) names, or ``None``."""
+        try:
+            return str(self._repo.revparse_single(rev).peel(self._pygit2.Commit).id)
+        except (KeyError, ValueError, self._pygit2.GitError, self._pygit2.InvalidSpecError):
+            return None
+
+    def staged_blobs(self) -> list[tuple[str, str]]:
+        """(path NFC, blob id) of every index entry that differs from HEAD (all of them with no commits yet).
+
+        The index is the one git is committing: ``GIT_INDEX_FILE`` when set (``git commit -a`` or a partial
+        commit use a temporary index), else the repository's own. Deletions are not listed.
+        """
+        pygit2 = self._pygit2
+        index_file = os.environ.get("GIT_INDEX_FILE")
+        if index_file:
+            index = pygit2.Index(str(Path(index_file).resolve()))
+        else:
+            index = self._repo.index
+            index.read(False)
+        head = self.head()
+        tree = self._repo[head].peel(pygit2.Tree) if head else None
+        out = []
+        for entry in index:
+            if tree is None or _tree_entry(tree, entry.path) != (entry.id, int(entry.mode)):
+                out.append((entry.path if entry.path.isascii() else nfc(entry.path), str(entry.id)))
+        return out
+
+    def blob_bytes(self, blob_id: str) -> bytes:
+        """The content of the blob ``blob_id``."""
+        return bytes(self._repo[blob_id].data)
 
 
 def worktree_root(start: Path) -> Path:
