@@ -79,23 +79,43 @@ def index(ctx: click.Context, as_json: bool, **given: Any) -> None:
     "--hook", "hook_event", metavar="EVENT",
     help="Print a Claude Code hook envelope for EVENT (SessionStart, Stop, ...); always exit 0. Not with --json.",
 )  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(["text", "github", "sarif"]), default="text",
+              help="github: workflow annotations (and $GITHUB_STEP_SUMMARY); sarif: a SARIF 2.1.0 log.")  # fmt: skip
 @click.pass_context
-def status(ctx: click.Context, as_json: bool, hook_event: str | None, **given: Any) -> None:
+def status(ctx: click.Context, as_json: bool, hook_event: str | None, fmt: str, **given: Any) -> None:
     """Compute the suspect set: scope hits, expired TTLs, suspect dependencies, unreachable anchors.
 
-    Example: git memkeep status --json
+    Example: git memkeep status --json   (in CI: git memkeep status --format github)
     """
     from git_memzoi.cli import render
     from git_memzoi.memkeep import api
 
     if hook_event is not None:
-        if as_json:
-            raise click.UsageError("--hook prints its own JSON envelope; leave out --json", ctx=ctx)
+        if as_json or fmt != "text":
+            raise click.UsageError("--hook prints its own JSON envelope; leave out --json and --format", ctx=ctx)
         _hook(ctx, hook_event, given)
         return
+    if as_json and fmt != "text":
+        raise click.UsageError("--json and --format are alternatives; pick one", ctx=ctx)
     result = api.status(_options(ctx, **given))
-    emit_json(render.status_json(result)) if as_json else click.echo(render.status_text(result))
+    if fmt != "text":
+        _ci_format(fmt, result)
+    else:
+        emit_json(render.status_json(result)) if as_json else click.echo(render.status_text(result))
     ctx.exit(result.exit_code)
+
+
+def _ci_format(fmt: str, result: Any) -> None:
+    from git_memzoi.integrations import ci_report
+
+    if fmt == "sarif":
+        click.echo(json.dumps(ci_report.sarif(result), ensure_ascii=False, indent=2))
+        return
+    click.echo(ci_report.github(result))
+    summary = os.environ.get("GITHUB_STEP_SUMMARY")
+    if summary:
+        with open(summary, "a", encoding="utf-8") as handle:
+            handle.write(ci_report.summary_markdown(result))
 
 
 def _hook(ctx: click.Context, event: str, given: dict[str, Any]) -> None:

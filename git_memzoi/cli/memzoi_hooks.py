@@ -1,0 +1,143 @@
+"""``git memzoi hooks install|uninstall|status`` and the hidden ``git memzoi hook run <type>`` the shims exec.
+
+The commands parse, call :mod:`git_memzoi.integrations.git_hooks` or :mod:`~git_memzoi.integrations.guard`,
+and render. ``hook run`` exits non-zero only when pre-commit refuses the staged change; post-merge and
+post-checkout always exit 0, whatever happens, because they cannot change the git operation's outcome.
+"""
+
+from __future__ import annotations
+
+import os
+
+import click
+
+from git_memzoi.cli.app import emit_json, json_option
+
+
+@click.group("hooks")
+def hooks_group() -> None:
+    """Install, remove or inspect the git hooks (pre-commit, post-merge, post-checkout).
+
+    Example: git memzoi hooks install
+    """
+
+
+def _render(report: object, as_json: bool) -> None:
+    from git_memzoi.integrations.git_hooks import HooksReport
+
+    assert isinstance(report, HooksReport)
+    if as_json:
+        emit_json(report.as_json())
+        return
+    for action in report.actions:
+        click.echo(action)
+    for hook in report.hooks:
+        chained = " (chains the previous hook)" if hook.chained else ""
+        detail = f": {hook.detail}" if hook.detail and not hook.chained else ""
+        click.echo(f"{hook.state:<9} {hook.hook}  {hook.path}{chained}{detail}")
+
+
+@hooks_group.command("install")
+@json_option
+@click.pass_context
+def install_command(ctx: click.Context, as_json: bool) -> None:
+    """Install the hook shims into the hooks directory git runs (core.hooksPath when set).
+
+    An existing hook is kept as <type>.legacy and runs first; uninstall restores it.
+
+    Example: git memzoi hooks install
+    """
+    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.integrations import git_hooks
+
+    _render(git_hooks.install(start_dir(ctx)), as_json)
+
+
+@hooks_group.command("uninstall")
+@json_option
+@click.pass_context
+def uninstall_command(ctx: click.Context, as_json: bool) -> None:
+    """Remove the hook shims and restore any hook they chained.
+
+    Example: git memzoi hooks uninstall
+    """
+    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.integrations import git_hooks
+
+    _render(git_hooks.uninstall(start_dir(ctx)), as_json)
+
+
+@hooks_group.command("status")
+@json_option
+@click.pass_context
+def status_command(ctx: click.Context, as_json: bool) -> None:
+    """Tell installed, missing, foreign and bypassed-by-core.hooksPath hooks apart; exit 1 unless all installed.
+
+    Example: git memzoi hooks status --json
+    """
+    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.integrations import git_hooks
+
+    report = git_hooks.status(start_dir(ctx))
+    _render(report, as_json)
+    ctx.exit(report.exit_code)
+
+
+@click.group("hook", hidden=True)
+def hook_group() -> None:
+    """Entry points the installed hook shims call."""
+
+
+@hook_group.command("run")
+@click.argument("hook_type")
+@click.argument("args", nargs=-1)
+@click.pass_context
+def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
+    """Run one git hook: git memzoi hook run <type> -- <git's hook arguments>.
+
+    Example: git memzoi hook run post-checkout -- <old> <new> 1
+    """
+    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.integrations import guard, hook_events
+
+    if hook_type == "pre-commit":
+        hook_events.parse(hook_type, list(args))
+        _pre_commit(ctx, guard.pre_commit(start_dir(ctx)))
+        return
+    try:
+        if hook_type == "pre-commit-framework":  # post-merge / post-checkout stages of .pre-commit-hooks.yaml
+            event = hook_events.from_pre_commit_env(os.environ)
+            if event is None:
+                return
+        else:
+            event = hook_events.parse(hook_type, list(args))
+        assert not isinstance(event, hook_events.PreCommit)
+        for line in guard.after_move(start_dir(ctx), event).lines:
+            click.echo(line, err=True)
+    except Exception as exc:  # never fail a merge or a checkout
+        message = exc.message if hasattr(exc, "message") else f"{type(exc).__name__}: {exc}"
+        click.echo(f"git-memzoi: {hook_type} hook skipped: {message}", err=True)
+    ctx.exit(0)
+
+
+def _pre_commit(ctx: click.Context, result: object) -> None:
+    from git_memzoi.integrations.guard import GuardResult
+
+    assert isinstance(result, GuardResult)
+    if result.touched:
+        click.echo("memkeep: this change touches the scope of these entries; verify these before you commit:",
+                   err=True)  # fmt: skip
+        for entry_id, path in result.touched:
+            click.echo(f"  {entry_id}  ({path})", err=True)
+    if result.violations:
+        click.echo("git-memzoi: commit refused by the memory guard:", err=True)
+        for finding in result.violations:
+            click.echo(f"  {finding.where()}  [{finding.rule}] {finding.message}", err=True)
+        click.echo("Fix or unstage these files, then commit again.", err=True)
+    ctx.exit(result.exit_code)
+
+
+def register(cli: click.Group) -> None:
+    """Add ``hooks`` and the hidden ``hook`` to the ``git memzoi`` group."""
+    cli.add_command(hooks_group)
+    cli.add_command(hook_group)

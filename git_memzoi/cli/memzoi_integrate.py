@@ -1,0 +1,233 @@
+"""`git memzoi` commands that connect agents: ``mcp serve|config``, ``integrate ...`` and ``quickstart``.
+
+Commands parse, call :mod:`git_memzoi.integrations.agents`, :mod:`git_memzoi.mcp.server` or the inbox core, and
+render. ``mcp serve`` prints nothing itself: stdout belongs to the protocol (field report BR-03).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from git_memzoi.cli.app import emit_json, json_option
+
+SAMPLE = {"title": "Project memory lives in .memzoi/records",
+          "body": "Reviewed project memory is committed under .memzoi/records/. Agents propose new memories with "
+                  "`git memzoi propose`; a person applies them after review.",
+          "type": "fact", "sensitivity": "repo-safe", "source_kind": "path",
+          "source_ref": ".memzoi/records"}  # fmt: skip
+STEPS = (
+    ("git memzoi init", "create .memzoi/ (records, proposals, git-ignored local/)"),
+    ('git memzoi propose --type decision --sensitivity repo-safe --title "..." --body "..."',
+     "propose a memory; it waits for review"),
+    ("git memzoi proposals list", "review the inbox"),
+    ("git memzoi apply <proposal-id>", "apply a reviewed proposal as a canonical record (commit it with git)"),
+    ('git memzoi search "<words>"  /  git memzoi context --task "<task>"', "recall memory for a task"),
+    ("git memzoi integrate install --profile claude-code", "add the Claude Code session hooks"),
+    ("git memzoi mcp config --project-root .", "print the .mcp.json entry for the MCP server"),
+)  # fmt: skip
+
+
+def _root(ctx: click.Context, project_root: str | None = None) -> Path:
+    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.memzoi import api
+
+    return api.find_root(Path(project_root) if project_root else start_dir(ctx))
+
+
+@click.group("mcp")
+def mcp_group() -> None:
+    """The MCP server (stdio) and its client configuration."""
+
+
+@mcp_group.command("serve")
+@click.option("--project-root", type=click.Path(file_okay=False), help="The repository to serve (default: here).")
+@click.pass_context
+def mcp_serve(ctx: click.Context, project_root: str | None) -> None:
+    """Serve the memory tools over stdio (MCP); stdout carries only protocol messages, logs go to stderr.
+
+    Example: git memzoi mcp serve --project-root .
+    """
+    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.mcp import server
+
+    root = (Path(project_root) if project_root else start_dir(ctx)).resolve()
+    server.serve(root)
+
+
+@mcp_group.command("config")
+@click.option("--project-root", type=click.Path(file_okay=False), default=None,
+              help="The repository the server is for (default: here).")  # fmt: skip
+@click.pass_context
+def mcp_config(ctx: click.Context, project_root: str | None) -> None:
+    """Print the client configuration (the .mcp.json shape) for this repository; writes nothing.
+
+    Example: git memzoi mcp config --project-root . > .mcp.json
+    """
+    from git_memzoi.integrations import agents
+
+    emit_json(agents.mcp_config(_root(ctx, project_root)))
+
+
+@click.group("integrate")
+def integrate() -> None:
+    """Connect coding agents: instruction blocks (AGENTS.md, CLAUDE.md) and Claude Code hooks."""
+
+
+@integrate.command("list")
+@json_option
+def integrate_list(as_json: bool) -> None:
+    """List the integration profiles, their default files and how the file is chosen.
+
+    Example: git memzoi integrate list --json
+    """
+    from git_memzoi.integrations import agents
+
+    described = agents.describe()
+    if as_json:
+        emit_json(described)
+        return
+    for p in described["profiles"]:
+        click.echo(f"{p['profile']:<12} {p['kind']:<13} {p['default_file']:<22} {p['policy']}")
+
+
+_profile = click.option("--profile", required=True, help="codex, claude, mcp (install: claude-code).")
+
+
+@integrate.command("prompt")
+@_profile
+def integrate_prompt(profile: str) -> None:
+    """Print guidance for an agent profile; writes nothing.
+
+    Example: git memzoi integrate prompt --profile mcp
+    """
+    from git_memzoi.integrations import agents
+
+    click.echo(agents.prompt(profile), nl=False)
+
+
+@integrate.command("instructions")
+@_profile
+@click.option("--file", "file_name", default=None, help="The file to write (default: chosen by the profile).")
+@json_option
+@click.pass_context
+def integrate_instructions(ctx: click.Context, profile: str, file_name: str | None, as_json: bool) -> None:
+    """Write the memzoi block between its markers in AGENTS.md / CLAUDE.md; text outside them is kept.
+
+    Example: git memzoi integrate instructions --profile codex --file AGENTS.md
+    """
+    from git_memzoi.integrations import agents
+
+    result = agents.write_instructions(_root(ctx), profile, Path(file_name) if file_name else None)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(f"{result.status} {result.file}: {result.reason}")
+
+
+@integrate.command("install")
+@_profile
+@json_option
+@click.pass_context
+def integrate_install(ctx: click.Context, profile: str, as_json: bool) -> None:
+    """Merge the Claude Code hooks (SessionStart, PreCompact, Stop) into .claude/settings.json.
+
+    Existing settings and hooks are kept; running it again changes nothing.
+
+    Example: git memzoi integrate install --profile claude-code
+    """
+    from git_memzoi.errors import InputError
+    from git_memzoi.integrations import agents
+
+    if profile not in agents.INSTALL_PROFILES:
+        raise InputError(f"install supports --profile claude-code, not {profile!r}", "unknown_profile")
+    result = agents.install_claude_code(_root(ctx))
+    if as_json:
+        emit_json(result.to_json())
+        return
+    click.echo(f"{result.status} {result.file}")
+    for line in result.added:
+        click.echo(f"  added {line}")
+
+
+@integrate.command("session-context")
+@click.option("--token-budget", type=click.IntRange(min=0), default=400, show_default=True,
+              help="Size limit of the pack in approx_words.")  # fmt: skip
+@click.pass_context
+def session_context(ctx: click.Context, token_budget: int) -> None:
+    """Claude Code hook: print the context pack as a SessionStart envelope; never fails the session.
+
+    Reads the hook JSON on stdin (its hook_event_name is echoed); prints nothing when there is nothing to add.
+
+    Example: git memzoi integrate session-context < hook.json
+    """
+    from git_memzoi.cli.memzoi import open_context
+    from git_memzoi.errors import MemzoiError
+    from git_memzoi.integrations.claude_code import envelope
+    from git_memzoi.memzoi import context
+
+    event, task = "SessionStart", "Resume work in this repository"
+    try:
+        raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        given = json.loads(raw) if raw.strip() else {}
+        if isinstance(given, dict):
+            event = str(given.get("hook_event_name") or event)
+    except (OSError, ValueError) as exc:
+        click.echo(f"git-memzoi: warning: hook input ignored: {exc}", err=True)
+    try:
+        pack = context.build(open_context(ctx), task, token_budget=token_budget)
+        payload = envelope(event, pack.prompt if pack.record_ids else "")
+    except MemzoiError as exc:
+        click.echo(f"git-memzoi: {exc.message}", err=True)
+        payload = None
+    if payload is not None:
+        click.echo(json.dumps(payload, ensure_ascii=False))
+    ctx.exit(0)
+
+
+@click.command()
+@click.option("--apply-sample", is_flag=True, help="Also run init and propose + apply one sample repo-safe record.")
+@json_option
+@click.pass_context
+def quickstart(ctx: click.Context, apply_sample: bool, as_json: bool) -> None:
+    """A first run in this repository: the steps, and with --apply-sample a worked example.
+
+    Example: git memzoi quickstart --apply-sample
+    """
+    sample: dict[str, Any] | None = None
+    if apply_sample:
+        sample = _apply_sample(ctx)
+    steps = [{"command": c, "purpose": p} for c, p in STEPS]
+    if as_json:
+        emit_json({"ok": True, "root": str(_root(ctx)), "steps": steps, "sample": sample})
+        return
+    for number, step in enumerate(steps, 1):
+        click.echo(f"{number}. {step['command']}\n   {step['purpose']}")
+    if sample is not None and sample["record_id"]:
+        click.echo(f"sample: proposal {sample['proposal_id']} applied as record {sample['record_id']}")
+    elif sample is not None:
+        click.echo(f"sample: proposal {sample['proposal_id']} is {sample['status']}; nothing new written")
+
+
+def _apply_sample(ctx: click.Context) -> dict[str, Any]:
+    from git_memzoi.cli.memzoi import open_context, start_dir
+    from git_memzoi.cli.memzoi_inbox import memzoi_home
+    from git_memzoi.memzoi import api, inbox
+
+    init = api.init(start_dir(ctx))
+    draft = inbox.make_draft(**SAMPLE, actor="quickstart")
+    result = inbox.propose(open_context(ctx, actor=draft.actor), draft, memzoi_home=memzoi_home(), apply=True)
+    applied = result.applied
+    return {"initialized": bool(init.created), "proposal_id": result.proposal.id, "status": result.proposal.status,
+            "record_id": applied.record_id if applied else None,
+            "written": list(applied.written) if applied else []}  # fmt: skip
+
+
+def register(cli: click.Group) -> None:
+    """Add ``mcp``, ``integrate`` and ``quickstart`` to ``git memzoi``."""
+    for command in (mcp_group, integrate, quickstart):
+        cli.add_command(command)

@@ -1,0 +1,320 @@
+"""What the git hooks check (io): the pre-commit gate over the staged memory, and the post-merge / post-checkout
+staleness report.
+
+pre-commit reads the *staged* blobs (the index git is committing, ``GIT_INDEX_FILE`` honoured), never the
+working tree, and refuses: files under ``.memzoi/local/``; records and packets that do not parse (file and line
+named) or are not repo-safe; memkeep entries that break a lint rule; memory files holding a secret (the rule is
+named, the secret never printed). Entries whose scope the staged change touches are reported, not blocked.
+post-merge and post-checkout print the entries that became suspect and never fail the git operation.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.errors import MemzoiError
+from git_memzoi.integrations.hook_events import PostCheckout, PostMerge
+
+if TYPE_CHECKING:
+    from git_memzoi.memkeep.entries import Entry
+    from git_memzoi.memkeep.store import Store
+
+MEMZOI = ".memzoi/"
+LOCAL = ".memzoi/local/"
+RECORDS = ".memzoi/records/"
+PROPOSALS = ".memzoi/proposals/"
+# content classes that must never reach repo records (vocab.CONTENT_CLASSES minus the repo-safe ones)
+PRIVATE_CLASSES = frozenset({"raw_transcript", "private_personal_data", "screen_or_activity_history",
+                             "private_endpoint", "undisclosed_vulnerability", "unminimized_private_evidence",
+                             "temporary_task_state", "local_only_state"})  # fmt: skip
+# detect-secrets plugins that match a token's own shape; the entropy and keyword plugins flag commit ids and
+# prose in memory files, so they are left out
+SECRET_PLUGINS = ("AWSKeyDetector", "ArtifactoryDetector", "AzureStorageKeyDetector", "BasicAuthDetector",
+                  "CloudantDetector", "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector",
+                  "IbmCloudIamDetector", "IbmCosHmacDetector", "JwtTokenDetector", "MailchimpDetector", "NpmDetector",
+                  "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector", "SendGridDetector", "SlackDetector",
+                  "SoftlayerDetector", "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector",
+                  "TwilioKeyDetector")  # fmt: skip
+_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
+_IGNORED_RECORD_FILES = ("index.md", "log.md")
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One refused staged file: ``rule`` is a stable code; ``message`` never contains the offending text."""
+
+    path: str
+    rule: str
+    message: str
+    line: int | None = None
+
+    def where(self) -> str:
+        """``path:line`` (or the path)."""
+        return f"{self.path}:{self.line}" if self.line else self.path
+
+
+@dataclass(frozen=True)
+class GuardResult:
+    """The pre-commit verdict: violations block the commit; ``touched`` entries are only reported."""
+
+    violations: tuple[Finding, ...]
+    touched: tuple[tuple[str, str], ...] = ()  # (entry id, entry path)
+
+    @property
+    def exit_code(self) -> int:
+        """1 when anything is refused, else 0."""
+        return 1 if self.violations else 0
+
+
+@dataclass
+class _Staged:
+    """The staged memkeep entries (path → parsed entry) and the ones that did not parse."""
+
+    entries: dict[str, Entry] = field(default_factory=dict)
+    findings: list[Finding] = field(default_factory=list)
+
+
+def pre_commit(start: Path) -> GuardResult:
+    """Check the staged change of the repository around ``start``."""
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    view = Pygit2RepoView(start)
+    staged_blobs = view.staged_blobs()
+    store = _store(view.root)
+    entries_prefix = _entries_prefix(store)
+    findings: list[Finding] = []
+    staged = _Staged()
+    for path, blob in staged_blobs:
+        if path.startswith(LOCAL):
+            findings.append(Finding(path, "private_local", "files under .memzoi/local/ are private and never "
+                                    "committed; unstage it with `git rm --cached`"))  # fmt: skip
+            continue
+        in_store = bool(entries_prefix) and path.startswith(entries_prefix)
+        if not (path.startswith(MEMZOI) or in_store):
+            continue
+        data = view.blob_bytes(blob)
+        findings.extend(secret_findings(path, data))
+        if path.endswith(".md") and path.startswith(RECORDS) and path.rsplit("/", 1)[-1] not in _IGNORED_RECORD_FILES:
+            findings.extend(_record_findings(view.root, path, data))
+        elif path.endswith(".md") and path.startswith(PROPOSALS):
+            findings.extend(_packet_findings(path, data))
+        elif in_store and path.endswith(".md"):
+            _parse_entry(path, data, staged)
+    findings.extend(staged.findings)
+    entries = _store_entries(store, staged)
+    if store is not None and staged.entries:
+        findings.extend(_lint_findings(store, entries, set(staged.entries)))
+    touched = _touched(entries, sorted(p for p, _ in staged_blobs))
+    return GuardResult(tuple(_unique(findings)), touched)
+
+
+def _unique(findings: list[Finding]) -> list[Finding]:
+    return sorted(dict.fromkeys(findings), key=lambda f: (f.path, f.line or 0, f.rule))
+
+
+def _store(root: Path) -> Store | None:
+    from git_memzoi.memkeep import store as store_mod
+
+    try:
+        return store_mod.locate(root, root)
+    except MemzoiError:
+        return None
+
+
+def _entries_prefix(store: Store | None) -> str:
+    if store is None:
+        return ""
+    return "entries/" if store.rel == "." else f"{store.rel}/entries/"
+
+
+def secret_findings(path: str, data: bytes) -> list[Finding]:
+    """The secrets in one file's bytes: one finding per line and rule, naming neither the secret nor the line's
+    text (detect-secrets' token-shape plugins, plus a rule for private key blocks)."""
+    from detect_secrets.core.scan import scan_line
+    from detect_secrets.settings import transient_settings
+
+    found: list[Finding] = []
+    text = data.decode("utf-8", errors="replace")
+    with transient_settings({"plugins_used": [{"name": name} for name in SECRET_PLUGINS]}):
+        for number, line in enumerate(text.splitlines(), start=1):
+            rules = {"private_key_block"} if _PRIVATE_KEY.search(line) else set()
+            rules.update(secret.type for secret in scan_line(line))
+            rules.discard("Private Key") if "private_key_block" in rules else None
+            found.extend(Finding(path, f"secret: {rule}", "a memory file must not hold a secret; remove it (and "
+                                 "rotate it if it was real)", number) for rule in sorted(rules))  # fmt: skip
+    return found
+
+
+def _record_findings(root: Path, path: str, data: bytes) -> list[Finding]:
+    from git_memzoi.core.frontmatter import FrontmatterError
+    from git_memzoi.memzoi.okf import RecordError, record_from_fields
+    from git_memzoi.memzoi.record_store import MAX_RECORD_BYTES, parse_fields
+
+    if len(data) > MAX_RECORD_BYTES:
+        return [Finding(path, "too_large", f"a record is at most {MAX_RECORD_BYTES} bytes")]
+    try:
+        parts, fields = parse_fields(data)
+    except FrontmatterError as exc:
+        return [Finding(path, "parse", exc.reason, exc.line)]
+    if not parts.has_frontmatter:
+        return [Finding(path, "parse", "a record starts with a --- frontmatter block", 1)]
+    found = _privacy(path, "record", fields)
+    try:
+        record_from_fields(path[len(RECORDS) : -len(".md")], path, fields, parts.body)
+    except RecordError as exc:
+        found.append(Finding(path, "invalid_record", f"{exc.field}: {exc.reason}", _field_line(parts, exc.field)))
+    except MemzoiError as exc:
+        found.append(Finding(path, "invalid_record", exc.message))
+    return found
+
+
+def _field_line(parts: Any, name: str) -> int | None:
+    """The 1-based file line of the top-level frontmatter key ``name``, when it is there."""
+    for number, line in enumerate(str(parts.yaml_text).split("\n"), start=2):
+        if line.startswith(f"{name}:"):
+            return number
+    return None
+
+
+def _privacy(path: str, kind: str, fields: dict[str, Any]) -> list[Finding]:
+    found = []
+    sensitivity = fields.get("sensitivity")
+    if sensitivity is not None and sensitivity != "repo-safe":
+        found.append(Finding(path, "not_repo_safe", f"{kind} sensitivity is {sensitivity}; only repo-safe "
+                             "memory may be committed"))  # fmt: skip
+    content_class = fields.get("content_class")
+    if isinstance(content_class, str) and content_class in PRIVATE_CLASSES:
+        found.append(Finding(path, "not_repo_safe", f"{kind} content_class {content_class} must stay local"))
+    if fields.get("visibility") == "private":
+        found.append(Finding(path, "not_repo_safe", f"{kind} visibility is private; it must stay local"))
+    return found
+
+
+def _packet_findings(path: str, data: bytes) -> list[Finding]:
+    from git_memzoi.memzoi.packets import REPO_SAFE, parse
+
+    try:
+        packet = parse(path.rsplit("/", 1)[-1][: -len(".md")], path, data)
+    except MemzoiError as exc:
+        return [Finding(path, "invalid_packet", exc.message)]
+    if packet.sensitivity != REPO_SAFE:
+        return [Finding(path, "not_repo_safe", f"packet sensitivity is {packet.sensitivity}; only repo-safe "
+                        "packets may be committed")]  # fmt: skip
+    return []
+
+
+def _parse_entry(path: str, data: bytes, staged: _Staged) -> None:
+    from git_memzoi.core import frontmatter
+    from git_memzoi.memkeep.entries import Entry
+
+    try:
+        doc = frontmatter.parse(data)
+    except frontmatter.FrontmatterError as exc:
+        staged.findings.append(Finding(path, "parse", exc.reason, exc.line))
+        return
+    if not doc.split.has_frontmatter:
+        staged.findings.append(Finding(path, "parse", "no frontmatter block (the file must start with ---)", 1))
+        return
+    stem = path.rsplit("/", 1)[-1][: -len(".md")]
+    staged.entries[path] = Entry(path, doc.fields, doc.body, doc.split.body_start_line, stem)
+
+
+def _store_entries(store: Store | None, staged: _Staged) -> list[Entry]:
+    """The working tree's entries with the staged versions in place of their files."""
+    from git_memzoi.memkeep import store as store_mod
+
+    if store is None:
+        return list(staged.entries.values())
+    loaded = store_mod.load(store)
+    merged = {e.path: e for e in loaded.entries}
+    merged.update(staged.entries)
+    return list(merged.values())
+
+
+def _lint_findings(store: Store, entries: list[Entry], paths: set[str]) -> Iterator[Finding]:
+    from git_memzoi.core.clock import SystemClock
+    from git_memzoi.memkeep.lint import lint
+
+    for v in lint(entries, (), None, SystemClock().today()):
+        if v.path in paths and not v.rule.startswith("index_"):
+            yield Finding(v.path, v.rule, f"{v.field}: {v.message}", v.line)
+
+
+def _touched(entries: list[Entry], staged_paths: list[str]) -> tuple[tuple[str, str], ...]:
+    from git_memzoi.core.globs import Scope
+
+    out = []
+    for entry in entries:
+        if not entry.is_live or not entry.scope:
+            continue
+        try:
+            hits = Scope(entry.scope).select([p for p in staged_paths if p != entry.path])
+        except MemzoiError:
+            continue
+        if hits:
+            out.append((entry.id, entry.path))
+    return tuple(sorted(out))
+
+
+@dataclass(frozen=True)
+class MoveReport:
+    """post-merge / post-checkout: the commits compared and the verdicts of the entries that became suspect."""
+
+    hook: str
+    lines: tuple[str, ...]
+
+
+def after_move(start: Path, event: PostMerge | PostCheckout) -> MoveReport:
+    """The entries that became suspect when HEAD moved; file checkouts and a squash merge report nothing new.
+
+    The old and new commits are pinned from the hook's arguments (post-checkout) or ``ORIG_HEAD`` and HEAD
+    (post-merge), never re-read later.
+    """
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    if isinstance(event, PostCheckout) and not event.branch_checkout:
+        return MoveReport(event.hook, ())
+    if isinstance(event, PostMerge) and event.squash:
+        note = "memkeep: squash merge staged, not committed; run `git memkeep status` after you commit"
+        return MoveReport(event.hook, (note,))
+    view = Pygit2RepoView(start)
+    if isinstance(event, PostCheckout):
+        old = None if event.after_clone else view.resolve_commit(event.previous)
+        new = view.resolve_commit(event.new)
+    else:
+        old, new = view.resolve_commit("ORIG_HEAD"), view.head()
+    if new is None or old == new:
+        return MoveReport(event.hook, ())
+    return MoveReport(event.hook, tuple(_became_suspect(view, old, new, event.hook)))
+
+
+def _became_suspect(view: Any, old: str | None, new: str, hook: str) -> list[str]:
+    from git_memzoi.core.globs import Scope
+    from git_memzoi.memkeep import api
+
+    try:
+        result = api.status(api.Options(start=view.root))
+    except MemzoiError:
+        return []  # no store here: nothing to report
+    changed = sorted(view.changed_files(old, new)) if old else None
+    by_id = {e.id: e for e in api.open_session(api.Options(start=view.root)).loaded.entries}
+    lines = []
+    for verdict in result.report.verdicts:
+        entry = by_id.get(verdict.id)
+        if changed is not None and entry is not None:
+            try:
+                hit = verdict.path in changed or bool(Scope(entry.scope).select(changed))
+            except MemzoiError:
+                hit = False
+            if not hit:
+                continue
+        lines.append(f"  suspect    {verdict.id}  {verdict.reason}: {verdict.message}")
+    if not lines:
+        return []
+    span = f"{old[:12]}..{new[:12]}" if old else new[:12]
+    return [f"memkeep: after {hook} ({span}) these entries became suspect:", *lines,
+            "Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim."]  # fmt: skip

@@ -1,0 +1,268 @@
+"""``git memzoi mcp serve``: the stdio MCP server (memzoi-spec §8, seed "MCP tools"); the only ``mcp`` importer.
+
+stdout is the wire (field report BR-03, aesthetics habit 23): nothing here prints, the SDK logs to stderr, and
+Python warnings are routed to stderr too. Every tool opens the repository fresh, calls the same core function
+as the CLI and returns the CLI's ``--json`` object as structured content (and as text). A
+:class:`~git_memzoi.errors.MemzoiError` becomes a tool error ``{"error": {code, message}}``; anything else
+becomes the SDK's generic tool error: the server never crashes on a call. MCP never applies, approves,
+rejects or exports: there are no tools for that, and ``propose_memory`` refuses ``apply``-like arguments.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, TextContent
+from pydantic import ConfigDict, model_validator
+
+from git_memzoi import __version__
+from git_memzoi.errors import MemzoiError
+
+__all__ = ["TOOL_NAMES", "build_server", "serve"]
+
+TOOL_NAMES = ("search_memory", "inspect_memory_expiry", "build_context_pack", "propose_memory", "precheck_path",
+              "precheck_action", "precheck_command", "plan_capture_v1", "memory_status")  # fmt: skip
+# Arguments that would make a call write canonical memory or choose an output path (memzoi-spec §8 tool rules).
+MUTATING_ARGUMENTS = frozenset({"apply", "auto_apply", "approve", "review", "output", "output_path", "out"})
+CAPTURE_PROFILE = "markdown-deterministic"
+INSTRUCTIONS = ("Governed project memory kept in this git repository. Search and precheck before editing; build "
+                "a context pack for a task; propose_memory records a proposal for human review and never applies "
+                "it. Records marked suspect may be stale: verify before relying on them.")  # fmt: skip
+
+logger = logging.getLogger("git_memzoi.mcp")
+
+
+class ToolFailure(MemzoiError):
+    """A tool refused its input before calling the core (an alias clash, a mutating argument)."""
+
+    default_code = "bad_arguments"
+
+
+def _ok(payload: dict[str, Any]) -> CallToolResult:
+    text = json.dumps(payload, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
+
+
+def _error(code: str, message: str, **extra: Any) -> CallToolResult:
+    payload = {"error": {"code": code, "message": message, **extra}}
+    text = json.dumps(payload, ensure_ascii=False)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=True)
+
+
+def _pick(name: str, first: str | None, second: str | None, second_name: str) -> str | None:
+    """One value from two alias arguments (``scope_kind`` | ``scope``); both given and different is an error."""
+    if first is not None and second is not None and first != second:
+        raise ToolFailure(f"{name} and {second_name} are aliases; give one", "conflicting_arguments")
+    return first if first is not None else second
+
+
+class _Server:
+    """The tool bodies, bound to one project root; each call opens a fresh :class:`Context`."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def _clock(self) -> Any:
+        from git_memzoi.core.clock import SystemClock
+
+        return SystemClock(os.environ.get("MEMZOI_TODAY") or None, os.environ.get("MEMZOI_NOW") or None)
+
+    def _context(self, actor: str | None = None) -> Any:
+        from git_memzoi.memzoi import api
+
+        return api.context(self.root, clock=self._clock(), actor=actor)
+
+    def run(self, body: Callable[[], dict[str, Any]]) -> CallToolResult:
+        """Call ``body``; its expected failures become structured tool errors, never a crash."""
+        try:
+            return _ok(body())
+        except MemzoiError as exc:
+            return _error(exc.code, exc.message)
+
+    def search_memory(self, query: str, scope_kind: str | None = None, scope: str | None = None,
+                      type: str | None = None, memory_type: str | None = None, path: str | None = None,
+                      path_prefix: str | None = None, limit: int = 10) -> CallToolResult:  # fmt: skip
+        """Full-text search over current repository records, best first; suspect records are marked.
+
+        Args: query (any text); scope_kind|scope; type|memory_type; path|path_prefix (an ancestor,
+        descendant or /** glob); limit (0 means 10, at most 100).
+        """
+        from git_memzoi.memzoi import search
+
+        def body() -> dict[str, Any]:
+            kind = _pick("scope_kind", scope_kind, scope, "scope")
+            mtype = _pick("type", type, memory_type, "memory_type")
+            where = _pick("path", path, path_prefix, "path_prefix")
+            if limit < 0:
+                raise ToolFailure("limit must be 0 or more", "bad_limit")
+            return search.search(self._context(), query, scope_kind=kind, memory_type=mtype, path=where,
+                                 limit=limit).to_json()  # fmt: skip
+
+        return self.run(body)
+
+    def inspect_memory_expiry(self, record_id: str) -> CallToolResult:
+        """Explain whether a record is a current assertion now, and why (never changes anything)."""
+        from git_memzoi.memzoi import api
+
+        return self.run(lambda: api.expiry(self._context(), record_id))
+
+    def build_context_pack(self, task: str, path: str | None = None, path_prefix: str | None = None,
+                           token_budget: int | None = None, include_local: bool = False,
+                           include_session: bool = False) -> CallToolResult:  # fmt: skip
+        """A prompt-ready context pack for a task within a size budget (approx_words, default 400).
+
+        Repository records only unless include_local / include_session; suspect records rank last.
+        """
+        from git_memzoi.memzoi import context
+
+        def body() -> dict[str, Any]:
+            where = _pick("path", path, path_prefix, "path_prefix")
+            return context.build(self._context(), task, path=where, token_budget=token_budget,
+                                 include_local=include_local, include_session=include_session).to_json()  # fmt: skip
+
+        return self.run(body)
+
+    def propose_memory(self, title: str, body: str, type: str | None = None, memory_type: str | None = None,
+                       scope_kind: str | None = None, scope: str | None = None, scope_id: str | None = None,
+                       visibility: str | None = None, sensitivity: str | None = None,
+                       tags: list[str] | None = None, source_kind: str | None = None, source_ref: str | None = None,
+                       confidence: float | None = None, actor: str | None = None,
+                       approval_mode: str | None = None) -> CallToolResult:  # fmt: skip
+        """Record a memory proposal for review. Never applies: the result always says applied false.
+
+        Omitted sensitivity is 'unknown': the proposal stays pending with a validation issue. approval_mode
+        auto|manual overrides the configured policy (auto approves repo-safe proposals; approved is not applied).
+        """
+        from git_memzoi.memzoi import inbox
+
+        def run() -> dict[str, Any]:
+            if approval_mode not in (None, "auto", "manual"):
+                raise ToolFailure("approval_mode must be auto or manual", "invalid_approval_mode")
+            draft = inbox.make_draft(title=title, body=body, type=_pick("type", type, memory_type, "memory_type"),
+                                     scope_kind=_pick("scope_kind", scope_kind, scope, "scope"),
+                                     visibility=visibility, sensitivity=sensitivity, source_kind=source_kind,
+                                     source_ref=source_ref, actor=actor or "mcp")  # fmt: skip
+            result = inbox.propose(self._context(draft.actor), draft, memzoi_home=_memzoi_home(),
+                                   override=approval_mode, apply=False)  # fmt: skip
+            issues = [] if draft.sensitivity != "unknown" else [
+                {"code": "sensitivity_unknown", "message": "sensitivity was not given; the proposal stays pending "
+                 "until a reviewer sets it"}]  # fmt: skip
+            ignored = [name for name, value in (("scope_id", scope_id), ("tags", tags), ("confidence", confidence))
+                       if value is not None]  # fmt: skip
+            warnings = [*result.warnings, *(f"{name} is accepted but not recorded by this version" for name in ignored)]
+            payload = {"type": draft.type, "lane": draft.lane, "title": draft.title, "body": draft.body,
+                       "scope_kind": draft.scope_kind, "visibility": draft.visibility,
+                       "sensitivity": draft.sensitivity, "source_kind": draft.source_kind,
+                       "source_ref": draft.source_ref, "actor": draft.actor}  # fmt: skip
+            proposal = result.proposal
+            return {"ok": True, "proposal_id": proposal.id, "status": proposal.status, "proposal": proposal.as_json(),
+                    "created": result.created, "payload": payload, "validation": {"valid": not issues,
+                    "issues": issues}, "policy": result.policy.to_json(), "auto_approved": result.auto_approved,
+                    "applied": False, "warnings": warnings}  # fmt: skip
+
+        return self.run(run)
+
+    def _precheck(self, *, path: str | None = None, action: str | None = None, command: str | None = None,
+                  scope_kind: str | None = None, scope: str | None = None) -> CallToolResult:  # fmt: skip
+        from git_memzoi.memzoi import precheck
+
+        def body() -> dict[str, Any]:
+            kind = _pick("scope_kind", scope_kind, scope, "scope")
+            return precheck.precheck(self._context(), path=path, action=action, command=command,
+                                     scope_kind=kind).to_json()  # fmt: skip
+
+        return self.run(body)
+
+    def precheck_path(self, path: str, scope_kind: str | None = None, scope: str | None = None) -> CallToolResult:
+        """The risks, warnings and failed attempts that apply to changing a path, each with its citation."""
+        return self._precheck(path=path, scope_kind=scope_kind, scope=scope)
+
+    def precheck_action(self, action: str, path: str | None = None, scope_kind: str | None = None,
+                        scope: str | None = None) -> CallToolResult:  # fmt: skip
+        """The memory warnings that apply to a planned action (in words), optionally at a path."""
+        return self._precheck(path=path, action=action, scope_kind=scope_kind, scope=scope)
+
+    def precheck_command(self, command: str, path: str | None = None, scope_kind: str | None = None,
+                         scope: str | None = None) -> CallToolResult:  # fmt: skip
+        """The memory warnings that apply to a command about to run, optionally at a path."""
+        return self._precheck(path=path, command=command, scope_kind=scope_kind, scope=scope)
+
+    def plan_capture_v1(self, sources: list[dict[str, Any]], extractor: dict[str, Any],
+                        schema: str = "memzoi/capture-request-v1") -> CallToolResult:  # fmt: skip
+        """Plan a capture of one markdown file (profile markdown-deterministic, one project_path source).
+
+        Read-only: never reviews or applies. Not available in this version: the call checks the request shape
+        and returns the error capture_unavailable.
+        """
+        if schema not in ("memzoi/capture-request-v1", "memzoi/capture-request"):
+            return _error("invalid_schema", "schema must be memzoi/capture-request-v1")
+        if extractor.get("profile") != CAPTURE_PROFILE:
+            return _error("unsupported_profile", f"MCP capture accepts only the {CAPTURE_PROFILE} profile")
+        kinds = [s.get("locator", {}).get("kind") if isinstance(s.get("locator"), dict) else None for s in sources]
+        if kinds != ["project_path"]:
+            return _error("unsupported_locator", "MCP capture accepts exactly one project_path source")
+        return _error("capture_unavailable", "capture planning is not available in this version of git-memzoi",
+                      available=False)  # fmt: skip
+
+    def memory_status(self) -> CallToolResult:
+        """The memkeep suspect set: entries whose scope changed, expired, or depend on suspect entries."""
+        from git_memzoi.cli import render
+        from git_memzoi.core.clock import SystemClock
+        from git_memzoi.memkeep import api
+
+        clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None)
+        store = os.environ.get("MEMKEEP_STORE") or None
+        return self.run(lambda: render.status_json(api.status(api.Options(start=self.root, store=store, clock=clock))))
+
+
+def _memzoi_home() -> Path:
+    """``$MEMZOI_HOME``, else ``~/.memzoi`` (as the CLI's ``propose``): where the user policy file lives."""
+    value = os.environ.get("MEMZOI_HOME")
+    return Path(value) if value else Path.home() / ".memzoi"
+
+
+def _refuse_mutation(data: Any) -> Any:
+    if isinstance(data, dict):
+        bad = sorted(MUTATING_ARGUMENTS & set(data))
+        if bad:
+            raise ValueError(f"MCP never applies, approves or writes outputs: argument(s) {', '.join(bad)} refused")
+    return data
+
+
+def _strict(tool: Tool) -> Tool:
+    """Reject unknown arguments (and name the mutating ones) instead of silently ignoring them.
+
+    The SDK reads ``fn_metadata.arg_model`` on each call, so a stricter subclass takes effect as a field swap.
+    """
+    base = tool.fn_metadata.arg_model
+    namespace = {"model_config": ConfigDict(extra="forbid"),
+                 "_refuse": model_validator(mode="before")(classmethod(lambda cls, data: _refuse_mutation(data)))}
+    strict = type(base.__name__, (base,), namespace)
+    tool.fn_metadata.arg_model = strict
+    tool.parameters = strict.model_json_schema(by_alias=True)
+    return tool
+
+
+def build_server(project_root: Path) -> MCPServer:
+    """The MCP server for the repository at ``project_root`` (checked on each call, not here)."""
+    impl = _Server(project_root)
+    tools = [_strict(Tool.from_function(getattr(impl, name), name=name, structured_output=False))
+             for name in TOOL_NAMES]  # fmt: skip
+    return MCPServer("memzoi", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+
+
+def serve(project_root: Path) -> None:
+    """Serve over stdio until stdin closes. stdout carries only protocol frames (BR-03).
+
+    The SDK's ``stdio_server`` points fd 1 at stderr and fd 0 at the null device while it serves, so even a
+    child process (git) or a stray ``print`` cannot reach the wire; Python warnings go to the log (stderr).
+    """
+    logging.captureWarnings(True)
+    build_server(project_root).run("stdio")

@@ -1,0 +1,191 @@
+"""``git memzoi integrate | mcp config | quickstart`` (issue 6 "Claude Code and other agents").
+
+In-process through click's CliRunner against real repositories in tmp_path.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from git_memzoi.cli.memzoi import cli
+from git_memzoi.integrations import agents
+from tests.conftest import Repo
+
+PROJECT = Path(__file__).resolve().parents[2]
+
+
+def run(repo: Repo, *args: str, input: str | None = None) -> Any:
+    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], input=input)
+    assert "Traceback" not in result.output + result.stderr, result.output + result.stderr
+    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
+    return result
+
+
+def ok_json(repo: Repo, *args: str) -> Any:
+    result = run(repo, *args, "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
+def commands(settings: dict[str, Any], event: str) -> list[str]:
+    return [h["command"] for g in settings["hooks"].get(event, []) for h in g["hooks"]]
+
+
+# ------------------------------------------------------------------------------------------- claude-code install
+
+FOREIGN = {
+    "model": "opus",
+    "permissions": {"allow": ["Bash(make test)"]},
+    "hooks": {
+        "SessionStart": [{"matcher": "startup", "hooks": [{"type": "command", "command": "echo mine"}]}],
+        "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "./guard.sh", "timeout": 5}]}],
+    },
+}
+
+
+def test_install_merges_into_existing_settings_and_is_idempotent(repo: Repo) -> None:
+    path = repo.write(".claude/settings.json", json.dumps(FOREIGN, indent=4))
+    first = ok_json(repo, "integrate", "install", "--profile", "claude-code")
+    assert first["status"] == "updated" and len(first["added"]) == 4
+    merged = json.loads(path.read_text())
+    assert merged["model"] == "opus" and merged["permissions"] == FOREIGN["permissions"]
+    assert merged["hooks"]["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
+    assert merged["hooks"]["SessionStart"][0] == FOREIGN["hooks"]["SessionStart"][0]
+    ours = merged["hooks"]["SessionStart"][1]
+    assert ours["matcher"] == "startup|resume|clear|compact"
+    assert [h["command"] for h in ours["hooks"]] == [
+        'git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook SessionStart',
+        'git -C "$CLAUDE_PROJECT_DIR" memzoi integrate session-context']
+    assert merged["hooks"]["PreCompact"][0]["matcher"] == "manual|auto"
+    assert commands(merged, "PreCompact") == ['git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook PreCompact']
+    assert commands(merged, "Stop") == ['git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook Stop']
+    assert "matcher" not in merged["hooks"]["Stop"][0]
+    assert all(0 < h["timeout"] <= 15 for e in ("SessionStart", "PreCompact", "Stop")
+               for g in merged["hooks"][e][-1:] for h in g["hooks"])  # fmt: skip
+
+    before = path.read_bytes()
+    again = ok_json(repo, "integrate", "install", "--profile", "claude-code")
+    assert (again["status"], again["added"]) == ("unchanged", [])
+    assert path.read_bytes() == before
+
+
+def test_install_creates_settings_when_missing(repo: Repo) -> None:
+    result = ok_json(repo, "integrate", "install", "--profile", "claude-code")
+    assert result["status"] == "created"
+    settings = json.loads((repo.root / ".claude/settings.json").read_text())
+    assert settings == agents.settings_snippet()
+
+
+def test_install_refuses_malformed_settings_and_writes_nothing(repo: Repo) -> None:
+    path = repo.write(".claude/settings.json", '{"hooks": {,}')
+    result = run(repo, "integrate", "install", "--profile", "claude-code")
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert len(result.stderr.strip().splitlines()) == 1 and "not valid JSON" in result.stderr
+    assert path.read_text() == '{"hooks": {,}'
+    assert sorted(p.name for p in path.parent.iterdir()) == ["settings.json"]
+    path.write_text('{"hooks": []}')
+    assert run(repo, "integrate", "install", "--profile", "claude-code").exit_code == 2
+    assert path.read_text() == '{"hooks": []}'
+
+
+def test_install_rejects_other_profiles(repo: Repo) -> None:
+    assert run(repo, "integrate", "install", "--profile", "codex").exit_code == 2
+    assert not (repo.root / ".claude").exists()
+
+
+# ------------------------------------------------------------------------------------------------ instructions
+
+USER_HEAD = "# My project\r\n\r\nHand-written rules — keep them.\n\n"
+USER_TAIL = "\n\n## After\nMore user text, no trailing newline"
+
+
+def test_instructions_replace_only_between_markers(repo: Repo) -> None:
+    stale = f"{agents.START}\nold generated text\n{agents.END}"
+    path = repo.write("AGENTS.md", "")
+    path.write_bytes((USER_HEAD + stale + USER_TAIL).encode())
+    result = ok_json(repo, "integrate", "instructions", "--profile", "codex")
+    assert (result["status"], result["file"], result["profile"]) == ("updated", str(path), "codex")
+    data = path.read_bytes().decode()
+    assert data.startswith(USER_HEAD) and data.endswith(USER_TAIL)
+    assert data[len(USER_HEAD): len(data) - len(USER_TAIL)] == agents.block("codex")
+    assert "Never commit: secrets, raw_chat_transcripts, private_personal_data" in data
+    again = ok_json(repo, "integrate", "instructions", "--profile", "codex")
+    assert (again["status"], again["changed"]) == ("updated", False)
+    assert path.read_bytes().decode() == data
+
+
+def test_instructions_append_when_no_valid_pair(repo: Repo) -> None:
+    reversed_markers = f"{USER_HEAD}{agents.END}\nx\n{agents.START}"
+    path = repo.write("CLAUDE.md", reversed_markers)
+    result = ok_json(repo, "integrate", "instructions", "--profile", "claude")
+    assert (result["status"], result["file"]) == ("created", str(path))
+    data = path.read_bytes().decode()
+    assert data.startswith(reversed_markers + "\n")
+    assert data.endswith(agents.block("claude") + "\n")
+    # The user's stray start marker now opens the first valid ordered pair (memzoi-spec §8): it is replaced once,
+    # then the write is idempotent; the text before it stays byte-identical.
+    assert ok_json(repo, "integrate", "instructions", "--profile", "claude")["changed"] is True
+    settled = path.read_bytes().decode()
+    assert settled == f"{USER_HEAD}{agents.END}\nx\n{agents.block('claude')}\n"
+    assert ok_json(repo, "integrate", "instructions", "--profile", "claude")["changed"] is False
+    assert path.read_bytes().decode() == settled
+
+
+def test_default_file_choice(repo: Repo) -> None:
+    assert agents.default_file(repo.root, "codex") == repo.root / "AGENTS.md"
+    assert agents.default_file(repo.root, "claude") == repo.root / "CLAUDE.md"
+    assert agents.default_file(repo.root, "mcp") == repo.root / "AGENTS.md"
+    repo.write("CLAUDE.md", "x")
+    assert agents.default_file(repo.root, "mcp") == repo.root / "CLAUDE.md"
+    repo.write("AGENTS.md", f"{agents.START}\n{agents.END}\n")
+    assert agents.default_file(repo.root, "claude") == repo.root / "AGENTS.md"
+    assert agents.default_file(repo.root, "mcp") == repo.root / "AGENTS.md"
+
+
+def test_instructions_to_a_named_new_file(repo: Repo) -> None:
+    result = ok_json(repo, "integrate", "instructions", "--profile", "mcp", "--file", "docs/AGENTS.md")
+    assert result["status"] == "created"
+    assert (repo.root / "docs/AGENTS.md").read_text() == agents.block("mcp") + "\n"
+
+
+# ------------------------------------------------------------------------------------------ list, prompt, mcp
+
+def test_list_prompt_and_mcp_config_write_nothing(repo: Repo) -> None:
+    listed = ok_json(repo, "integrate", "list")
+    assert [p["profile"] for p in listed["profiles"]] == ["codex", "claude", "mcp", "claude-code"]
+    assert listed["marker"] == {"start": agents.START, "end": agents.END}
+    prompt = run(repo, "integrate", "prompt", "--profile", "mcp")
+    assert prompt.exit_code == 0 and "mcp config" in prompt.stdout and "never applies" in prompt.stdout
+    assert run(repo, "integrate", "prompt", "--profile", "nope").exit_code == 2
+    config = run(repo, "mcp", "config", "--project-root", str(repo.root))
+    assert config.exit_code == 0
+    server = json.loads(config.stdout)["mcpServers"]["memzoi"]
+    assert Path(server["command"]).name == "git-memzoi"
+    assert server["args"] == ["mcp", "serve", "--project-root", str(repo.root.resolve())]
+    assert server["env"] == {}
+    assert sorted(p.name for p in repo.root.iterdir()) == [".git"]
+
+
+def test_quickstart_steps_and_sample(repo: Repo) -> None:
+    plain = run(repo, "quickstart")
+    assert plain.exit_code == 0 and "git memzoi init" in plain.stdout
+    assert not (repo.root / ".memzoi").exists()
+    result = ok_json(repo, "quickstart", "--apply-sample")
+    sample = result["sample"]
+    assert sample["status"] == "applied" and sample["record_id"]
+    assert (repo.root / ".memzoi/records" / f"{sample['record_id']}.md").is_file()
+    found = ok_json(repo, "search", "reviewed project memory")
+    assert [r["record"]["id"] for r in found["results"]] == [sample["record_id"]]
+
+
+# -------------------------------------------------------------------------------------------------- templates
+
+def test_templates_mirror_package_data() -> None:
+    for name in ("claude-code/settings.json", "agents/AGENTS.md", "agents/CLAUDE.md"):
+        assert (PROJECT / "templates" / name).read_bytes() == (PROJECT / "git_memzoi/resources" / name).read_bytes()
+    assert agents.settings_snippet() == json.loads((PROJECT / "templates/claude-code/settings.json").read_text())

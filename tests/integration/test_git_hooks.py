@@ -1,0 +1,234 @@
+"""The installed git hooks end to end: real `git commit`, `git merge`, worktrees and core.hooksPath (BR-18, BR-21)."""
+
+from __future__ import annotations
+
+import os
+import random
+import shutil
+import string
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from git_memzoi.integrations import git_hooks
+from git_memzoi.memzoi.layout import Layout, init
+from tests.conftest import Repo, entry_text
+
+PROJECT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+
+
+def fake_token() -> str:
+    """A GitHub-token-shaped string built at test time (never a literal secret in the repository)."""
+    rng = random.Random(1234)
+    return "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+
+
+def record_text(rid: str, body: str = "A reviewed decision.", extra: str = "") -> str:
+    return (f"---\nid: {rid}\nkind: memory\nprofile: memzoi\nretention: {{}}\norigin:\n"
+            f"  origin_key: \"repository-record:{rid}\"\n  route: repository_proposal\ntype: decision\n"
+            f"lane: semantic\ntitle: \"Guidance {rid}\"\ntimestamp: \"2026-07-01T00:00:00Z\"\n"
+            f"status: active\nscope: repo\nvisibility: repo\ncontent_class: general_repo_knowledge\n{extra}"
+            f"confidence: 1\n---\n\n# Guidance {rid}\n\n{body}\n")  # fmt: skip
+
+
+def git(repo_root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """git with the venv's bin on PATH, so the shims find git-memzoi."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(["git", *args], cwd=repo_root, env=env, capture_output=True, text=True, check=False)
+
+
+def out(proc: subprocess.CompletedProcess[str]) -> str:
+    return proc.stdout + proc.stderr
+
+
+@pytest.fixture
+def hooked(repo: Repo) -> Repo:
+    """A repository with .memzoi/, a memkeep entry scoped to src/**, one commit, and the hooks installed."""
+    init(Layout(repo.root))
+    repo.write("src/app.py", "print('v1')\n")
+    repo.write("agent-memory/entries/app-prints.md", entry_text("app-prints", anchor=None, scope=["src/**"]))
+    base = repo.commit("base")
+    repo.write("agent-memory/entries/app-prints.md", entry_text("app-prints", anchor=base, scope=["src/**"]))
+    repo.commit("anchor")
+    git_hooks.install(repo.root)
+    return repo
+
+
+def test_commit_touching_scope_reports_the_entry(hooked: Repo) -> None:
+    hooked.write("src/app.py", "print('v2')\n")
+    git(hooked.root, "add", "-A")
+    proc = git(hooked.root, "commit", "-m", "change app")
+    assert proc.returncode == 0, out(proc)
+    assert "verify these before you commit" in out(proc) and "app-prints" in out(proc)
+
+
+def test_secret_in_record_is_refused_and_never_echoed(hooked: Repo) -> None:
+    token = fake_token()
+    before = hooked.head()
+    hooked.write(".memzoi/records/leak.md", record_text("leak", body=f"Use token {token} for the API."))
+    git(hooked.root, "add", "-A")
+    proc = git(hooked.root, "commit", "-m", "leak")
+    assert proc.returncode != 0
+    assert hooked.head() == before
+    assert token not in out(proc)
+    assert ".memzoi/records/leak.md:" in out(proc) and "GitHub Token" in out(proc)
+
+
+def test_secret_refused_through_commit_all_temporary_index(hooked: Repo) -> None:
+    hooked.write(".memzoi/records/ok.md", record_text("ok"))
+    git(hooked.root, "add", "-A")
+    assert git(hooked.root, "commit", "-m", "ok").returncode == 0
+    before = hooked.head()
+    key = "-----BEGIN " + "RSA PRIVATE KEY-----"
+    hooked.write(".memzoi/records/ok.md", record_text("ok", body=f"{key}\nabc\n"))
+    proc = git(hooked.root, "commit", "-a", "-m", "key")  # git points GIT_INDEX_FILE at a temporary index
+    assert proc.returncode != 0 and hooked.head() == before
+    assert "private_key_block" in out(proc)
+
+
+def test_forced_local_file_is_refused(hooked: Repo) -> None:
+    before = hooked.head()
+    hooked.write(".memzoi/local/runtime.md", "private notes\n")
+    git(hooked.root, "add", "-f", ".memzoi/local/runtime.md")
+    proc = git(hooked.root, "commit", "-m", "local")
+    assert proc.returncode != 0 and hooked.head() == before
+    assert ".memzoi/local/runtime.md" in out(proc) and "private_local" in out(proc)
+
+
+def test_record_not_repo_safe_is_refused(hooked: Repo) -> None:
+    hooked.write(".memzoi/records/raw.md", record_text("raw").replace("general_repo_knowledge", "raw_transcript"))
+    git(hooked.root, "add", "-A")
+    proc = git(hooked.root, "commit", "-m", "raw")
+    assert proc.returncode != 0 and "not_repo_safe" in out(proc)
+
+
+def test_malformed_record_names_file_and_line(hooked: Repo) -> None:
+    hooked.write(".memzoi/records/bad.md", "---\nid: bad\ntitle: KB: Cache rules\n---\nBody.\n")
+    git(hooked.root, "add", "-A")
+    proc = git(hooked.root, "commit", "-m", "bad")
+    assert proc.returncode != 0 and ".memzoi/records/bad.md:" in out(proc)
+
+
+def test_merge_that_makes_an_entry_suspect_is_reported(hooked: Repo) -> None:
+    git(hooked.root, "checkout", "-q", "-b", "feature")
+    hooked.write("src/app.py", "print('v3')\n")
+    git(hooked.root, "commit", "-qam", "feature change")
+    checkout = git(hooked.root, "checkout", "-q", "main")
+    assert checkout.returncode == 0
+    proc = git(hooked.root, "merge", "--no-edit", "feature")
+    assert proc.returncode == 0, out(proc)
+    assert "became suspect" in out(proc) and "app-prints" in out(proc)
+
+
+def test_file_checkout_and_detached_head_never_fail(hooked: Repo) -> None:
+    assert git(hooked.root, "checkout", "HEAD~1", "--", "src/app.py").returncode == 0
+    proc = git(hooked.root, "checkout", "-q", "--detach", "HEAD~1")
+    assert proc.returncode == 0 and "Traceback" not in out(proc)
+
+
+def test_br18_installs_into_core_hooks_path_and_blocks(repo: Repo) -> None:
+    init(Layout(repo.root))
+    repo.git("config", "core.hooksPath", ".husky/_")
+    report = git_hooks.install(repo.root)
+    assert report.dirs.effective == repo.root / ".husky" / "_"
+    assert (repo.root / ".husky/_/pre-commit").is_file() and not (repo.root / ".git/hooks/pre-commit").exists()
+    repo.write(".memzoi/records/broken.md", "---\nid: broken\n---\nno fields\n")
+    git(repo.root, "add", "-A")
+    proc = git(repo.root, "commit", "-m", "broken")
+    assert proc.returncode != 0 and "broken.md" in out(proc)
+
+
+def test_br18_status_tells_bypassed_apart(repo: Repo) -> None:
+    git_hooks.install(repo.root)
+    repo.git("config", "core.hooksPath", ".husky/_")
+    states = {h.hook: h for h in git_hooks.status(repo.root).hooks}
+    assert states["pre-commit"].state == "bypassed"
+    assert "installed in" in states["pre-commit"].detail and "bypassed by core.hooksPath=.husky/_" in states[
+        "pre-commit"].detail  # fmt: skip
+
+
+def test_foreign_hook_is_chained_and_restored(repo: Repo) -> None:
+    foreign = "#!/bin/sh\necho foreign-hook-ran\n"
+    hook = repo.root / ".git/hooks/pre-commit"
+    hook.write_text(foreign)
+    hook.chmod(0o755)
+    git_hooks.install(repo.root)
+    assert (repo.root / ".git/hooks/pre-commit.legacy").read_text() == foreign
+    repo.write("a.txt", "a\n")
+    git(repo.root, "add", "-A")
+    proc = git(repo.root, "commit", "-m", "a")
+    assert proc.returncode == 0 and "foreign-hook-ran" in out(proc)
+    git_hooks.uninstall(repo.root)
+    assert hook.read_text() == foreign and not (repo.root / ".git/hooks/pre-commit.legacy").exists()
+
+
+def test_first_commit_in_empty_repository_passes(repo: Repo) -> None:
+    init(Layout(repo.root))
+    git_hooks.install(repo.root)
+    repo.write(".memzoi/records/first.md", record_text("first"))
+    git(repo.root, "add", "-A")
+    proc = git(repo.root, "commit", "-m", "first")
+    assert proc.returncode == 0, out(proc)
+    assert "fatal" not in out(proc) and "Traceback" not in out(proc)
+
+
+def test_linked_worktree_shares_the_hooks(hooked: Repo, tmp_path: Path) -> None:
+    worktree = tmp_path / "wt"
+    assert git(hooked.root, "worktree", "add", "-q", "-b", "wt", str(worktree)).returncode == 0
+    assert all(h.state == "installed" for h in git_hooks.status(worktree).hooks)
+    Repo(worktree).write(".memzoi/records/leak.md", record_text("leak", body=fake_token()))
+    git(worktree, "add", "-A")
+    proc = git(worktree, "commit", "-m", "leak")
+    assert proc.returncode != 0 and "GitHub Token" in out(proc)
+
+
+def test_shipped_shims_match_the_manual_copies() -> None:
+    shipped = PROJECT / "git_memzoi" / "resources" / "hooks"
+    names = sorted(p.name for p in shipped.iterdir())
+    assert names == sorted(p.name for p in (PROJECT / "hooks").iterdir()) == sorted(git_hooks.HOOK_TYPES)
+    for name in names:
+        assert (shipped / name).read_bytes() == (PROJECT / "hooks" / name).read_bytes()
+        assert git_hooks.MARKER in (shipped / name).read_text().splitlines()
+
+
+@pytest.mark.skipif(shutil.which("pre-commit") is None and not (BIN / "pre-commit").exists(),
+                    reason="the pre-commit framework is not installed (pip install pre-commit to run this test)")
+def test_pre_commit_framework_try_repo(repo: Repo, tmp_path: Path) -> None:
+    exe = shutil.which("pre-commit") or str(BIN / "pre-commit")
+    manifest = subprocess.run([exe, "validate-manifest", str(PROJECT / ".pre-commit-hooks.yaml")], check=False)
+    assert manifest.returncode == 0
+    hook_repo = tmp_path / "hook-repo"  # a committed copy: try-repo only sees tracked files of the project
+    skip = shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache", "tests")
+    shutil.copytree(PROJECT, hook_repo, ignore=skip)
+    Repo(hook_repo).git("init", "-q")
+    Repo(hook_repo).commit("snapshot")
+    repo.write(".memzoi/records/ok.md", record_text("ok"))
+    repo.git("add", "-A")
+    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pc-home")}
+    proc = subprocess.run([exe, "try-repo", str(hook_repo), "memzoi-guard", "--all-files"], cwd=repo.root, env=env,
+                          capture_output=True, text=True, check=False, timeout=900)  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+
+
+def test_rebase_with_hooks_installed_never_fails(hooked: Repo) -> None:
+    git(hooked.root, "checkout", "-q", "-b", "topic")
+    hooked.write("notes.txt", "topic\n")
+    git(hooked.root, "add", "-A")
+    assert git(hooked.root, "commit", "-qm", "topic").returncode == 0
+    git(hooked.root, "checkout", "-q", "main")
+    hooked.write("src/app.py", "print('main')\n")
+    git(hooked.root, "commit", "-qam", "main moves")
+    proc = git(hooked.root, "rebase", "main", "topic")
+    assert proc.returncode == 0 and "Traceback" not in out(proc)
+
+
+def test_git_dir_and_work_tree_from_outside(hooked: Repo, tmp_path: Path) -> None:
+    before = hooked.head()
+    hooked.write(".memzoi/records/leak.md", record_text("leak", body=fake_token()))
+    base = ["--git-dir", str(hooked.root / ".git"), "--work-tree", str(hooked.root)]
+    git(tmp_path, *base, "add", "-A")
+    proc = git(tmp_path, *base, "commit", "-m", "leak")
+    assert proc.returncode != 0 and hooked.head() == before and "GitHub Token" in out(proc)
