@@ -205,7 +205,10 @@ class Pygit2RepoView:
         return frozenset((paths - suspects) | settled)
 
     def _commit_time(self, oid: str) -> tuple[int, str]:
-        return (self._repo[oid].peel(self._pygit2.Commit).commit_time, oid)
+        times = self.__dict__.setdefault("_times", {})  # each anchor is sorted twice: look it up once
+        if oid not in times:
+            times[oid] = (self._repo[oid].peel(self._pygit2.Commit).commit_time, oid)
+        return times[oid]
 
     def _segment(self, older: str, newer: str) -> list[tuple[str, object, object]]:
         repo = self._repo
