@@ -23,6 +23,7 @@ bench: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memkeep_status.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memzoi_store.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memzoi_recall.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/hooks.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -108,6 +108,7 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
         if hook_type == "pre-commit-framework":  # post-merge / post-checkout stages of .pre-commit-hooks.yaml
             event = hook_events.from_pre_commit_env(os.environ)
             if event is None:
+                _refresh_index(ctx, hook_type)
                 return
         else:
             event = hook_events.parse(hook_type, list(args))
@@ -115,9 +116,29 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
         for line in guard.after_move(start_dir(ctx), event).lines:
             click.echo(line, err=True)
     except Exception as exc:  # never fail a merge or a checkout
-        message = exc.message if hasattr(exc, "message") else f"{type(exc).__name__}: {exc}"
-        click.echo(f"git-memzoi: {hook_type} hook skipped: {message}", err=True)
+        _skipped(hook_type, "", exc)
+    _refresh_index(ctx, hook_type)
     ctx.exit(0)
+
+
+def _refresh_index(ctx: click.Context, hook_type: str) -> None:
+    """Refresh the derived memzoi index after HEAD or the working tree moved; a failure is one line, never an
+    exit code (the index is derived: the next command refreshes it again)."""
+    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.integrations import git_hooks
+
+    try:
+        note = git_hooks.refresh_index(start_dir(ctx))
+    except Exception as exc:  # never fail a merge or a checkout
+        _skipped(hook_type, "index refresh ", exc)
+        return
+    if note:
+        click.echo(note, err=True)
+
+
+def _skipped(hook_type: str, what: str, exc: Exception) -> None:
+    message = exc.message if hasattr(exc, "message") else f"{type(exc).__name__}: {exc}"
+    click.echo(f"git-memzoi: {hook_type} hook {what}skipped: {message}", err=True)
 
 
 def _pre_commit(ctx: click.Context, result: object) -> None:

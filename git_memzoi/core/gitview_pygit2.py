@@ -282,11 +282,17 @@ class Pygit2RepoView:
             index = self._repo.index
             index.read(False)
         head = self.head()
-        tree = self._repo[head].peel(pygit2.Tree) if head else None
+        if head is None:
+            return [(e.path if e.path.isascii() else nfc(e.path), str(e.id)) for e in index]
+        # libgit2 compares the index with HEAD's tree in C: a Python loop over every index entry costs ~0.5 s
+        # on an 8,000-file repository (evals/bench/hooks.py)
+        diff = self._repo[head].peel(pygit2.Tree).diff_to_index(index)  # HEAD → index (a GIT_INDEX_FILE has no repo)
         out = []
-        for entry in index:
-            if tree is None or _tree_entry(tree, entry.path) != (entry.id, int(entry.mode)):
-                out.append((entry.path if entry.path.isascii() else nfc(entry.path), str(entry.id)))
+        for delta in diff.deltas:
+            if delta.status == pygit2.enums.DeltaStatus.DELETED:
+                continue
+            path = delta.new_file.path
+            out.append((path if path.isascii() else nfc(path), str(delta.new_file.id)))
         return out
 
     def blob_bytes(self, blob_id: str) -> bytes:

@@ -9,6 +9,8 @@ every linked worktree shares. A hook file that is not ours is never overwritten:
 from __future__ import annotations
 
 import os
+import re
+import sys
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -16,8 +18,11 @@ from pathlib import Path
 from git_memzoi.errors import InputError
 from git_memzoi.integrations.hook_events import HOOK_TYPES
 
-MARKER = "# git-memzoi-hook-shim v1"
-MARKERS = (MARKER,)  # every marker a released shim carried: older shims are still recognised as ours
+MARKER = "# git-memzoi-hook-shim v2"
+PYTHON_BEGIN = "# --- begin: interpreter pinned by `git memzoi hooks install` ---"
+PYTHON_END = "# --- end: interpreter pinned by `git memzoi hooks install` ---"
+# every marker a released shim carried: older shims are still recognised as ours (v1 had no pinned interpreter)
+MARKERS = (MARKER, "# git-memzoi-hook-shim v1")
 
 
 @dataclass(frozen=True)
@@ -60,9 +65,51 @@ class HooksReport:
                 "hooks": [vars(h) for h in self.hooks]}  # fmt: skip
 
 
-def shim_text(hook: str) -> str:
-    """The shim script shipped for ``hook`` (package data ``resources/hooks/<hook>``)."""
+def template_text(hook: str) -> str:
+    """The shim template shipped for ``hook`` (package data ``resources/hooks/<hook>``, identical to the
+    top-level ``hooks/<hook>`` for manual installs): the interpreter lines hold the placeholder."""
     return (resources.files("git_memzoi") / "resources" / "hooks" / hook).read_text("utf-8")
+
+
+def shim_text(hook: str, python: str | None = None) -> str:
+    """The shim for ``hook`` with the installing interpreter pinned between the marker lines (as pre-commit
+    does), so the hook still runs ``<python> -m git_memzoi`` when ``git-memzoi`` is not on ``PATH``."""
+    text = template_text(hook)
+    begin, end = text.index(PYTHON_BEGIN), text.index(PYTHON_END)
+    pinned = f"{PYTHON_BEGIN}\nINSTALL_PYTHON={_sh_quote(python or sys.executable)}\n"
+    return text[:begin] + pinned + text[end:]
+
+
+def pinned_python(path: Path) -> str | None:
+    """The interpreter an installed shim pins (``""`` for the template's placeholder, ``None`` for a v1 shim)."""
+    try:
+        text = path.read_text("utf-8", errors="replace")
+    except OSError:
+        return None
+    match = re.search(r"^INSTALL_PYTHON='((?:[^']|'\\'')*)'$", text, re.MULTILINE)
+    return match.group(1).replace("'\\''", "'") if match else None
+
+
+def _sh_quote(value: str) -> str:
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def refresh_index(start: Path) -> str | None:
+    """Bring the derived memzoi index (``.memzoi/local/index.sqlite``) up to date after HEAD moved, when the
+    repository has ``.memzoi/``; returns a one-line note when the index was rebuilt, else ``None``.
+
+    Raises whatever the refresh raises (``index_busy``...); the hook runner reports it and exits 0.
+    """
+    from git_memzoi.core.gitview_pygit2 import worktree_root
+    from git_memzoi.memzoi.layout import Layout
+
+    layout = Layout(worktree_root(start))
+    if not layout.base.is_dir():
+        return None
+    from git_memzoi.memzoi import index_db
+
+    result = index_db.refresh(layout)
+    return "memzoi: rebuilt the derived index (.memzoi/local/index.sqlite)" if result.rebuilt else None
 
 
 def is_ours(path: Path) -> bool:
@@ -135,7 +182,7 @@ def _install_one(directory: Path, hook: str) -> str:
         action = f"installed {target}; the existing hook runs first as {hook}.legacy"
     elif target.exists():
         action = f"updated {target}"
-    write_bytes_atomic(target, shim_text(hook).encode("utf-8"))
+    write_bytes_atomic(target, shim_text(hook, sys.executable).encode("utf-8"))
     target.chmod(0o755)
     return action
 

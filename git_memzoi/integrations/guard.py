@@ -10,7 +10,6 @@ post-merge and post-checkout print the entries that became suspect and never fai
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -31,15 +30,6 @@ PROPOSALS = ".memzoi/proposals/"
 PRIVATE_CLASSES = frozenset({"raw_transcript", "private_personal_data", "screen_or_activity_history",
                              "private_endpoint", "undisclosed_vulnerability", "unminimized_private_evidence",
                              "temporary_task_state", "local_only_state"})  # fmt: skip
-# detect-secrets plugins that match a token's own shape; the entropy and keyword plugins flag commit ids and
-# prose in memory files, so they are left out
-SECRET_PLUGINS = ("AWSKeyDetector", "ArtifactoryDetector", "AzureStorageKeyDetector", "BasicAuthDetector",
-                  "CloudantDetector", "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector",
-                  "IbmCloudIamDetector", "IbmCosHmacDetector", "JwtTokenDetector", "MailchimpDetector", "NpmDetector",
-                  "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector", "SendGridDetector", "SlackDetector",
-                  "SoftlayerDetector", "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector",
-                  "TwilioKeyDetector")  # fmt: skip
-_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _IGNORED_RECORD_FILES = ("index.md", "log.md")
 
 
@@ -105,7 +95,7 @@ def pre_commit(start: Path) -> GuardResult:
         elif in_store and path.endswith(".md"):
             _parse_entry(path, data, staged)
     findings.extend(staged.findings)
-    entries = _store_entries(store, staged)
+    entries = _store_entries(store, staged, view.git_dir)
     if store is not None and staged.entries:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
     touched = _touched(entries, sorted(p for p, _ in staged_blobs))
@@ -133,20 +123,12 @@ def _entries_prefix(store: Store | None) -> str:
 
 def secret_findings(path: str, data: bytes) -> list[Finding]:
     """The secrets in one file's bytes: one finding per line and rule, naming neither the secret nor the line's
-    text (detect-secrets' token-shape plugins, plus a rule for private key blocks)."""
-    from detect_secrets.core.scan import scan_line
-    from detect_secrets.settings import transient_settings
+    text (the shared credential classifier, :func:`git_memzoi.memzoi.secrets.classify`)."""
+    from git_memzoi.memzoi.secrets import classify
 
-    found: list[Finding] = []
     text = data.decode("utf-8", errors="replace")
-    with transient_settings({"plugins_used": [{"name": name} for name in SECRET_PLUGINS]}):
-        for number, line in enumerate(text.splitlines(), start=1):
-            rules = {"private_key_block"} if _PRIVATE_KEY.search(line) else set()
-            rules.update(secret.type for secret in scan_line(line))
-            rules.discard("Private Key") if "private_key_block" in rules else None
-            found.extend(Finding(path, f"secret: {rule}", "a memory file must not hold a secret; remove it (and "
-                                 "rotate it if it was real)", number) for rule in sorted(rules))  # fmt: skip
-    return found
+    return [Finding(path, f"secret: {hit.rule}", "a memory file must not hold a secret; remove it (and rotate it "
+                    "if it was real)", hit.line) for hit in classify(text, personal=False)]  # fmt: skip
 
 
 def _record_findings(root: Path, path: str, data: bytes) -> list[Finding]:
@@ -223,13 +205,14 @@ def _parse_entry(path: str, data: bytes, staged: _Staged) -> None:
     staged.entries[path] = Entry(path, doc.fields, doc.body, doc.split.body_start_line, stem)
 
 
-def _store_entries(store: Store | None, staged: _Staged) -> list[Entry]:
-    """The working tree's entries with the staged versions in place of their files."""
+def _store_entries(store: Store | None, staged: _Staged, git_dir: Path | None = None) -> list[Entry]:
+    """The working tree's entries with the staged versions in place of their files (read through memkeep's parse
+    cache under ``git_dir``, which ``git memkeep status`` shares: a warm hook parses no YAML)."""
     from git_memzoi.memkeep import store as store_mod
 
     if store is None:
         return list(staged.entries.values())
-    loaded = store_mod.load(store)
+    loaded = store_mod.load(store, store_mod.cache_for(git_dir, store) if git_dir is not None else None)
     merged = {e.path: e for e in loaded.entries}
     merged.update(staged.entries)
     return list(merged.values())

@@ -184,6 +184,20 @@ def _body(what: str, value: str) -> str:
     return value.strip()
 
 
+def check_draft(ctx: Context, draft: Draft) -> None:
+    """Validate ``draft`` as the runtime record it would become, writing nothing.
+
+    Raises:
+        InputError: the record would not be valid.
+    """
+    _render(ctx, draft, _base_id(draft))
+
+
+def write_draft(ctx: Context, draft: Draft, event_type: str) -> Written:
+    """Write ``draft`` as one private runtime record (guarded, atomic) and log ``event_type``."""
+    return _write_one(ctx, draft, event_type)
+
+
 def _write_one(ctx: Context, draft: Draft, event_type: str) -> Written:
     from git_memzoi.memzoi import lifecycle
 

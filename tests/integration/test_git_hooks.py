@@ -191,7 +191,109 @@ def test_shipped_shims_match_the_manual_copies() -> None:
     assert names == sorted(p.name for p in (PROJECT / "hooks").iterdir()) == sorted(git_hooks.HOOK_TYPES)
     for name in names:
         assert (shipped / name).read_bytes() == (PROJECT / "hooks" / name).read_bytes()
-        assert git_hooks.MARKER in (shipped / name).read_text().splitlines()
+        lines = (shipped / name).read_text().splitlines()
+        assert git_hooks.MARKER in lines
+        begin, end = lines.index(git_hooks.PYTHON_BEGIN), lines.index(git_hooks.PYTHON_END)
+        assert "INSTALL_PYTHON=''" in lines[begin:end]  # the template's placeholder: no interpreter pinned
+        assert git_hooks.pinned_python(shipped / name) == ""
+        assert os.access(PROJECT / "hooks" / name, os.X_OK)
+
+
+def test_install_pins_the_installing_interpreter(repo: Repo) -> None:
+    git_hooks.install(repo.root)
+    for hook in git_hooks.HOOK_TYPES:
+        shim = repo.root / ".git" / "hooks" / hook
+        assert git_hooks.pinned_python(shim) == sys.executable
+        template = git_hooks.template_text(hook).splitlines()
+        installed = shim.read_text().splitlines()
+        outside = [line for line in installed if not line.startswith("INSTALL_PYTHON=")]
+        assert outside == [line for line in template if not line.startswith(("INSTALL_PYTHON=", "# (template"))]
+
+
+def test_quoted_interpreter_path_round_trips(tmp_path: Path) -> None:
+    odd = "/opt/it's a \"py\" $HOME/bin/python"
+    shim = tmp_path / "pre-commit"
+    shim.write_text(git_hooks.shim_text("pre-commit", odd))
+    assert git_hooks.pinned_python(shim) == odd
+    probe = subprocess.run(["sh", "-c", f". {shim} >/dev/null 2>&1; exit 0"], check=False)
+    assert probe.returncode == 0
+
+
+def _path_without_memzoi() -> str:
+    git_dir = str(Path(shutil.which("git") or "/usr/bin/git").parent)
+    if shutil.which("git-memzoi", path=git_dir):
+        pytest.skip("git-memzoi is installed next to git: cannot hide it from PATH")
+    return git_dir
+
+
+def test_shim_falls_back_to_the_pinned_interpreter(hooked: Repo) -> None:
+    path = _path_without_memzoi()
+    before = hooked.head()
+    hooked.write(".memzoi/records/leak.md", record_text("leak", body=fake_token()))
+    git(hooked.root, "add", "-A")
+    env = {**os.environ, "PATH": path}
+    proc = subprocess.run(["git", "commit", "-m", "leak"], cwd=hooked.root, env=env, capture_output=True, text=True,
+                          check=False)  # fmt: skip
+    assert proc.returncode != 0 and hooked.head() == before and "GitHub Token" in out(proc)
+
+
+def test_shim_is_silent_when_the_pinned_interpreter_lost_the_package(hooked: Repo, tmp_path: Path) -> None:
+    path = _path_without_memzoi()
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexit 1\n")  # an interpreter without git_memzoi: `-c import git_memzoi` fails
+    fake.chmod(0o755)
+    shim = hooked.root / ".git" / "hooks" / "pre-commit"
+    shim.write_text(git_hooks.shim_text("pre-commit", str(fake)))
+    hooked.write(".memzoi/records/leak.md", record_text("leak", body=fake_token()))
+    git(hooked.root, "add", "-A")
+    env = {**os.environ, "PATH": path}
+    proc = subprocess.run(["git", "commit", "-qm", "unguarded"], cwd=hooked.root, env=env, capture_output=True,
+                          text=True, check=False)  # fmt: skip
+    assert proc.returncode == 0 and proc.stderr == ""
+
+
+def test_checkout_and_merge_refresh_the_derived_index(hooked: Repo) -> None:
+    from git_memzoi.memzoi import index_db
+
+    index = index_db.index_path(Layout(hooked.root))
+    index.unlink(missing_ok=True)
+    assert git(hooked.root, "checkout", "-q", "-b", "feature").returncode == 0
+    assert index.is_file()  # post-checkout rebuilt it
+    hooked.write(".memzoi/records/merged.md", record_text("merged"))
+    git(hooked.root, "add", "-A")
+    assert git(hooked.root, "commit", "-qm", "record").returncode == 0
+    assert git(hooked.root, "checkout", "-q", "main").returncode == 0
+    assert _indexed_ids(index) == set()  # post-checkout dropped the row of the file that left the working tree
+    proc = git(hooked.root, "merge", "--no-edit", "feature")
+    assert proc.returncode == 0, out(proc)
+    assert _indexed_ids(index) == {"merged"}  # post-merge read the incoming record
+
+
+def _indexed_ids(index: Path) -> set[str]:
+    """The record ids the index file holds, read without refreshing it."""
+    import sqlite3
+
+    with sqlite3.connect(f"file:{index}?mode=ro", uri=True) as conn:
+        return {row[0] for row in conn.execute("SELECT id FROM records")}
+
+
+def test_index_refresh_failure_never_fails_the_checkout(hooked: Repo) -> None:
+    from git_memzoi.memzoi import index_db
+
+    index = index_db.index_path(Layout(hooked.root))
+    index.unlink(missing_ok=True)
+    index.mkdir(parents=True)  # a directory where the index file belongs: the refresh cannot open or replace it
+    (index / "keep").write_text("x")
+    proc = git(hooked.root, "checkout", "-q", "-b", "elsewhere")
+    assert proc.returncode == 0 and "Traceback" not in out(proc)
+
+
+def test_repository_without_memzoi_gets_no_index(repo: Repo) -> None:
+    repo.write("a.txt", "a\n")
+    repo.commit("a")
+    git_hooks.install(repo.root)
+    proc = git(repo.root, "checkout", "-q", "-b", "other")
+    assert proc.returncode == 0 and out(proc) == "" and not (repo.root / ".memzoi").exists()
 
 
 @pytest.mark.skipif(shutil.which("pre-commit") is None and not (BIN / "pre-commit").exists(),

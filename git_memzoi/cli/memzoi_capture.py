@@ -1,0 +1,128 @@
+"""`git memzoi capture plan|review|apply`: evidence-backed capture of one Markdown source (the markdown profile).
+
+Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.capture` and prints the artifact
+(``--json``) or a short human view; ``--output`` installs the artifact where its data class allows.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from git_memzoi.cli.app import emit_json, json_option
+
+
+def _context(ctx: click.Context, actor: str | None = None) -> Any:
+    from git_memzoi.cli.memzoi import open_context
+
+    return open_context(ctx, actor=actor)
+
+
+def _path(ctx: click.Context, value: str) -> Path:
+    from git_memzoi.cli.memzoi import start_dir
+
+    path = Path(value)
+    return path if path.is_absolute() else Path(start_dir(ctx)) / path
+
+
+def _finish(ctx: click.Context, core: Any, artifact: dict[str, Any], output: str | None, as_json: bool) -> None:
+    from git_memzoi.memzoi import capture
+
+    saved = capture.save_artifact(core, _path(ctx, output), artifact) if output else None
+    if as_json:
+        emit_json(artifact)
+        return
+    kind = artifact["schema"].rsplit("/", 1)[-1]
+    ident = artifact.get("plan_id") if kind.startswith("capture-plan") else artifact.get("review_id")
+    click.echo(f"{kind} {ident} ({artifact.get('status', 'ready')}, data class {artifact['data_class']})")
+    for c in artifact.get("candidates", ()):
+        click.echo(f"  {c['candidate_id']}  {c['action']['kind']:<10} {c['memory']['type']}: {c['memory']['title']}")
+    for d in artifact.get("decisions", ()):
+        click.echo(f"  {d['candidate_id']}  {d['outcome']}")
+    for diag in artifact.get("diagnostics", ()):
+        click.echo(f"  {diag['code']} at line {diag['line_start']}" + (f" ({diag['detector']})" if "detector" in
+                                                                          diag else ""))  # fmt: skip
+    if saved is not None:
+        click.echo(f"wrote {saved}")
+
+
+@click.group()
+def capture() -> None:
+    """Turn one named project source into reviewed, evidence-backed memory (plan → review → apply)."""
+
+
+@capture.command("plan")
+@click.option("--source", required=True, help="A project-relative .md file (the markdown-deterministic profile).")
+@click.option("--source-id", default="source-1", show_default=True, help="1-64 chars of [a-z0-9._-].")
+@click.option("--output", default=None, help="Also save the plan here (private plans: under .memzoi/local/ only).")
+@json_option
+@click.pass_context
+def plan(ctx: click.Context, source: str, source_id: str, output: str | None, as_json: bool) -> None:
+    """Plan a capture; reads the source and memory, writes no memory state.
+
+    Example: git memzoi capture plan --source notes/findings.md --source-id findings --json
+    """
+    from git_memzoi.memzoi import capture as core
+
+    context = _context(ctx)
+    _finish(ctx, context, core.plan(context, source, source_id), output, as_json)
+
+
+@capture.command("review")
+@click.option("--plan-file", required=True, help="The plan artifact.")
+@click.option("--decisions-file", required=True, help="A memzoi/capture-review-input-v1 JSON file.")
+@click.option("--reviewed-by", required=True, help="Who reviewed (non-empty).")
+@click.option("--reviewed-at", required=True, help="When, as an RFC 3339 time.")
+@click.option("--output", default=None, help="Also save the review here (private reviews: under .memzoi/local/).")
+@json_option
+@click.pass_context
+def review(ctx: click.Context, plan_file: str, decisions_file: str, reviewed_by: str, reviewed_at: str,
+           output: str | None, as_json: bool) -> None:  # fmt: skip
+    """Record one decision per candidate (accept, reject, edit, defer); re-validates the plan, writes no memory.
+
+    Example: git memzoi capture review --plan-file p.json --decisions-file d.json --reviewed-by zoki
+    --reviewed-at 2026-07-10T12:00:00Z --json
+    """
+    from git_memzoi.memzoi import capture as core
+
+    context = _context(ctx)
+    supplied = core.read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
+    decisions = core.read_artifact(_path(ctx, decisions_file), core.REVIEW_INPUT_SCHEMA)
+    artifact = core.review(context, supplied, decisions, reviewed_by=reviewed_by, reviewed_at=reviewed_at)
+    _finish(ctx, context, artifact, output, as_json)
+
+
+@capture.command("apply")
+@click.option("--plan-file", required=True, help="The plan artifact.")
+@click.option("--review-file", required=True, help="The review artifact.")
+@click.option("--plan-id", required=True, help="The expected plan id (capture_…).")
+@click.option("--review-id", required=True, help="The expected review id (review_…).")
+@click.option("--actor", default=None, help="Who is acting (recorded in packets and events; default cli).")
+@json_option
+@click.pass_context
+def apply(ctx: click.Context, plan_file: str, review_file: str, plan_id: str, review_id: str, actor: str | None,
+          as_json: bool) -> None:  # fmt: skip
+    """Write the accepted candidates (pending proposals, runtime records), or nothing when anything drifted.
+
+    Example: git memzoi capture apply --plan-file p.json --review-file r.json --plan-id capture_… --review-id
+    review_… --actor zoki --json
+    """
+    from git_memzoi.memzoi import capture as core
+
+    context = _context(ctx, actor)
+    supplied_plan = core.read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
+    supplied_review = core.read_artifact(_path(ctx, review_file), core.REVIEW_SCHEMA)
+    result = core.apply(context, supplied_plan, supplied_review, plan_id=plan_id, review_id=review_id)
+    if as_json:
+        emit_json(result)
+        return
+    click.echo(f"applied {review_id}: {len(result['writes'])} write(s)")
+    for w in result["writes"]:
+        click.echo(f"  {w['kind']}  {w.get('proposal_id') or w.get('record_id')}")
+
+
+def register(cli: click.Group) -> None:
+    """Add this area's commands to ``cli``."""
+    cli.add_command(capture)

@@ -1,0 +1,93 @@
+"""``git memzoi capture plan|review|apply`` in-process through click's CliRunner against real repositories."""
+
+from __future__ import annotations
+
+import json
+import random
+import string
+from pathlib import Path
+from typing import Any
+
+from click.testing import CliRunner
+
+from git_memzoi.cli.memzoi import cli
+from tests.conftest import Repo
+
+NOW = "2026-07-10T12:00:00Z"
+SOURCE = "## Decision: Verify release archives\nCheck the SHA-256 before extracting.\n"
+
+
+def run(repo: Repo, *args: str) -> Any:
+    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], env={"MEMZOI_NOW": NOW})
+    assert "Traceback" not in result.output + result.stderr, result.output + result.stderr
+    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
+    return result
+
+
+def ok_json(repo: Repo, *args: str) -> Any:
+    result = run(repo, *args, "--json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    return json.loads(result.stdout)
+
+
+def files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
+            if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
+
+
+def test_plan_review_apply_round_trip(repo: Repo) -> None:
+    assert run(repo, "init").exit_code == 0
+    repo.write("notes/findings.md", SOURCE)
+    before = files(repo.root)
+    plan = ok_json(repo, "capture", "plan", "--source", "notes/findings.md", "--source-id", "findings", "--output",
+                   ".memzoi/local/capture/plan.json")  # fmt: skip
+    assert set(files(repo.root)) - set(before) == {".memzoi/local/capture/plan.json"}
+    assert json.loads((repo.root / ".memzoi/local/capture/plan.json").read_text()) == plan
+    (candidate,) = plan["candidates"]
+    assert candidate["evidence"][0]["span"] == {"byte_start": 0, "byte_end": 74, "line_start": 1, "line_end": 2}
+    repo.write(".memzoi/local/capture/decisions.json", json.dumps({
+        "schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": [
+            {"candidate_id": candidate["candidate_id"], "outcome": "edit", "memory": candidate["memory"],
+             "requested_destination": "repo", "content_class": "general_repo_knowledge"}]}))  # fmt: skip
+    rev = ok_json(repo, "capture", "review", "--plan-file", ".memzoi/local/capture/plan.json", "--decisions-file",
+                  ".memzoi/local/capture/decisions.json", "--reviewed-by", "zoki", "--reviewed-at", NOW,
+                  "--output", "capture-review.json")  # fmt: skip
+    assert rev["data_class"] == "repo_safe" and (repo.root / "capture-review.json").is_file()
+    result = ok_json(repo, "capture", "apply", "--plan-file", ".memzoi/local/capture/plan.json", "--review-file",
+                     "capture-review.json", "--plan-id", plan["plan_id"], "--review-id", rev["review_id"],
+                     "--actor", "zoki")  # fmt: skip
+    (write,) = result["writes"]
+    assert (result["schema"], write["kind"]) == ("memzoi/capture-apply-result-v1", "proposal_file")
+    assert write["path"] == f".memzoi/proposals/pending/{write['proposal_id']}.md"
+    listed = ok_json(repo, "proposal-files", "list")
+    assert write["proposal_id"] in json.dumps(listed)
+    again = run(repo, "capture", "apply", "--plan-file", ".memzoi/local/capture/plan.json", "--review-file",
+                "capture-review.json", "--plan-id", plan["plan_id"], "--review-id", rev["review_id"], "--json")  # fmt: skip
+    assert again.exit_code == 2 and json.loads(again.stdout)["error"]["code"] == "stale_capture_plan"
+
+
+def test_private_plan_output_outside_runtime_is_refused(repo: Repo) -> None:
+    assert run(repo, "init").exit_code == 0
+    repo.write("notes/findings.md", SOURCE)
+    result = run(repo, "capture", "plan", "--source", "notes/findings.md", "--output", "plan.json", "--json")
+    assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "unsafe_output_path"
+    assert not (repo.root / "plan.json").exists()
+
+
+def test_blocked_plan_prints_only_safe_diagnostics(repo: Repo) -> None:
+    assert run(repo, "init").exit_code == 0
+    rng = random.Random(25)
+    token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
+    repo.write("ops/runbook.md", f"## Procedure: Rotate\nSet DEPLOY_TOKEN={token} first.\n")
+    result = run(repo, "capture", "plan", "--source", "ops/runbook.md")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[1:] == ["  prohibited_content_detected at line 2 (GitHub Token)",
+                                              "  prohibited_content_detected at line 2 (credential_assignment)"]  # fmt: skip
+    out = result.stdout + result.stderr
+    assert not any(token[i : i + 8] in out for i in range(len(token) - 7))
+
+
+def test_bad_source_is_a_usage_error(repo: Repo) -> None:
+    assert run(repo, "init").exit_code == 0
+    result = run(repo, "capture", "plan", "--source", "../escape.md", "--json")
+    assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "unsafe_source_path"
