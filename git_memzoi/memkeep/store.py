@@ -221,7 +221,10 @@ def _read_regular(file: str, rel: str) -> bytes | Unreadable:
         size = os.fstat(fd).st_size
         if size > MAX_ENTRY_BYTES:
             return Unreadable(rel, None, f"larger than {MAX_ENTRY_BYTES} bytes; not read", "too_large")
-        chunks = [os.read(fd, size + 1)]
+        data = os.read(fd, size + 1)
+        if len(data) <= size:  # the whole file in one call: no second read just to see the end
+            return data
+        chunks = [data]  # the file grew since fstat
         while chunks[-1]:
             chunks.append(os.read(fd, 65536))
         return b"".join(chunks)
