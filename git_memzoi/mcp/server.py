@@ -198,8 +198,8 @@ class _Server:
                         schema: str = "memzoi/capture-request-v1") -> CallToolResult:  # fmt: skip
         """Plan a capture of one markdown file (profile markdown-deterministic, one project_path source).
 
-        Read-only: never reviews or applies. Not available in this version: the call checks the request shape
-        and returns the error capture_unavailable.
+        Read-only: never reviews, applies or saves. A plan whose data class is private is denied (its content
+        stays out of the agent's transcript); a blocked plan is already redacted and is returned as it is.
         """
         if schema not in ("memzoi/capture-request-v1", "memzoi/capture-request"):
             return _error("invalid_schema", "schema must be memzoi/capture-request-v1")
@@ -208,8 +208,21 @@ class _Server:
         kinds = [s.get("locator", {}).get("kind") if isinstance(s.get("locator"), dict) else None for s in sources]
         if kinds != ["project_path"]:
             return _error("unsupported_locator", "MCP capture accepts exactly one project_path source")
-        return _error("capture_unavailable", "capture planning is not available in this version of git-memzoi",
-                      available=False)  # fmt: skip
+        from git_memzoi.memzoi import capture
+
+        source = sources[0]
+        path, source_id = source["locator"].get("path"), source.get("source_id") or "source-1"
+
+        def body() -> dict[str, Any]:
+            if not isinstance(path, str) or not isinstance(source_id, str):
+                raise ToolFailure("a project_path locator needs a path string", "invalid_request")
+            plan = capture.plan(self._context(), path, source_id)
+            if plan.get("data_class") == "private":
+                raise ToolFailure("the plan holds private content; run `git memzoi capture plan` locally",
+                                  "private_result_denied")  # fmt: skip
+            return plan
+
+        return self.run(body)
 
     def memory_status(self) -> CallToolResult:
         """The memkeep suspect set: entries whose scope changed, expired, or depend on suspect entries."""

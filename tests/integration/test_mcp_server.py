@@ -57,6 +57,8 @@ def served(repo: Repo) -> Repo:
     record(repo, "r1", "Settlement order", "Reordering settlement steps double-charged customers.", "risk",
            applies_to=("src/billing/**",))
     repo.write("agent-memory/entries/billing-rule.md", entry_text("billing-rule", anchor=None, scope=["src/**"]))
+    repo.write("README.md", "# Billing\n\n## Decision: Settle in one transaction\n\nAll settlement steps commit "
+               "together or not at all.\n")  # fmt: skip
     repo.commit("seed")
     return repo
 
@@ -130,9 +132,11 @@ def test_every_tool_over_stdio(served: Repo) -> None:
     assert proposed["proposal_id"] == proposed["proposal"]["id"]
     assert sorted(p.name for p in (served.root / ".memzoi/records").iterdir()) == records_before
 
-    assert out["capture"] == (True, {"error": {"code": "capture_unavailable", "available": False,
-                                               "message": "capture planning is not available in this version of "
-                                                          "git-memzoi"}})  # fmt: skip
+    # Typed markdown candidates await review (needs_review), which makes the plan private: MCP denies it.
+    planned = cli_json(served, "capture", "plan", "--source", "README.md", "--source-id", "readme")
+    assert planned["data_class"] == "private" and len(planned["candidates"]) == 1
+    assert out["capture"] == (True, {"error": {"code": "private_result_denied", "message": "the plan holds private "
+                                               "content; run `git memzoi capture plan` locally"}})  # fmt: skip
     status = cli_json(served, "status", tool=memkeep_cli)
     assert out["status"] == (False, status)
     assert out["status"][1]["summary"]["entries"] == 1
