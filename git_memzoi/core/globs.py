@@ -362,8 +362,8 @@ def _literal_prefix(pattern: str) -> str:
     if text.startswith("**/") or "/" not in text.rstrip("/"):
         return ""  # matches at any depth
     text = text.lstrip("/")
-    cut = min((i for i, ch in enumerate(text) if ch in _GLOB_CHARS), default=len(text))
-    return text[:cut]
+    first_glob = _GLOB.search(text)
+    return text[: first_glob.start()] if first_glob else text
 
 
 class Scope:
