@@ -6,28 +6,16 @@ import json
 import random
 import string
 from pathlib import Path
-from typing import Any
 
-from click.testing import CliRunner
 
-from git_memzoi.cli.memzoi import cli
+from tests.cli.memzoi_run import NOW, ok_json, run
 from tests.conftest import Repo
 
-NOW = "2026-07-10T12:00:00Z"
 SOURCE = "## Decision: Verify release archives\nCheck the SHA-256 before extracting.\n"
 
 
-def run(repo: Repo, *args: str) -> Any:
-    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], env={"MEMZOI_NOW": NOW})
-    assert "Traceback" not in result.output + result.stderr, result.output + result.stderr
-    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
-    return result
 
 
-def ok_json(repo: Repo, *args: str) -> Any:
-    result = run(repo, *args, "--json")
-    assert result.exit_code == 0, (result.stdout, result.stderr)
-    return json.loads(result.stdout)
 
 
 def files(root: Path) -> dict[str, bytes]:

@@ -8,28 +8,15 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
 
-from click.testing import CliRunner
 
-from git_memzoi.cli.memzoi import cli
+from tests.cli.memzoi_run import NOW, ok_json, run
 from tests.conftest import SEED_YAML, Repo
 
-NOW = "2026-07-10T12:00:00Z"
 
 
-def run(repo: Repo, *args: str) -> Any:
-    """Invoke ``git memzoi -C <repo> ...`` in-process; never a traceback, never an internal error."""
-    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], env={"MEMZOI_NOW": NOW})
-    assert "Traceback" not in result.output + result.stderr, result.output + result.stderr
-    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
-    return result
 
 
-def ok_json(repo: Repo, *args: str) -> Any:
-    result = run(repo, *args, "--json")
-    assert result.exit_code == 0, (result.stdout, result.stderr)
-    return json.loads(result.stdout)
 
 
 def initialized(repo: Repo) -> Repo:
