@@ -42,7 +42,7 @@ def _finish(ctx: click.Context, core: Any, artifact: dict[str, Any], output: str
     for d in artifact.get("decisions", ()):
         click.echo(f"  {d['candidate_id']}  {d['outcome']}")
     for diag in artifact.get("diagnostics", ()):
-        click.echo(f"  {diag['code']} at line {diag['line_start']}" + (f" ({diag['detector']})" if "detector" in
+        click.echo(f"  {diag['code']} at {diag.get('path', 'line')} {diag['line_start']}" + (f" ({diag['detector']})" if "detector" in
                                                                           diag else ""))  # fmt: skip
     if saved is not None:
         click.echo(f"wrote {saved}")
@@ -54,20 +54,34 @@ def capture() -> None:
 
 
 @capture.command("plan")
-@click.option("--source", required=True, help="A project-relative .md file (the markdown-deterministic profile).")
-@click.option("--source-id", default="source-1", show_default=True, help="1-64 chars of [a-z0-9._-].")
+@click.option("--source", default=None, help="A project-relative .md file (the markdown-deterministic profile).")
+@click.option("--request-file", default=None,
+              help="A strict memzoi/capture-request-v1 JSON or YAML file (markdown or git-change profile).")
+@click.option("--source-id", default=None, help="1-64 chars of [a-z0-9._-] (with --source; default source-1).")
 @click.option("--output", default=None, help="Also save the plan here (private plans: under .memzoi/local/ only).")
 @json_option
 @click.pass_context
-def plan(ctx: click.Context, source: str, source_id: str, output: str | None, as_json: bool) -> None:
+def plan(ctx: click.Context, source: str | None, request_file: str | None, source_id: str | None,
+         output: str | None, as_json: bool) -> None:  # fmt: skip
     """Plan a capture; reads the source and memory, writes no memory state.
 
-    Example: git memzoi capture plan --source notes/findings.md --source-id findings --json
+    Example: git memzoi capture plan --source notes/findings.md --source-id findings --json;
+    git memzoi capture plan --request-file capture-request.yaml --json
     """
     from git_memzoi.memzoi import capture as core
+    from git_memzoi.memzoi.capture_markdown import CaptureError
 
+    if (source is None) == (request_file is None):
+        raise CaptureError("give exactly one of --source and --request-file", "invalid_capture_request")
+    if request_file is not None and source_id is not None:
+        raise CaptureError("--source-id goes with --source; a request names its own sources",
+                           "invalid_capture_request")  # fmt: skip
     context = _context(ctx)
-    _finish(ctx, context, core.plan(context, source, source_id), output, as_json)
+    if request_file is not None:
+        artifact = core.plan_request(context, core.read_request(_path(ctx, request_file)))
+    else:
+        artifact = core.plan(context, str(source), source_id or "source-1")
+    _finish(ctx, context, artifact, output, as_json)
 
 
 @capture.command("review")

@@ -299,6 +299,75 @@ class Pygit2RepoView:
         """The content of the blob ``blob_id``."""
         return bytes(self._repo[blob_id].data)
 
+    def pinned_commit(self, oid: str) -> dict[str, object] | None:
+        """``{id, tree, parents}`` of the commit whose FULL id is ``oid`` (40 or 64 hex), else ``None``.
+
+        Only an exact object id is looked up: never a ref name, an abbreviation or a revision expression.
+        """
+        if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", oid):
+            return None
+        try:
+            obj = self._repo.get(oid)
+            commit = obj.peel(self._pygit2.Commit) if obj is not None else None
+        except (KeyError, ValueError, self._pygit2.GitError, self._pygit2.InvalidSpecError):
+            return None
+        if commit is None or str(commit.id) != oid:
+            return None
+        return {"id": oid, "tree": str(commit.tree_id), "parents": [str(p) for p in commit.parent_ids]}
+
+    def first_parent_chain(self, base: str, head: str, limit: int = 100_000) -> list[str] | None:
+        """The commits from ``head`` back to ``base`` along first parents (head first), or ``None`` when
+        ``base`` is not on ``head``'s first-parent chain within ``limit`` steps."""
+        chain, current = [head], head
+        while current != base and len(chain) <= limit:
+            parents = self._repo[current].parent_ids
+            if not parents:
+                return None
+            current = str(parents[0])
+            chain.append(current)
+        return chain if current == base else None
+
+    def tree_diff(self, base: str, head: str, *, renames: bool, max_files: int, max_hunks: int,
+                  context_lines: int = 3) -> list[dict[str, object]]:  # fmt: skip
+        """The diff of ``base``'s tree to ``head``'s tree (full commit ids) as plain data, one dict per file.
+
+        Each file: ``status`` (added|modified|deleted|renamed|…), ``old_path``/``new_path``, ``old_blob``/
+        ``new_blob``, ``old_mode``/``new_mode``, ``binary`` and ``hunks`` (``header``, ``old_start``,
+        ``old_lines``, ``new_start``, ``new_lines``, ``lines``: ``(origin, text, old_lineno, new_lineno)``).
+
+        Raises:
+            InputError: ``capture_limit_exceeded`` beyond ``max_files`` changed files or ``max_hunks`` hunks
+                (checked before any patch text is built past the cap).
+        """
+        pygit2 = self._pygit2
+        old = self._repo[base].peel(pygit2.Tree)
+        new = self._repo[head].peel(pygit2.Tree)
+        diff = old.diff_to_tree(new, context_lines=context_lines)
+        if renames:
+            diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
+        if len(diff) > max_files:
+            raise InputError(f"the range changes more than {max_files} files", "capture_limit_exceeded")
+        names = {pygit2.enums.DeltaStatus.ADDED: "added", pygit2.enums.DeltaStatus.MODIFIED: "modified",
+                 pygit2.enums.DeltaStatus.DELETED: "deleted", pygit2.enums.DeltaStatus.RENAMED: "renamed"}  # fmt: skip
+        out: list[dict[str, object]] = []
+        hunks_seen = 0
+        for patch in diff:
+            delta = patch.delta
+            hunks = []
+            for hunk in patch.hunks:
+                hunks_seen += 1
+                if hunks_seen > max_hunks:
+                    raise InputError(f"the range has more than {max_hunks} hunks", "capture_limit_exceeded")
+                hunks.append({"header": hunk.header.rstrip("\n"), "old_start": hunk.old_start,
+                              "old_lines": hunk.old_lines, "new_start": hunk.new_start, "new_lines": hunk.new_lines,
+                              "lines": [(ln.origin, ln.content, ln.old_lineno, ln.new_lineno) for ln in hunk.lines]})  # fmt: skip
+            out.append({"status": names.get(delta.status, str(delta.status).rsplit(".", 1)[-1].lower()),
+                        "old_path": delta.old_file.path, "new_path": delta.new_file.path,
+                        "old_blob": str(delta.old_file.id), "new_blob": str(delta.new_file.id),
+                        "old_mode": int(delta.old_file.mode), "new_mode": int(delta.new_file.mode),
+                        "binary": bool(delta.is_binary), "hunks": hunks})  # fmt: skip
+        return out
+
 
 def worktree_root(start: Path) -> Path:
     """The top of the working tree containing ``start``: the nearest folder with a ``.git`` entry, found

@@ -53,16 +53,23 @@ def plan(ctx: Context, source: str, source_id: str = "source-1") -> dict[str, An
                "media_type": "text/markdown"}], "extractor": {"profile": md.PROFILE}}  # fmt: skip
     extraction = md.extract(source_id, source, data)
     extractor = {**md.EXTRACTOR, "configuration_hash": "blake3:" + canonical_hash({"prefixes": md.PREFIXES})}
+    snapshot = {"source_id": source_id, "locator": locator, "media_type": "text/markdown",
+                "byte_length": len(data), "source_content_hash": content_hash(data)}  # fmt: skip
+    return _assemble(ctx, request, snapshot, extraction, extractor)
+
+
+def _assemble(ctx: Context, request: dict[str, Any], snapshot: dict[str, Any], extraction: md.Extraction,
+              extractor: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """The plan of one extracted source: classified against the inventory, or the redacted blocked plan."""
+    profile = request["extractor"]["profile"]
     if extraction.blocked:
         body: dict[str, Any] = {"schema": PLAN_SCHEMA, "status": "blocked", "data_class": "blocked",
-                                "request": {"schema": REQUEST_SCHEMA, "extractor": {"profile": md.PROFILE}},
+                                "request": {"schema": REQUEST_SCHEMA, "extractor": {"profile": profile}},
                                 "extractor": extractor, "candidates": [], "summary": _summary([], 1, blocked=True),
                                 "diagnostics": extraction.diagnostics}  # fmt: skip
         return {"plan_id": "capture_" + canonical_hash(body)[:32], **body}
     inventory = _inventory(ctx)
     candidates = [_classify(c, inventory, extraction.candidates[:i]) for i, c in enumerate(extraction.candidates)]
-    snapshot = {"source_id": source_id, "locator": locator, "media_type": "text/markdown",
-                "byte_length": len(data), "source_content_hash": content_hash(data)}  # fmt: skip
     preconditions = {"source_content_hash": snapshot["source_content_hash"],
                      "inventory_hash": "blake3:" + canonical_hash(inventory)}  # fmt: skip
     private = any(c["classification"]["destination"] != "repo" for c in candidates)
@@ -71,6 +78,51 @@ def plan(ctx: Context, source: str, source_id: str = "source-1") -> dict[str, An
             "preconditions": preconditions, "extractor": extractor, "candidates": candidates,
             "summary": _summary(candidates, 1), "diagnostics": extraction.diagnostics}  # fmt: skip
     return {"plan_id": "capture_" + canonical_hash(body)[:32], **body}
+
+
+def plan_request(ctx: Context, request: Any) -> dict[str, Any]:
+    """``capture plan --request-file``: the plan of a strict ``memzoi/capture-request-v1`` request (reads only).
+
+    One source; ``markdown-deterministic`` takes a ``project_path`` (the same plan as ``--source``),
+    ``git-change-deterministic`` a ``git_range`` of pinned full commit ids. Unknown keys are rejected
+    (``invalid_capture_request``); other profiles and locator kinds are ``unsupported_capture_profile``.
+    """
+    from git_memzoi.memzoi import capture_gitchange as gc
+
+    def strict(value: Any, what: str, keys: tuple[str, ...]) -> dict[str, Any]:
+        if not isinstance(value, dict) or sorted(value) != sorted(keys):
+            raise CaptureError(f"{what}: exactly the keys {', '.join(keys)}", "invalid_capture_request")
+        return value
+
+    strict(request, "request", ("schema", "sources", "extractor"))
+    if request["schema"] != REQUEST_SCHEMA:
+        raise CaptureError(f"request.schema must be {REQUEST_SCHEMA}", "invalid_capture_request")
+    profile = strict(request["extractor"], "request.extractor", ("profile",))["profile"]
+    if not isinstance(request["sources"], list) or len(request["sources"]) != 1:
+        raise CaptureError("request.sources holds exactly one source", "invalid_capture_request")
+    source = strict(request["sources"][0], "request.sources[0]", ("source_id", "locator", "media_type"))
+    if not isinstance(source["source_id"], str):
+        raise CaptureError("source_id must be a string", "invalid_source_id")
+    md.check_source_id(source["source_id"])
+    locator = source["locator"]
+    kind = locator.get("kind") if isinstance(locator, dict) else None
+    if profile == md.PROFILE and kind == "project_path":
+        strict(locator, "locator", ("kind", "path"))
+        if source["media_type"] != "text/markdown" or not isinstance(locator["path"], str):
+            raise CaptureError("the markdown profile reads one text/markdown project_path", "unsupported_media_type")
+        return plan(ctx, locator["path"], source["source_id"])
+    if profile == gc.PROFILE and kind == "git_range":
+        if source["media_type"] != "text/x-diff":
+            raise CaptureError("a git_range source is text/x-diff", "unsupported_media_type")
+        data, files, view = gc.load_range(ctx.layout.root, locator)
+        extraction = gc.extract(source["source_id"], locator, data, files, view)
+        extractor = {**gc.EXTRACTOR, "configuration_hash": "blake3:" + canonical_hash(
+            {"prefixes": md.PREFIXES, "durable": sorted(gc.DURABLE), "max_files": gc.MAX_FILES,
+             "max_hunks": gc.MAX_HUNKS, "context_lines": 3})}  # fmt: skip
+        snapshot = {"source_id": source["source_id"], "locator": locator, "media_type": "text/x-diff",
+                    "byte_length": len(data), "source_content_hash": content_hash(data)}  # fmt: skip
+        return _assemble(ctx, request, snapshot, extraction, extractor)
+    raise CaptureError(f"profile {profile!r} with a {kind!r} source is not supported", "unsupported_capture_profile")
 
 
 def read_source(root: Path, rel: str) -> bytes:
@@ -195,6 +247,31 @@ def read_artifact(path: Path, schema: str | None = None) -> dict[str, Any]:
     return value
 
 
+def read_request(path: Path) -> dict[str, Any]:
+    """A capture request file: JSON, or YAML for ``.yaml``/``.yml`` (same file rules as artifacts; code
+    ``invalid_capture_request`` for text that does not parse to one object)."""
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        try:
+            return read_artifact(path)
+        except CaptureError as exc:
+            raise CaptureError(str(exc), "invalid_capture_request") from None
+    import stat
+
+    from git_memzoi.core import yamlio
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise CaptureError(f"{path.name}: no such request file", "invalid_capture_request") from None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ARTIFACT_BYTES:
+        raise CaptureError(f"{path.name}: a request is a regular file of at most 2 MiB", "invalid_capture_request")
+    try:
+        fields, _ = yamlio.load_mapping(path.read_bytes().decode("utf-8"))
+    except (UnicodeDecodeError, MemzoiError, ValueError):
+        raise CaptureError(f"{path.name}: not a UTF-8 YAML mapping", "invalid_capture_request") from None
+    return dict(yamlio.plain(fields))
+
+
 def save_artifact(ctx: Context, path: Path, artifact: dict[str, Any]) -> Path:
     """Install ``artifact`` at ``path`` without replacing anything, where its data class allows.
 
@@ -242,11 +319,9 @@ def _replan(ctx: Context, supplied: dict[str, Any]) -> dict[str, Any]:
         code = "blocked_plan" if supplied.get("status") == "blocked" else "invalid_artifact"
         raise CaptureError("only a ready capture plan can be reviewed or applied", code)
     try:
-        (source,) = supplied["request"]["sources"]
-        path, source_id = source["locator"]["path"], source["source_id"]
-    except (KeyError, TypeError, ValueError):
-        raise CaptureError("the plan's request is not a markdown project_path request", "invalid_artifact") from None
-    live = plan(ctx, path, source_id)
+        live = plan_request(ctx, supplied["request"])
+    except (KeyError, TypeError, AttributeError):
+        raise CaptureError("the plan's request is not a supported capture request", "invalid_artifact") from None
     if live["plan_id"] != supplied.get("plan_id"):
         raise CaptureError("stale capture plan: the source or memory inventory changed; plan again",
                            "stale_capture_plan")  # fmt: skip
