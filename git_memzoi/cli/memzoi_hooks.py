@@ -113,12 +113,30 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
         else:
             event = hook_events.parse(hook_type, list(args))
         assert not isinstance(event, hook_events.PreCommit)
-        for line in guard.after_move(start_dir(ctx), event).lines:
+        report = guard.after_move(start_dir(ctx), event)
+        for line in report.lines:
             click.echo(line, err=True)
     except Exception as exc:  # never fail a merge or a checkout
         _skipped(hook_type, "", exc)
+        report = None
+    if report is not None and report.old and report.new:
+        _plan_arrived(ctx, hook_type, report.old, report.new)
     _refresh_index(ctx, hook_type)
     ctx.exit(0)
+
+
+def _plan_arrived(ctx: click.Context, hook_type: str, old: str, new: str) -> None:
+    """Plan a capture of the typed guidance that arrived between the pinned commits; one line, never a failure."""
+    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.integrations.arrived_guidance import plan_arrived
+
+    try:
+        line = plan_arrived(start_dir(ctx), old, new)
+    except Exception as exc:  # never fail a merge or a checkout
+        _skipped(hook_type, "capture plan ", exc)
+        return
+    if line:
+        click.echo(line, err=True)
 
 
 def _refresh_index(ctx: click.Context, hook_type: str) -> None:

@@ -249,6 +249,8 @@ class MoveReport:
 
     hook: str
     lines: tuple[str, ...]
+    old: str | None = None  # the pinned commits compared (both set only for a real branch move)
+    new: str | None = None
 
 
 def after_move(start: Path, event: PostMerge | PostCheckout) -> MoveReport:
@@ -272,7 +274,7 @@ def after_move(start: Path, event: PostMerge | PostCheckout) -> MoveReport:
         old, new = view.resolve_commit("ORIG_HEAD"), view.head()
     if new is None or old == new:
         return MoveReport(event.hook, ())
-    return MoveReport(event.hook, tuple(_became_suspect(view, old, new, event.hook)))
+    return MoveReport(event.hook, tuple(_became_suspect(view, old, new, event.hook)), old, new)
 
 
 def _became_suspect(view: Any, old: str | None, new: str, hook: str) -> list[str]:

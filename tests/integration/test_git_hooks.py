@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import shutil
@@ -334,3 +335,23 @@ def test_git_dir_and_work_tree_from_outside(hooked: Repo, tmp_path: Path) -> Non
     git(tmp_path, *base, "add", "-A")
     proc = git(tmp_path, *base, "commit", "-m", "leak")
     assert proc.returncode != 0 and hooked.head() == before and "GitHub Token" in out(proc)
+
+
+def test_merge_that_brings_typed_guidance_plans_a_capture_privately(hooked: Repo) -> None:
+    git(hooked.root, "checkout", "-q", "-b", "docs")
+    hooked.write("docs/guide.md", "# Guide\n\n## Decision: Settle in one transaction\n\nAll steps commit together.\n")
+    git(hooked.root, "add", "-A")
+    assert git(hooked.root, "commit", "-qm", "guidance").returncode == 0
+    git(hooked.root, "checkout", "-q", "main")
+    before = hooked.git("rev-parse", "HEAD")
+    proc = git(hooked.root, "merge", "--no-ff", "--no-edit", "docs")
+    assert proc.returncode == 0, out(proc)
+    plans = sorted((hooked.root / ".memzoi/local/capture").glob("capture_*.json"))
+    assert len(plans) == 1
+    plan = json.loads(plans[0].read_text())
+    locator = plan["request"]["sources"][0]["locator"]
+    assert (locator["base"], locator["head"]) == (f"sha1:{before}", f"sha1:{hooked.git('rev-parse', 'HEAD')}")
+    assert [c["memory"]["title"] for c in plan["candidates"]] == ["Settle in one transaction"]
+    assert f"1 typed memory candidate(s) arrived in {before[:12]}.." in out(proc)
+    assert not (hooked.root / ".memzoi/records/settle-in-one-transaction.md").exists()  # planned, never written
+    assert hooked.git("status", "--porcelain", "--", ".memzoi") == ""  # the plan is private (ignored)
