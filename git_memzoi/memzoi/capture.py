@@ -228,18 +228,29 @@ def _match(m: dict[str, Any]) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------------ artifacts
 
 
-def read_artifact(path: Path, schema: str | None = None) -> dict[str, Any]:
-    """A JSON artifact: a regular, non-symlink UTF-8 file ≤ 2 MiB holding one object (``invalid_artifact``)."""
+def _small_file(path: Path, what: str, code: str) -> bytes:
+    """The bytes of a regular, non-symlink file of at most 2 MiB; else CaptureError ``code``."""
     import stat
 
     try:
         info = os.lstat(path)
     except FileNotFoundError:
-        raise CaptureError(f"{path.name}: no such artifact", "invalid_artifact") from None
+        raise CaptureError(f"{path.name}: no such {what}", code) from None
     if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ARTIFACT_BYTES:
-        raise CaptureError(f"{path.name}: an artifact is a regular file of at most 2 MiB", "invalid_artifact")
+        raise CaptureError(f"{path.name}: {_with_article(what)} is a regular file of at most 2 MiB", code)
+    return path.read_bytes()
+
+
+def _with_article(what: str) -> str:
+    """``an artifact`` / ``a request file``: the noun with its article."""
+    return ("an " if what[0] in "aeiou" else "a ") + what
+
+
+def read_artifact(path: Path, schema: str | None = None) -> dict[str, Any]:
+    """A JSON artifact: a regular, non-symlink UTF-8 file ≤ 2 MiB holding one object (``invalid_artifact``)."""
+    data = _small_file(path, "artifact", "invalid_artifact")
     try:
-        value = json.loads(path.read_bytes().decode("utf-8"))
+        value = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise CaptureError(f"{path.name}: not UTF-8 JSON", "invalid_artifact") from None
     if not isinstance(value, dict) or (schema is not None and value.get("schema") != schema):
@@ -255,18 +266,11 @@ def read_request(path: Path) -> dict[str, Any]:
             return read_artifact(path)
         except CaptureError as exc:
             raise CaptureError(str(exc), "invalid_capture_request") from None
-    import stat
-
     from git_memzoi.core import yamlio
 
+    data = _small_file(path, "request file", "invalid_capture_request")
     try:
-        info = os.lstat(path)
-    except FileNotFoundError:
-        raise CaptureError(f"{path.name}: no such request file", "invalid_capture_request") from None
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ARTIFACT_BYTES:
-        raise CaptureError(f"{path.name}: a request is a regular file of at most 2 MiB", "invalid_capture_request")
-    try:
-        fields, _ = yamlio.load_mapping(path.read_bytes().decode("utf-8"))
+        fields, _ = yamlio.load_mapping(data.decode("utf-8"))
     except (UnicodeDecodeError, MemzoiError, ValueError):
         raise CaptureError(f"{path.name}: not a UTF-8 YAML mapping", "invalid_capture_request") from None
     return dict(yamlio.plain(fields))
