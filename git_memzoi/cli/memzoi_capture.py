@@ -27,10 +27,32 @@ def _path(ctx: click.Context, value: str) -> Path:
     return path if path.is_absolute() else Path(start_dir(ctx)) / path
 
 
-def _finish(ctx: click.Context, core: Any, artifact: dict[str, Any], output: str | None, as_json: bool) -> None:
-    from git_memzoi.memzoi import capture
+def _bytes(ctx: click.Context, value: str | None) -> bytes | None:
+    """The ``--source-bytes`` data: a file (regular, ≤ 2 MiB) or ``-`` for stdin."""
+    from git_memzoi.memzoi.capture_artifacts import MAX_ARTIFACT_BYTES, small_file
+    from git_memzoi.memzoi.capture_markdown import CaptureError
 
-    saved = capture.save_artifact(core, _path(ctx, output), artifact) if output else None
+    if value is None:
+        return None
+    if value == "-":
+        data = click.get_binary_stream("stdin").read(MAX_ARTIFACT_BYTES + 1)
+        if len(data) > MAX_ARTIFACT_BYTES:
+            raise CaptureError("--source-bytes: at most 2 MiB", "source_too_large")
+        return bytes(data)
+    return small_file(_path(ctx, value), "source bytes file", "source_not_found")
+
+
+def _prior(ctx: click.Context, value: str | None) -> dict[str, Any] | None:
+    from git_memzoi.memzoi.capture_artifacts import read_artifact
+    from git_memzoi.memzoi.capture_review import REVIEW_SCHEMA
+
+    return read_artifact(_path(ctx, value), REVIEW_SCHEMA) if value else None
+
+
+def _finish(ctx: click.Context, core: Any, artifact: dict[str, Any], output: str | None, as_json: bool) -> None:
+    from git_memzoi.memzoi.capture_artifacts import save_artifact
+
+    saved = save_artifact(core, _path(ctx, output), artifact) if output else None
     if as_json:
         emit_json(artifact)
         return
@@ -58,27 +80,33 @@ def capture() -> None:
 @click.option("--request-file", default=None,
               help="A strict memzoi/capture-request-v1 JSON or YAML file (markdown or git-change profile).")
 @click.option("--source-id", default=None, help="1-64 chars of [a-z0-9._-] (with --source; default source-1).")
+@click.option("--source-bytes", default=None, help="The bytes of a supplied_bytes source: a file, or - for stdin.")
 @click.option("--output", default=None, help="Also save the plan here (private plans: under .memzoi/local/ only).")
 @json_option
 @click.pass_context
 def plan(ctx: click.Context, source: str | None, request_file: str | None, source_id: str | None,
-         output: str | None, as_json: bool) -> None:  # fmt: skip
+         source_bytes: str | None, output: str | None, as_json: bool) -> None:  # fmt: skip
     """Plan a capture; reads the source and memory, writes no memory state.
 
     Example: git memzoi capture plan --source notes/findings.md --source-id findings --json;
     git memzoi capture plan --request-file capture-request.yaml --json
     """
     from git_memzoi.memzoi import capture as core
+    from git_memzoi.memzoi.capture_artifacts import read_request
     from git_memzoi.memzoi.capture_markdown import CaptureError
+    from git_memzoi.memzoi.capture_sources import bind_supplied
 
     if (source is None) == (request_file is None):
         raise CaptureError("give exactly one of --source and --request-file", "invalid_capture_request")
     if request_file is not None and source_id is not None:
         raise CaptureError("--source-id goes with --source; a request names its own sources",
                            "invalid_capture_request")  # fmt: skip
+    if source_bytes is not None and request_file is None:
+        raise CaptureError("--source-bytes goes with --request-file", "invalid_capture_request")
     context = _context(ctx)
     if request_file is not None:
-        artifact = core.plan_request(context, core.read_request(_path(ctx, request_file)))
+        request = read_request(_path(ctx, request_file))
+        artifact = core.plan_request(context, request, bind_supplied(request, _bytes(ctx, source_bytes)))
     else:
         artifact = core.plan(context, str(source), source_id or "source-1")
     _finish(ctx, context, artifact, output, as_json)
@@ -89,22 +117,29 @@ def plan(ctx: click.Context, source: str | None, request_file: str | None, sourc
 @click.option("--decisions-file", required=True, help="A memzoi/capture-review-input-v1 JSON file.")
 @click.option("--reviewed-by", required=True, help="Who reviewed (non-empty).")
 @click.option("--reviewed-at", required=True, help="When, as an RFC 3339 time.")
+@click.option("--prior-review-file", default=None, help="The review whose deferred decisions this one replaces.")
+@click.option("--source-bytes", default=None, help="The supplied_bytes source again: a file, or - for stdin.")
 @click.option("--output", default=None, help="Also save the review here (private reviews: under .memzoi/local/).")
 @json_option
 @click.pass_context
 def review(ctx: click.Context, plan_file: str, decisions_file: str, reviewed_by: str, reviewed_at: str,
-           output: str | None, as_json: bool) -> None:  # fmt: skip
+           prior_review_file: str | None, source_bytes: str | None, output: str | None,
+           as_json: bool) -> None:  # fmt: skip
     """Record one decision per candidate (accept, reject, edit, defer); re-validates the plan, writes no memory.
 
     Example: git memzoi capture review --plan-file p.json --decisions-file d.json --reviewed-by zoki
     --reviewed-at 2026-07-10T12:00:00Z --json
     """
-    from git_memzoi.memzoi import capture as core
+    from git_memzoi.memzoi import capture_review as core
+    from git_memzoi.memzoi.capture_artifacts import read_artifact
+    from git_memzoi.memzoi.capture_sources import bind_supplied
 
     context = _context(ctx)
-    supplied = core.read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
-    decisions = core.read_artifact(_path(ctx, decisions_file), core.REVIEW_INPUT_SCHEMA)
-    artifact = core.review(context, supplied, decisions, reviewed_by=reviewed_by, reviewed_at=reviewed_at)
+    supplied = read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
+    decisions = read_artifact(_path(ctx, decisions_file), core.REVIEW_INPUT_SCHEMA)
+    artifact = core.review(context, supplied, decisions, reviewed_by=reviewed_by, reviewed_at=reviewed_at,
+                           prior=_prior(ctx, prior_review_file),
+                           source_bytes=bind_supplied(supplied.get("request"), _bytes(ctx, source_bytes)))  # fmt: skip
     _finish(ctx, context, artifact, output, as_json)
 
 
@@ -113,22 +148,29 @@ def review(ctx: click.Context, plan_file: str, decisions_file: str, reviewed_by:
 @click.option("--review-file", required=True, help="The review artifact.")
 @click.option("--plan-id", required=True, help="The expected plan id (capture_…).")
 @click.option("--review-id", required=True, help="The expected review id (review_…).")
+@click.option("--prior-review-file", default=None, help="The prior review the review replaced deferrals of.")
+@click.option("--source-bytes", default=None, help="The supplied_bytes source again: a file, or - for stdin.")
 @click.option("--actor", default=None, help="Who is acting (recorded in packets and events; default cli).")
 @json_option
 @click.pass_context
-def apply(ctx: click.Context, plan_file: str, review_file: str, plan_id: str, review_id: str, actor: str | None,
+def apply(ctx: click.Context, plan_file: str, review_file: str, plan_id: str, review_id: str,
+          prior_review_file: str | None, source_bytes: str | None, actor: str | None,
           as_json: bool) -> None:  # fmt: skip
     """Write the accepted candidates (pending proposals, runtime records), or nothing when anything drifted.
 
     Example: git memzoi capture apply --plan-file p.json --review-file r.json --plan-id capture_… --review-id
     review_… --actor zoki --json
     """
-    from git_memzoi.memzoi import capture as core
+    from git_memzoi.memzoi import capture_review as core
+    from git_memzoi.memzoi.capture_artifacts import read_artifact
+    from git_memzoi.memzoi.capture_sources import bind_supplied
 
     context = _context(ctx, actor)
-    supplied_plan = core.read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
-    supplied_review = core.read_artifact(_path(ctx, review_file), core.REVIEW_SCHEMA)
-    result = core.apply(context, supplied_plan, supplied_review, plan_id=plan_id, review_id=review_id)
+    supplied_plan = read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
+    supplied_review = read_artifact(_path(ctx, review_file), core.REVIEW_SCHEMA)
+    result = core.apply(context, supplied_plan, supplied_review, plan_id=plan_id, review_id=review_id,
+                        prior=_prior(ctx, prior_review_file),
+                        source_bytes=bind_supplied(supplied_plan.get("request"), _bytes(ctx, source_bytes)))  # fmt: skip
     if as_json:
         emit_json(result)
         return

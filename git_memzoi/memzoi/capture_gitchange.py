@@ -215,3 +215,18 @@ def _candidate(source_id: str, locator: dict[str, Any], source_hash: str, f: dic
     return {"claim_id": claim_id, "candidate_id": candidate_id, "memory": memory, "evidence": [evidence],
             "extraction": {"profile": PROFILE, **EXTRACTOR}, "confidence": "1.0",
             "routed_destination": routed if side == "new" else None}  # fmt: skip
+
+
+def load(ctx: Any, source: dict[str, Any], supplied: Any) -> Any:
+    """The git-change-deterministic source of a request: a ``git_range`` of pinned full commit ids (§9.3)."""
+    from git_memzoi.memzoi import capture_sources as sources
+
+    if source["locator"].get("kind") != "git_range" or "git" in source:
+        raise CaptureError("the git-change profile reads a git_range source", "unsupported_capture_profile")
+    if source["media_type"] != "text/x-diff":
+        raise CaptureError("a git_range source is text/x-diff", "unsupported_media_type")
+    data, files, view = load_range(ctx.layout.root, source["locator"])
+    configuration = {"prefixes": md.PREFIXES, "durable": sorted(DURABLE), "max_files": MAX_FILES,
+                     "max_hunks": MAX_HUNKS, "context_lines": 3}  # fmt: skip
+    return sources.Loaded(sources.snapshot(source, data), extract(source["source_id"], source["locator"], data,
+                                                                  files, view), sources.extractor(EXTRACTOR, configuration))  # fmt: skip

@@ -41,8 +41,9 @@ class CaptureError(InputError):
     default_code = "invalid_capture_input"
 
 
-def check_source_path(path: str) -> str:
-    """``path`` when it is a POSIX project-relative ``.md`` path, else :class:`CaptureError`.
+def check_source_path(path: str, suffixes: tuple[str, ...] | None = (".md",)) -> str:
+    """``path`` when it is a POSIX project-relative path ending in one of ``suffixes`` (``None``: any), else
+    :class:`CaptureError`.
 
     Codes: ``unsafe_source_path`` (absolute, backslash, control characters, empty/``.``/``..`` components,
     ``.memzoi``/``.git`` components, prohibited content in the path), ``unsupported_media_type`` (not ``.md``).
@@ -58,8 +59,8 @@ def check_source_path(path: str) -> str:
 
     if classify(path):
         raise CaptureError("the source path holds prohibited content", "unsafe_source_path")
-    if not path.endswith(".md"):
-        raise CaptureError("the markdown profile reads one .md file", "unsupported_media_type")
+    if suffixes is not None and not path.endswith(suffixes):
+        raise CaptureError(f"this profile reads {' or '.join(suffixes)} files", "unsupported_media_type")
     return path
 
 
@@ -206,4 +207,5 @@ def _candidate(source_id: str, locator: dict[str, str], source_hash: str, data: 
     claim_id = "claim_" + canonical_hash(memory)[:32]
     candidate_id = "candidate_" + canonical_hash({"claim": claim_id, "evidence": evidence})[:32]
     return {"claim_id": claim_id, "candidate_id": candidate_id, "memory": memory, "evidence": [evidence],
-            "extraction": {"profile": PROFILE, **EXTRACTOR}, "confidence": "1.0", "routed_destination": routed}
+            "extraction": {"profile": PROFILE, **EXTRACTOR}, "confidence": "1.0", "routed_destination": None,
+            "suggested_destination": routed}

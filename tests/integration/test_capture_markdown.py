@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 from git_memzoi.core.clock import FixedClock
-from git_memzoi.memzoi import api, capture
+from git_memzoi.memzoi import api, capture, capture_artifacts
 from git_memzoi.memzoi.api import Context
 from git_memzoi.memzoi.capture_markdown import CaptureError
 from tests.conftest import Repo
@@ -186,7 +186,7 @@ def test_br25_secret_blocks_and_is_never_echoed(repo: Repo, ctx: Context) -> Non
     out = json.dumps(plan)
     assert not any(token[i : i + 8] in out for i in range(len(token) - 7)) and "123456789012" not in out
     with pytest.raises(CaptureError) as err:
-        capture.save_artifact(ctx, repo.root / ".memzoi/local/plan.json", plan)
+        capture_artifacts.save_artifact(ctx, repo.root / ".memzoi/local/plan.json", plan)
     assert err.value.code == "unsafe_output_path" and tree(repo.root) == before
     repo.write("ops/placeholder.md", "## Procedure: Database login\nDB password: ${DB_PASSWORD}\n")
     assert capture.plan(ctx, "ops/placeholder.md")["status"] == "ready"
@@ -226,10 +226,10 @@ def test_artifact_output_rules(repo: Repo, ctx: Context) -> None:
     repo.write("notes/typed.md", TYPED)
     plan = capture.plan(ctx, "notes/typed.md")
     with pytest.raises(CaptureError) as err:
-        capture.save_artifact(ctx, repo.root / "plan.json", plan)
+        capture_artifacts.save_artifact(ctx, repo.root / "plan.json", plan)
     assert err.value.code == "unsafe_output_path" and not (repo.root / "plan.json").exists()
-    saved = capture.save_artifact(ctx, repo.root / ".memzoi/local/capture/plan.json", plan)
-    assert capture.read_artifact(saved, "memzoi/capture-plan-v1") == plan
+    saved = capture_artifacts.save_artifact(ctx, repo.root / ".memzoi/local/capture/plan.json", plan)
+    assert capture_artifacts.read_artifact(saved, "memzoi/capture-plan-v1") == plan
     with pytest.raises(CaptureError) as err:
-        capture.save_artifact(ctx, saved, plan)
+        capture_artifacts.save_artifact(ctx, saved, plan)
     assert err.value.code == "output_exists"
