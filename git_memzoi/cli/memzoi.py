@@ -17,7 +17,8 @@ from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_optio
 
 AREAS = ("git_memzoi.cli.memzoi_packets", "git_memzoi.cli.memzoi_inbox", "git_memzoi.cli.memzoi_runtime",
          "git_memzoi.cli.memzoi_recall", "git_memzoi.cli.memzoi_eval", "git_memzoi.cli.memzoi_export",
-         "git_memzoi.cli.memzoi_hooks", "git_memzoi.cli.memzoi_integrate", "git_memzoi.cli.memzoi_capture")
+         "git_memzoi.cli.memzoi_hooks", "git_memzoi.cli.memzoi_integrate", "git_memzoi.cli.memzoi_capture",
+         "git_memzoi.cli.memzoi_import")
 
 
 @click.group(cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})

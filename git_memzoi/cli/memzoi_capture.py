@@ -64,8 +64,9 @@ def _finish(ctx: click.Context, core: Any, artifact: dict[str, Any], output: str
     for d in artifact.get("decisions", ()):
         click.echo(f"  {d['candidate_id']}  {d['outcome']}")
     for diag in artifact.get("diagnostics", ()):
-        click.echo(f"  {diag['code']} at {diag.get('path', 'line')} {diag['line_start']}" + (f" ({diag['detector']})" if "detector" in
-                                                                          diag else ""))  # fmt: skip
+        rules = diag.get("detectors") or ([diag["detector"]] if "detector" in diag else [])
+        click.echo(f"  {diag['code']} at {diag.get('path', 'line')} {diag['line_start']}"
+                   + (f" ({', '.join(rules)})" if rules else ""))
     if saved is not None:
         click.echo(f"wrote {saved}")
 

@@ -6,6 +6,7 @@ HEAD, in a linked worktree and in a shallow clone. Paths come back decoded as UT
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 from collections.abc import Iterable
@@ -97,10 +98,8 @@ class Pygit2RepoView:
         found = {c for c in commits if str(c) in cached}
         known = head
         for commit in sorted(commits - found, key=lambda c: self._commit_time(str(c)), reverse=True):
-            if commit in (head, known) or repo.descendant_of(known, commit):
-                found.add(commit)
-                known = commit
-            elif known != head and repo.descendant_of(head, commit):
+            if commit in (head, known) or repo.descendant_of(known, commit) or \
+                    (known != head and repo.descendant_of(head, commit)):  # fmt: skip
                 found.add(commit)
                 known = commit
         self._save_ancestors(head, cached, found)
@@ -186,7 +185,7 @@ class Pygit2RepoView:
         differing: set[str] = set()
         mode_only: set[str] = set()
         out: dict[str, frozenset[str]] = {}
-        for older, newer in reversed(list(zip(chain, chain[1:]))):
+        for older, newer in reversed(list(itertools.pairwise(chain))):
             for path, old_id, new_id in self._segment(older, newer):
                 if old_id == new_id:
                     mode_only.add(path)
@@ -369,6 +368,98 @@ class Pygit2RepoView:
         return out
 
 
+    def renderer_version(self) -> str:
+        """The engine behind :meth:`unified_diff`: ``git-libgit2-<libgit2 version>``."""
+        return f"git-libgit2-{self._pygit2.LIBGIT2_VERSION}"
+
+    def local_config_bytes(self) -> bytes:
+        """The raw bytes of the repository's own ``config`` file (common dir), ``b""`` when it has none."""
+        try:
+            return (self.common_dir / "config").read_bytes()
+        except FileNotFoundError:
+            return b""
+
+    def tree_blob(self, commit: str, path: str) -> bytes | None:
+        """The bytes of the regular file ``path`` in ``commit``'s tree, ``None`` when absent or not a blob."""
+        tree = self._repo[commit].peel(self._pygit2.Tree)
+        try:
+            entry = tree[path]
+        except (KeyError, ValueError):
+            return None
+        if int(entry.filemode) not in (0o100644, 0o100755):
+            return None
+        return bytes(self._repo[entry.id].data)
+
+    def unified_diff(self, base: str, head: str, *, renames: bool, max_files: int, max_hunks: int, max_bytes: int,
+                     context_lines: int = 3) -> tuple[bytes, list[str]]:  # fmt: skip
+        """``git diff --full-index [-M] <base> <head>`` (no colour, no prefix options) rendered in-process.
+
+        Returns (the patch bytes, the sorted changed paths). File order, headers, hunk headers (libgit2's, with
+        git's default function context), ``\\ No newline at end of file`` and git's own rename similarity score
+        (:func:`git_similarity`) are as git prints them; renames are paired by libgit2 at git's 50 % threshold.
+
+        Raises:
+            InputError: ``capture_limit_exceeded`` beyond ``max_files`` files, ``max_hunks`` hunks or
+                ``max_bytes`` bytes; ``unsupported_git_change`` for a binary change, a type change (file to
+                symlink) or a path git would quote or that holds whitespace.
+        """
+        pygit2 = self._pygit2
+        old = self._repo[base].peel(pygit2.Tree)
+        new = self._repo[head].peel(pygit2.Tree)
+        diff = old.diff_to_tree(new, flags=pygit2.enums.DiffOption.INDENT_HEURISTIC, context_lines=context_lines)
+        if renames:
+            diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
+        if len(diff) > max_files:
+            raise InputError(f"the range changes more than {max_files} files", "capture_limit_exceeded")
+        out: list[bytes] = []
+        size = hunks_seen = 0
+        paths: set[str] = set()
+        for patch in diff:
+            delta = patch.delta
+            status = delta.status_char()
+            a, b = delta.old_file, delta.new_file
+            for path in {a.path, b.path}:
+                if not _plain_path(path):
+                    raise InputError("the range holds a path git would quote", "unsupported_git_change")
+                paths.add(path)
+            if status not in "AMDR" or (status in "MR" and a.mode >> 12 != b.mode >> 12):
+                raise InputError(f"the range holds an unsupported change ({status})", "unsupported_git_change")
+            text = [f"diff --git a/{a.path} b/{b.path}\n"]
+            if status == "A":
+                text.append(f"new file mode {b.mode:06o}\n")
+            elif status == "D":
+                text.append(f"deleted file mode {a.mode:06o}\n")
+            elif a.mode != b.mode:
+                text.append(f"old mode {a.mode:06o}\nnew mode {b.mode:06o}\n")
+            if status == "R":
+                score = 100 if a.id == b.id else git_similarity(self.blob_bytes(str(a.id)), self.blob_bytes(str(b.id)))
+                text.append(f"similarity index {score}%\nrename from {a.path}\nrename to {b.path}\n")
+            if a.id != b.id:
+                text.append(f"index {a.id}..{b.id}" + (f" {a.mode:06o}\n" if a.mode == b.mode else "\n"))
+            if delta.is_binary:
+                raise InputError("the range holds a binary change", "unsupported_git_change")
+            body = bytearray("".join(text).encode("utf-8"))
+            if patch.hunks:
+                body += (f"--- a/{a.path}\n" if status != "A" else "--- /dev/null\n").encode("utf-8")
+                body += (f"+++ b/{b.path}\n" if status != "D" else "+++ /dev/null\n").encode("utf-8")
+            for hunk in patch.hunks:
+                hunks_seen += 1
+                if hunks_seen > max_hunks:
+                    raise InputError(f"the range has more than {max_hunks} hunks", "capture_limit_exceeded")
+                body += hunk.header.encode("utf-8")
+                for line in hunk.lines:
+                    if line.origin in "=><":
+                        body += b"\n\\ No newline at end of file\n"
+                    else:
+                        body += line.origin.encode("ascii") + line.raw_content
+            if delta.is_binary:  # libgit2 knows binary-ness for sure only once the patch is built
+                raise InputError("the range holds a binary change", "unsupported_git_change")
+            size += len(body)
+            if size > max_bytes:
+                raise InputError(f"the range's diff is larger than {max_bytes} bytes", "capture_limit_exceeded")
+            out.append(bytes(body))
+        return b"".join(out), sorted(paths)
+
 def worktree_root(start: Path) -> Path:
     """The top of the working tree containing ``start``: the nearest folder with a ``.git`` entry, found
     without loading pygit2 (55 to 100 ms of imports) when git's own environment does not redirect it.
@@ -403,3 +494,75 @@ def _tree_entry(tree, path: str) -> tuple[object, int] | None:  # type: ignore[n
     except KeyError:
         return None
     return entry.id, int(entry.filemode)
+
+
+def commit_files(root: Path, files: dict[str, bytes], message: str, stamp: int) -> str:
+    """Commit exactly ``files`` (path → bytes; the whole tree) on HEAD of the repository at ``root`` with a fixed
+    author and time (``stamp``, seconds since the epoch); returns the new commit's hex id. Used by the capture
+    eval to build a base and a head commit from fixtures."""
+    import pygit2
+
+    repo = pygit2.Repository(str(root))
+    index = pygit2.Index()
+    for path, data in sorted(files.items()):
+        index.add(pygit2.IndexEntry(path, repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB))
+    tree = index.write_tree(repo)
+    who = pygit2.Signature("memzoi capture eval", "capture-eval@memzoi.invalid", stamp, 0)
+    parents = [] if repo.head_is_unborn else [repo.head.target]
+    return str(repo.create_commit("HEAD", who, who, message, tree, parents))
+
+
+def drop_object(root: Path, oid: str) -> bool:
+    """Delete the loose object ``oid`` from the repository at ``root`` (the capture eval's ``git_object_missing``
+    stale check); ``False`` when it is not a loose object."""
+    import pygit2
+
+    repo = pygit2.Repository(str(root))
+    path = Path(repo.path) / "objects" / oid[:2] / oid[2:]
+    if not path.is_file():
+        return False
+    path.chmod(0o644)
+    path.unlink()
+    return True
+
+
+def _plain_path(path: str) -> bool:
+    """True when git prints ``path`` unquoted (core.quotepath) and without a tab after it: printable ASCII
+    other than ``"`` and ``\\``, and no whitespace."""
+    return bool(path) and all(33 <= ord(c) < 127 and c not in '"\\' for c in path)
+
+
+def git_similarity(src: bytes, dst: bytes) -> int:
+    """git's rename ``similarity index`` (percent) of two blobs: the bytes of ``src`` found in ``dst``, counted
+    in git's spans (a line, or 64 bytes; CR of CRLF skipped in text), over the larger size (diffcore-delta.c).
+    """
+    if not src and not dst:
+        return 100
+    ours, theirs = _spans(src), _spans(dst)
+    copied = sum(min(count, theirs[h]) for h, count in ours.items() if h in theirs)
+    score = copied * 60000 // max(len(src), len(dst))
+    return min(score, 60000) * 100 // 60000
+
+
+def _spans(data: bytes) -> dict[int, int]:
+    text = b"\0" not in data[:8000]
+    mask = 0xFFFFFFFF
+    counts: dict[int, int] = {}
+    accum1 = accum2 = n = 0
+    last = len(data) - 1
+    for i, c in enumerate(data):
+        if text and c == 13 and i < last and data[i + 1] == 10:
+            continue
+        old1 = accum1
+        accum1 = (((accum1 << 7) ^ (accum2 >> 25)) + c) & mask
+        accum2 = ((accum2 << 7) ^ (old1 >> 25)) & mask
+        n += 1
+        if n < 64 and c != 10:
+            continue
+        h = ((accum1 + accum2 * 0x61) & mask) % 107927
+        counts[h] = counts.get(h, 0) + n
+        n = accum1 = accum2 = 0
+    if n:
+        h = ((accum1 + accum2 * 0x61) & mask) % 107927
+        counts[h] = counts.get(h, 0) + n
+    return counts

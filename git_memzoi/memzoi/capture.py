@@ -112,10 +112,12 @@ def _assemble(ctx: Context, request: dict[str, Any], profile: str, loaded: sourc
 
 
 def _summary(candidates: list[dict[str, Any]], sources: int, *, blocked: bool = False) -> dict[str, int]:
+    """The plan's counts; ``needs_review`` counts every candidate a reviewer must resolve: no-write ones and
+    conflicts (upstream's capture-v1 baseline counts them so)."""
     kinds = [c["action"]["kind"] for c in candidates]
     return {"sources": sources, "candidates": len(candidates), "create_proposals": kinds.count("create_proposal"),
             "runtime_writes": kinds.count("create_runtime"), "duplicates": kinds.count("duplicate"),
-            "conflicts": kinds.count("conflict"), "needs_review": kinds.count("no_write"),
+            "conflicts": kinds.count("conflict"), "needs_review": kinds.count("no_write") + kinds.count("conflict"),
             "blocked": 1 if blocked else kinds.count("blocked")}  # fmt: skip
 
 

@@ -1,41 +1,68 @@
-"""The ``git-change-deterministic`` capture profile over a ``git_range`` of pinned full commit ids
-(memzoi-spec.md §9.2, §9.3, §9.5).
+"""The ``git-change-deterministic`` capture profile (io): its three source shapes, read and pinned, then handed to
+the strict diff reader :mod:`~git_memzoi.memzoi.capture_diff` (memzoi-spec.md §9.2, §9.3, §9.5).
 
-The range is read in-process through :class:`~git_memzoi.core.gitview_pygit2.Pygit2RepoView` (tree-to-tree diff,
-optional rename detection): never from ambient HEAD, ref names or the worktree, so the same locator always gives
-the same plan. Markdown files in the range are read at their pinned blobs: a typed section (the markdown profile's
-heading rules) that holds an added line on the new side becomes a candidate; a typed section whose heading was
-deleted on the old side (and is gone from the new side) becomes an old-side ``needs_review`` candidate. Caps: 512
-changed files and 4,096 hunks; binary changes and non-regular Markdown entries fail closed.
+Sources (exactly one per request):
+
+- a ``.diff``/``.patch`` ``project_path`` (``text/x-diff``, ≤ 2 MiB) with a ``git: {repository: ".", base,
+  head}`` context of full object ids;
+- ``supplied_bytes`` (``{kind, display_name, media_type: text/x-diff, byte_length, source_content_hash}``) with
+  the same ``git`` context; the bytes come from ``--source-bytes`` and must have exactly that length and BLAKE3
+  hash (``supplied_bytes_mismatch``; none given: ``supplied_bytes_missing``);
+- a ``git_range`` of pinned full commit ids, rendered in-process exactly as ``git diff --full-index -M <base>
+  <head>`` prints it (:meth:`~git_memzoi.core.gitview_pygit2.Pygit2RepoView.unified_diff`): never from ambient
+  HEAD, ref names or the worktree. Its snapshot lists ``policy_inputs`` (repository identity, the local
+  ``.git/config``, the renderer version, and the head tree's applicable ``.gitignore`` files); the config and the
+  ``.gitignore`` files are scanned for prohibited content (``prohibited_policy_input``), and a config that
+  includes other files is refused the same way.
+
+Evidence spans are spans of the diff bytes (the rendered range for a ``git_range``). Caps: 512 changed files,
+4,096 hunks, 2 MiB of diff.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 from git_memzoi.core.hashing import content_hash
+from git_memzoi.memzoi import capture_diff as diff
 from git_memzoi.memzoi import capture_markdown as md
+from git_memzoi.memzoi.capture_diff import DURABLE, EXTRACTOR, PROFILE  # noqa: F401  (the profile's identity)
 from git_memzoi.memzoi.capture_markdown import CaptureError, canonical_hash
 
-PROFILE = "git-change-deterministic"
-EXTRACTOR = {"kind": "deterministic", "id": "memzoi-git-change", "version": "1.0.0"}
 MAX_FILES = 512
 MAX_HUNKS = 4096
 MAX_DIFF_BYTES = 2 * 1024 * 1024
-# typed headings this profile captures (Fact, Preference and Episode are ignored in changes, §9.5)
-DURABLE = frozenset({"decision", "procedure", "warning", "risk", "failed_attempt"})
 LOCATOR_KEYS = ("kind", "repository", "base", "head", "merge_parent", "rename_detection", "diff_format")
+SUPPLIED_KEYS = ("kind", "display_name", "media_type", "byte_length", "source_content_hash")
 MERGE_PARENTS = ("base_to_head", "first_parent")
-_REV = re.compile(r"^(?:sha1:)?([0-9a-f]{40})$|^sha256:([0-9a-f]{64})$")
-REGULAR = (0o100644, 0o100755)
+_REV = re.compile(r"^sha1:([0-9a-f]{40})$|^sha256:([0-9a-f]{64})$")
+_HASH = re.compile(r"^blake3:[0-9a-f]{64}$")
+RENDERER = "memzoi/git-unified-renderer-v1"
+
+
+def check_revisions(where: Any, what: str) -> tuple[str, str]:
+    """The (base, head) hex ids of ``where['base']``/``where['head']``: ``sha1:<40 hex>`` or ``sha256:<64 hex>``,
+    one object format, different; else :class:`CaptureError` ``invalid_git_revision`` (a ref name, an
+    abbreviation, upper case, equal ids)."""
+    ids, formats = [], set()
+    for key in ("base", "head"):
+        match = _REV.match(where[key]) if isinstance(where[key], str) else None
+        if match is None:
+            raise CaptureError(f"{what}.{key} must be a pinned full commit id (sha1:<40 hex>), never a ref name",
+                               "invalid_git_revision")  # fmt: skip
+        ids.append(match.group(1) or match.group(2))
+        formats.add(where[key].split(":")[0])
+    if ids[0] == ids[1] or len(formats) != 1:
+        raise CaptureError(f"{what}.base and head must differ and share one object format", "invalid_git_revision")
+    return ids[0], ids[1]
 
 
 def check_locator(locator: Any) -> tuple[str, str]:
     """The (base, head) full ids of a strict ``git_range`` locator, else :class:`CaptureError`.
 
-    Codes: ``invalid_capture_request`` (unknown or missing keys, bad values), ``invalid_git_revision`` (a ref
-    name, abbreviation or anything but a full lowercase object id; equal base and head).
+    Codes: ``invalid_capture_request`` (unknown or missing keys, bad values), ``invalid_git_revision``.
     """
     if not isinstance(locator, dict) or sorted(locator) != sorted(LOCATOR_KEYS):
         raise CaptureError(f"a git_range locator has exactly the keys {', '.join(LOCATOR_KEYS)}",
@@ -44,21 +71,55 @@ def check_locator(locator: Any) -> tuple[str, str]:
             or locator["merge_parent"] not in MERGE_PARENTS or not isinstance(locator["rename_detection"], bool):  # fmt: skip
         raise CaptureError("git_range: repository '.', merge_parent base_to_head|first_parent, boolean "
                            "rename_detection, diff_format git-unified-v1", "invalid_capture_request")  # fmt: skip
-    ids = []
-    for key in ("base", "head"):
-        match = _REV.match(locator[key]) if isinstance(locator[key], str) else None
-        if match is None:
-            raise CaptureError(f"git_range.{key} must be a pinned full commit id (sha1:<40 hex>), never a ref name",
-                               "invalid_git_revision")  # fmt: skip
-        ids.append(match.group(1) or match.group(2))
-    if ids[0] == ids[1]:
-        raise CaptureError("git_range.base and head must differ", "invalid_git_revision")
-    return ids[0], ids[1]
+    return check_revisions(locator, "git_range")
 
 
-def load_range(root: Any, locator: dict[str, Any]) -> tuple[bytes, list[dict[str, Any]], Any]:
-    """(rendered diff bytes, files, view) of the pinned range; fails closed on unknown commits, a base off the
-    first-parent chain, caps, binary changes and unsafe Markdown entries."""
+def check_git_context(source: dict[str, Any]) -> tuple[str, str, str]:
+    """(repository, base, head) of a diff source's strict ``git`` context (``invalid_capture_request``,
+    ``invalid_git_revision``)."""
+    from git_memzoi.memzoi import capture_sources as sources
+
+    if "git" not in source:
+        raise CaptureError("a diff source needs git: {repository, base, head}", "invalid_capture_request")
+    git = sources.strict(source["git"], "git", ("repository", "base", "head"))
+    if git["repository"] != ".":
+        raise CaptureError("git.repository must be '.'", "invalid_capture_request")
+    check_revisions(git, "git")
+    return diff.git_identity(git)
+
+
+def read_supplied(source: dict[str, Any], supplied: Mapping[str, bytes]) -> bytes:
+    """The ``--source-bytes`` of a strict ``supplied_bytes`` source, checked against its locator.
+
+    Codes: ``invalid_capture_request`` (keys, display name, hash shape), ``unsupported_media_type``,
+    ``source_too_large``, ``supplied_bytes_missing``, ``supplied_bytes_mismatch`` (length or hash differs).
+    """
+    from git_memzoi.memzoi import capture_sources as sources
+    from git_memzoi.memzoi.secrets import classify
+
+    locator = sources.strict(source["locator"], "locator", SUPPLIED_KEYS)
+    name, length = locator["display_name"], locator["byte_length"]
+    if not isinstance(name, str) or not 0 < len(name) <= 255 or name in (".", "..") or "/" in name or "\\" in name \
+            or any(ord(c) < 32 or ord(c) == 127 for c in name) or classify(name):  # fmt: skip
+        raise CaptureError("display_name must be a plain, safe file name", "invalid_capture_request")
+    if not isinstance(length, int) or isinstance(length, bool) or length < 0 or \
+            not isinstance(locator["source_content_hash"], str) or not _HASH.match(locator["source_content_hash"]):  # fmt: skip
+        raise CaptureError("byte_length is a count and source_content_hash blake3:<64 hex>", "invalid_capture_request")
+    if locator["media_type"] != "text/x-diff" or source["media_type"] != "text/x-diff":
+        raise CaptureError("supplied bytes are text/x-diff", "unsupported_media_type")
+    if length > MAX_DIFF_BYTES:
+        raise CaptureError(f"a diff is at most {MAX_DIFF_BYTES} bytes", "source_too_large")
+    data = supplied.get(source["source_id"])
+    if data is None:
+        raise CaptureError("the supplied_bytes source needs --source-bytes", "supplied_bytes_missing")
+    if len(data) != length or content_hash(data) != locator["source_content_hash"]:
+        raise CaptureError("the supplied bytes differ from the request's length or hash", "supplied_bytes_mismatch")
+    return data
+
+
+def load_range(root: Any, locator: dict[str, Any]) -> tuple[bytes, list[dict[str, Any]]]:
+    """(the rendered diff, the snapshot's policy inputs) of a pinned range; fails closed on unknown commits, a
+    base off the first-parent chain, caps, binary or type changes, unsafe paths and prohibited policy inputs."""
     from git_memzoi.core.gitview_pygit2 import NotARepository, Pygit2RepoView
     from git_memzoi.errors import InputError
 
@@ -67,166 +128,85 @@ def load_range(root: Any, locator: dict[str, Any]) -> tuple[bytes, list[dict[str
         view = Pygit2RepoView(root)
     except NotARepository:
         raise CaptureError("git_range needs the project's git repository", "source_not_found") from None
-    for oid in (base, head):
-        if view.pinned_commit(oid) is None:
-            raise CaptureError("a pinned commit of the range is not in the repository", "invalid_git_revision")
+    commits = [view.pinned_commit(oid) for oid in (base, head)]
+    if None in commits:
+        raise CaptureError("a pinned commit of the range is not in the repository", "invalid_git_revision")
     if locator["merge_parent"] == "first_parent" and view.first_parent_chain(base, head) is None:
         raise CaptureError("git_range.base is not on head's first-parent chain", "invalid_git_revision")
     try:
-        files = view.tree_diff(base, head, renames=locator["rename_detection"], max_files=MAX_FILES,
-                               max_hunks=MAX_HUNKS)  # fmt: skip
+        data, paths = view.unified_diff(base, head, renames=locator["rename_detection"], max_files=MAX_FILES,
+                                        max_hunks=MAX_HUNKS, max_bytes=MAX_DIFF_BYTES)  # fmt: skip
     except InputError as exc:
-        raise CaptureError(str(exc), exc.code) from None
-    rendered = []
-    for f in files:
-        for key in ("old_path", "new_path"):
-            path = f[key]
-            if "\\" in path or any(ord(c) < 32 or ord(c) == 127 for c in path):
-                raise CaptureError("the range holds an unsafe path", "extractor_safeguard_failed")
-        if f["binary"]:
-            raise CaptureError("the range holds a binary change", "extractor_safeguard_failed")
-        if _markdown(f) and any(m not in (0, *REGULAR) for m in (f["old_mode"], f["new_mode"])):
-            raise CaptureError("a Markdown entry of the range is not a regular file", "extractor_safeguard_failed")
-        rendered.append(f"diff --git a/{f['old_path']} b/{f['new_path']}\n")
-        for h in f["hunks"]:
-            rendered.append(h["header"] + "\n")
-            rendered.extend(origin + text if text.endswith("\n") else origin + text + "\n"
-                            for origin, text, _, _ in h["lines"] if origin in "+- ")  # fmt: skip
-    data = "".join(rendered).encode("utf-8", "surrogateescape")
-    if len(data) > MAX_DIFF_BYTES:
-        raise CaptureError(f"the range's diff is larger than {MAX_DIFF_BYTES} bytes", "capture_limit_exceeded")
-    return data, files, view
+        code = "capture_limit_exceeded" if exc.code == "capture_limit_exceeded" else diff.SAFEGUARD
+        raise CaptureError(str(exc), code) from None
+    return data, _policy_inputs(view, locator, commits, paths)
 
 
-def _markdown(f: dict[str, Any]) -> bool:
-    return any(p.endswith(".md") for p in (f["old_path"], f["new_path"]))
-
-
-def _skipped(path: str) -> bool:
-    return any(p.lower() in (".memzoi", ".git") for p in path.split("/"))
-
-
-def extract(source_id: str, locator: dict[str, Any], data: bytes, files: list[dict[str, Any]],
-            view: Any) -> md.Extraction:  # fmt: skip
-    """Candidates and diagnostics of a loaded range; ``blocked`` when the diff or an excerpt holds prohibited
-    content (the diagnostics name the rule and the diff line only)."""
+def _policy_inputs(view: Any, locator: dict[str, Any], commits: list[Any], paths: list[str]) -> list[dict[str, Any]]:
+    """Repository identity, local config, renderer version and the head tree's applicable ``.gitignore`` files;
+    the config and ignore files must hold no prohibited content and the config no include."""
     from git_memzoi.memzoi.secrets import classify
 
-    findings = classify(data.decode("utf-8", "replace"))
-    if findings:
-        return md.Extraction([], [{"code": "prohibited_content_detected", "source_id": source_id,
-                                   "line_start": f.line, "detector": f.rule, "class": f.kind}
-                                  for f in findings], blocked=True)  # fmt: skip
-    out = md.Extraction()
-    source_hash = content_hash(data)
-    for f in files:
-        path = f["new_path"] if f["status"] != "deleted" else f["old_path"]
-        if not _markdown(f) or _skipped(f["old_path"]) or _skipped(f["new_path"]):
-            out.diagnostics.append({"code": "unsupported_git_change", "source_id": source_id, "path": path,
-                                    "line_start": 0})  # fmt: skip
+    identity = {"object_format": locator["base"].split(":")[0], "commits": commits,
+                "rename_detection": locator["rename_detection"], "merge_parent": locator["merge_parent"]}  # fmt: skip
+    config = view.local_config_bytes()
+    text = config.decode("utf-8", "replace")
+    if classify(text) or re.search(r"(?im)^\s*\[\s*include(?:if)?\b", text):
+        raise CaptureError("the repository's local git config holds prohibited content or an include",
+                           "prohibited_policy_input")  # fmt: skip
+    renderer = f"{RENDERER}+{view.renderer_version()}"
+    inputs = [{"path": ".git", "engine_version": "memzoi/git-repository-identity-v1",
+               "source_content_hash": "blake3:" + canonical_hash(identity)},
+              {"path": ".git/config", "engine_version": "memzoi/git-local-config-v1",
+               "source_content_hash": content_hash(config)},
+              {"path": ".git/renderer-version", "engine_version": renderer,
+               "source_content_hash": content_hash(renderer.encode("utf-8"))}]  # fmt: skip
+    folders = sorted({"/".join(p.split("/")[:n]) for p in paths for n in range(p.count("/") + 1)})
+    for folder in folders:
+        rel = f"{folder}/.gitignore" if folder else ".gitignore"
+        blob = view.tree_blob(commits[1]["id"], rel)
+        if blob is None:
             continue
-        found = _file_candidates(source_id, locator, source_hash, f, view)
-        if any(classify(c["evidence"][0]["text"]) for c in found):
-            return md.Extraction([], [{"code": "prohibited_content_detected", "source_id": source_id,
-                                       "line_start": 0, "detector": "evidence", "class": "credential"}],
-                                 blocked=True)  # fmt: skip
-        out.candidates.extend(found)
-        if not found:
-            code = {"renamed": "git_rename_without_durable_candidate",
-                    "deleted": "git_deleted_file_without_durable_candidate"}.get(f["status"], "unsupported_git_change")  # fmt: skip
-            out.diagnostics.append({"code": code, "source_id": source_id, "path": path, "line_start": 0})
-        elif any("git-deletion" in c["memory"]["tags"] for c in found):
-            out.diagnostics.append({"code": "git_deleted_durable_guidance_requires_review", "source_id": source_id,
-                                    "path": f["old_path"], "line_start": 0})  # fmt: skip
-    if len(out.candidates) > md.MAX_CANDIDATES:
-        raise CaptureError(f"the range yields more than {md.MAX_CANDIDATES} candidates", "capture_limit_exceeded")
-    if sum(len(c["evidence"][0]["text"].encode("utf-8")) for c in out.candidates) > md.MAX_EVIDENCE_TOTAL:
-        raise CaptureError(f"the evidence is larger than {md.MAX_EVIDENCE_TOTAL} bytes", "capture_limit_exceeded")
-    return out
+        if classify(blob.decode("utf-8", "replace")):
+            raise CaptureError("a .gitignore of the head tree holds prohibited content", "prohibited_policy_input")
+        inputs.append({"path": rel, "engine_version": "memzoi/git-head-ignore-v1",
+                       "source_content_hash": content_hash(blob)})  # fmt: skip
+    return inputs
 
 
-def _sections(data: bytes) -> list[tuple[md.Heading, int, list[str], tuple[str, str, str, str]]]:
-    """(heading, byte end, heading path, typed kind) of each durable typed section of ``data``."""
-    heads = md.headings(data)
-    out = []
-    stack: list[md.Heading] = []
-    for i, head in enumerate(heads):
-        stack = [h for h in stack if h.level < head.level] + [head]
-        kind = md.typed(head.text)
-        if kind is not None and kind[1] in DURABLE:
-            out.append((head, heads[i + 1].byte_start if i + 1 < len(heads) else len(data),
-                        [h.text for h in stack], kind))  # fmt: skip
-    return out
-
-
-def _file_candidates(source_id: str, locator: dict[str, Any], source_hash: str, f: dict[str, Any],
-                     view: Any) -> list[dict[str, Any]]:  # fmt: skip
-    zero = "0" * 40
-    new = view.blob_bytes(f["new_blob"]) if f["status"] != "deleted" and f["new_blob"] != zero else b""
-    old = view.blob_bytes(f["old_blob"]) if f["status"] != "added" and f["old_blob"] != zero else b""
-    for blob in (new, old):
-        try:
-            blob.decode("utf-8")
-        except UnicodeDecodeError:
-            raise CaptureError("a Markdown file of the range is not UTF-8", "invalid_encoding") from None
-    added = {ln[3]: h for h in f["hunks"] for ln in h["lines"] if ln[0] == "+"}
-    deleted = {ln[2]: h for h in f["hunks"] for ln in h["lines"] if ln[0] == "-"}
-    out = []
-    for head, end, path, kind in _sections(new):
-        last = head.line + new[head.byte_start : end][:-1].count(b"\n")
-        hunk = next((added[n] for n in range(head.line, last + 1) if n in added), None)
-        if hunk is not None:
-            out.append(_candidate(source_id, locator, source_hash, f, "new", new, head, end, path, kind, hunk))
-    still = {h.text for h, _, _, _ in _sections(new)}
-    for head, end, path, kind in _sections(old):
-        if head.line in deleted and head.text not in still:
-            out.append(_candidate(source_id, locator, source_hash, f, "old", old, head, end, path, kind,
-                                  deleted[head.line]))  # fmt: skip
-    return out
-
-
-def _candidate(source_id: str, locator: dict[str, Any], source_hash: str, f: dict[str, Any], side: str,
-               blob: bytes, head: md.Heading, end: int, heading_path: list[str], kind: tuple[str, str, str, str],
-               hunk: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
-    title, memory_type, lane, routed = kind
-    excerpt = blob[head.byte_start : end]
-    if len(excerpt) > md.MAX_EVIDENCE_ITEM:
-        raise CaptureError(f"an evidence item is larger than {md.MAX_EVIDENCE_ITEM} bytes", "capture_limit_exceeded")
-    line_end = blob.find(b"\n", head.byte_start, end)
-    body = blob[line_end + 1 if line_end >= 0 else end : end].decode("utf-8").strip()
-    path = f["new_path"] if side == "new" else f["old_path"]
-    span = {"byte_start": head.byte_start, "byte_end": end, "line_start": head.line,
-            "line_end": head.line + excerpt[:-1].count(b"\n")}  # fmt: skip
-    tags = ["git-change"] if side == "new" else ["git-change", "git-deletion"]
-    memory = {"type": memory_type, "lane": lane, "title": title, "body": body,
-              "scope": {"kind": "repo", "id": None, "paths": [path]}, "tags": tags}  # fmt: skip
-    semantic = {"kind": "git_change", "repository": locator["repository"], "base": locator["base"],
-                "head": locator["head"], "old_blob": f["old_blob"], "new_blob": f["new_blob"],
-                "old_path": f["old_path"], "new_path": f["new_path"], "change_kind": f["status"],
-                "hunk": content_hash(hunk["header"].encode("utf-8")), "hunk_header": hunk["header"], "side": side,
-                "old_line_start": hunk["old_start"], "old_line_end": hunk["old_start"] + max(hunk["old_lines"], 1) - 1,
-                "new_line_start": hunk["new_start"], "new_line_end": hunk["new_start"] + max(hunk["new_lines"], 1) - 1,
-                "path": path, "blob": f["new_blob"] if side == "new" else f["old_blob"]}  # fmt: skip
-    evidence = {"source_id": source_id, "locator": locator, "source_content_hash": source_hash, "span": span,
-                "evidence_content_hash": content_hash(excerpt), "text": excerpt.decode("utf-8"),
-                "heading_path": heading_path, "section_kind": memory_type, "semantic_location": semantic}  # fmt: skip
-    claim_id = "claim_" + canonical_hash(memory)[:32]
-    candidate_id = "candidate_" + canonical_hash({"claim": claim_id, "evidence": evidence})[:32]
-    return {"claim_id": claim_id, "candidate_id": candidate_id, "memory": memory, "evidence": [evidence],
-            "extraction": {"profile": PROFILE, **EXTRACTOR}, "confidence": "1.0",
-            "routed_destination": routed if side == "new" else None}  # fmt: skip
-
-
-def load(ctx: Any, source: dict[str, Any], supplied: Any) -> Any:
-    """The git-change-deterministic source of a request: a ``git_range`` of pinned full commit ids (§9.3)."""
+def load(ctx: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> Any:
+    """The git-change-deterministic source of a request (a diff ``project_path``, ``supplied_bytes`` or a
+    ``git_range``), read, parsed and extracted; ``Loaded`` as :mod:`capture_sources` defines it."""
     from git_memzoi.memzoi import capture_sources as sources
 
-    if source["locator"].get("kind") != "git_range" or "git" in source:
-        raise CaptureError("the git-change profile reads a git_range source", "unsupported_capture_profile")
-    if source["media_type"] != "text/x-diff":
-        raise CaptureError("a git_range source is text/x-diff", "unsupported_media_type")
-    data, files, view = load_range(ctx.layout.root, source["locator"])
+    kind = source["locator"].get("kind")
+    extra: dict[str, Any] = {}
+    if kind == "git_range":
+        if "git" in source:
+            raise CaptureError("a git_range carries its revisions in the locator", "invalid_capture_request")
+        if source["media_type"] != "text/x-diff":
+            raise CaptureError("a git_range source is text/x-diff", "unsupported_media_type")
+        data, extra["policy_inputs"] = load_range(ctx.layout.root, source["locator"])
+        identity = diff.git_identity(source["locator"])
+    elif kind in ("project_path", "supplied_bytes"):
+        identity = check_git_context(source)
+        if kind == "project_path":
+            path = sources.project_path(source, "text/x-diff")
+            if not path.endswith((".diff", ".patch")):
+                raise CaptureError("a diff source is a .diff or .patch file", "unsupported_media_type")
+            data = sources.read_source(ctx.layout.root, path, MAX_DIFF_BYTES)
+        else:
+            data = read_supplied(source, supplied)
+    else:
+        raise CaptureError("the git-change profile reads a diff file, supplied bytes or a git_range",
+                           "unsupported_capture_profile")  # fmt: skip
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CaptureError("the diff is not UTF-8", "invalid_encoding") from None
+    files = diff.parse(data, max_files=MAX_FILES, max_hunks=MAX_HUNKS)
     configuration = {"prefixes": md.PREFIXES, "durable": sorted(DURABLE), "max_files": MAX_FILES,
-                     "max_hunks": MAX_HUNKS, "context_lines": 3}  # fmt: skip
-    return sources.Loaded(sources.snapshot(source, data), extract(source["source_id"], source["locator"], data,
-                                                                  files, view), sources.extractor(EXTRACTOR, configuration))  # fmt: skip
+                     "max_hunks": MAX_HUNKS, "max_diff_bytes": MAX_DIFF_BYTES, "context_lines": 3}  # fmt: skip
+    extraction = diff.extract(source["source_id"], source["locator"], identity, data, files)
+    return sources.Loaded(sources.snapshot(source, data, **extra), extraction,
+                          sources.extractor(EXTRACTOR, configuration))  # fmt: skip

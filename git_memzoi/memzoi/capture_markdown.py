@@ -97,6 +97,14 @@ class Extraction:
     blocked: bool = False
 
 
+def blocked(source_id: str, findings: list[Any]) -> Extraction:
+    """The blocked extraction of a source with prohibited content: one ``prohibited_content_detected`` diagnostic
+    per source naming the first line and the rules and classes found, never the text (memzoi-spec.md §9.8)."""
+    diagnostic = {"code": "prohibited_content_detected", "source_id": source_id, "line_start": findings[0].line,
+                  "detectors": sorted({f.rule for f in findings}), "classes": sorted({f.kind for f in findings})}  # fmt: skip
+    return Extraction([], [diagnostic], blocked=True)
+
+
 def headings(data: bytes) -> list[Heading]:
     """The ATX headings of ``data`` outside fenced code blocks, in order (at most :data:`MAX_HEADINGS`)."""
     found: list[Heading] = []
@@ -150,9 +158,7 @@ def extract(source_id: str, path: str, data: bytes) -> Extraction:
         raise CaptureError("the source is not UTF-8", "invalid_encoding") from None
     findings = classify(text)
     if findings:
-        diagnostics = [{"code": "prohibited_content_detected", "source_id": source_id, "line_start": f.line,
-                        "detector": f.rule, "class": f.kind} for f in findings]  # fmt: skip
-        return Extraction([], diagnostics, blocked=True)
+        return blocked(source_id, findings)
     out = Extraction()
     source_hash = content_hash(data)
     heads = headings(data)

@@ -203,7 +203,7 @@ def _write_one(ctx: Context, draft: Draft, event_type: str) -> Written:
 
     _render(ctx, draft, _base_id(draft))  # validate before taking the lock
     with lifecycle.guarded(ctx.layout):
-        path, data, written = _reserve(ctx, draft, set())
+        path, data, written = reserve(ctx, draft, set())
         write_bytes_atomic(path, data)
         events.append(ctx.layout, event_type, ctx.actor, ctx.clock.now(),
                       {"destination": draft.destination, "memory_type": draft.type, "route": draft.route},
@@ -227,7 +227,8 @@ def _render(ctx: Context, draft: Draft, record_id: str) -> tuple[okf.Record, str
     """The record and its file text; re-parsed so a file we write is always one the index can read."""
     now = okf.format_timestamp(ctx.clock.now())
     retention = {"session": {"started_at": now}, "episodic": {"occurred_at": now}}.get(draft.lane, {})
-    origin_key = {"local_memory": "local-memory", "checkpoint_create": "checkpoint"}.get(draft.route, "session-end")
+    origin_key = {"local_memory": "local-memory", "checkpoint_create": "checkpoint", "capture": "memzoi-capture",
+                  "import": "memzoi-import"}.get(draft.route, "session-end")  # fmt: skip
     record = okf.Record(
         id=record_id, type=draft.type, lane=draft.lane, title=draft.title, scope=draft.scope, visibility="private",
         content_class=draft.content_class or CONTENT_CLASS[draft.destination], status="active", confidence=1.0,
@@ -244,8 +245,12 @@ def _render(ctx: Context, draft: Draft, record_id: str) -> tuple[okf.Record, str
     return parsed, text
 
 
-def _reserve(ctx: Context, draft: Draft, taken: set[str]) -> tuple[Path, bytes, Written]:
-    """Reserve a free id (``<base>``, ``<base>-2`` …) and render the file; the caller holds the lock and writes."""
+def reserve(ctx: Context, draft: Draft, taken: set[str]) -> tuple[Path, bytes, Written]:
+    """Reserve a free runtime record id (``<base>``, ``<base>-2`` …, not in ``taken`` nor on disk) and render it.
+
+    Returns ``(path, file bytes, written)``; nothing is written: the caller holds the lifecycle lock, writes the
+    batch and adds the id to ``taken``.
+    """
     directory = index_db.runtime_dir(ctx.layout, draft.destination)
     directory.mkdir(parents=True, exist_ok=True)
     base = _base_id(draft)
@@ -377,7 +382,7 @@ def _promote(ctx: Context, task: str, candidates: Sequence[Candidate], packets: 
             taken: set[str] = set()
             steps: list[lifecycle.Step] = []
             for index, draft in drafts.items():
-                path, data, written = _reserve(ctx, draft, taken)
+                path, data, written = reserve(ctx, draft, taken)
                 steps.append(lifecycle.Step(path, data))
                 writes[index] = {"kind": "runtime_record", "index": index, "record_id": written.record["id"],
                                  "destination": draft.destination}  # fmt: skip

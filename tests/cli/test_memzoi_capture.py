@@ -69,8 +69,8 @@ def test_blocked_plan_prints_only_safe_diagnostics(repo: Repo) -> None:
     repo.write("ops/runbook.md", f"## Procedure: Rotate\nSet DEPLOY_TOKEN={token} first.\n")
     result = run(repo, "capture", "plan", "--source", "ops/runbook.md")
     assert result.exit_code == 0
-    assert result.stdout.splitlines()[1:] == ["  prohibited_content_detected at line 2 (GitHub Token)",
-                                              "  prohibited_content_detected at line 2 (credential_assignment)"]  # fmt: skip
+    assert result.stdout.splitlines()[1:] == [
+        "  prohibited_content_detected at line 2 (GitHub Token, credential_assignment)"]
     out = result.stdout + result.stderr
     assert not any(token[i : i + 8] in out for i in range(len(token) - 7))
 

@@ -8,6 +8,7 @@ import datetime as dt
 import json
 import random
 import string
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from click.testing import CliRunner
 
 from git_memzoi.cli.memzoi import cli
 from git_memzoi.core.clock import FixedClock
+from git_memzoi.core.hashing import content_hash
 from git_memzoi.memzoi import api, capture
 from git_memzoi.memzoi import capture_gitchange as gc
 from git_memzoi.memzoi.api import Context
@@ -25,9 +27,11 @@ from tests.conftest import Repo
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
 GUIDE0 = ("# Guide\n\n## Decision: Use uv\nUse uv for installs.\n\n## Warning: Old cache\nClear the cache first.\n\n"
           "## Fact: Ignored fact\nFacts are not captured from changes.\n")  # fmt: skip
+# the body edit under the unchanged "Use uv" heading is no typed addition (upstream: a section is a typed heading
+# inside a block of added lines), so it yields no candidate; "Lock files" and "Run tests" are added sections
 GUIDE1 = ("# Guide\n\n## Decision: Use uv\nUse uv for installs and lock files.\n\n"
           "## Fact: Ignored fact\nFacts are not captured from changes.\n\n"
-          "## Procedure: Run tests\nRun pytest -q before pushing.\n")  # fmt: skip
+          "## Procedure: Run tests\nRun pytest -q before pushing.\n\n## Decision: Lock files\nCommit uv.lock.\n")  # fmt: skip
 
 
 @pytest.fixture
@@ -57,6 +61,10 @@ def request(base: str, head: str, merge_parent: str = "base_to_head", **extra: A
             "media_type": "text/x-diff", **extra}], "extractor": {"profile": "git-change-deterministic"}}  # fmt: skip
 
 
+def git_bytes(repo: Repo, *args: str) -> bytes:
+    return subprocess.run(["git", *args], cwd=repo.root, capture_output=True, check=True).stdout
+
+
 def tree(root: Path) -> dict[str, bytes]:
     return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
             if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
@@ -77,28 +85,34 @@ def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Context, history: t
     assert plan["extractor"]["id"] == "memzoi-git-change" and plan["sources"][0]["media_type"] == "text/x-diff"
     got = {(c["memory"]["type"], c["memory"]["title"], c["evidence"][0]["semantic_location"]["side"],
             c["evidence"][0]["semantic_location"]["change_kind"]) for c in plan["candidates"]}  # fmt: skip
-    assert got == {("decision", "Use uv", "new", "modified"), ("procedure", "Run tests", "new", "modified"),
+    assert got == {("decision", "Lock files", "new", "modified"), ("procedure", "Run tests", "new", "modified"),
                    ("warning", "Old cache", "old", "modified"), ("procedure", "Legacy deploy", "old", "deleted")}
     by_title = {c["memory"]["title"]: c for c in plan["candidates"]}
-    decision = by_title["Use uv"]
-    assert decision["memory"]["body"] == "Use uv for installs and lock files."
+    decision = by_title["Lock files"]
+    assert decision["memory"]["body"] == "Commit uv.lock."
     assert decision["memory"]["tags"] == ["git-change"] and decision["memory"]["scope"]["paths"] == ["docs/guide.md"]
     ev = decision["evidence"][0]
     loc = ev["semantic_location"]
-    assert ev["text"] == GUIDE1[GUIDE1.index("## Decision") : GUIDE1.index("## Fact")]
-    assert ev["span"]["line_start"] == 3 and ev["evidence_content_hash"].startswith("blake3:")
-    assert loc["hunk"].startswith("blake3:") and loc["hunk_header"].startswith("@@ ")
+    rendered = git_bytes(repo, "diff", "--full-index", "-M", base, head)
+    assert plan["sources"][0]["source_content_hash"] == content_hash(rendered)
+    start = rendered.index(b"+## Decision: Lock files")
+    assert ev["text"] == "+## Decision: Lock files\n+Commit uv.lock.\n"
+    assert ev["span"] == {"byte_start": start, "byte_end": start + len(ev["text"]),
+                          "line_start": rendered[:start].count(b"\n") + 1,
+                          "line_end": rendered[:start].count(b"\n") + 2}  # fmt: skip
+    assert (loc["side"], loc["new_line_start"], loc["new_line_end"]) == ("new", 12, 13)
+    hunk = rendered[: start].rsplit(b"\n@@ ", 1)[1].split(b"\n", 1)[0]
+    assert loc["hunk"] == content_hash(b"@@ " + hunk)
     assert (loc["old_path"], loc["new_path"], loc["base"], loc["head"]) == ("docs/guide.md", "docs/guide.md",
                                                                             f"sha1:{base}", f"sha1:{head}")  # fmt: skip
-    assert loc["new_blob"] == repo.git("rev-parse", f"{head}:docs/guide.md")
-    assert loc["old_blob"] == repo.git("rev-parse", f"{base}:docs/guide.md")
+    assert loc["new_blob"] == "sha1:" + repo.git("rev-parse", f"{head}:docs/guide.md")
+    assert loc["old_blob"] == "sha1:" + repo.git("rev-parse", f"{base}:docs/guide.md")
     deleted = by_title["Legacy deploy"]
     assert deleted["memory"]["tags"] == ["git-change", "git-deletion"] and deleted["action"]["kind"] == "no_write"
     assert deleted["evidence"][0]["semantic_location"]["side"] == "old"
     codes = {(d["code"], d.get("path")) for d in plan["diagnostics"]}
-    assert ("git_rename_without_durable_candidate", "docs/renamed.md") in codes
-    assert ("unsupported_git_change", "src/app.py") in codes
-    assert ("git_deleted_durable_guidance_requires_review", "docs/old.md") in codes
+    # a file whose deleted guidance became a candidate needs no diagnostic (corpus git-delete-needs-review)
+    assert codes == {("git_rename_without_durable_candidate", "docs/renamed.md"), ("unsupported_git_change", "src/app.py")}
     # review: new-side candidates edited to the repo, deletions deferred/rejected
     items = []
     for c in plan["candidates"]:
@@ -118,7 +132,7 @@ def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Context, history: t
     assert err.value.code == "stale_capture_plan"
     again = capture.plan_request(ctx, request(base, head))
     kinds = {c["memory"]["title"]: c["action"]["kind"] for c in again["candidates"]}
-    assert kinds == {"Use uv": "duplicate", "Run tests": "duplicate", "Old cache": "no_write",
+    assert kinds == {"Lock files": "duplicate", "Run tests": "duplicate", "Old cache": "no_write",
                      "Legacy deploy": "no_write"}  # fmt: skip
     assert {m["kind"] for c in again["candidates"] if c["action"]["kind"] == "duplicate"
             for m in c["action"]["matches"]} == {"pending_proposal"}  # fmt: skip
@@ -127,7 +141,7 @@ def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Context, history: t
 def test_first_parent_mode_and_partial_range(ctx: Context, history: tuple[str, str, str]) -> None:
     base, middle, head = history
     plan = capture.plan_request(ctx, request(base, middle, "first_parent"))
-    assert {c["memory"]["title"] for c in plan["candidates"]} == {"Use uv", "Run tests", "Old cache"}
+    assert {c["memory"]["title"] for c in plan["candidates"]} == {"Lock files", "Run tests", "Old cache"}
     assert code_of(ctx, request(head, base, "first_parent")) == "invalid_git_revision"  # base not an ancestor
     assert capture.plan_request(ctx, request(head, base))["status"] == "ready"  # base_to_head: any two trees
 
@@ -224,3 +238,55 @@ def test_cli_request_file_review_apply(repo: Repo, ctx: Context, history: tuple[
     # --source still works
     ok = runner.invoke(cli, ["-C", str(repo.root), "capture", "plan", "--source", "docs/guide.md", "--json"], env=env)
     assert ok.exit_code == 0 and json.loads(ok.output)["extractor"]["id"] == "memzoi-markdown"
+
+
+def test_rendering_matches_git_diff_byte_for_byte(repo: Repo, ctx: Context, history: tuple[str, str, str]) -> None:
+    """``git diff --full-index -M``: adds, edits, renames (exact and edited, with git's similarity score),
+    deletes, mode changes, empty files and missing final newlines, in git's file order."""
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    base, middle, head = history
+    lines = "".join(f"line {n}\n" for n in range(1, 30))
+    first = repo.commit("more", **{"notes/a.md": lines, "notes/b.md": "b\n", "z/noeol.md": "no newline",
+                                   "tool.sh": "echo hi\n", "notes/same.md": "same\n" * 5})  # fmt: skip
+    repo.git("mv", "notes/a.md", "notes/c.md")
+    repo.write("notes/c.md", lines.replace("line 7\n", "line seven\n") + "## Decision: Tail\nAppended.\n")
+    (repo.root / "other").mkdir()
+    repo.git("mv", "notes/same.md", "other/same.md")
+    repo.git("rm", "-q", "notes/b.md")
+    repo.write("z/noeol.md", "no newline, changed")
+    repo.write("empty.md", "")
+    (repo.root / "tool.sh").chmod(0o755)
+    last = repo.commit("renames, deletes, modes")
+    view = Pygit2RepoView(repo.root)
+    for a, b in ((base, middle), (middle, head), (base, head), (head, base), (head, first), (first, last),
+                 (base, last)):  # fmt: skip
+        for renames in (True, False):
+            ours, _ = view.unified_diff(a, b, renames=renames, max_files=512, max_hunks=4096, max_bytes=1 << 21)
+            args = ["diff", "--full-index", "-M" if renames else "--no-renames", a, b]
+            assert ours == git_bytes(repo, *args), (a, b, renames)
+    assert b"similarity index" in git_bytes(repo, "diff", "--full-index", "-M", first, last)
+    plan = capture.plan_request(ctx, request(first, last))
+    assert plan["sources"][0]["source_content_hash"] == content_hash(git_bytes(repo, "diff", "--full-index", "-M",
+                                                                                first, last))  # fmt: skip
+    [tail] = plan["candidates"]
+    loc = tail["evidence"][0]["semantic_location"]
+    assert (loc["change_kind"], loc["old_path"], loc["new_path"]) == ("renamed", "notes/a.md", "notes/c.md")
+
+
+def test_policy_inputs_are_scanned_and_hashed(repo: Repo, ctx: Context, history: tuple[str, str, str]) -> None:
+    base, middle, head = history
+    plan = capture.plan_request(ctx, request(base, middle))
+    inputs = plan["sources"][0]["policy_inputs"]
+    ignore = repo.root / ".gitignore"
+    assert [i["path"] for i in inputs][:3] == [".git", ".git/config", ".git/renderer-version"]
+    if ignore.exists():  # api.init writes one; it is read from the head tree only when committed there
+        assert ".gitignore" in [i["path"] for i in inputs] or repo.git("ls-tree", middle, ".gitignore") == ""
+    secret = repo.commit("ignore", **{".gitignore": "password: hunter2-but-longer\n", "docs/x.md": "# X\n"})
+    blocked = capture.plan_or_blocked(ctx, request(head, secret))
+    assert (blocked["status"], blocked["diagnostics"][0]["reason"]) == ("blocked", "prohibited_policy_input")
+    assert "hunter2" not in json.dumps(blocked)
+    clean = repo.commit("clean ignore", **{".gitignore": "build/\n"})
+    config = repo.root / ".git/config"
+    config.write_text(config.read_text() + "[include]\n\tpath = ../elsewhere.cfg\n")
+    assert code_of(ctx, request(secret, clean)) == "prohibited_policy_input"

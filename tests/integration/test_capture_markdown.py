@@ -180,9 +180,9 @@ def test_br25_secret_blocks_and_is_never_echoed(repo: Repo, ctx: Context) -> Non
     assert tree(repo.root) == before
     assert (plan["status"], plan["data_class"], plan["candidates"]) == ("blocked", "blocked", [])
     assert "sources" not in plan and plan["summary"]["blocked"] == 1
-    assert [(d["code"], d["line_start"], d["detector"]) for d in plan["diagnostics"]] == [
-        ("prohibited_content_detected", 2, "GitHub Token"), ("prohibited_content_detected", 2, "credential_assignment"),
-        ("prohibited_content_detected", 3, "credential_assignment")]  # fmt: skip
+    assert plan["diagnostics"] == [{"code": "prohibited_content_detected", "source_id": "runbook", "line_start": 2,
+                                    "detectors": ["GitHub Token", "credential_assignment"],
+                                    "classes": ["credential"]}]  # fmt: skip
     out = json.dumps(plan)
     assert not any(token[i : i + 8] in out for i in range(len(token) - 7)) and "123456789012" not in out
     with pytest.raises(CaptureError) as err:

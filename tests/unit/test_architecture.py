@@ -17,6 +17,7 @@ OWNERS = {
     "ruamel": ("core/yamlio.py",),
     "blake3": ("core/hashing.py",),
     "pathspec": ("core/globs.py",),
+    "dulwich": ("core/gitignore_policy.py",),
     "subprocess": ("memkeep/checks.py",),
     "sqlite3": ("memzoi/index_db.py",),
 }

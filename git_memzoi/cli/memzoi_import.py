@@ -1,0 +1,96 @@
+"""`git memzoi import plan|apply --from-file`: classified import of an explicit memzoi/import-v1 manifest.
+
+Each command reads the manifest, calls one function of :mod:`git_memzoi.memzoi.importer` and prints the plan
+(``--json``: one object) or a short human summary. Errors are core exceptions, rendered by the app as one line.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from git_memzoi.cli.app import emit_json, json_option
+
+
+def _context(ctx: click.Context, actor: str) -> Any:
+    from git_memzoi.cli.memzoi import open_context
+
+    return open_context(ctx, actor=actor.strip() or None)
+
+
+def _path(ctx: click.Context, value: str) -> Path:
+    from git_memzoi.cli.memzoi import start_dir
+
+    path = Path(value)
+    return path if path.is_absolute() else Path(start_dir(ctx)) / path
+
+
+def _show(result: dict[str, Any]) -> None:
+    s = result["summary"]
+    click.echo(f"import {result['mode']} {result['plan_id']} ({result['status']}, data class {result['data_class']})")
+    click.echo(f"  {s['total']} candidate(s): {s['create_proposals']} proposal(s), {s['local_writes']} local, "
+               f"{s['session_writes']} session, {s['duplicates']} duplicate(s), {s['discarded']} discarded, "
+               f"{s['needs_review']} need review")  # fmt: skip
+    for c in result["candidates"]:
+        action = c["action"]
+        target = action.get("proposal_id") or action.get("route") or action.get("reason") or \
+            ", ".join(f"{m['kind']} {m['id']}" for m in action.get("matches", ()))  # fmt: skip
+        click.echo(f"  [{c['index']}] {action['kind']:<15} {c['type']}: {c['title']} -> {target}")
+    for d in result.get("diagnostics", ()):
+        where = f"candidates[{d['index']}].{d['field']}" if "index" in d else d["field"]
+        click.echo(f"  {d['code']} in {where} line {d['line_start']} ({d['detector']})")
+    for w in result.get("writes", ()):
+        click.echo(f"  wrote [{w['index']}] {w['kind']} {w.get('proposal_id') or w.get('record_id')}")
+
+
+@click.group("import")
+def import_group() -> None:
+    """Import explicitly classified memory from a manifest (plan, then apply the same plan id)."""
+
+
+@import_group.command("plan")
+@click.option("--from-file", "from_file", required=True, help="A memzoi/import-v1 manifest (YAML, or .json).")
+@click.option("--actor", default="cli", show_default=True, help="Who imports; part of the plan id.")
+@json_option
+@click.pass_context
+def plan(ctx: click.Context, from_file: str, actor: str, as_json: bool) -> None:
+    """Plan an import: normalize, classify and check duplicates; writes nothing.
+
+    Example: git memzoi import plan --from-file imports/manifest.yml --json
+    """
+    from git_memzoi.memzoi import importer
+
+    result = importer.plan_file(_context(ctx, actor), _path(ctx, from_file), actor=actor)
+    if as_json:
+        emit_json(result)
+        return
+    _show(result)
+    if result["status"] == "ready":
+        click.echo(f"apply with: git memzoi import apply --from-file {from_file} --plan-id {result['plan_id']}")
+
+
+@import_group.command("apply")
+@click.option("--from-file", "from_file", required=True, help="The manifest that was planned.")
+@click.option("--plan-id", required=True, help="The plan id shown by import plan (import_…).")
+@click.option("--actor", default="cli", show_default=True, help="Who imports; must match the plan.")
+@json_option
+@click.pass_context
+def apply(ctx: click.Context, from_file: str, plan_id: str, actor: str, as_json: bool) -> None:
+    """Write the planned pending proposals and runtime records, or nothing when the plan changed.
+
+    Example: git memzoi import apply --from-file imports/manifest.yml --plan-id import_… --json
+    """
+    from git_memzoi.memzoi import importer
+
+    result = importer.apply_file(_context(ctx, actor), _path(ctx, from_file), plan_id=plan_id, actor=actor)
+    if as_json:
+        emit_json(result)
+    else:
+        _show(result)
+
+
+def register(cli: click.Group) -> None:
+    """Add this area's commands to ``cli``."""
+    cli.add_command(import_group)
