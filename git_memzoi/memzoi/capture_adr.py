@@ -73,6 +73,9 @@ FIELDS = {"status": "status", "context": "context", "context and problem stateme
 # field → memory type of its candidate (fields not listed are never memories)
 CANDIDATE_FIELDS = {"decision": "decision", "consequences": "fact", "risk": "risk", "supersession": "decision"}
 TITLE_PREFIX = "ADR:"
+# what the extractor's identity hashes (``extractor.configuration_hash``)
+CONFIGURATION = {"fields": FIELDS, "candidate_fields": CANDIDATE_FIELDS, "statuses": STATUSES,
+                 "repo_statuses": REPO_STATUSES}  # fmt: skip
 
 
 def load(ctx: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sources.Loaded:
@@ -85,9 +88,7 @@ def load(ctx: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sou
             ``prohibited_policy_input``, ``capture_limit_exceeded``.
     """
     root = ctx.layout.root
-    configuration = {"fields": FIELDS, "candidate_fields": CANDIDATE_FIELDS, "statuses": STATUSES,
-                     "repo_statuses": REPO_STATUSES}  # fmt: skip
-    identity = sources.extractor(EXTRACTOR, configuration)
+    identity = sources.extractor(EXTRACTOR, CONFIGURATION)
     kind = source["locator"].get("kind")
     if kind == "project_path":
         path = sources.project_path(source)

@@ -319,9 +319,7 @@ def extract(source_id: str, locator: dict[str, Any], identity: tuple[str, str, s
                enumerate(data.decode("utf-8").split("\n"), start=1) if not text.startswith(" ")]  # fmt: skip
     findings = classify("\n".join(text for _, text in scanned))
     if findings:
-        return md.Extraction([], [{"code": "prohibited_content_detected", "source_id": source_id,
-                                   "line_start": scanned[min(f.line, len(scanned)) - 1][0], "detector": f.rule, "class": f.kind}
-                                  for f in findings], blocked=True)  # fmt: skip
+        return md.blocked(source_id, findings, scanned[min(findings[0].line, len(scanned)) - 1][0])
     out = md.Extraction()
     source_hash = content_hash(data)
     for file in files:

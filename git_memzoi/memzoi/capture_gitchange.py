@@ -40,6 +40,9 @@ MERGE_PARENTS = ("base_to_head", "first_parent")
 _REV = re.compile(r"^sha1:([0-9a-f]{40})$|^sha256:([0-9a-f]{64})$")
 _HASH = re.compile(r"^blake3:[0-9a-f]{64}$")
 RENDERER = "memzoi/git-unified-renderer-v1"
+# what the extractor's identity hashes (``extractor.configuration_hash``)
+CONFIGURATION = {"prefixes": md.PREFIXES, "durable": sorted(DURABLE), "max_files": MAX_FILES,
+                 "max_hunks": MAX_HUNKS, "max_diff_bytes": MAX_DIFF_BYTES, "context_lines": 3}  # fmt: skip
 
 
 def check_revisions(where: Any, what: str) -> tuple[str, str]:
@@ -205,8 +208,6 @@ def load(ctx: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> Any
     except UnicodeDecodeError:
         raise CaptureError("the diff is not UTF-8", "invalid_encoding") from None
     files = diff.parse(data, max_files=MAX_FILES, max_hunks=MAX_HUNKS)
-    configuration = {"prefixes": md.PREFIXES, "durable": sorted(DURABLE), "max_files": MAX_FILES,
-                     "max_hunks": MAX_HUNKS, "max_diff_bytes": MAX_DIFF_BYTES, "context_lines": 3}  # fmt: skip
     extraction = diff.extract(source["source_id"], source["locator"], identity, data, files)
     return sources.Loaded(sources.snapshot(source, data, **extra), extraction,
-                          sources.extractor(EXTRACTOR, configuration))  # fmt: skip
+                          sources.extractor(EXTRACTOR, CONFIGURATION))  # fmt: skip

@@ -46,6 +46,9 @@ MARKER_PAIRS = ((agents.START, agents.END),
                 *((export.begin_marker(fmt), export.end_marker(fmt)) for fmt in ("agents-md", "claude-md")))  # fmt: skip
 _WORD = re.compile(r"[^\W_]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+# what the extractor's identity hashes (``extractor.configuration_hash``)
+CONFIGURATION = {"basenames": BASENAMES, "prefixes": md.PREFIXES, "review_markers": REVIEW_MARKERS,
+                 "generated_header": GENERATED_HEADER, "marker_pairs": MARKER_PAIRS}  # fmt: skip
 
 
 def load(ctx: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sources.Loaded:
@@ -64,10 +67,8 @@ def load(ctx: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sou
     if path.rsplit("/", 1)[-1] not in BASENAMES:
         raise CaptureError("the instruction profile reads one AGENTS.md or CLAUDE.md file", "unsupported_media_type")
     data = sources.read_source(ctx.layout.root, path)
-    configuration = {"basenames": BASENAMES, "prefixes": md.PREFIXES, "review_markers": REVIEW_MARKERS,
-                     "generated_header": GENERATED_HEADER, "marker_pairs": MARKER_PAIRS}  # fmt: skip
     return sources.Loaded(sources.snapshot(source, data), extract(source["source_id"], path, data),
-                          sources.extractor(EXTRACTOR, configuration))  # fmt: skip
+                          sources.extractor(EXTRACTOR, CONFIGURATION))  # fmt: skip
 
 
 def has_review_marker(text: str) -> bool:
@@ -135,9 +136,7 @@ def extract(source_id: str, path: str, data: bytes) -> Extraction:
             scanned = scanned.replace(marker, " " * len(marker))
     findings = classify(scanned)
     if findings:
-        diagnostics = [{"code": "prohibited_content_detected", "source_id": source_id, "line_start": f.line,
-                        "detector": f.rule, "class": f.kind} for f in findings]  # fmt: skip
-        return Extraction([], diagnostics, blocked=True)
+        return md.blocked(source_id, findings)
     if text.lstrip("\ufeff \t\r\n").startswith(GENERATED_HEADER):
         return Extraction([], [_diagnostic("generated_projection_excluded", source_id, 1)])
     blocks = [(len(text[:s].encode("utf-8")), len(text[:e].encode("utf-8"))) for s, e in generated_blocks(text)]

@@ -97,10 +97,12 @@ class Extraction:
     blocked: bool = False
 
 
-def blocked(source_id: str, findings: list[Any]) -> Extraction:
+def blocked(source_id: str, findings: list[Any], line: int | None = None) -> Extraction:
     """The blocked extraction of a source with prohibited content: one ``prohibited_content_detected`` diagnostic
-    per source naming the first line and the rules and classes found, never the text (memzoi-spec.md §9.8)."""
-    diagnostic = {"code": "prohibited_content_detected", "source_id": source_id, "line_start": findings[0].line,
+    per source naming the first line (``line`` when the scanned text was a projection of the source) and the rules
+    and classes found, never the text (memzoi-spec.md §9.8)."""
+    first = findings[0].line if line is None else line
+    diagnostic = {"code": "prohibited_content_detected", "source_id": source_id, "line_start": first,
                   "detectors": sorted({f.rule for f in findings}), "classes": sorted({f.kind for f in findings})}  # fmt: skip
     return Extraction([], [diagnostic], blocked=True)
 

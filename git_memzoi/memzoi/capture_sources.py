@@ -31,6 +31,8 @@ PROFILES = {"markdown-deterministic": "git_memzoi.memzoi.capture_sources",
 # source errors that upstream reports as a blocked plan with ``source_preflight_failed`` (memzoi-spec.md §9.6)
 PREFLIGHT_CODES = frozenset({"unsafe_source_path", "unsupported_media_type", "source_not_found", "source_too_large",
                              "invalid_encoding", "prohibited_policy_input", "supplied_bytes_mismatch"})  # fmt: skip
+# the markdown profile's extractor configuration (hashed into ``extractor.configuration_hash``)
+CONFIGURATION = {"prefixes": md.PREFIXES}
 
 
 @dataclass
@@ -132,7 +134,7 @@ def load(ctx: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> Loa
         raise CaptureError("the markdown profile reads one .md file", "unsupported_media_type")
     data = read_source(ctx.layout.root, path)
     return Loaded(snapshot(source, data), md.extract(source["source_id"], path, data),
-                  extractor(md.EXTRACTOR, {"prefixes": md.PREFIXES}))  # fmt: skip
+                  extractor(md.EXTRACTOR, CONFIGURATION))  # fmt: skip
 
 
 def bind_supplied(request: Any, data: bytes | None) -> dict[str, bytes]:

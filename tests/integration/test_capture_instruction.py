@@ -296,8 +296,9 @@ def test_secret_blocks_the_plan_and_is_never_echoed(repo: Repo, ctx: Context) ->
     plan = plan_of(ctx, "AGENTS.md")
     assert tree(repo.root) == before
     assert (plan["status"], plan["data_class"], plan["candidates"]) == ("blocked", "blocked", [])
-    assert {d["code"] for d in plan["diagnostics"]} == {"prohibited_content_detected"}
-    assert {d["line_start"] for d in plan["diagnostics"]} == {2, 5}  # a secret inside a generated block still counts
+    assert plan["diagnostics"] == [{"code": "prohibited_content_detected", "source_id": "source-1", "line_start": 2,
+                                    "detectors": ["GitHub Token", "credential_assignment"],
+                                    "classes": ["credential"]}]  # line 5, inside a generated block, still counts
     out = json.dumps(plan)
     assert not any(token[i : i + 8] in out for i in range(len(token) - 7)) and "123456789012" not in out
 
