@@ -284,7 +284,7 @@ def _prepare(ctx: Context, live: dict[str, Any], rev: dict[str, Any], decision: 
         return packet
     draft = runtime.Draft(chosen["classification"]["destination"], memory["type"], memory["lane"], memory["title"],
                           memory["body"], "capture", scope["kind"], scope["id"], tuple(scope["paths"]),
-                          tuple(memory["tags"]), chosen["classification"]["content_class"])  # fmt: skip
+                          tuple(memory["tags"]), chosen["classification"]["content_class"], provenance)  # fmt: skip
     try:
         runtime.check_draft(ctx, draft)
     except MemzoiError as exc:

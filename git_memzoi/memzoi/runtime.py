@@ -59,6 +59,7 @@ class Draft:
     applies_to: tuple[str, ...] = ()
     tags: tuple[str, ...] = ()
     content_class: str | None = None
+    capture: Mapping[str, Any] | None = None  # capture provenance (memzoi-spec.md §9.7), kept without evidence text
 
 
 @dataclass(frozen=True)
@@ -236,6 +237,13 @@ def _render(ctx: Context, draft: Draft, record_id: str) -> tuple[okf.Record, str
         origin={"origin_key": f"{origin_key}:{record_id}", "route": draft.route}, scope_id=draft.scope_id,
         source=SOURCE_KIND[draft.destination], applies_to=draft.applies_to, tags=draft.tags,
     )  # fmt: skip
+    if draft.capture is not None:
+        from dataclasses import replace
+
+        from git_memzoi.memzoi.packets import capture_ref, compact_capture
+
+        record = replace(record, source="memzoi-capture", source_ref=capture_ref(draft.capture),
+                         capture=compact_capture(draft.capture))  # fmt: skip
     text = okf.render(record)
     if len(text.encode("utf-8")) > MAX_RECORD_BYTES:
         raise InputError(f"the record would be larger than {MAX_RECORD_BYTES} bytes", "record_too_large")

@@ -119,7 +119,10 @@ def test_review_and_apply_route_repo_local_and_session(repo: Repo, ctx: Context)
     text = (repo.root / proposal["path"]).read_text()
     assert proposal["path"].startswith(".memzoi/proposals/pending/capture-verify-release-archives-")
     assert "memzoi/capture-provenance-v1" in text and "Check the SHA-256 before extracting." in text
-    assert (repo.root / ".memzoi/local/runtime/local/local-terse-answers.md").is_file()
+    local = (repo.root / ".memzoi/local/runtime/local/local-terse-answers.md").read_text()
+    assert "source: memzoi-capture\nsource_ref: notes/s.md\n" in local and "memzoi/capture-provenance-v1" in local
+    assert 'origin_key: "memzoi-capture:local-terse-answers"' in local and "Prefer short replies.\n" in local
+    assert "evidence_content_hash:" in local and "      text:" not in local  # evidence kept without its text
     # the same plan is now stale: the inventory holds the written memory
     after = tree(repo.root)
     with pytest.raises(CaptureError) as err:
@@ -233,3 +236,30 @@ def test_artifact_output_rules(repo: Repo, ctx: Context) -> None:
     with pytest.raises(CaptureError) as err:
         capture_artifacts.save_artifact(ctx, saved, plan)
     assert err.value.code == "output_exists"
+
+
+def test_artifact_and_request_files_are_refused_without_writes(repo: Repo, ctx: Context) -> None:
+    """Artifacts over 2 MiB, symlinked, not UTF-8 JSON, or of the wrong schema; requests with unknown fields."""
+    repo.write("notes/typed.md", TYPED)
+    plan = capture.plan(ctx, "notes/typed.md")
+    (repo.root / "big.json").write_bytes(b"{" + b" " * (2 * 1024 * 1024) + b"}")
+    (repo.root / "latin1.json").write_bytes(b'{"schema": "\xff"}')
+    repo.write("plan.json", json.dumps(plan))
+    os.symlink("plan.json", repo.root / "link.json")
+    before = tree(repo.root)
+    for name, schema in (("big.json", None), ("latin1.json", None), ("link.json", None),
+                         ("plan.json", "memzoi/capture-review-v1"), ("absent.json", None)):  # fmt: skip
+        with pytest.raises(CaptureError) as err:
+            capture_artifacts.read_artifact(repo.root / name, schema)
+        assert err.value.code == "invalid_artifact", name
+    request = {"schema": "memzoi/capture-request-v1", "sources": [{"source_id": "s", "locator": {
+        "kind": "project_path", "path": "notes/typed.md"}, "media_type": "text/markdown", "extra": 1}],
+        "extractor": {"profile": "markdown-deterministic"}}  # fmt: skip
+    for bad in (request, {**request, "sources": [{**request["sources"][0]}], "surprise": True},
+                {**request, "extractor": {"profile": "markdown-deterministic", "version": 2}}):  # fmt: skip
+        with pytest.raises(CaptureError) as err:
+            capture.plan_request(ctx, bad)
+        assert err.value.code == "invalid_capture_request"
+    with pytest.raises(CaptureError) as err:
+        capture.plan_request(ctx, {**request, "extractor": {"profile": "llm-magic"}})
+    assert err.value.code == "unsupported_capture_profile" and tree(repo.root) == before
