@@ -48,3 +48,12 @@ say "verify exit-codes: its check still passes, so the claim is healed (anchor :
 git memkeep verify exit-codes
 git diff --stat
 git memkeep status || true
+
+say "git memzoi capture plan   (typed sections of a note become reviewable candidates; nothing is written)"
+mkdir -p notes
+printf '# Release notes\n\n## Decision: Verify archives\nCheck the SHA-256 of every downloaded archive.\n\n## Warning: Cache\nA cold CI cache doubles the first run.\n' > notes/demo.md
+git memzoi capture plan --source notes/demo.md
+git status --short
+
+say "git memzoi eval capture   (the project's own capture corpus: every case in its own temporary repository)"
+git memzoi eval capture --corpus evals/capture/corpus.yaml --baseline evals/capture/baseline.json | grep -E "^(cases|candidate_|evidence|forbidden|hard_gates|baseline|overall)"
