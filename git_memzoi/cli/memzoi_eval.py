@@ -8,7 +8,9 @@ refused to write); 2 usage errors and invalid corpora or fixtures, with no repor
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -20,62 +22,60 @@ def eval_group() -> None:
     """Evaluate recall and capture quality; never opens or changes this project's memory."""
 
 
+def _options(kind: str, baseline_help: str, gate: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    """The options every ``eval`` command shares."""
+
+    def wrap(func: Callable[..., None]) -> Callable[..., None]:
+        func = json_option(func)
+        func = click.option("--update-baseline", is_flag=True,
+                            help=f"Write the baseline (only when every {gate} passed).")(func)  # fmt: skip
+        func = click.option("--baseline", metavar="PATH", help=baseline_help)(func)
+        return click.option("--corpus", required=True, metavar="PATH", help=f"The {kind} YAML file.")(func)
+
+    return wrap
+
+
+def _run(ctx: click.Context, run: Callable[..., Any], render: Callable[[Any], str], gate: str, corpus: str,
+         baseline: str | None, update_baseline: bool, as_json: bool) -> None:  # fmt: skip
+    """Run one evaluation, print its report (JSON or text) and exit 0 (passed) or 1."""
+    from git_memzoi.cli.memzoi import start_dir
+
+    if update_baseline and baseline is None:
+        raise click.UsageError("--update-baseline requires --baseline", ctx=ctx)
+    start = start_dir(ctx)
+    result = run(start / Path(corpus), baseline=start / Path(baseline) if baseline else None,
+                 update_baseline=update_baseline)  # fmt: skip
+    click.echo(json.dumps(result.report, indent=2, ensure_ascii=False) if as_json else render(result.report))
+    if update_baseline and not result.baseline_written:
+        prog = ctx.find_root().info_name or "git-memzoi"
+        click.echo(f"{prog}: error: a {gate} failed, so the baseline was not written", err=True)
+    ctx.exit(0 if result.passed else 1)
+
+
 @eval_group.command("recall")
-@click.option("--corpus", required=True, metavar="PATH", help="The memzoi-recall-corpus/v2 YAML file.")
-@click.option("--baseline", metavar="PATH", help="A memzoi-recall-baseline/v1 JSON file to compare with.")
-@click.option("--update-baseline", is_flag=True, help="Write the baseline (only when every threshold passed).")
-@json_option
+@_options("memzoi-recall-corpus/v2", "A memzoi-recall-baseline/v1 JSON file to compare with.", "threshold")
 @click.pass_context
 def recall(ctx: click.Context, corpus: str, baseline: str | None, update_baseline: bool, as_json: bool) -> None:
     """Run every case of a trust corpus against a fresh temporary project and report the metrics.
 
     Example: git memzoi eval recall --corpus evals/recall/corpus.yaml --baseline evals/recall/baseline.json
     """
-    from git_memzoi.cli.memzoi import start_dir
     from git_memzoi.memzoi import eval_recall, eval_report
 
-    if update_baseline and baseline is None:
-        raise click.UsageError("--update-baseline requires --baseline", ctx=ctx)
-    start = start_dir(ctx)
-    result = eval_recall.run(start / Path(corpus), baseline=start / Path(baseline) if baseline else None,
-                             update_baseline=update_baseline)  # fmt: skip
-    if as_json:
-        click.echo(json.dumps(result.report, indent=2, ensure_ascii=False))
-    else:
-        click.echo(eval_report.render_text(result.report))
-    if update_baseline and not result.thresholds_passed:
-        prog = ctx.find_root().info_name or "git-memzoi"
-        click.echo(f"{prog}: error: a threshold failed, so the baseline was not written", err=True)
-    ctx.exit(0 if result.passed else 1)
+    _run(ctx, eval_recall.run, eval_report.render_text, "threshold", corpus, baseline, update_baseline, as_json)
 
 
 @eval_group.command("capture")
-@click.option("--corpus", required=True, metavar="PATH", help="The memzoi-capture-corpus/v1 YAML file.")
-@click.option("--baseline", metavar="PATH", help="A memzoi-capture-baseline/v1 JSON file to match exactly.")
-@click.option("--update-baseline", is_flag=True, help="Write the baseline (only when every gate passed).")
-@json_option
+@_options("memzoi-capture-corpus/v1", "A memzoi-capture-baseline/v1 JSON file to match exactly.", "gate")
 @click.pass_context
 def capture(ctx: click.Context, corpus: str, baseline: str | None, update_baseline: bool, as_json: bool) -> None:
     """Run every capture case in its own temporary project: plan, review, apply, stale checks; report the metrics.
 
     Example: git memzoi eval capture --corpus evals/capture/corpus.yaml --baseline evals/capture/baseline.json
     """
-    from git_memzoi.cli.memzoi import start_dir
     from git_memzoi.memzoi import eval_capture, eval_capture_report
 
-    if update_baseline and baseline is None:
-        raise click.UsageError("--update-baseline requires --baseline", ctx=ctx)
-    start = start_dir(ctx)
-    result = eval_capture.run(start / Path(corpus), baseline=start / Path(baseline) if baseline else None,
-                              update_baseline=update_baseline)  # fmt: skip
-    if as_json:
-        click.echo(json.dumps(result.report, indent=2, ensure_ascii=False))
-    else:
-        click.echo(eval_capture_report.render_text(result.report))
-    if update_baseline and not result.gates_passed:
-        prog = ctx.find_root().info_name or "git-memzoi"
-        click.echo(f"{prog}: error: a gate failed, so the baseline was not written", err=True)
-    ctx.exit(0 if result.passed else 1)
+    _run(ctx, eval_capture.run, eval_capture_report.render_text, "gate", corpus, baseline, update_baseline, as_json)
 
 
 def register(cli: click.Group) -> None:

@@ -128,15 +128,7 @@ def read_directory(root: Path, directory: str, recursive: bool) -> tuple[list[tu
     """
     from git_memzoi.core.gitignore_policy import ENGINE_VERSION, IgnorePolicy
 
-    current = root
-    for part in directory.split("/"):
-        current = current / part
-        try:
-            info = os.lstat(current)
-        except FileNotFoundError:
-            raise CaptureError("the source directory does not exist", "source_not_found") from None
-        if stat.S_ISLNK(info.st_mode):
-            raise CaptureError("capture never follows symbolic links", "unsafe_source_path")
+    _, info = sources.lstat_chain(root, directory)
     if not stat.S_ISDIR(info.st_mode):
         raise CaptureError("the project_directory source is not a directory", "source_not_found")
     policy = IgnorePolicy()

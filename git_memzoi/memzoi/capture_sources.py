@@ -92,18 +92,26 @@ def project_path(source: dict[str, Any], media_type: str = "text/markdown") -> s
     return md.check_source_path(locator["path"], suffixes=None)
 
 
-def read_source(root: Path, rel: str, limit: int = md.MAX_SOURCE_BYTES) -> bytes:
-    """The bytes of the project file ``rel``, refusing symlinks (any component), hard links, non-regular files
-    and files over ``limit`` bytes (codes ``unsafe_source_path``, ``source_not_found``, ``source_too_large``)."""
+def lstat_chain(root: Path, rel: str) -> tuple[Path, os.stat_result]:
+    """(path, lstat) of the project path ``rel`` after checking every component on the way: none may be a
+    symbolic link (``unsafe_source_path``) and all must exist (``source_not_found``). Messages never quote content.
+    """
     current = root
     for part in rel.split("/"):
         current = current / part
         try:
             info = os.lstat(current)
         except FileNotFoundError:
-            raise CaptureError(f"{rel}: no such file", "source_not_found") from None
+            raise CaptureError(f"{rel}: no such file or directory", "source_not_found") from None
         if stat.S_ISLNK(info.st_mode):
             raise CaptureError(f"{rel}: capture never follows symbolic links", "unsafe_source_path")
+    return current, info
+
+
+def read_source(root: Path, rel: str, limit: int = md.MAX_SOURCE_BYTES) -> bytes:
+    """The bytes of the project file ``rel``, refusing symlinks (any component), hard links, non-regular files
+    and files over ``limit`` bytes (codes ``unsafe_source_path``, ``source_not_found``, ``source_too_large``)."""
+    current, info = lstat_chain(root, rel)
     if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:
         raise CaptureError(f"{rel}: the source must be a regular file without hard links", "unsafe_source_path")
     if info.st_size > limit:

@@ -5,26 +5,23 @@ Secrets are built at test time from a seeded RNG; none is committed."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import random
 import shutil
 import string
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.core.yamlio import load_mapping
 from git_memzoi.integrations import agents
-from git_memzoi.memzoi import api, capture, capture_instruction, export
+from git_memzoi.memzoi import capture, capture_instruction, export
 from git_memzoi.memzoi.api import Context
 from git_memzoi.memzoi.capture_markdown import CaptureError
 from tests.conftest import SHARED, Repo
+from tests.integration.memzoi_ctx import tree
 
-NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
 REVIEWED_AT = "2026-07-11T12:00:00Z"
 CORPUS_DIR = SHARED / "conformance" / "memzoi" / "capture-v1"
 CORPUS_CASES = ("explicit-agent-instructions", "generated-agent-projection-is-excluded", "instruction-review-burden")
@@ -34,16 +31,6 @@ EVIDENCE_KEYS = ("source_id", "locator", "source_content_hash", "span", "heading
                  "semantic_location")  # fmt: skip
 
 
-@pytest.fixture
-def ctx(repo: Repo) -> Context:
-    api.init(repo.root)
-    return api.context(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    """Every file but git's and the (empty) lifecycle lock file, which apply creates before it checks."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
 
 
 def request(path: str, source_id: str = "source-1", media_type: str = "text/markdown") -> dict[str, Any]:

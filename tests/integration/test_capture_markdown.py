@@ -4,38 +4,25 @@ from a seeded RNG; none is committed."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import os
 import random
 import string
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from git_memzoi.core.clock import FixedClock
-from git_memzoi.memzoi import api, capture, capture_artifacts
+from git_memzoi.memzoi import capture, capture_artifacts
 from git_memzoi.memzoi.api import Context
 from git_memzoi.memzoi.capture_markdown import CaptureError
 from tests.conftest import Repo
+from tests.integration.memzoi_ctx import tree
 
-NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
 TYPED = ("# Capture evaluation\n\n## Fact: Deterministic capture plans\nIdentical sources produce identical capture "
          "plans.\n\n## Procedure: Review capture candidates\nReview repo candidates before applying proposal files.\n")
 TYPED_HASH = "blake3:dd96c45e68baa7b3e15f89c5cfa17fb6ddcbff7b35445e0471dfba80fbdf856b"
 
 
-@pytest.fixture
-def ctx(repo: Repo) -> Context:
-    api.init(repo.root)
-    return api.context(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    """Every file but git's and the (empty) lifecycle lock file, which apply creates before it checks."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
 
 
 def edit(candidate: dict[str, Any], destination: str = "repo") -> dict[str, Any]:

@@ -4,34 +4,18 @@ echoed), stale plan ids (zero writes), and apply routing (pending packets; priva
 
 from __future__ import annotations
 
-import datetime as dt
 import json
 import random
 import string
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from git_memzoi.core.clock import FixedClock
-from git_memzoi.memzoi import api, importer, importer_apply, proposal_files
+from git_memzoi.memzoi import importer, importer_apply, proposal_files
 from git_memzoi.memzoi.api import Context
 from git_memzoi.memzoi.importer import ImportManifestError
 from tests.conftest import Repo
-
-NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
-
-
-@pytest.fixture
-def ctx(repo: Repo) -> Context:
-    api.init(repo.root)
-    return api.context(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")
-
-
-def tree(root: Path) -> dict[str, bytes]:
-    """Every file but git's and the (empty) lifecycle lock file, which apply creates before it checks."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
+from tests.integration.memzoi_ctx import tree
 
 
 def cand(destination: str = "repo", title: str = "Verify release archives", body: str = "Check the SHA-256.",
