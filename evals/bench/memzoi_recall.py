@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Benchmark recall on the 10,000-record store of ``memzoi_store.py`` (generated there once, cached in out/).
 
-Measures, in-process with a fixed clock: ``search`` (one refresh per call, as one CLI command or one MCP tool
-call pays) and ``context --token-budget 2000``; the query work alone (inside one read session, so the freshness
-walk is paid once); and, as subprocesses of a regular install (``memkeep_status.installed_memkeep()``), a cold
-``git memzoi search``. Beside them it runs ``eval recall`` on ``evals/recall/corpus.yaml`` and prints the eval's
-own p50/p95. Targets (issue 4): search p95 < 10 ms in-process, < 200 ms as a cold CLI call; context < 100 ms
-in-process. Always exits 0 (a report) unless set-up fails.
+Measures, in-process with a fixed clock: ``search`` and ``context --token-budget 2000`` twice, without a
+watcher (one refresh per call walks all 10,000 files, as a one-shot command pays) and with one (server mode:
+the MCP server keeps a file-system watcher, memzoi/index_watch.py, so an unchanged store is not walked); the
+query work alone (inside one read session); and, as subprocesses of a regular install
+(``memkeep_status.installed_memkeep()``), a cold ``git memzoi search``. Beside them it runs ``eval recall`` on
+``evals/recall/corpus.yaml`` and prints the eval's own p50/p95. Targets (issue 4): search p95 < 10 ms in-process
+in server mode, < 200 ms as a cold CLI call; context < 100 ms in-process. Always exits 0 (a report) unless
+set-up fails.
 
 Run: ``make bench`` or ``.venv/bin/python evals/bench/memzoi_recall.py [--runs 30]``.
 """
@@ -31,7 +33,7 @@ import memkeep_status  # noqa: E402  (the installed venv and the hermetic enviro
 import memzoi_store  # noqa: E402  (the generated 10,000-record store)
 
 from git_memzoi.core.clock import FixedClock  # noqa: E402
-from git_memzoi.memzoi import context, index_db, search  # noqa: E402
+from git_memzoi.memzoi import context, index_db, index_watch, search  # noqa: E402
 from git_memzoi.memzoi.api import Context  # noqa: E402
 from git_memzoi.memzoi.layout import Layout  # noqa: E402
 
@@ -72,6 +74,17 @@ def main(argv: list[str] | None = None) -> int:
         context.build(ctx, QUERIES[i % len(QUERIES)], token_budget=2000, log=False)
 
     ms = {"search": _time(one_search, args.runs), "context_2000": _time(one_context, args.runs)}
+    if not index_watch.watch(layout):
+        print("bench: the file-system watcher could not start here; server mode walks like one-shot mode")
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and index_db.refresh(layout):
+        ticket = index_watch.begin(layout)
+        if ticket is None or ticket.fresh:
+            break
+        time.sleep(0.01)  # the folders' racy window (index_watch.RACY_NS) passes once after start
+    ms["search_watched"] = _time(one_search, args.runs)
+    ms["context_2000_watched"] = _time(one_context, args.runs)
+    index_watch.unwatch(layout)
     with index_db.read_session(layout):
         ms["search_query_only"] = _time(one_search, args.runs)
     exe = memkeep_status.installed_memkeep().replace("git-memkeep", "git-memzoi")
@@ -91,18 +104,21 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"\nrecall on {root} (10,000 records), in-process n={args.runs}")
     print(f"  {'measurement':<44}{'p50 ms':>9}{'p95 ms':>9}  target")
-    rows = [("search (one refresh per call)", "search", "p95 < 10 ms"),
+    rows = [("search, one-shot (walks per call)", "search", "info"),
+            ("search, server mode (watcher)", "search_watched", "p95 < 10 ms"),
             ("search, query work only (one read session)", "search_query_only", "info"),
-            ("context --token-budget 2000", "context_2000", "p50 < 100 ms"),
+            ("context --token-budget 2000, one-shot", "context_2000", "p50 < 100 ms"),
+            ("context --token-budget 2000, server mode", "context_2000_watched", "p50 < 100 ms"),
             ("git memzoi search (cold CLI, subprocess)", "search_cli", "p50 < 200 ms")]  # fmt: skip
     for label, key, target in rows:
         print(f"  {label:<44}{statistics.median(ms[key]):>9.1f}{_p(ms[key], 0.95):>9.1f}  {target}")
     print(f"  {'eval recall (own corpus): eval p50/p95':<44}{eval_latency.get('p50', 'n/a')!s:>9}"
           f"{eval_latency.get('p95', 'n/a')!s:>9}  info")  # fmt: skip
     verdicts = [
-        ("search p95 in-process", _p(ms["search"], 0.95), TARGETS["search_p95_ms"]),
+        ("search p95 in-process, server mode", _p(ms["search_watched"], 0.95), TARGETS["search_p95_ms"]),
         ("search cold CLI p50", statistics.median(ms["search_cli"]), TARGETS["search_cli_ms"]),
-        ("context p50 in-process", statistics.median(ms["context_2000"]), TARGETS["context_ms"]),
+        ("context p50 in-process, one-shot", statistics.median(ms["context_2000"]), TARGETS["context_ms"]),
+        ("context p50 in-process, server mode", statistics.median(ms["context_2000_watched"]), TARGETS["context_ms"]),
     ]
     print()
     for name, value, limit in verdicts:

@@ -50,16 +50,28 @@ def _fsync_dir(directory: Path) -> None:
 # Locks this process holds: (lock path, thread id) -> (file descriptor, depth). Re-entry only ever happens
 # in the holding thread; another thread opens its own descriptor and waits on flock like another process.
 _HELD: dict[tuple[str, int], list[int]] = {}
+_RELEASED: dict[str, int] = {}
+
+
+def releases(lock_path: Path) -> int:
+    """How often this process released the outermost hold of ``lock_path`` (holds with ``counted=False`` aside).
+
+    Writers of memory files hold the lifecycle lock, so an unchanged count means this process wrote nothing
+    there since the last reading: a synchronous check for :mod:`git_memzoi.memzoi.index_watch`.
+    """
+    return _RELEASED.get(str(lock_path), 0)
 
 
 @contextlib.contextmanager
-def lifecycle_lock(lock_path: Path, timeout_s: float = 30.0) -> Iterator[None]:
+def lifecycle_lock(lock_path: Path, timeout_s: float = 30.0, *, counted: bool = True) -> Iterator[None]:
     """Hold the exclusive lifecycle lock at ``lock_path`` for the block (DESIGN.md principle 3).
 
     An advisory ``flock`` on the lock file, re-entrant within one thread (``propose --apply`` applies while it
     holds the lock). Other processes and threads wait at most ``timeout_s`` seconds, then get
     :class:`ToolError` (``lock_timeout``). The ``filelock`` library did the same but cost 16 to 30 ms of imports
-    on every write command (evals/bench/memzoi_store.py), a tenth of the 150 ms write budget.
+    on every write command (evals/bench/memzoi_store.py), a tenth of the 150 ms write budget. Releasing the
+    outermost hold counts for :func:`releases` unless ``counted`` is false (the index refresh, which writes
+    only the derived index, passes that).
     """
     import fcntl
     import threading
@@ -91,5 +103,7 @@ def lifecycle_lock(lock_path: Path, timeout_s: float = 30.0) -> Iterator[None]:
         yield
     finally:
         del _HELD[key]
+        if counted:
+            _RELEASED[key[0]] = _RELEASED.get(key[0], 0) + 1
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)

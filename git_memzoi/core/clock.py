@@ -58,3 +58,11 @@ class FixedClock:
         if self.instant is not None:
             return self.instant
         return dt.datetime(self.day.year, self.day.month, self.day.day, tzinfo=dt.timezone.utc)
+
+
+def file_time_ns() -> int:
+    """The real wall clock in nanoseconds, for comparing with file timestamps (mtimes follow the real clock,
+    never a pinned or fixed one): the racy-timestamp checks of :mod:`git_memzoi.memzoi.index_watch`."""
+    import time
+
+    return time.time_ns()

@@ -1,21 +1,26 @@
 """``git memkeep status`` for CI: GitHub workflow annotations and SARIF 2.1.0 (research/landscape.md §3e).
 
 Pure: a :class:`~git_memzoi.memkeep.api.StatusResult` in, text or a JSON-ready mapping out. Annotations are
-sorted errors first (GitHub keeps only 10 per type per step); SARIF results carry stable
-``partialFingerprints`` (entry id + reason) so code scanning tracks one verdict across runs.
+sorted errors first, one warning per suspect entry (its verdicts joined), at most :data:`ANNOTATION_LIMIT` of each
+level: GitHub shows 10 warning (and 10 error) annotations per step and drops the rest silently, so one
+``::notice::`` line counts what was left out and points at ``git memkeep status``. Messages and properties are
+escaped as the workflow-command rules ask (``%``, CR, LF; ``:`` and ``,`` in properties). SARIF results carry
+stable ``partialFingerprints`` (entry id + reason) so code scanning tracks one verdict across runs.
 """
 
 from __future__ import annotations
 
 import hashlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_memzoi import __version__
 
 if TYPE_CHECKING:
     from git_memzoi.memkeep.api import StatusResult
+    from git_memzoi.memkeep.staleness import Verdict
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+ANNOTATION_LIMIT = 10  # GitHub keeps this many annotations of one level per step
 _LEVELS = {"error": 0, "warning": 1, "notice": 2}
 
 
@@ -41,23 +46,86 @@ def escape_property(text: str) -> str:
     return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
-def github(result: StatusResult) -> str:
-    """One ``::warning file=…,line=…,title=…::message`` line per finding (``::error`` for unreadable files)."""
-    lines = []
-    for level, path, line, rule, message in _items(result):
-        where = f"file={escape_property(path)},line={line}," if path else ""
-        lines.append(f"::{level} {where}title={escape_property('memkeep ' + rule)}::{escape_data(message)}")
+class _Annotation(NamedTuple):
+    level: str
+    path: str
+    line: int
+    rule: str
+    message: str
+    verdicts: int = 0  # the suspect verdicts this annotation carries
+
+
+def _annotations(result: StatusResult) -> list[_Annotation]:
+    """Errors (unreadable files), one warning per suspect entry by path, the stale ids, the unchecked fields.
+
+    An entry's verdicts share one annotation (titles joined by `` + ``, messages one per line): ten annotations
+    point at ten entries, and the stale ids, which have no file to point at, come after them.
+    """
+    items = [_Annotation(*item) for item in _items(result)]
+    by_entry: dict[tuple[str, str], list[Verdict]] = {}
+    for verdict in sorted(result.report.verdicts, key=lambda v: (v.path, v.id, v.reason)):
+        by_entry.setdefault((verdict.path, verdict.id), []).append(verdict)
+    suspect = [_Annotation("warning", path, 1, " + ".join(v.reason for v in group),
+                           "\n".join(f"{v.id} is suspect ({v.reason}): {v.message}" for v in group), len(group))
+               for (path, _id), group in by_entry.items()]  # fmt: skip
+    stale = [a for a in items if a.level == "warning" and a.rule == "stale"]
+    return [a for a in items if a.level == "error"] + suspect + stale + [a for a in items if a.level == "notice"]
+
+
+def _more(count: int, one: str, many: str) -> str:
+    return f"{count} more {one if count == 1 else many}"
+
+
+def github(result: StatusResult, limit: int = ANNOTATION_LIMIT) -> str:
+    """Workflow annotations for ``result``, at most ``limit`` per level, then the one-line summary.
+
+    ``::error`` per unreadable file, ``::warning file=…,line=…,title=…::`` per suspect entry (then per stale id),
+    ``::notice`` per unchecked field. What exceeds ``limit`` is counted in one ``::notice::`` line (it takes one
+    of the notice slots) that names ``git memkeep status``. The exit code stays the caller's (``status``'s).
+    """
+    annotations = _annotations(result)
+    errors, warnings, notices = ([a for a in annotations if a[0] == level] for level in _LEVELS)
+    capped = len(errors) > limit or len(warnings) > limit or len(notices) > limit
+    notice_slots = limit - 1 if capped else limit
+    lines = [_annotation(a) for a in errors[:limit] + warnings[:limit]]
+    if capped:
+        lines.append(_overflow(errors[limit:], warnings[limit:], notices[notice_slots:], limit))
+    lines += [_annotation(a) for a in notices[:notice_slots]]
     report = result.report
     lines.append(f"memkeep: {report.entries} entries, {len(report.suspect_ids)} suspect, {len(report.stale)} stale, "
                  f"{len(result.unreadable)} unreadable")  # fmt: skip
     return "\n".join(lines)
 
 
+def _annotation(a: _Annotation) -> str:
+    where = f"file={escape_property(a.path)},line={a.line}," if a.path else ""
+    return f"::{a.level} {where}title={escape_property('memkeep ' + a.rule)}::{escape_data(a.message)}"
+
+
+def _overflow(errors: list[_Annotation], warnings: list[_Annotation], notices: list[_Annotation], limit: int) -> str:
+    """The ``::notice::`` line counting the annotations left out, by kind."""
+    suspect = [a for a in warnings if a.verdicts]
+    parts = []
+    if suspect:
+        verdicts = sum(a.verdicts for a in suspect)
+        entries = f"{len(suspect)} {'entry' if len(suspect) == 1 else 'entries'}"
+        parts.append(_more(verdicts, "suspect verdict", "suspect verdicts") + f" ({entries})")
+    for left, one, many in ((len(warnings) - len(suspect), "stale entry", "stale entries"),
+                            (len(errors), "unreadable file", "unreadable files"),
+                            (len(notices), "unchecked field", "unchecked fields")):  # fmt: skip
+        if left:
+            parts.append(_more(left, one, many))
+    message = (f"memkeep: {', '.join(parts)} not annotated (GitHub shows at most {limit} annotations of a level "
+               "per step); run `git memkeep status` to see them all")  # fmt: skip
+    return f"::notice::{escape_data(message)}"
+
+
 def summary_markdown(result: StatusResult) -> str:
-    """A Markdown table of every finding for ``$GITHUB_STEP_SUMMARY`` (annotations beyond the cap are dropped)."""
+    """A Markdown table of every finding for ``$GITHUB_STEP_SUMMARY``, those beyond the annotation cap too."""
     rows = ["| level | file | rule | message |", "|---|---|---|---|"]
     for level, path, _line, rule, message in _items(result):
-        rows.append(f"| {level} | {path} | {rule} | {message.replace('|', '/')} |")
+        cell = message.replace("|", "/").replace("\r", " ").replace("\n", " ")
+        rows.append(f"| {level} | {path} | {rule} | {cell} |")
     return "\n".join(["## memkeep status", "", *rows, ""])
 
 

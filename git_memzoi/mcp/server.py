@@ -64,10 +64,15 @@ def _pick(name: str, first: str | None, second: str | None, second_name: str) ->
 
 
 class _Server:
-    """The tool bodies, bound to one project root; each call opens a fresh :class:`Context`."""
+    """The tool bodies, bound to one project root; each call opens a fresh :class:`Context`.
 
-    def __init__(self, root: Path) -> None:
+    With ``watch`` (the served process), the first call starts a file-system watcher on the repository's record
+    folders, so later calls skip the index's freshness walk while nothing changed (memzoi/index_watch.py).
+    """
+
+    def __init__(self, root: Path, watch: bool = False) -> None:
         self.root = root
+        self.watch = watch
 
     def _clock(self) -> Any:
         from git_memzoi.core.clock import SystemClock
@@ -77,7 +82,12 @@ class _Server:
     def _context(self, actor: str | None = None) -> Any:
         from git_memzoi.memzoi import api
 
-        return api.context(self.root, clock=self._clock(), actor=actor)
+        ctx = api.context(self.root, clock=self._clock(), actor=actor)
+        if self.watch:
+            from git_memzoi.memzoi import index_watch
+
+            index_watch.watch(ctx.layout)  # idempotent; False (walk on every call) when it cannot start
+        return ctx
 
     def run(self, body: Callable[[], dict[str, Any]]) -> CallToolResult:
         """Call ``body``; its expected failures become structured tool errors, never a crash."""
@@ -263,9 +273,10 @@ def _strict(tool: Tool) -> Tool:
     return tool
 
 
-def build_server(project_root: Path) -> MCPServer:
-    """The MCP server for the repository at ``project_root`` (checked on each call, not here)."""
-    impl = _Server(project_root)
+def build_server(project_root: Path, *, watch: bool = False) -> MCPServer:
+    """The MCP server for the repository at ``project_root`` (checked on each call, not here); ``watch``: keep a
+    file-system watcher so recall skips the freshness walk while nothing changed (:func:`serve` sets it)."""
+    impl = _Server(project_root, watch)
     tools = [_strict(Tool.from_function(getattr(impl, name), name=name, structured_output=False))
              for name in TOOL_NAMES]  # fmt: skip
     return MCPServer("memzoi", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
@@ -278,4 +289,4 @@ def serve(project_root: Path) -> None:
     child process (git) or a stray ``print`` cannot reach the wire; Python warnings go to the log (stderr).
     """
     logging.captureWarnings(True)
-    build_server(project_root).run("stdio")
+    build_server(project_root, watch=True).run("stdio")

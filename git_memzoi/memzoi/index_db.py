@@ -6,6 +6,9 @@ canonical records (``.memzoi/records/``: plane ``git``, destination ``repo``) an
 rebuilds it in a temporary file and renames it into place. A foreign ``PRAGMA user_version`` or a corrupt file
 is rebuilt the same way, never migrated. :func:`refresh` re-reads only files whose (size, mtime_ns, inode)
 changed. The FTS5 table holds exactly ``title`` and ``body`` (memzoi-spec.md §4), so bm25 matches upstream.
+Reads go through one kept connection per thread and file (:func:`_reader`); a search filters and sorts the best
+bm25 matches first and runs the full query only when that could change the answer (:func:`_top_is_exact`).
+How a record file becomes a row lives in :mod:`~git_memzoi.memzoi.index_rows`.
 """
 
 from __future__ import annotations
@@ -17,25 +20,26 @@ import json
 import os
 import re
 import sqlite3
+import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from stat import S_ISDIR, S_ISREG
 from typing import Any
 
-from git_memzoi.core import frontmatter
 from git_memzoi.core.atomic import lifecycle_lock
-from git_memzoi.core.hashing import content_hash
-from git_memzoi.errors import InputError, ToolError
-from git_memzoi.memzoi import okf, okf_subset
+from git_memzoi.errors import ToolError
+from git_memzoi.memzoi import okf
+from git_memzoi.memzoi.index_rows import COLUMNS, RUNTIME_DESTINATIONS, SOURCES, Signature, Source, micros
+from git_memzoi.memzoi.index_rows import parse_record, read_file, record_json, record_row  # re-exported
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.record_store import MAX_RECORD_BYTES, Problem
-from git_memzoi.memzoi.retention import decide
+from git_memzoi.memzoi.record_store import Problem
+
+__all__ = ["RUNTIME_DESTINATIONS", "SOURCES", "Source", "parse_record", "read_file", "record_json", "record_row"]
 
 SCHEMA_VERSION = 1
-RUNTIME_DESTINATIONS = ("local", "session")
 _IGNORED = ("index.md", "log.md")
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
 _SCHEMA = """
 CREATE TABLE files (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
@@ -57,26 +61,8 @@ CREATE INDEX records_by_id ON records(id);
 CREATE INDEX records_by_destination ON records(destination, status);
 CREATE VIRTUAL TABLE records_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
 """
-_COLUMNS = ("path", "id", "plane", "destination", "type", "lane", "title", "body", "description", "scope_kind",
-            "scope_id", "visibility", "content_class", "status", "confidence", "applies_to", "tags", "source_kind",
-            "source_ref", "proposal_id", "supersedes_id", "created_at", "updated_at", "updated_us", "retention",
-            "retention_boundary_us", "retention_reason", "origin", "lineage", "capture", "memkeep",
-            "content_hash")  # fmt: skip
-_INSERT = f"INSERT INTO records ({', '.join(_COLUMNS)}) VALUES ({', '.join('?' * len(_COLUMNS))})"
+_INSERT = f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 _CURRENT = "r.status = 'active' AND (r.retention_boundary_us IS NULL OR r.retention_boundary_us > ?)"
-
-
-@dataclass(frozen=True)
-class Source:
-    """One folder of record files: its plane, destination and repository-relative POSIX prefix (with ``/``)."""
-
-    plane: str
-    destination: str
-    prefix: str
-
-
-SOURCES = (Source("git", "repo", ".memzoi/records/"),
-           *(Source("runtime", d, f".memzoi/local/runtime/{d}/") for d in RUNTIME_DESTINATIONS))  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -126,7 +112,6 @@ def runtime_dir(layout: Layout, destination: str) -> Path:
     return layout.local / "runtime" / destination
 
 
-
 # ------------------------------------------------------------------------------------------------ refresh
 
 
@@ -135,26 +120,35 @@ def refresh(layout: Layout) -> RefreshResult:
 
     One directory walk stats every record file; when the walk equals the stored snapshot of the last one,
     nothing else happens (no lock, no write). Otherwise only files whose (size, mtime_ns, inode) changed are
-    read, and rows of deleted files are removed, under the lifecycle lock.
+    read, and rows of deleted files are removed, under the lifecycle lock. In a process that keeps a watcher
+    (:mod:`~git_memzoi.memzoi.index_watch`), the walk is skipped while the watcher saw no change since the last.
 
     Raises:
         ToolError: the index stays locked by another process (``index_busy``) or cannot be written.
     """
+    watcher = sys.modules.get(f"{__package__}.index_watch")  # imported only where a process watches: lazy
+    ticket = None if watcher is None else watcher.begin(layout)
+    if ticket is not None and ticket.fresh and (reader := _reader(layout)) is not None:
+        with contextlib.suppress(sqlite3.DatabaseError):  # unreadable: the full path below decides
+            return RefreshResult(ticket.scanned, (), (), _problems(reader), False)
+        _drop_reader(index_path(layout))
     conn = _open(layout)
     if conn is not None:
         try:
             scan = _Scan.of(layout)
             stored = conn.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
-            if stored is not None and stored[0] == scan.snapshot():
-                return RefreshResult(len(scan.rels), (), (), _problems(conn), False)
-            with lifecycle_lock(layout.lock):  # a file changed after the walk differs from its row: next time
-                read, removed = _apply(conn, layout, scan, index_path(layout))
-            return RefreshResult(len(scan.rels), read, removed, _problems(conn), False)
+            changes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+            if stored is None or stored[0] != scan.snapshot():
+                with lifecycle_lock(layout.lock, counted=False):  # a file changed after the walk: next time
+                    changes = _apply(conn, layout, scan, index_path(layout))
+            if watcher is not None:
+                watcher.settle(layout, ticket, len(scan.rels), scan.dirs)
+            return RefreshResult(len(scan.rels), *changes, _problems(conn), False)
         except sqlite3.DatabaseError as exc:
             _raise_if_busy(exc)
         finally:
             conn.close()
-    with lifecycle_lock(layout.lock):
+    with lifecycle_lock(layout.lock, counted=False):
         result = _rebuild(layout)
     return RefreshResult(sum(result.records.values()) + len(result.unreadable), (), (), result.unreadable, True)
 
@@ -165,7 +159,7 @@ def rebuild(layout: Layout) -> RebuildResult:
     The old index is never read, so a corrupt one cannot block the rebuild, and runtime memory (files) is
     never touched.
     """
-    with lifecycle_lock(layout.lock):
+    with lifecycle_lock(layout.lock, counted=False):
         return _rebuild(layout)
 
 
@@ -193,6 +187,7 @@ def _rebuild(layout: Layout) -> RebuildResult:
             conn.close()
         with open(tmp, "rb") as handle:
             os.fsync(handle.fileno())
+        _drop_reader(target)
         os.replace(tmp, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
@@ -229,24 +224,23 @@ def _raise_if_busy(exc: sqlite3.DatabaseError) -> None:
         raise ToolError("the memory index is busy in another process; try again", "index_busy") from exc
 
 
-_Signature = tuple[int, int, int]
-
-
 @dataclass(frozen=True)
 class _Scan:
-    """One walk of every source: repository-relative paths and, flat, (size, mtime_ns, inode) per path."""
+    """One walk of every source: repository-relative paths and, flat, (size, mtime_ns, inode) per path; and the
+    subfolders walked as (absolute path, mtime_ns, inode), each stat taken before it was listed."""
 
     rels: list[str]
     ints: list[int]
+    dirs: list[tuple[str, int, int]]
 
     @classmethod
     def of(cls, layout: Layout) -> _Scan:
-        scan = cls([], [])
+        scan = cls([], [], [])
         for source in SOURCES:
-            _walk(f"{layout.root}/{source.prefix}", source.prefix, scan.rels, scan.ints)
+            _walk(f"{layout.root}/{source.prefix}", source.prefix, scan.rels, scan.ints, scan.dirs)
         return scan
 
-    def signature(self, n: int) -> _Signature:
+    def signature(self, n: int) -> Signature:
         return self.ints[3 * n], self.ints[3 * n + 1], self.ints[3 * n + 2]
 
     def snapshot(self) -> bytes | None:
@@ -259,7 +253,7 @@ class _Scan:
             return None
 
 
-def _walk(directory: str, prefix: str, rels: list[str], ints: list[int]) -> None:
+def _walk(directory: str, prefix: str, rels: list[str], ints: list[int], dirs: list[tuple[str, int, int]]) -> None:
     """Add the record files below ``directory``: hidden names and symlinks skipped, only ``*.md``, no
     index.md/log.md. One stat per entry, through the directory's descriptor (the refresh's main cost)."""
     try:
@@ -279,7 +273,8 @@ def _walk(directory: str, prefix: str, rels: list[str], ints: list[int]) -> None
                     rels.append(prefix + name)
                     ints += (st.st_size, st.st_mtime_ns, st.st_ino)
             elif S_ISDIR(st.st_mode):
-                _walk(f"{directory}/{name}", f"{prefix}{name}/", rels, ints)
+                dirs.append((f"{directory}/{name}", st.st_mtime_ns, st.st_ino))
+                _walk(f"{directory}/{name}", f"{prefix}{name}/", rels, ints, dirs)
     finally:
         os.close(fd)
 
@@ -289,7 +284,7 @@ def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> t
     conn.execute("BEGIN IMMEDIATE")
     try:
         rows = conn.execute("SELECT path, size, mtime_ns, ino FROM files")
-        known: dict[str, _Signature] = {path: (size, mtime, ino) for path, size, mtime, ino in rows}
+        known: dict[str, Signature] = {path: (size, mtime, ino) for path, size, mtime, ino in rows}
         changed = [(rel, sig) for n, rel in enumerate(scan.rels) if known.pop(rel, None) != (sig := scan.signature(n))]
         removed = sorted(known)
         consistent, mtimes = True, []
@@ -348,85 +343,8 @@ def _problems(conn: sqlite3.Connection) -> tuple[Problem, ...]:
 
 def _count_pending(layout: Layout) -> int:
     rels: list[str] = []
-    _walk(str(layout.pending), "", rels, [])
+    _walk(str(layout.pending), "", rels, [], [])
     return len(rels)
-
-
-# ------------------------------------------------------------------------------------------------ reading
-
-
-def read_file(source: Source, rel: str, absolute: str) -> tuple[_Signature, tuple[Any, ...] | Problem]:
-    """Read one record file: its signature (from the open file) and its row values, or why it is unreadable."""
-    try:
-        fd = os.open(absolute, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as exc:
-        return (0, 0, 0), Problem(rel, f"cannot read: {exc.strerror}", "unreadable")
-    with os.fdopen(fd, "rb") as handle:
-        st = os.fstat(handle.fileno())
-        signature = (st.st_size, st.st_mtime_ns, st.st_ino)
-        if st.st_size > MAX_RECORD_BYTES:
-            return signature, Problem(rel, f"{rel}: file: larger than {MAX_RECORD_BYTES} bytes", "invalid_record")
-        data = handle.read()
-    concept_id = rel[len(source.prefix) : -len(".md")]
-    try:
-        record = parse_record(concept_id, rel, data)
-        if source.plane == "git" and record.content_class == "unknown":
-            raise InputError(f"{rel}: content_class: canonical records need an explicit classification",
-                             "unclassified_record")  # fmt: skip
-        decision = decide(record, _EPOCH)
-    except InputError as exc:
-        return signature, Problem(rel, exc.message, exc.code)
-    except (ValueError, TypeError, KeyError) as exc:  # a value the validators did not foresee: never a crash
-        return signature, Problem(rel, f"{rel}: unreadable record ({type(exc).__name__})", "invalid_record")
-    return signature, _row(source, rel, record, decision.effective_boundary, decision.reason)
-
-
-def parse_record(concept_id: str, rel: str, data: bytes) -> okf.Record:
-    """Parse and validate one record file; its ``id`` must equal the concept id of its path (spec §13.2).
-
-    Raises:
-        RecordError, FrontmatterError: the file is not a valid record.
-    """
-    parts = frontmatter.split(data)
-    if not parts.has_frontmatter:
-        raise okf.RecordError(rel, "frontmatter", "a record starts with a --- frontmatter block")
-    fields = okf_subset.load(parts.yaml_text)
-    if fields is None:
-        fields = frontmatter.parse(data).fields
-    record = okf.record_from_fields(concept_id, rel, fields, parts.body)
-    if record.id != concept_id:
-        raise okf.RecordError(rel, "id", f"must equal the file's concept id {concept_id!r}")
-    return record
-
-
-def _row(source: Source, rel: str, r: okf.Record, boundary: str | None, reason: str) -> tuple[Any, ...]:
-    return (
-        rel, r.id, source.plane, source.destination, r.type, r.lane, r.title, r.body, r.description, r.scope,
-        r.scope_id, r.visibility, r.content_class, r.status, r.confidence, _json(list(r.applies_to)),
-        _json(list(r.tags)), r.source, r.source_ref, r.proposal_id, r.supersedes, r.timestamp, r.updated_at,
-        _micros(r.updated_at), _json(r.retention), None if boundary is None else _micros(boundary), reason,
-        _json(r.origin), _json(r.lineage), _json(r.capture), _json(r.memkeep),
-        content_hash(r.body.strip().encode("utf-8")).removeprefix("blake3:"),
-    )  # fmt: skip
-
-
-def record_row(destination: str, rel: str, record: okf.Record) -> dict[str, Any]:
-    """The index row ``record`` would have (for :func:`record_json` before the index has seen the file)."""
-    source = next(s for s in SOURCES if s.destination == destination)
-    decision = decide(record, _EPOCH)
-    return dict(zip(_COLUMNS, _row(source, rel, record, decision.effective_boundary, decision.reason)))
-
-
-def _json(value: Any) -> str | None:
-    if value is None:
-        return None
-    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def _micros(timestamp: str) -> int:
-    parsed = okf.parse_timestamp(timestamp)
-    assert parsed is not None  # validated by record_from_fields
-    return (parsed - _EPOCH) // dt.timedelta(microseconds=1)
 
 
 # ------------------------------------------------------------------------------------------------ queries
@@ -486,10 +404,14 @@ def search_rows(
     one of the record's ``applies_to``) apply inside the candidate set, before ``limit`` (memzoi-spec.md §4).
     Rows come best first: bm25 rank, ``updated_at`` newest first, id. Each row is a dict of the records columns
     plus ``rank`` (bm25; lower is better). Refreshes the index first (once per :func:`read_session`).
+
+    Fast path, exact: the filters and the sort run on the best :func:`_top_size` matches by bm25 alone, and that
+    answer is kept only when it cannot differ from the full query's (see :func:`_top_is_exact`); else the full
+    query runs. Raises ``ToolError`` (``index_unavailable``, ``index_corrupt``, ``index_busy``).
     """
     _ensure_fresh(layout)
     where = [f"r.destination IN ({', '.join('?' * len(destinations))})", _CURRENT]
-    params: list[Any] = [query, *destinations, _micros(okf.format_timestamp(now))]
+    params: list[Any] = [*destinations, micros(okf.format_timestamp(now))]
     for key, value in (filters or {}).items():
         if key not in FILTERS:
             raise ValueError(f"unknown search filter {key!r}")
@@ -504,18 +426,55 @@ def search_rows(
         )
         where.append("memzoi_path_match(r.applies_to, ?)")
         params.append(path)
+    if 0 < limit <= MAX_FAST_LIMIT:
+        top = _top_size(limit)
+        sql = (
+            "WITH top(rowid, rank) AS MATERIALIZED (SELECT rowid, bm25(records_fts) FROM records_fts"
+            " WHERE records_fts MATCH ? ORDER BY 2 LIMIT ?) SELECT r.*, top.rank AS rank,"
+            " (SELECT count(*) FROM top) AS memzoi_top_count, (SELECT max(rank) FROM top) AS memzoi_top_edge"
+            f" FROM top JOIN records r ON r.rowid = top.rowid WHERE {' AND '.join(where)}"
+            " ORDER BY top.rank, r.updated_us DESC, r.id LIMIT ?"
+        )
+        rows = _query(layout, sql, (query, top, *params, limit), functions)
+        if _top_is_exact(rows, limit, top):
+            return rows
     sql = (
         "SELECT r.*, bm25(records_fts) AS rank FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
         f"WHERE records_fts MATCH ? AND {' AND '.join(where)} ORDER BY rank, r.updated_us DESC, r.id LIMIT ?"
     )
-    return _query(layout, sql, (*params, limit), functions)
+    return _query(layout, sql, (query, *params, limit), functions)
+
+
+MAX_FAST_LIMIT = 200
+
+
+def _top_size(limit: int) -> int:
+    """How many best bm25 matches the fast path takes for ``limit`` rows: room for filtered-out rows."""
+    return 2 * limit + 100
+
+
+def _top_is_exact(rows: list[dict[str, Any]], limit: int, top: int) -> bool:
+    """Whether the fast path's ``rows`` (the filtered, sorted best ``top`` matches; popped of their two extra
+    columns here) equal the full query's.
+
+    They do when the ``top`` matches were all matches (fewer came back), or when ``limit`` rows came back and
+    the last ranks strictly better than the worst of the ``top``: every match ranking better than that worst
+    one is in the ``top`` (ties at the cut are not), so every row the full query could put before the last
+    one is there, with the same rank, ``updated_us`` and id to sort by. No rows at all: unknown, not exact.
+    """
+    if not rows:
+        return False
+    count, edge = rows[0]["memzoi_top_count"], rows[0]["memzoi_top_edge"]
+    for row in rows:
+        del row["memzoi_top_count"], row["memzoi_top_edge"]
+    return count < top or (len(rows) == limit and rows[-1]["rank"] < edge)
 
 
 def list_rows(layout: Layout, destination: str, *, now: dt.datetime) -> list[dict[str, Any]]:
     """Current-assertion records of one destination, newest first (``updated_at`` DESC, id). Refreshes first."""
     _ensure_fresh(layout)
     sql = f"SELECT r.* FROM records r WHERE r.destination = ? AND {_CURRENT} ORDER BY r.updated_us DESC, r.id"
-    return _query(layout, sql, (destination, _micros(okf.format_timestamp(now))))
+    return _query(layout, sql, (destination, micros(okf.format_timestamp(now))))
 
 
 def path_rows(layout: Layout, destination: str, path: str, path_match: Callable[[str, str], bool], *,
@@ -526,7 +485,7 @@ def path_rows(layout: Layout, destination: str, path: str, path_match: Callable[
     DESC, id), at most ``limit`` (-1: all). Refreshes first."""
     _ensure_fresh(layout)
     where = ["r.destination = ?", _CURRENT, "r.applies_to != '[]'", "memzoi_path_match(r.applies_to, ?)"]
-    params: list[Any] = [destination, _micros(okf.format_timestamp(now)), path]
+    params: list[Any] = [destination, micros(okf.format_timestamp(now)), path]
     if types:
         where.append(f"r.type IN ({', '.join('?' * len(types))})")
         params += types
@@ -541,37 +500,56 @@ def path_rows(layout: Layout, destination: str, path: str, path_match: Callable[
 def _query(
     layout: Layout, sql: str, params: Sequence[Any], functions: Mapping[str, Callable[..., Any]] | None = None
 ) -> list[dict[str, Any]]:
-    conn = _open(layout)
+    conn = _reader(layout)
     if conn is None:
         raise ToolError("the memory index could not be opened; run `git memzoi rebuild`", "index_unavailable")
     try:
         for name, function in (functions or {}).items():
             conn.create_function(name, 2, function, deterministic=True)
-        conn.row_factory = sqlite3.Row
         return [dict(row) for row in conn.execute(sql, params)]
     except sqlite3.DatabaseError as exc:
+        _drop_reader(index_path(layout))
         _raise_if_busy(exc)
         raise ToolError(f"the memory index is unreadable ({exc}); run `git memzoi rebuild`", "index_corrupt") from exc
-    finally:
-        conn.close()
 
 
-def record_json(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The record JSON of memzoi-spec.md §4 (``memory_type``, ``scope_kind`` ...) from an index row."""
-    out: dict[str, Any] = {
-        "id": row["id"], "memory_type": row["type"], "lane": row["lane"], "destination": row["destination"],
-        "scope_kind": row["scope_kind"], "scope_id": row["scope_id"], "visibility": row["visibility"],
-        "title": row["title"], "body": row["body"], "status": row["status"], "confidence": row["confidence"],
-        "source_kind": row["source_kind"], "source_ref": row["source_ref"], "proposal_id": row["proposal_id"],
-    }  # fmt: skip
-    if row["capture"] is not None:
-        out["capture"] = json.loads(row["capture"])
-    out.update({
-        "content_hash": row["content_hash"], "created_at": row["created_at"], "updated_at": row["updated_at"],
-        "supersedes_id": row["supersedes_id"], "retention": json.loads(row["retention"]),
-        "origin": json.loads(row["origin"]), "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
-    })  # fmt: skip
-    return out
+_READERS = threading.local()  # per thread: {index path: ((pid, device, inode, mtime_ns), connection)}
+_KEEP_READERS = 4
+
+
+def _reader(layout: Layout) -> sqlite3.Connection | None:
+    """This thread's read connection to the index (rows as ``sqlite3.Row``, memory-mapped), kept open between
+    reads; ``None`` without a usable index. Re-opened when the file's (device, inode, mtime) changed (a rebuild
+    renames a new file into place) or in a forked child; at most four index files per thread stay open."""
+    path = index_path(layout)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    held: dict[str, tuple[tuple[int, ...], sqlite3.Connection]] = _READERS.__dict__.setdefault("held", {})
+    key, stamp = str(path), (os.getpid(), st.st_dev, st.st_ino, st.st_mtime_ns)
+    kept = held.pop(key, None)
+    if kept is not None and kept[0] == stamp:
+        held[key] = kept  # the most recently used last
+        return kept[1]
+    if kept is not None:
+        kept[1].close()
+    conn = _open(layout)
+    if conn is None:
+        return None
+    conn.execute("PRAGMA mmap_size = 268435456").fetchall()
+    conn.row_factory = sqlite3.Row
+    held[key] = (stamp, conn)
+    while len(held) > _KEEP_READERS:
+        held.pop(next(iter(held)))[1].close()
+    return conn
+
+
+def _drop_reader(path: Path) -> None:
+    """Close this thread's kept connection to ``path`` (before a rebuild replaces it, or after an error)."""
+    kept = _READERS.__dict__.get("held", {}).pop(str(path), None)
+    if kept is not None:
+        kept[1].close()
 
 
 def drift(layout: Layout) -> str:

@@ -230,5 +230,5 @@ def log_event(ctx: Context, event_type: str, payload: Mapping[str, Any]) -> None
     from git_memzoi.core.atomic import lifecycle_lock
     from git_memzoi.memzoi import events
 
-    with lifecycle_lock(ctx.layout.lock):
+    with lifecycle_lock(ctx.layout.lock, counted=False):  # the event log is no record: the index stays fresh
         events.append(ctx.layout, event_type, ctx.actor, ctx.clock.now(), payload)

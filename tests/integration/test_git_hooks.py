@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import random
+import re
 import shutil
 import string
 import subprocess
 import sys
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -297,23 +300,84 @@ def test_repository_without_memzoi_gets_no_index(repo: Repo) -> None:
     assert proc.returncode == 0 and out(proc) == "" and not (repo.root / ".memzoi").exists()
 
 
-@pytest.mark.skipif(shutil.which("pre-commit") is None and not (BIN / "pre-commit").exists(),
-                    reason="the pre-commit framework is not installed (pip install pre-commit to run this test)")
+def offline_pre_commit_env(home: Path) -> dict[str, str]:
+    """An environment in which ``pre-commit`` builds a ``language: python`` hook without the network.
+
+    pre-commit makes a virtualenv (seeded from virtualenv's bundled wheels) and runs ``pip install .`` in it.
+    pip reads no config file, no index (a dead ``PIP_INDEX_URL`` and dead proxies show nothing is fetched) and
+    no dependencies, and builds without isolation (pip reads ``PIP_NO_BUILD_ISOLATION=0`` as "isolation off"): the
+    build backend (setuptools, a [test] extra) and the runtime dependencies come from this interpreter's
+    site-packages on PYTHONPATH. This interpreter's bin leaves PATH, so the hooks run the console scripts
+    installed in the hook environment, never the development copy.
+    """
+    dropped = {"PYTHONPATH", "PYTHONHOME", "VIRTUAL_ENV", "PRE_COMMIT_HOME", "NO_PROXY", "no_proxy"}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PIP_", "VIRTUALENV_")) and k not in dropped}
+    bin_dir = BIN.resolve()
+    path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p).resolve() != bin_dir]
+    site_dirs = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
+    dead = "http://127.0.0.1:9/"  # the discard port: any attempt to fetch fails at once
+    env.update({
+        "PATH": os.pathsep.join(path), "PRE_COMMIT_HOME": str(home), "PYTHONPATH": os.pathsep.join(site_dirs),
+        "PYTHONNOUSERSITE": "1", "PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_INDEX_URL": dead,
+        "PIP_NO_DEPS": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_NO_COMPILE": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "VIRTUALENV_NO_PERIODIC_UPDATE": "1", "VIRTUALENV_NO_DOWNLOAD": "1",
+        "HTTP_PROXY": dead, "HTTPS_PROXY": dead, "ALL_PROXY": dead, "http_proxy": dead, "https_proxy": dead,
+    })  # fmt: skip
+    return env
+
+
+@pytest.mark.skipif(importlib.util.find_spec("pre_commit") is None,
+                    reason="pre-commit is not installed for this interpreter (the [test] extra brings it: "
+                           "pip install -e '.[test]')")  # fmt: skip
 def test_pre_commit_framework_try_repo(repo: Repo, tmp_path: Path) -> None:
-    exe = shutil.which("pre-commit") or str(BIN / "pre-commit")
-    manifest = subprocess.run([exe, "validate-manifest", str(PROJECT / ".pre-commit-hooks.yaml")], check=False)
+    """The published hooks, built by the framework offline, pass a clean commit and refuse private or secret memory."""
+    exe = [sys.executable, "-m", "pre_commit"]  # this interpreter: its site-packages is the one on PYTHONPATH
+    manifest = subprocess.run([*exe, "validate-manifest", str(PROJECT / ".pre-commit-hooks.yaml")], check=False)
     assert manifest.returncode == 0
     hook_repo = tmp_path / "hook-repo"  # a committed copy: try-repo only sees tracked files of the project
-    skip = shutil.ignore_patterns(".git", ".venv", "build", "*.egg-info", "__pycache__", ".pytest_cache", "tests")
-    shutil.copytree(PROJECT, hook_repo, ignore=skip)
+    shutil.copytree(PROJECT / "git_memzoi", hook_repo / "git_memzoi", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
+        shutil.copy2(PROJECT / name, hook_repo / name)
     Repo(hook_repo).git("init", "-q")
     Repo(hook_repo).commit("snapshot")
+    env = offline_pre_commit_env(tmp_path / "pc-home")
+
+    def try_repo() -> str:  # no hook id: every pre-commit-stage hook of the manifest (memzoi-guard, memkeep-lint)
+        proc = subprocess.run([*exe, "try-repo", str(hook_repo)], cwd=repo.root, env=env, capture_output=True,
+                              text=True, check=False, timeout=300)  # fmt: skip
+        return f"exit {proc.returncode}\n{proc.stdout}{proc.stderr}"
+
+    init(Layout(repo.root))
+    base = repo.commit("base", **{"src/app.py": "print('v1')\n"})
+    repo.write("agent-memory/entries/app-prints.md", entry_text("app-prints", anchor=base, scope=["src/**"]))
+    subprocess.run([str(BIN / "git-memkeep"), "-C", str(repo.root), "index"], check=True, capture_output=True)
     repo.write(".memzoi/records/ok.md", record_text("ok"))
     repo.git("add", "-A")
-    env = {**os.environ, "PRE_COMMIT_HOME": str(tmp_path / "pc-home")}
-    proc = subprocess.run([exe, "try-repo", str(hook_repo), "memzoi-guard", "--all-files"], cwd=repo.root, env=env,
-                          capture_output=True, text=True, check=False, timeout=900)  # fmt: skip
-    assert proc.returncode == 0, proc.stdout + proc.stderr
+    clean = try_repo()
+    assert clean.startswith("exit 0\n"), clean
+    assert re.search(r"memzoi guard .*Passed", clean) and re.search(r"memkeep lint .*Passed", clean), clean
+
+    repo.write(".memzoi/local/runtime.md", "private notes\n")
+    repo.git("add", "-f", ".memzoi/local/runtime.md")
+    private = try_repo()
+    assert not private.startswith("exit 0\n") and re.search(r"memzoi guard .*Failed", private), private
+    assert ".memzoi/local/runtime.md" in private and "private_local" in private, private
+    repo.git("rm", "-q", "--cached", ".memzoi/local/runtime.md")
+
+    token = fake_token()
+    repo.write(".memzoi/records/leak.md", record_text("leak", body=f"Use token {token} for the API."))
+    repo.git("add", "-A")
+    leak = try_repo()
+    assert not leak.startswith("exit 0\n") and re.search(r"memzoi guard .*Failed", leak), leak
+    assert ".memzoi/records/leak.md:" in leak and "GitHub Token" in leak and token not in leak, leak
+    repo.git("rm", "-q", "-f", ".memzoi/records/leak.md")
+
+    repo.write("agent-memory/entries/late.md", entry_text("late", anchor=base, scope=["src/**"]))  # no INDEX.md update
+    repo.git("add", "-A")
+    unindexed = try_repo()
+    assert not unindexed.startswith("exit 0\n") and re.search(r"memkeep lint .*Failed", unindexed), unindexed
+    assert "agent-memory/INDEX.md: index: index_drift" in unindexed, unindexed
+    assert re.search(r"memzoi guard .*Passed", unindexed), unindexed
 
 
 def test_rebase_with_hooks_installed_never_fails(hooked: Repo) -> None:

@@ -20,6 +20,7 @@ OWNERS = {
     "dulwich": ("core/gitignore_policy.py",),
     "subprocess": ("memkeep/checks.py",),
     "sqlite3": ("memzoi/index_db.py",),
+    "watchdog": ("core/fswatch.py",),
 }
 PURE = ("memkeep/staleness.py", "memkeep/entries.py", "memkeep/lint.py", "memkeep/index.py", "memkeep/refs.py",
         "integrations/claude_code.py", "core/gitview.py", "core/gitview_fake.py")  # fmt: skip
