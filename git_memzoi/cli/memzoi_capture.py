@@ -35,7 +35,9 @@ def _bytes(ctx: click.Context, value: str | None) -> bytes | None:
     if value is None:
         return None
     if value == "-":
-        data = click.get_binary_stream("stdin").read(MAX_ARTIFACT_BYTES + 1)
+        import sys
+
+        data = sys.stdin.buffer.read(MAX_ARTIFACT_BYTES + 1)
         if len(data) > MAX_ARTIFACT_BYTES:
             raise CaptureError("--source-bytes: at most 2 MiB", "source_too_large")
         return bytes(data)
