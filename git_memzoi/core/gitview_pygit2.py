@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from pathlib import Path
 
+from git_memzoi import __version__
 from git_memzoi.core.gitview import AnchorState
 from git_memzoi.core.paths import nfc
 from git_memzoi.errors import InputError, ToolError
@@ -127,9 +128,6 @@ class Pygit2RepoView:
     def _save_ancestors(self, head, cached: set[str], found: set) -> None:  # type: ignore[no-untyped-def, type-arg]
         import json
 
-        from git_memzoi.core.atomic import write_bytes_atomic
-        from git_memzoi.errors import MemzoiError
-
         ancestors = cached | {str(c) for c in found}
         try:
             data = json.loads(self._ancestry_file().read_bytes())
@@ -137,12 +135,7 @@ class Pygit2RepoView:
                 return
         except (OSError, ValueError, AttributeError):
             pass
-        payload = json.dumps({"head": str(head), "ancestors": sorted(ancestors)}).encode("utf-8")
-        try:
-            self._ancestry_file().parent.mkdir(parents=True, exist_ok=True)
-            write_bytes_atomic(self._ancestry_file(), payload)
-        except (OSError, MemzoiError):
-            pass  # a cache that cannot be written only costs time
+        _write_cache(self._ancestry_file(), {"head": str(head), "ancestors": sorted(ancestors)})
 
     def _resolve(self, rev: str):  # type: ignore[no-untyped-def]
         """Look ``rev`` up as an object id (full or abbreviated hex), never as a revision expression.
@@ -169,7 +162,7 @@ class Pygit2RepoView:
 
     def changed_files(self, base: str, head: str) -> list[str]:
         """Sorted unique paths (NFC) changed between the trees of ``base`` and ``head``; renames give both."""
-        return sorted(self.changed_since([base], head)[base])
+        return sorted(self._changed_since([base], head, None)[base])
 
     def changed_since(self, bases: Iterable[str], head: str) -> dict[str, frozenset[str]]:
         """For each commit of ``bases``: the paths (NFC) whose blob or mode differs between it and ``head``.
@@ -178,15 +171,25 @@ class Pygit2RepoView:
         segments between neighbours are diffed. Walking the segments back from HEAD tracks, for every path
         touched, its blob at the current base and at HEAD; a path differs iff the two differ. A mode-only
         change (same blob on both sides) is settled afterwards by looking the path up in both trees. Without
-        rename detection a rename is a delete plus an add, so both paths count.
+        rename detection a rename is a delete plus an add, so both paths count. Segment diffs are kept in a derived
+        cache (``<git dir>/memzoi/cache/segments.json``, this call's only): two commits' trees never change.
         """
+        return self._changed_since(bases, head, self.git_dir / "memzoi" / "cache" / "segments.json")
+
+    def _changed_since(self, bases: Iterable[str], head: str, cache: Path | None) -> dict[str, frozenset[str]]:
         chain = [*sorted(set(bases), key=self._commit_time), head]
+        known, used = _read_segments(cache) if cache else {}, {}
         at_head: dict[str, object] = {}
         differing: set[str] = set()
         mode_only: set[str] = set()
         out: dict[str, frozenset[str]] = {}
         for older, newer in reversed(list(itertools.pairwise(chain))):
-            for path, old_id, new_id in self._segment(older, newer):
+            triples: Iterable[tuple[str, object, object]] = [] if cache is not None else self._segment(older, newer)
+            if cache is not None:
+                flat = used[f"{older} {newer}"] = known.get(f"{older} {newer}") or [
+                    x for path, old, new in self._segment(older, newer) for x in (path, str(old), str(new))]
+                triples = zip(flat[::3], flat[1::3], flat[2::3])
+            for path, old_id, new_id in triples:
                 if old_id == new_id:
                     mode_only.add(path)
                 if at_head.setdefault(path, new_id) == old_id:
@@ -194,6 +197,8 @@ class Pygit2RepoView:
                 else:
                     differing.add(path)
             out[older] = frozenset(differing)
+        if cache is not None and used.keys() != known.keys():
+            _write_cache(cache, {"version": 1, "tool": __version__, "segments": used})
         if mode_only:
             out = {base: self._settle_modes(base, head, paths, mode_only) for base, paths in out.items()}
         return out
@@ -459,6 +464,33 @@ class Pygit2RepoView:
                 raise InputError(f"the range's diff is larger than {max_bytes} bytes", "capture_limit_exceeded")
             out.append(bytes(body))
         return b"".join(out), sorted(paths)
+
+def _read_segments(path: Path) -> dict[str, list[str]]:
+    """The cached segment diffs, ``"older newer" → [path, old blob, new blob, ...]``; nothing when unreadable or
+    written by another version of the tool (which may spell paths differently)."""
+    import json
+
+    try:
+        data = json.loads(path.read_bytes())
+        segments = data["segments"] if data["version"] == 1 and data["tool"] == __version__ else {}
+        return {k: v for k, v in segments.items() if type(v) is list and len(v) % 3 == 0 and "".join(v) != 0}
+    except (OSError, ValueError, LookupError, TypeError, AttributeError):  # TypeError: a non-string inside
+        return {}
+
+
+def _write_cache(path: Path, data: object) -> None:
+    """Replace the derived cache ``path`` with ``data`` as JSON (best effort: a cache not written only costs time)."""
+    import json
+
+    from git_memzoi.core.atomic import write_bytes_atomic
+    from git_memzoi.errors import MemzoiError
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, json.dumps(data).encode("utf-8"))
+    except (OSError, MemzoiError):
+        pass
+
 
 def worktree_root(start: Path) -> Path:
     """The top of the working tree containing ``start``: the nearest folder with a ``.git`` entry, found

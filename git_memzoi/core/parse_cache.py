@@ -1,8 +1,21 @@
-"""A derived cache of parsed frontmatter, keyed by the BLAKE3 hash of the file's bytes.
+"""A derived cache of parsed frontmatter: unchanged files are neither read nor hashed, changed ones not re-parsed.
 
 Parsing YAML costs about a millisecond per file; hooks and ``status`` read hundreds. The cache is a JSON file
-that can be deleted at any time (DESIGN.md principle 1): a missing, unreadable or foreign-version cache is
-simply rebuilt. Values keep their YAML 1.2 types: dates and timestamps are stored tagged, never as strings.
+that can be deleted at any time (DESIGN.md principle 1): a missing, unreadable or foreign cache (another cache
+format, tool version or installed YAML parser) is simply rebuilt, and it is replaced atomically, so concurrent
+runs each see a whole file. Values keep their YAML 1.2 types: a date or timestamp is stored tagged (or its key
+listed as dated), never as a bare string, and a value JSON cannot hold is never cached (the caller checks).
+
+Each file is remembered under its name with two keys:
+
+- its **stat signature** ``[size, mtime_ns, ctime_ns, inode]``: a file whose signature is unchanged is served
+  without being opened. Any write, rename over it or ``touch`` changes the ctime, which no user call can set
+  back, and a replaced file has a new inode. A signature is only *trusted* when its mtime and ctime are older
+  than the start of the run by :data:`RACY_NS` (git's "racily clean" rule, with a margin over the file system's
+  timestamp granularity): a write in the same clock tick as the read could otherwise leave an equal signature.
+  An untrusted signature is stored as ``null``, so the file is read again next time, and trusted once it ages;
+- its **content hash** (BLAKE3 of the bytes, computed by the caller): a file that was read (new signature, or
+  racy) but whose bytes are known is not parsed again.
 """
 
 from __future__ import annotations
@@ -12,63 +25,139 @@ import json
 from pathlib import Path
 from typing import Any
 
+from git_memzoi import __version__
 from git_memzoi.core.atomic import write_bytes_atomic
+from git_memzoi.core.clock import file_time_ns
 from git_memzoi.errors import MemzoiError
 
-VERSION = 2
+VERSION = 3  # the cache format and the shape of what the frontmatter parser returns
+RACY_NS = 3_000_000_000  # a signature younger than this, at the start of the run, is not trusted
 # Tags no YAML key can collide with in practice (a NUL cannot appear in a plain YAML key).
 _DATE, _DATETIME = "\x00date", "\x00datetime"
+# One remembered file: [signature | None, content hash, tagged fields, body offset, dated keys | None,
+# body line, body]
+_SIG, _HASH, _FIELDS, _OFFSET, _DATED, _LINE, _BODY = range(7)
+
+Parsed = tuple[dict[str, Any], str, int]  # (fields, body, body line)
 
 
 class ParseCache:
-    """``content hash → (fields, body offset)``; call :meth:`save` to persist what this run used.
+    """Remembered parses by file name (stat signature) and by content hash; :meth:`save` persists this run's.
 
     Args:
         path: the cache file; ``None`` disables persistence (a read-only checkout still works).
+        now_ns: the start of the run in nanoseconds since the epoch, on the file system's clock (the wall
+            clock; injectable for tests); signatures newer than ``now_ns - RACY_NS`` are not trusted.
     """
 
-    def __init__(self, path: Path | None) -> None:
+    def __init__(self, path: Path | None, *, now_ns: int | None = None) -> None:
         self.path = path
-        self._old: dict[str, Any] = {}
-        self._used: dict[str, Any] = {}
+        self._trust_before = (file_time_ns() if now_ns is None else now_ns) - RACY_NS
+        self._old: dict[str, list[Any]] = {}
+        self._new: dict[str, list[Any]] = {}
+        self._by_hash: dict[str, list[Any]] | None = None
+        self._dirty = False
         if path is not None:
             try:
                 data = json.loads(path.read_bytes())
-                if data.get("version") == VERSION:
-                    self._old = data["items"]
-            except (OSError, ValueError, KeyError, AttributeError):
+                if data["version"] == VERSION and data["tool"] == __version__ and data["parser"] == _parser():
+                    self._old = data["files"] if type(data["files"]) is dict else {}
+            except (OSError, ValueError, LookupError, TypeError):
                 self._old = {}
 
+    def known(self, name: str, signature: list[int]) -> Parsed | None:
+        """The parse of file ``name`` when its trusted signature equals ``signature``, else ``None``."""
+        item = self._old.get(name)
+        if type(item) is not list or len(item) != 7 or item[_SIG] != signature:
+            return None
+        try:
+            fields, body, line = _fields(item), item[_BODY], item[_LINE]
+        except (LookupError, TypeError, ValueError, AttributeError):
+            return None  # a hand-edited cache: the file is read instead
+        if type(fields) is not dict or type(body) is not str or type(line) is not int:
+            return None
+        self._new[name] = item
+        return fields, body, line
+
     def get(self, key: str) -> tuple[dict[str, Any], int] | None:
-        """Return ``(fields, body_offset)`` cached for ``key``, or ``None``."""
-        item = self._used.get(key) or self._old.get(key)
+        """Return ``(fields, body_offset)`` remembered for the content hash ``key``, or ``None``."""
+        if self._by_hash is None:
+            self._by_hash = {i[_HASH]: i for i in self._old.values() if type(i) is list and len(i) == 7}
+        item = self._by_hash.get(key)
         if item is None:
             return None
-        self._used[key] = item
-        fields, offset, dated = item
-        if dated is None:  # dates deeper than the top level: walk everything
-            return _untag(fields), offset
-        fields = dict(fields)
-        for name in dated:
-            fields[name] = _untag(fields[name])
-        return fields, offset
+        try:
+            fields, offset = _fields(item), item[_OFFSET]
+        except (LookupError, TypeError, ValueError, AttributeError):
+            return None
+        return (fields, offset) if type(fields) is dict and type(offset) is int else None
 
-    def put(self, key: str, fields: dict[str, Any], body_offset: int) -> None:
-        """Remember the parse of the file whose content hash is ``key``."""
-        nested = any(isinstance(v, (dict, list)) and _tag(v) != v for v in fields.values())
-        dated = None if nested else [k for k, v in fields.items() if isinstance(v, dt.date)]
-        self._used[key] = [_tag(fields), body_offset, dated]
+    def put(self, key: str, fields: dict[str, Any], body_offset: int, *, name: str | None = None,
+            signature: list[int] | None = None, body: str = "", body_line: int = 1) -> None:  # fmt: skip
+        """Remember the parse of the file ``name`` (signature, body) whose content hash is ``key``.
+
+        The signature is kept only when trusted (older than the run by :data:`RACY_NS`); a file put without a
+        name can only be found by its content hash, in this run.
+        """
+        stored, dated = _stored(fields)
+        trusted = signature is not None and max(signature[1], signature[2]) < self._trust_before
+        item = [signature if trusted else None, key, stored, body_offset, dated, body_line, body]
+        if self._by_hash is not None:
+            self._by_hash[key] = item
+        if name is not None:
+            self._new[name] = item
+            self._dirty = self._dirty or self._old.get(name) != item
 
     def save(self) -> None:
-        """Write the entries used in this run when they differ from what was loaded (best effort)."""
-        if self.path is None or self._used.keys() == self._old.keys():
+        """Write the files remembered in this run when they differ from what was loaded (best effort)."""
+        if self.path is None or (not self._dirty and self._new.keys() == self._old.keys()):
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            payload = json.dumps({"version": VERSION, "items": self._used}, ensure_ascii=False)
-            write_bytes_atomic(self.path, payload.encode("utf-8"))
-        except (OSError, MemzoiError):
+            payload = {"version": VERSION, "tool": __version__, "parser": _parser(), "files": self._new}
+            write_bytes_atomic(self.path, json.dumps(payload, ensure_ascii=False).encode("utf-8"))
+        except (OSError, MemzoiError, ValueError):  # ValueError: a lone surrogate cannot be written as UTF-8
             pass  # a cache that cannot be written only costs time
+
+
+def _parser() -> list[Any]:
+    """The installed YAML parser, without importing it: where its package is, with that file's size and mtime.
+
+    An upgrade (or any reinstall) of ruamel.yaml rewrites the file, so the cache is rebuilt with the new parser.
+    """
+    from importlib.machinery import PathFinder  # loaded at start-up already, unlike importlib.util
+
+    try:
+        namespace = PathFinder.find_spec("ruamel")
+        locations = namespace.submodule_search_locations if namespace is not None else None
+        spec = PathFinder.find_spec("ruamel.yaml", list(locations)) if locations else None
+        origin = spec.origin if spec is not None else None
+        if origin is None:
+            return []
+        st = Path(origin).stat()
+    except (ImportError, ValueError, OSError):
+        return []
+    return [origin, st.st_size, st.st_mtime_ns]
+
+
+def _fields(item: list[Any]) -> dict[str, Any]:
+    fields, dated = item[_FIELDS], item[_DATED]
+    if dated is None:  # dates deeper than the top level: every date is tagged
+        return _untag(fields)  # type: ignore[no-any-return]
+    fields = dict(fields)
+    for name in dated:  # top-level dates are stored as their ISO text: 10 characters for a date
+        text = fields[name]
+        fields[name] = dt.date.fromisoformat(text) if len(text) == 10 else dt.datetime.fromisoformat(text)
+    return fields
+
+
+def _stored(fields: dict[str, Any]) -> tuple[dict[str, Any], list[str] | None]:
+    """``fields`` as JSON holds them, and the top-level keys whose ISO text is a date (``None``: all tagged)."""
+    nested = any(isinstance(v, (dict, list)) and _tag(v) != v for v in fields.values())
+    if nested:
+        return _tag(fields), None
+    dated = [k for k, v in fields.items() if isinstance(v, dt.date)]
+    return {k: v.isoformat() if k in dated else v for k, v in fields.items()}, dated
 
 
 def _tag(value: Any) -> Any:

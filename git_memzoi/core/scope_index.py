@@ -10,6 +10,7 @@ anchor.
 from __future__ import annotations
 
 import bisect
+import re
 from collections.abc import Iterable, Sequence
 
 from git_memzoi.core import globs
@@ -31,6 +32,9 @@ class ScopeIndex:
         """The paths of the universe in the scope made of ``patterns`` (each already valid)."""
         key = tuple(patterns)
         found = self._by_scope.get(key)
+        if found is None and len(key) == 1:  # the commonest scope: one pattern, nothing to combine
+            negated, matching = self._matching(key[0])
+            found = self._by_scope[key] = frozenset() if negated else matching
         if found is None:
             selected: set[str] = set()
             for pattern in key:
@@ -45,10 +49,28 @@ class ScopeIndex:
     def _matching(self, pattern: str) -> tuple[bool, frozenset[str]]:
         found = self._by_pattern.get(pattern)
         if found is None:
-            negated, match = globs.matcher(pattern)
-            candidates = self._candidates(globs.literal_prefix(pattern))
-            found = self._by_pattern[pattern] = (negated, frozenset(p for p in candidates if match(p)))
+            plain = _PLAIN.fullmatch(pattern)
+            if plain is not None:  # the commonest shapes, without compiling a matcher
+                found = (plain[1] == "!", self._plain(plain[2], plain[3]))
+            else:
+                negated, match = globs.matcher(pattern)
+                candidates = self._candidates(globs.literal_prefix(pattern))
+                needle = _needle(pattern)
+                if needle:  # a substring test in C first: an unanchored pattern would scan every path
+                    candidates = [p for p in candidates if needle in p]
+                found = (negated, frozenset(p for p in candidates if match(p)))
+            self._by_pattern[pattern] = found
         return found
+
+    def _plain(self, literal: str, tail: str | None) -> frozenset[str]:
+        """What ``globs`` matches for an anchored literal path ``literal`` followed by ``tail``: the file itself
+        and everything below it ('' tail), only what is below it (``/``, ``/*`` or ``/**``)."""
+        below = self._candidates(literal + "/")
+        if tail:
+            return frozenset(below)
+        i = bisect.bisect_left(self._paths, literal)
+        exact = i < len(self._paths) and self._paths[i] == literal
+        return frozenset((literal, *below) if exact else below)
 
     def _candidates(self, prefix: str) -> Sequence[str]:
         if not prefix:
@@ -56,3 +78,20 @@ class ScopeIndex:
         start = bisect.bisect_left(self._paths, prefix)
         end = bisect.bisect_left(self._paths, prefix + "\U0010ffff")
         return self._paths[start:end]
+
+
+def _needle(pattern: str) -> str:
+    """The longest run of literal characters inside one component of ``pattern``, which every path it matches
+    contains ('' when unsure: escapes, brackets, spaces or non-ASCII text, where the text may be rewritten)."""
+    body = pattern.removeprefix("!")
+    if not body.isascii() or any(c in body for c in "\\[ "):
+        return ""
+    return max(_RUNS.split(body), key=len)
+
+
+_RUNS = re.compile(r"[*?/]+")
+# An optional '!', then an anchored path of at least two plain ASCII components (an optional leading '/'; none
+# is '.' or '..'), then nothing, '/', '/*' or '/**'. For these, globs' matcher is: the path itself or anything
+# below it; with a tail, only what is below it.
+_PLAIN = re.compile(r"(!?)/?((?!\.\.?/)[A-Za-z0-9_.-]+(?:/(?!\.\.?(?:/|$))[A-Za-z0-9_.-]+)+)(/|/\*|/\*\*)?",
+                    re.ASCII)  # fmt: skip

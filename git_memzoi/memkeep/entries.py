@@ -185,7 +185,10 @@ def _str_list(value: Any) -> tuple[str, ...]:
     if isinstance(value, str):
         return (value,)
     if isinstance(value, list):
-        return tuple(v for v in value if isinstance(v, str))
+        for v in value:  # almost always all strings: one pass, no generator
+            if not isinstance(v, str):
+                return tuple(v for v in value if isinstance(v, str))
+        return tuple(value)
     return ()
 
 

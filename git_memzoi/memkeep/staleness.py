@@ -121,11 +121,20 @@ def compute(
     stale = tuple(sorted(i for i, e in by_id.items() if e.status == "stale"))
     verdicts: list[Verdict] = []
     history = _History.read(live, repo, head)
+    scopes = _Scopes()
+    refs = referential_check and path_refs is not None and head is not None
+    not_watched: list[tuple[str, list[Unchecked]]] = []
     for entry in live:
-        verdicts.extend(_anchor_and_scope(entry, history))
-        verdicts.extend(_ttl(entry, today))
-        if referential_check and path_refs is not None and head is not None:
-            verdicts.extend(_refs(entry, repo, head, path_refs))
+        patterns, problems = scopes.of(entry.fields.get("scope"))
+        verdicts.extend(_anchor_and_scope(entry, history, patterns))
+        if entry.ttl_days is not None:
+            verdicts.extend(_ttl(entry, today))
+        if refs:
+            verdicts.extend(_refs(entry, repo, head, path_refs))  # type: ignore[arg-type]
+        if problems or "explains" in entry.fields or "ttl_days" in entry.fields:
+            notes = _unchecked(entry, problems)
+            if notes:
+                not_watched.append((entry.id, notes))
     unresolved = {
         d: "unreadable" if d in unreadable else "missing" for e in live for d in e.explains if d not in by_id
     }
@@ -133,7 +142,7 @@ def compute(
     order = {reason: i for i, reason in enumerate(REASONS)}
     verdicts.sort(key=lambda v: (v.id, order[v.reason]))
     tombstones = sum(1 for e in by_id.values() if not e.is_live)
-    unchecked = tuple(u for e in sorted(live, key=lambda e: e.id) for u in _unchecked(e))
+    unchecked = tuple(u for _, notes in sorted(not_watched, key=lambda n: n[0]) for u in notes)
     shallow = repo.is_shallow()
     return StalenessReport(head, shallow, today, len(by_id), tuple(verdicts), stale, tombstones, unchecked)
 
@@ -155,7 +164,60 @@ class _History:
         return cls(states, changed, ScopeIndex(frozenset().union(*changed.values())))
 
 
-def _anchor_and_scope(entry: Entry, history: _History) -> list[Verdict]:
+class _Scopes:
+    """Each distinct ``scope`` value, and each distinct pattern, checked once per run (entries share them)."""
+
+    def __init__(self) -> None:
+        self._seen: dict[object, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._problems: dict[str, str | None] = {}
+
+    def of(self, raw: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        """``(valid patterns, problems)`` of a ``scope`` field value: the patterns a change is matched against,
+        and the messages of the problems that keep the entry from being (fully) watched."""
+        if type(raw) is list:
+            key: object = tuple(raw)
+        elif type(raw) is str or raw is None:
+            key = raw
+        else:
+            return self._compute(raw)
+        try:
+            found = self._seen.get(key)
+        except TypeError:  # a mapping or a list among the patterns: nothing to remember it by
+            return self._compute(raw)
+        if found is None:
+            found = self._compute(raw)
+            # only lists of strings are remembered: equality would not tell `1` from `True` (no string equals a
+            # non-string, so a remembered key is never matched by another type)
+            if type(raw) is not list or all(type(p) is str for p in raw):
+                self._seen[key] = found
+        return found
+
+    def _compute(self, raw: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        patterns = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else None
+        if not patterns:
+            what = "no scope" if raw is None or raw == [] else "scope is not a list of patterns"
+            return (), (f"{what}: no change in the repository can flag this claim",)
+        valid: list[str] = []
+        notes: list[str] = []
+        for pattern in patterns:
+            problem = self._problem(pattern)
+            if problem is None:
+                valid.append(pattern)
+            else:
+                notes.append(f"scope pattern {pattern!r} is never matched ({problem})")
+        if not notes and all(p.startswith("!") for p in valid):
+            notes.append("scope has only negations, so it matches nothing")
+        return tuple(valid), tuple(notes)
+
+    def _problem(self, pattern: object) -> str | None:
+        if type(pattern) is not str:
+            return pattern_problem(pattern)
+        if pattern not in self._problems:
+            self._problems[pattern] = pattern_problem(pattern)
+        return self._problems[pattern]
+
+
+def _anchor_and_scope(entry: Entry, history: _History, patterns: tuple[str, ...]) -> list[Verdict]:
     anchor = entry.anchor
     if anchor is None:
         raw = entry.fields.get("anchor")
@@ -171,12 +233,16 @@ def _anchor_and_scope(entry: Entry, history: _History) -> list[Verdict]:
         message = f"anchor {anchor[:12]} is unavailable ({state.value}): {hint}"
         evidence = {"anchor": anchor, "state": state.value, "hint": hint}
         return [Verdict(entry.id, entry.path, "anchor_unreachable", message, evidence)]
-    patterns = [p for p in entry.scope if pattern_problem(p) is None]
     if not patterns:
         return []
-    hits = sorted((history.index.select(patterns) & history.changed[oid]) - {entry.path})
-    if not hits:
+    found = history.index.select(patterns) & history.changed[oid]
+    if not found:
         return []
+    hits = sorted(found)
+    if entry.path in found:
+        hits.remove(entry.path)
+        if not hits:
+            return []
     shown = ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
     message = f"{shown} changed since {oid[:12]}"
     return [Verdict(entry.id, entry.path, "scope_hit", message, {"anchor": oid, "files": hits})]
@@ -205,21 +271,27 @@ def _refs(entry: Entry, repo: RepoView, head: str, path_refs: Callable[[str], It
 def _dependencies(
     live: Sequence[Entry], direct: set[str], stale: set[str], unresolved: Mapping[str, str]
 ) -> list[Verdict]:
-    """dependency_suspect as a least fixpoint: monotone, so it ends within len(live) passes, cycles included.
+    """dependency_suspect as a least fixpoint: every live entry that explains from a suspect one, transitively,
+    cycles included; found by walking the reverse ``explains`` edges once from the suspect and seed ids.
 
     ``stale`` ids and ``unresolved`` ids (→ ``unreadable`` or ``missing``) seed it without being suspect.
     """
     suspect = set(direct)
     seeds = stale | set(unresolved)
-    changed = True
-    while changed:
-        changed = False
-        for entry in live:
-            if entry.id not in suspect and any(d in suspect or d in seeds for d in entry.explains):
-                suspect.add(entry.id)
-                changed = True
+    dependents: dict[str, list[str]] = {}
+    for entry in live:
+        for d in entry.explains:
+            dependents.setdefault(d, []).append(entry.id)
+    todo = [*suspect, *seeds]
+    while todo:
+        for dependent in dependents.get(todo.pop(), ()):
+            if dependent not in suspect:
+                suspect.add(dependent)
+                todo.append(dependent)
     verdicts = []
     for entry in live:
+        if not entry.explains:
+            continue
         deps = sorted({d for d in entry.explains if d != entry.id and (d in suspect or d in seeds)})
         if not deps:
             continue
@@ -232,31 +304,22 @@ def _dependencies(
     return verdicts
 
 
-def _unchecked(entry: Entry) -> list[Unchecked]:
+def _unchecked(entry: Entry, scope_problems: tuple[str, ...]) -> list[Unchecked]:
     """The fields that keep ``entry`` from being watched, each with why (lint names the same problems)."""
-    out: list[Unchecked] = []
-
-    def note(field_name: str, message: str) -> None:
-        out.append(Unchecked(entry.id, entry.path, field_name, message))
-
-    scope = entry.fields.get("scope")
-    patterns = [scope] if isinstance(scope, str) else scope if isinstance(scope, list) else None
-    if not patterns:
-        what = "no scope" if scope is None or scope == [] else "scope is not a list of patterns"
-        note("scope", f"{what}: no change in the repository can flag this claim")
-    else:
-        bad = [(p, problem) for p in patterns if (problem := pattern_problem(p))]
-        for pattern, problem in bad:
-            note("scope", f"scope pattern {pattern!r} is never matched ({problem})")
-        if not bad and all(p.startswith("!") for p in patterns):
-            note("scope", "scope has only negations, so it matches nothing")
-    explains = entry.fields.get("explains")
-    ids_only = isinstance(explains, str) or (isinstance(explains, list) and all(isinstance(x, str) for x in explains))
-    if explains is not None and not ids_only:
-        note("explains", "explains is not a list of entry ids: its dependencies are not all followed")
-    ttl = entry.fields.get("ttl_days")
-    if ttl is not None and entry.ttl_days is None:
-        note("ttl_days", f"ttl_days {ttl!r} is not a positive whole number: the claim never expires")
-    elif entry.ttl_days is not None and entry.verified_at is None:
-        note("ttl_days", "no valid verified_at or written_at date, so ttl_days cannot expire the claim")
+    out = [Unchecked(entry.id, entry.path, "scope", message) for message in scope_problems]
+    fields = entry.fields
+    explains = fields.get("explains")
+    if explains is not None and not isinstance(explains, str) and \
+            not (isinstance(explains, list) and all(isinstance(x, str) for x in explains)):  # fmt: skip
+        out.append(Unchecked(entry.id, entry.path, "explains",
+                             "explains is not a list of entry ids: its dependencies are not all followed"))  # fmt: skip
+    ttl = fields.get("ttl_days")
+    if ttl is None:
+        return out
+    if entry.ttl_days is None:
+        out.append(Unchecked(entry.id, entry.path, "ttl_days",
+                             f"ttl_days {ttl!r} is not a positive whole number: the claim never expires"))  # fmt: skip
+    elif entry.verified_at is None:
+        out.append(Unchecked(entry.id, entry.path, "ttl_days",
+                             "no valid verified_at or written_at date, so ttl_days cannot expire the claim"))  # fmt: skip
     return out

@@ -12,12 +12,12 @@ from __future__ import annotations
 import datetime as dt
 import errno
 import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from git_memzoi.core import frontmatter
 from git_memzoi.core.hashing import short_hash
 from git_memzoi.core.parse_cache import ParseCache
 from git_memzoi.core.paths import is_within, nfc
@@ -172,14 +172,24 @@ def cache_for(git_dir: Path, store: Store) -> ParseCache:
 
 
 def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
-    """Read every ``*.md`` below ``entries/``; a broken file becomes an :class:`Unreadable`, not an error."""
+    """Read every ``*.md`` below ``entries/``; a broken file becomes an :class:`Unreadable`, not an error.
+
+    A file whose stat signature the parse cache trusts is not opened (see :mod:`git_memzoi.core.parse_cache`).
+    """
     cache = cache or ParseCache(None)
     entries: list[Entry] = []
     unreadable: list[Unreadable] = []
     root = str(store.root) + os.sep
-    for file in _entry_files(str(store.entries_dir)):
-        rel = file[len(root) :].replace(os.sep, "/")
-        result = _read_entry(file, rel if rel.isascii() else nfc(rel), cache)
+    for file, signature in _entry_files(str(store.entries_dir)):
+        name = file[len(root) :]
+        rel = name.replace(os.sep, "/") if os.sep != "/" else name
+        rel = rel if rel.isascii() else nfc(rel)
+        stem = rel.rsplit("/", 1)[-1][: -len(".md")]
+        hit = cache.known(name, signature) if signature is not None else None
+        if hit is not None:
+            entries.append(Entry(rel, hit[0], hit[1], hit[2], stem))
+            continue
+        result = _read_entry(file, rel, cache, name, signature)
         (entries if isinstance(result, Entry) else unreadable).append(result)  # type: ignore[arg-type]
     cache.save()
     return LoadedStore(store, tuple(entries), tuple(unreadable))
@@ -234,46 +244,65 @@ def _read_regular(file: str, rel: str) -> bytes | Unreadable:
         os.close(fd)
 
 
-def _entry_files(directory: str) -> list[str]:
-    """Every ``*.md`` below ``directory`` (plain strings: this runs once per entry in every hook)."""
-    found: list[str] = []
+def _entry_files(directory: str) -> list[tuple[str, list[int] | None]]:
+    """Every ``*.md`` below ``directory``, sorted, with its stat signature ``[size, mtime_ns, ctime_ns, inode]``
+    (``None`` when it is not a regular file, or vanished); plain strings and one lstat each, since this runs
+    once per entry in every hook."""
+    found: list[tuple[str, list[int] | None]] = []
+    _walk(directory, found)
+    found.sort()
+    return found
+
+
+def _walk(directory: str, found: list[tuple[str, list[int] | None]]) -> None:
     try:
         listing = list(os.scandir(directory))
     except OSError:
-        return found
+        return
     for item in listing:
         if item.name.startswith("."):
             continue
         if item.is_dir(follow_symlinks=False):
-            found.extend(_entry_files(item.path))
+            _walk(item.path, found)
         elif item.name.endswith(".md"):
-            found.append(item.path)
-    return sorted(found)
+            try:
+                st = item.stat(follow_symlinks=False)
+            except OSError:
+                found.append((item.path, None))
+                continue
+            regular = stat.S_ISREG(st.st_mode)
+            found.append((item.path, [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino] if regular else None))
 
 
-def _read_entry(file: str, rel: str, cache: ParseCache) -> Entry | Unreadable:
+def _read_entry(file: str, rel: str, cache: ParseCache, name: str, signature: list[int] | None,
+                ) -> Entry | Unreadable:  # fmt: skip
     data = _read_regular(file, rel)
     if isinstance(data, Unreadable):
         return data
-    name = rel.rsplit("/", 1)[-1]
-    stem = name[: -len(".md")]
+    stem = rel.rsplit("/", 1)[-1][: -len(".md")]
     key = short_hash(data, 32)
     cached = cache.get(key)
     if cached is not None:
         fields, offset = cached
         text = data.decode("utf-8-sig")
-        return Entry(rel, fields, text[offset:], 1 + text.count("\n", 0, offset), stem)
-    try:
-        doc = frontmatter.parse(data)
-    except frontmatter.FrontmatterError as exc:
-        return Unreadable(rel, exc.line, exc.reason, exc.code)
-    if not doc.split.has_frontmatter:
-        return Unreadable(rel, 1, "no frontmatter block (the file must start with ---)", "no_frontmatter")
-    fields: dict[str, Any] = doc.fields
-    offset = len(doc.split.opening + doc.split.yaml_text + doc.split.closing)
-    if _cacheable(fields):  # a value JSON cannot hold (`!!binary`, `!!set`, a custom tag) is read, not cached
-        cache.put(key, fields, offset)
-    return Entry(rel, fields, doc.body, doc.split.body_start_line, stem)
+        entry = Entry(rel, fields, text[offset:], 1 + text.count("\n", 0, offset), stem)
+    else:
+        from git_memzoi.core import frontmatter
+
+        try:
+            doc = frontmatter.parse(data)
+        except frontmatter.FrontmatterError as exc:
+            return Unreadable(rel, exc.line, exc.reason, exc.code)
+        if not doc.split.has_frontmatter:
+            return Unreadable(rel, 1, "no frontmatter block (the file must start with ---)", "no_frontmatter")
+        fields: dict[str, Any] = doc.fields
+        offset = len(doc.split.opening + doc.split.yaml_text + doc.split.closing)
+        entry = Entry(rel, fields, doc.body, doc.split.body_start_line, stem)
+        if not _cacheable(fields):  # a value JSON cannot hold (`!!binary`, `!!set`, a custom tag): not cached
+            return entry
+    cache.put(key, fields, offset, name=name, signature=signature, body=entry.body,
+              body_line=entry.body_line)  # fmt: skip
+    return entry
 
 
 _PLAIN = (str, int, float, bool, type(None), dt.date)
@@ -283,8 +312,8 @@ def _cacheable(value: Any, depth: int = 0) -> bool:
     """True when ``value`` holds only types the parse cache stores and gives back equal."""
     if depth > 50:
         return False
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _cacheable(v, depth + 1) for k, v in value.items())
+    if isinstance(value, dict):  # a key starting with NUL could be mistaken for the cache's date tags
+        return all(isinstance(k, str) and k[:1] != "\x00" and _cacheable(v, depth + 1) for k, v in value.items())
     if isinstance(value, list):
         return all(_cacheable(v, depth + 1) for v in value)
     return type(value) in _PLAIN or isinstance(value, dt.date)

@@ -13,7 +13,8 @@ patterns = st.builds(
     st.sampled_from(["", "!"]), st.sampled_from(["", "/"]), st.lists(components, min_size=1, max_size=4),
     st.sampled_from(["", "/"]),
 )  # fmt: skip
-paths = st.lists(st.sampled_from(["src/a/x.md", "a/b/f1.py", "src/mod_1/f.py", "x.md", "b/é/x.md", "a/[ab]/z"]),
+paths = st.lists(st.sampled_from(["src/a/x.md", "a/b/f1.py", "src/mod_1/f.py", "x.md", "b/é/x.md", "a/[ab]/z",
+                                  "a/b", "a/b.c", "a/bc/x", "src/mod_1", "src/mod_1.py"]),
                  min_size=1, max_size=6)  # fmt: skip
 
 
