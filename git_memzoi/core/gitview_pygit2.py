@@ -169,8 +169,8 @@ class Pygit2RepoView:
 
         Exact, and cheaper than one diff to HEAD per base: the bases are chained oldest first and only the
         segments between neighbours are diffed. Walking the segments back from HEAD tracks, for every path
-        touched, its blob at the current base and at HEAD; a path differs iff the two differ. A mode-only
-        change (same blob on both sides) is settled afterwards by looking the path up in both trees. Without
+        touched, its state (blob and mode) at the current base and at HEAD; a path differs iff the two differ,
+        whatever order the chain has (commits of the same second sort by id). Without
         rename detection a rename is a delete plus an add, so both paths count. Segment diffs are kept in a derived
         cache (``<git dir>/memzoi/cache/segments.json``, this call's only): two commits' trees never change.
         """
@@ -179,34 +179,23 @@ class Pygit2RepoView:
     def _changed_since(self, bases: Iterable[str], head: str, cache: Path | None) -> dict[str, frozenset[str]]:
         chain = [*sorted(set(bases), key=self._commit_time), head]
         known, used = _read_segments(cache) if cache else {}, {}
-        at_head: dict[str, object] = {}
+        at_head: dict[str, str] = {}
         differing: set[str] = set()
-        mode_only: set[str] = set()
         out: dict[str, frozenset[str]] = {}
         for older, newer in reversed(list(itertools.pairwise(chain))):
-            triples: Iterable[tuple[str, object, object]] = [] if cache is not None else self._segment(older, newer)
+            key = f"{older} {newer}"
+            flat = known.get(key) or self._segment(older, newer)
             if cache is not None:
-                flat = used[f"{older} {newer}"] = known.get(f"{older} {newer}") or [
-                    x for path, old, new in self._segment(older, newer) for x in (path, str(old), str(new))]
-                triples = zip(flat[::3], flat[1::3], flat[2::3])
-            for path, old_id, new_id in triples:
-                if old_id == new_id:
-                    mode_only.add(path)
+                used[key] = flat
+            for path, old_id, new_id in zip(flat[::3], flat[1::3], flat[2::3]):
                 if at_head.setdefault(path, new_id) == old_id:
                     differing.discard(path)
                 else:
                     differing.add(path)
             out[older] = frozenset(differing)
         if cache is not None and used.keys() != known.keys():
-            _write_cache(cache, {"version": 1, "tool": __version__, "segments": used})
-        if mode_only:
-            out = {base: self._settle_modes(base, head, paths, mode_only) for base, paths in out.items()}
+            _write_cache(cache, {"version": SEGMENTS_VERSION, "tool": __version__, "segments": used})
         return out
-
-    def _settle_modes(self, base: str, head: str, paths: frozenset[str], suspects: set[str]) -> frozenset[str]:
-        old, new = (self._repo[c].peel(self._pygit2.Tree) for c in (base, head))
-        settled = {p for p in suspects if _tree_entry(old, p) != _tree_entry(new, p)}
-        return frozenset((paths - suspects) | settled)
 
     def _commit_time(self, oid: str) -> tuple[int, str]:
         times = self.__dict__.setdefault("_times", {})  # each anchor is sorted twice: look it up once
@@ -214,7 +203,9 @@ class Pygit2RepoView:
             times[oid] = (self._repo[oid].peel(self._pygit2.Commit).commit_time, oid)
         return times[oid]
 
-    def _segment(self, older: str, newer: str) -> list[tuple[str, object, object]]:
+    def _segment(self, older: str, newer: str) -> list[str]:
+        """``[path, old state, new state, ...]`` of the tree diff ``older`` → ``newer``; a state is
+        ``<blob id>:<mode>`` (octal), so a mode-only change differs too and no order of the chain can hide one."""
         repo = self._repo
         if older == newer:
             return []
@@ -223,10 +214,11 @@ class Pygit2RepoView:
             new = repo[newer].peel(self._pygit2.Tree)
         except (KeyError, ValueError) as exc:
             raise ToolError(f"cannot read the tree of {older} or {newer}: {exc}", "git_error") from None
-        out = []
+        out: list[str] = []
         for delta in old.diff_to_tree(new).deltas:
             path = delta.new_file.path
-            out.append((path if path.isascii() else nfc(path), delta.old_file.id, delta.new_file.id))
+            out += (path if path.isascii() else nfc(path), f"{delta.old_file.id}:{delta.old_file.mode:o}",
+                    f"{delta.new_file.id}:{delta.new_file.mode:o}")  # fmt: skip
         return out
 
     def tracked_under(self, prefix: str) -> list[str]:
@@ -465,6 +457,11 @@ class Pygit2RepoView:
             out.append(bytes(body))
         return b"".join(out), sorted(paths)
 
+# the segment cache's format: 2 spells each side as ``<blob>:<mode>`` (1 kept blob ids only and missed a mode
+# change when the chain passed through a commit without the file)
+SEGMENTS_VERSION = 2
+
+
 def _read_segments(path: Path) -> dict[str, list[str]]:
     """The cached segment diffs, ``"older newer" → [path, old blob, new blob, ...]``; nothing when unreadable or
     written by another version of the tool (which may spell paths differently)."""
@@ -472,7 +469,7 @@ def _read_segments(path: Path) -> dict[str, list[str]]:
 
     try:
         data = json.loads(path.read_bytes())
-        segments = data["segments"] if data["version"] == 1 and data["tool"] == __version__ else {}
+        segments = data["segments"] if data["version"] == SEGMENTS_VERSION and data["tool"] == __version__ else {}
         return {k: v for k, v in segments.items() if type(v) is list and len(v) % 3 == 0 and "".join(v) != 0}
     except (OSError, ValueError, LookupError, TypeError, AttributeError):  # TypeError: a non-string inside
         return {}
@@ -518,14 +515,6 @@ def _nfd(path: str) -> str:
     import unicodedata
 
     return unicodedata.normalize("NFD", path)
-
-
-def _tree_entry(tree, path: str) -> tuple[object, int] | None:  # type: ignore[no-untyped-def]
-    try:
-        entry = tree[path]
-    except KeyError:
-        return None
-    return entry.id, int(entry.filemode)
 
 
 def commit_files(root: Path, files: dict[str, bytes], message: str, stamp: int) -> str:
