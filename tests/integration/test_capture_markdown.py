@@ -250,3 +250,21 @@ def test_artifact_and_request_files_are_refused_without_writes(repo: Repo, ctx: 
     with pytest.raises(CaptureError) as err:
         capture.plan_request(ctx, {**request, "extractor": {"profile": "llm-magic"}})
     assert err.value.code == "unsupported_capture_profile" and tree(repo.root) == before
+
+
+def test_no_labelled_secret_reaches_a_plan(repo: Repo, ctx: Context) -> None:
+    """Every positive of the labelled set (tests/unit/test_secrets.py), written under a typed heading, blocks the
+    plan: no candidate, no evidence, and no part of the secret in the plan; every negative plans normally."""
+    from tests.unit.test_secrets import negatives, positives
+
+    rng = random.Random(20260710)
+    pos, neg = positives(rng), negatives(rng)
+    for n, (label, snippet) in enumerate(pos):
+        repo.write(f"notes/pos-{n}.md", f"## Procedure: Deploy {n}\n{snippet}\n")
+        plan = capture.plan(ctx, f"notes/pos-{n}.md")
+        assert (plan["status"], plan["candidates"]) == ("blocked", []), label
+        words = [w for w in snippet.split() if len(w) >= 12]
+        assert not any(w in json.dumps(plan, ensure_ascii=False) for w in words), label
+    for n, (label, snippet) in enumerate(neg):
+        repo.write(f"notes/neg-{n}.md", f"## Procedure: Notes {n}\n{snippet}\n")
+        assert len(capture.plan(ctx, f"notes/neg-{n}.md")["candidates"]) == 1, label
