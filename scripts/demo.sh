@@ -10,13 +10,13 @@ say "git memkeep lint   (this project's own agent-memory/ store)"
 git memkeep lint
 
 say "git memkeep status   (staleness from this repository's history)"
-note "some of this project's own entries may be suspect here: commits since their last verify touched their scope; they are re-verified as the code changes"
+note "an entry is suspect when a commit since its last verify touched its scope; this project re-verifies its entries as the code changes"
 git memkeep status || true
 
 say "git memkeep verify --all-safe --dry-run   (what a batch re-check would run)"
 git memkeep verify --all-safe --dry-run || true
 
-say "git memzoi: this project's own reviewed memory (.memzoi/records/)"
+say "git memzoi search \"anchor diff\"   (this project's own reviewed memory, .memzoi/records/)"
 git memzoi search "anchor diff"
 say "git memzoi context --task \"make status faster\" --token-budget 120   (a prompt-ready pack under a budget)"
 git memzoi context --task "make status faster" --token-budget 120
@@ -32,7 +32,7 @@ export GIT_AUTHOR_NAME=demo GIT_AUTHOR_EMAIL=demo@example.com GIT_COMMITTER_NAME
 
 say "verify every safe check in the clone, and commit the healed anchors"
 git memkeep verify --all-safe || true
-git commit -qam "memory: re-verified" || true
+git commit -qam "memory: re-verified" > /dev/null || true
 git memkeep status || true
 
 say "a change touches the scope of 'exit-codes' (git_memzoi/errors.py) and is committed"
@@ -53,7 +53,8 @@ say "git memzoi capture plan   (typed sections of a note become reviewable candi
 mkdir -p notes
 printf '# Release notes\n\n## Decision: Verify archives\nCheck the SHA-256 of every downloaded archive.\n\n## Warning: Cache\nA cold CI cache doubles the first run.\n' > notes/demo.md
 git memzoi capture plan --source notes/demo.md
-git status --short
+note "typed Markdown sections need review: a reviewer edits each to repo, local or session memory (docs/memzoi.md)"
+printf '   files written under .memzoi/ by planning: %s\n' "$(git status --short .memzoi | wc -l)"
 
 say "git memzoi eval capture   (the project's own capture corpus: every case in its own temporary repository)"
 git memzoi eval capture --corpus evals/capture/corpus.yaml --baseline evals/capture/baseline.json | grep -E "^(cases|candidate_|evidence|forbidden|hard_gates|baseline|overall)"

@@ -1,4 +1,4 @@
-"""`git memzoi capture plan|review|apply`: evidence-backed capture of one Markdown source (the markdown profile).
+"""`git memzoi capture plan|review|apply`: evidence-backed capture of one named source (four profiles).
 
 Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.capture` and prints the artifact
 (``--json``) or a short human view; ``--output`` installs the artifact where its data class allows.
@@ -81,7 +81,8 @@ def capture() -> None:
 @capture.command("plan")
 @click.option("--source", default=None, help="A project-relative .md file (the markdown-deterministic profile).")
 @click.option("--request-file", default=None,
-              help="A strict memzoi/capture-request-v1 JSON or YAML file (markdown or git-change profile).")
+              help="A strict memzoi/capture-request-v1 JSON or YAML file (any of the four profiles; "
+                   "docs/memzoi.md).")
 @click.option("--source-id", default=None, help="1-64 chars of [a-z0-9._-] (with --source; default source-1).")
 @click.option("--source-bytes", default=None, help="The bytes of a supplied_bytes source: a file, or - for stdin.")
 @click.option("--output", default=None, help="Also save the plan here (private plans: under .memzoi/local/ only).")
@@ -89,7 +90,7 @@ def capture() -> None:
 @click.pass_context
 def plan(ctx: click.Context, source: str | None, request_file: str | None, source_id: str | None,
          source_bytes: str | None, output: str | None, as_json: bool) -> None:  # fmt: skip
-    """Plan a capture; reads the source and memory, writes no memory state.
+    """Plan a capture; reads the source and memory, writes no memory state. Exits 1 when the plan is blocked.
 
     Example: git memzoi capture plan --source notes/findings.md --source-id findings --json;
     git memzoi capture plan --request-file capture-request.yaml --json
@@ -113,11 +114,13 @@ def plan(ctx: click.Context, source: str | None, request_file: str | None, sourc
     else:
         artifact = core.plan(context, str(source), source_id or "source-1")
     _finish(ctx, context, artifact, output, as_json)
+    ctx.exit(1 if artifact["status"] == "blocked" else 0)  # the redacted plan is printed; the privacy gate refused it
 
 
 @capture.command("review")
 @click.option("--plan-file", required=True, help="The plan artifact.")
-@click.option("--decisions-file", required=True, help="A memzoi/capture-review-input-v1 JSON file.")
+@click.option("--decisions-file", required=True,
+              help="A memzoi/capture-review-input-v1 JSON file: one decision per candidate (docs/memzoi.md).")
 @click.option("--reviewed-by", required=True, help="Who reviewed (non-empty).")
 @click.option("--reviewed-at", required=True, help="When, as an RFC 3339 time.")
 @click.option("--prior-review-file", default=None, help="The review whose deferred decisions this one replaces.")

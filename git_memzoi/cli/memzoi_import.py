@@ -56,7 +56,7 @@ def import_group() -> None:
 @json_option
 @click.pass_context
 def plan(ctx: click.Context, from_file: str, actor: str, as_json: bool) -> None:
-    """Plan an import: normalize, classify and check duplicates; writes nothing.
+    """Plan an import: normalize, classify and check duplicates; writes nothing. Exits 1 when the plan is blocked.
 
     Example: git memzoi import plan --from-file imports/manifest.yml --json
     """
@@ -65,10 +65,11 @@ def plan(ctx: click.Context, from_file: str, actor: str, as_json: bool) -> None:
     result = importer.plan_file(_context(ctx, actor), _path(ctx, from_file), actor=actor)
     if as_json:
         emit_json(result)
-        return
-    _show(result)
-    if result["status"] == "ready":
-        click.echo(f"apply with: git memzoi import apply --from-file {from_file} --plan-id {result['plan_id']}")
+    else:
+        _show(result)
+        if result["status"] == "ready":
+            click.echo(f"apply with: git memzoi import apply --from-file {from_file} --plan-id {result['plan_id']}")
+    ctx.exit(1 if result["status"] == "blocked" else 0)  # the plan is printed; the privacy gate refused it
 
 
 @import_group.command("apply")

@@ -92,7 +92,8 @@ def github(result: StatusResult, limit: int = ANNOTATION_LIMIT) -> str:
         lines.append(_overflow(errors[limit:], warnings[limit:], notices[notice_slots:], limit))
     lines += [_annotation(a) for a in notices[:notice_slots]]
     report = result.report
-    lines.append(f"memkeep: {report.entries} entries, {len(report.suspect_ids)} suspect, {len(report.stale)} stale, "
+    noun = "entry" if report.entries == 1 else "entries"
+    lines.append(f"memkeep: {report.entries} {noun}, {len(report.suspect_ids)} suspect, {len(report.stale)} stale, "
                  f"{len(result.unreadable)} unreadable")  # fmt: skip
     return "\n".join(lines)
 

@@ -195,8 +195,10 @@ def _policy_input(root: Path, directory: str) -> bytes | None:
         raise CaptureError("an ignore-policy input cannot be read safely", exc.code) from None
     except UnicodeDecodeError:
         raise CaptureError("an ignore-policy input is not UTF-8", "invalid_encoding") from None
-    if classify(text):
-        raise CaptureError("an ignore-policy input holds prohibited content", "prohibited_policy_input")
+    findings = classify(text, personal=False)
+    if findings:
+        raise CaptureError(f"an ignore-policy input holds prohibited content ({findings[0].rule}, line "
+                           f"{findings[0].line})", "prohibited_policy_input")  # fmt: skip
     return data
 
 

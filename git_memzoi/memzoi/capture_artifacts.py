@@ -39,7 +39,7 @@ def read_artifact(path: Path, schema: str | None = None) -> dict[str, Any]:
     try:
         value = json.loads(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
-        raise CaptureError(f"{path.name}: not UTF-8 JSON", "invalid_artifact") from None
+        raise CaptureError(f"{path.name}: not valid UTF-8 JSON", "invalid_artifact") from None
     if not isinstance(value, dict) or (schema is not None and value.get("schema") != schema):
         raise CaptureError(f"{path.name}: expected a {schema} object", "invalid_artifact")
     return value
@@ -58,7 +58,7 @@ def read_request(path: Path) -> dict[str, Any]:
     data = small_file(path, "request file", "invalid_capture_request")
     try:
         fields, _ = yamlio.load_mapping(data.decode("utf-8"))
-    except (UnicodeDecodeError, MemzoiError, ValueError):
+    except (UnicodeDecodeError, MemzoiError, ValueError, yamlio.YamlProblem):
         raise CaptureError(f"{path.name}: not a UTF-8 YAML mapping", "invalid_capture_request") from None
     return dict(yamlio.plain(fields))
 

@@ -154,9 +154,15 @@ def _policy_inputs(view: Any, locator: dict[str, Any], commits: list[Any], paths
                 "rename_detection": locator["rename_detection"], "merge_parent": locator["merge_parent"]}  # fmt: skip
     config = view.local_config_bytes()
     text = config.decode("utf-8", "replace")
-    if classify(text) or re.search(r"(?im)^\s*\[\s*include(?:if)?\b", text):
-        raise CaptureError("the repository's local git config holds prohibited content or an include",
-                           "prohibited_policy_input")  # fmt: skip
+    # credentials only: a local user.email is ordinary git configuration, not personal data to keep out
+    findings = classify(text, personal=False)
+    if findings:
+        raise CaptureError(f"the repository's local git config holds prohibited content ({findings[0].rule}, line "
+                           f"{findings[0].line})", "prohibited_policy_input")  # fmt: skip
+    include = re.search(r"(?im)^\s*\[\s*include(?:if)?\b", text)
+    if include:
+        raise CaptureError(f"the repository's local git config has an [include] (line {text[:include.start()].count(chr(10)) + 1}): "
+                           "capture cannot pin what it would read", "prohibited_policy_input")  # fmt: skip
     renderer = f"{RENDERER}+{view.renderer_version()}"
     inputs = [{"path": ".git", "engine_version": "memzoi/git-repository-identity-v1",
                "source_content_hash": "blake3:" + canonical_hash(identity)},
@@ -170,8 +176,10 @@ def _policy_inputs(view: Any, locator: dict[str, Any], commits: list[Any], paths
         blob = view.tree_blob(commits[1]["id"], rel)
         if blob is None:
             continue
-        if classify(blob.decode("utf-8", "replace")):
-            raise CaptureError("a .gitignore of the head tree holds prohibited content", "prohibited_policy_input")
+        findings = classify(blob.decode("utf-8", "replace"), personal=False)
+        if findings:
+            raise CaptureError(f"a .gitignore of the head tree holds prohibited content ({findings[0].rule}, line "
+                               f"{findings[0].line})", "prohibited_policy_input")  # fmt: skip
         inputs.append({"path": rel, "engine_version": "memzoi/git-head-ignore-v1",
                        "source_content_hash": content_hash(blob)})  # fmt: skip
     return inputs

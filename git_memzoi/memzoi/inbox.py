@@ -282,10 +282,12 @@ def propose(
     Raises:
         InputError: ``apply`` with ``override="manual"`` (``conflicting_options``); PolicyError: bad config.
         SensitivityBlocked: ``apply`` of a draft that is not repo-safe. PacketError: not a valid packet.
+        InputError: the draft holds a credential (``prohibited_content_detected``; never echoed).
         (Every check runs before anything is written.)
     """
     from git_memzoi.memzoi import packets
     from git_memzoi.memzoi.policy import resolve
+    from git_memzoi.memzoi.secrets import require_clean
 
     if apply and override == "manual":
         raise InputError("--apply cannot be combined with --manual", "conflicting_options")
@@ -297,6 +299,7 @@ def propose(
     packet = build_packet(draft, prop_id, now)
     text = packets.render(packet)
     packets.parse(prop_id, f"{prop_id}.md", text.encode("utf-8"))  # validate before writing anything
+    require_clean(text, "the proposal")
     try:
         proposal, created = load(ctx.layout, prop_id), False
     except ProposalNotFound:

@@ -271,9 +271,14 @@ def status_step(layout: Layout, record_id: str, status: str) -> Step:
 
 
 def record_step(layout: Layout, record: Record) -> Step:
-    """The write of a new record file, checked to read back as the same record before anything is written."""
-    data = okf.render(record).encode("utf-8")
+    """The write of a new record file, checked to read back as the same record and to hold no credential
+    (``prohibited_content_detected``) before anything is written."""
+    from git_memzoi.memzoi.secrets import require_clean
+
+    text = okf.render(record)
     path = record_store.record_path(layout, record.id)
+    require_clean(text, path.relative_to(layout.root).as_posix())
+    data = text.encode("utf-8")
     parts, fields = record_store.parse_fields(data)
     okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), fields, parts.body)
     return Step(path, data)

@@ -545,8 +545,11 @@ def write_pending_packet(ctx: Context, packet: Packet) -> tuple[str, Path]:
 
     Raises:
         SensitivityBlocked: the packet is not repo-safe. PacketError: the rendered packet does not validate.
-        InputError: ``packet.id`` is not a proposal identifier (``bad_id``).
+        InputError: ``packet.id`` is not a proposal identifier (``bad_id``), or the packet holds a credential
+        (``prohibited_content_detected``).
     """
+    from git_memzoi.memzoi.secrets import require_clean
+
     if packet.sensitivity != "repo-safe":
         raise SensitivityBlocked("write_pending_packet", packet.sensitivity)
     problem = identifier_problem(packet.id)
@@ -559,7 +562,9 @@ def write_pending_packet(ctx: Context, packet: Packet) -> tuple[str, Path]:
         file_id = next(c for c in candidates(packet.id) if _free(layout, c, taken))
         path = layout.pending / f"{file_id}.md"
         fresh = replace(packet, id=file_id, file_id=file_id, status="proposed", resolution=None)
-        data = render(fresh).encode("utf-8")
+        text = render(fresh)
+        require_clean(text, _rel(layout, path))
+        data = text.encode("utf-8")
         check_shape(parse(file_id, _rel(layout, path), data), _rel(layout, path))
         path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(path, data)

@@ -115,3 +115,20 @@ def _personal_rules(line: str) -> set[str]:
     if _INJECTION.search(line):
         rules.add("prompt_injection")
     return rules
+
+
+def require_clean(text: str, where: str) -> None:
+    """Refuse ``text`` bound for a git-visible file (a record, a proposal packet) when it holds a credential.
+
+    The same credential rules as the pre-commit guard (``personal=False``: the content class and sensitivity of
+    a record decide about personal data). Raises :class:`~git_memzoi.errors.InputError` with code
+    ``prohibited_content_detected`` naming ``where``, the rule and the line, never the value; the caller checks
+    before it writes anything.
+    """
+    findings = classify(text, personal=False)
+    if findings:
+        from git_memzoi.errors import InputError
+
+        first = findings[0]
+        raise InputError(f"{where}: line {first.line} holds a credential ({first.rule}; not printed): remove it, "
+                         "secrets never go to git-visible memory", "prohibited_content_detected")  # fmt: skip

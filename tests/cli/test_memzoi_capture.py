@@ -68,7 +68,7 @@ def test_blocked_plan_prints_only_safe_diagnostics(repo: Repo) -> None:
     token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
     repo.write("ops/runbook.md", f"## Procedure: Rotate\nSet DEPLOY_TOKEN={token} first.\n")
     result = run(repo, "capture", "plan", "--source", "ops/runbook.md")
-    assert result.exit_code == 0
+    assert result.exit_code == 1  # the redacted plan is printed; the privacy gate refused it
     assert result.stdout.splitlines()[1:] == [
         "  prohibited_content_detected at line 2 (GitHub Token, credential_assignment)"]
     out = result.stdout + result.stderr

@@ -144,3 +144,35 @@ def test_a_review_replaces_only_deferred_decisions_of_its_prior(repo: Repo) -> N
     assert without.exit_code == 2 and code(without) == "invalid_prior_review" and files(repo.root) == before
     applied = ok_json(repo, *args, "--prior-review-file", f"{LOCAL}/r1.json")
     assert [w["kind"] for w in applied["writes"]] == ["proposal_file", "proposal_file"]
+
+
+def test_a_broken_yaml_request_is_one_line_exit_2(repo: Repo) -> None:
+    assert run(repo, "init").exit_code == 0
+    for n, text in enumerate(("sources: [\n", "- a\n", "schema: [1, 2\n")):
+        repo.write(f"req{n}.yaml", text)
+        result = run(repo, "capture", "plan", "--request-file", f"req{n}.yaml", "--json")
+        assert result.exit_code == 2 and code(result) == "invalid_capture_request", text
+        plain = run(repo, "capture", "plan", "--request-file", f"req{n}.yaml")
+        assert plain.exit_code == 2 and len(plain.stderr.strip().splitlines()) == 1 and "internal" not in plain.stderr
+
+
+def test_a_local_user_email_does_not_block_a_git_range_but_a_credential_does(repo: Repo) -> None:
+    repo.commit("base", **{"docs/a.md": "# A\n"})
+    base = repo.head()
+    repo.commit("head", **{"docs/a.md": "# A\n\n## Decision: Pin ranges\nUse pinned ids.\n"})
+    head = repo.head()
+    assert run(repo, "init").exit_code == 0
+    repo.git("config", "user.email", "someone@example.com")
+    locator = {"kind": "git_range", "repository": ".", "base": f"sha1:{base}", "head": f"sha1:{head}",
+               "merge_parent": "base_to_head", "rename_detection": True, "diff_format": "git-unified-v1"}  # fmt: skip
+    repo.write("range.json", json.dumps({"schema": "memzoi/capture-request-v1", "sources": [
+        {"source_id": "range", "locator": locator, "media_type": "text/x-diff"}],
+        "extractor": {"profile": "git-change-deterministic"}}))  # fmt: skip
+    plan = ok_json(repo, "capture", "plan", "--request-file", "range.json")
+    assert [c["memory"]["title"] for c in plan["candidates"]] == ["Pin ranges"]
+    canary = "own-config-canary-" + "7" * 12
+    repo.git("config", "http.extraheader", f"password: {canary}")
+    blocked = run(repo, "capture", "plan", "--request-file", "range.json", "--json")
+    assert blocked.exit_code == 2 and code(blocked) == "prohibited_policy_input"
+    message = json.loads(blocked.stdout)["error"]["message"]
+    assert "credential_assignment" in message and "line" in message and canary not in blocked.output + blocked.stderr

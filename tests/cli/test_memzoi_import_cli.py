@@ -100,7 +100,7 @@ def test_blocked_secret_is_never_echoed(repo: Repo) -> None:
     before = files(repo.root)
     plan = run(repo, "import", "plan", "--from-file", "m.yml", "--json")
     human = run(repo, "import", "plan", "--from-file", "m.yml")
-    assert plan.exit_code == 0 and json.loads(plan.stdout)["data_class"] == "blocked"
+    assert plan.exit_code == 1 and json.loads(plan.stdout)["data_class"] == "blocked"
     applied = run(repo, "import", "apply", "--from-file", "m.yml", "--plan-id", json.loads(plan.stdout)["plan_id"])
     assert applied.exit_code == 2 and "blocked" in applied.stderr
     for out in (plan, human, applied):

@@ -94,3 +94,7 @@ def test_messages_and_properties_are_escaped() -> None:
     assert ci_report.escape_data("50%\r\n: ,") == "50%25%0D%0A: ,"
     row = "| warning | agent-memory/entries/a,b:c%.md | scope_hit | e1 is suspect (scope_hit): 100% sure:  src/a,b.py"
     assert row in ci_report.summary_markdown(result([odd]))  # one table row: no line break inside
+
+
+def test_one_entry_is_singular() -> None:
+    assert ci_report.github(result([], entries=1)) == "memkeep: 1 entry, 0 suspect, 0 stale, 0 unreadable"
