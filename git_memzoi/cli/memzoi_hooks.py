@@ -32,6 +32,8 @@ def _render(report: object, as_json: bool) -> None:
     for action in report.actions:
         click.echo(action)
     for hook in report.hooks:
+        if report.actions and hook.state == "installed" and not hook.chained:
+            continue  # the action line above already said it
         chained = " (chains the previous hook)" if hook.chained else ""
         detail = f": {hook.detail}" if hook.detail and not hook.chained else ""
         click.echo(f"{hook.state:<9} {hook.hook}  {hook.path}{chained}{detail}")

@@ -115,3 +115,12 @@ def test_pre_commit_manifest_offers_the_three_hooks() -> None:
     assert "stages: [post-merge, post-checkout, manual]" in text and "always_run: true" in text
     workflow = (PROJECT / "templates" / "memkeep-status.yml").read_text()
     assert "fetch-depth: 0" in workflow and "pull_request" in workflow and "--format github" in workflow
+
+
+def test_install_says_each_hook_once(repo: Repo) -> None:
+    code, output = run(repo, "hooks", "install")
+    assert code == 0 and [line.split()[-1].rsplit("/", 1)[-1] for line in output.splitlines()] == [
+        "pre-commit", "post-merge", "post-checkout"]  # fmt: skip
+    code, output = run(repo, "hooks", "status")
+    assert code == 0 and [line.split()[:2] for line in output.splitlines()] == [
+        ["installed", "pre-commit"], ["installed", "post-merge"], ["installed", "post-checkout"]]  # fmt: skip
