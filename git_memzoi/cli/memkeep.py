@@ -100,9 +100,19 @@ def status(ctx: click.Context, as_json: bool, hook_event: str | None, fmt: str, 
     result = api.status(_options(ctx, **given))
     if fmt != "text":
         _ci_format(fmt, result)
+    elif as_json:
+        with api.no_cyclic_gc():  # the output is one verdict object per suspect: see no_cyclic_gc
+            _emit_status_json(render.status_json(result))
     else:
-        emit_json(render.status_json(result)) if as_json else click.echo(render.status_text(result))
+        click.echo(render.status_text(result))
     ctx.exit(result.exit_code)
+
+
+def _emit_status_json(payload: dict[str, Any]) -> None:
+    """:func:`emit_json`, for the largest output: the payload is a fresh tree (no cycle to check for), and
+    JSON escapes every control character, so there is no ANSI sequence to strip (``color=True`` skips that pass
+    over the whole text). The bytes are the same."""
+    click.echo(json.dumps(payload, ensure_ascii=False, check_circular=False), color=True)
 
 
 def _ci_format(fmt: str, result: Any) -> None:

@@ -32,21 +32,13 @@ class ScopeIndex:
         """The paths of the universe in the scope made of ``patterns`` (each already valid)."""
         key = tuple(patterns)
         found = self._by_scope.get(key)
-        if found is None and len(key) == 1:  # the commonest scope: one pattern, nothing to combine
-            negated, matching = self._matching(key[0])
-            found = self._by_scope[key] = frozenset() if negated else matching
         if found is None:
-            selected: set[str] = set()
-            for pattern in key:
-                negated, matching = self._matching(pattern)
-                if negated:
-                    selected -= matching
-                else:
-                    selected |= matching
-            found = self._by_scope[key] = frozenset(selected)
+            found = self._by_scope[key] = combine([self.matching(pattern) for pattern in key])
         return found
 
-    def _matching(self, pattern: str) -> tuple[bool, frozenset[str]]:
+    def matching(self, pattern: str) -> tuple[bool, frozenset[str]]:
+        """Whether the valid ``pattern`` is a ``!`` pattern, and the paths of the universe its positive form
+        matches (computed once per pattern)."""
         found = self._by_pattern.get(pattern)
         if found is None:
             plain = _PLAIN.fullmatch(pattern)
@@ -65,11 +57,14 @@ class ScopeIndex:
     def _plain(self, literal: str, tail: str | None) -> frozenset[str]:
         """What ``globs`` matches for an anchored literal path ``literal`` followed by ``tail``: the file itself
         and everything below it ('' tail), only what is below it (``/``, ``/*`` or ``/**``)."""
-        below = self._candidates(literal + "/")
-        if tail:
-            return frozenset(below)
-        i = bisect.bisect_left(self._paths, literal)
-        exact = i < len(self._paths) and self._paths[i] == literal
+        paths = self._paths
+        i = bisect.bisect_left(paths, literal)
+        exact = not tail and i < len(paths) and paths[i] == literal
+        prefix = literal + "/"
+        start = bisect.bisect_left(paths, prefix, i)  # what is below sorts after the literal itself
+        if start == len(paths) or not paths[start].startswith(prefix):  # a file (or nothing): none below
+            return frozenset((literal,)) if exact else frozenset()
+        below = paths[start : bisect.bisect_left(paths, prefix + "\U0010ffff", start)]
         return frozenset((literal, *below) if exact else below)
 
     def _candidates(self, prefix: str) -> Sequence[str]:
@@ -78,6 +73,23 @@ class ScopeIndex:
         start = bisect.bisect_left(self._paths, prefix)
         end = bisect.bisect_left(self._paths, prefix + "\U0010ffff")
         return self._paths[start:end]
+
+
+def combine(parts: Sequence[tuple[bool, frozenset[str]]]) -> frozenset[str]:
+    """The scope whose patterns, in order, have the :meth:`ScopeIndex.matching` results ``parts``: each adds the
+    paths it matches, or a ``!`` pattern removes them."""
+    if len(parts) == 1:  # the commonest scope: one pattern, nothing to combine
+        negated, matching = parts[0]
+        return frozenset() if negated else matching
+    if not any(negated for negated, _ in parts):  # no exception: one union in C
+        return frozenset().union(*[matching for _, matching in parts])
+    selected: set[str] = set()
+    for negated, matching in parts:
+        if negated:
+            selected -= matching
+        else:
+            selected |= matching
+    return frozenset(selected)
 
 
 def _needle(pattern: str) -> str:

@@ -81,13 +81,13 @@ class StatusResult:
 
 def status(options: Options) -> StatusResult:
     """Compute the suspect set of the store (memkeep README "How staleness works")."""
-    with _no_cyclic_gc():
+    with no_cyclic_gc():
         session = open_session(options)
         return StatusResult(session.store, _report(session, options.clock), session.loaded.unreadable)
 
 
 @contextmanager
-def _no_cyclic_gc() -> Iterator[None]:
+def no_cyclic_gc() -> Iterator[None]:
     """Pause the cyclic garbage collector while a command builds its many long-lived, acyclic objects (parsed
     entries, changed-path sets, verdicts): each pass would walk them all again, about a fifth of ``status``'s
     per-entry time. Reference counting still frees everything; cycles made meanwhile are collected after."""

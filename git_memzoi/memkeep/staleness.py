@@ -29,9 +29,10 @@ from typing import Any
 from git_memzoi.core.clock import Clock
 from git_memzoi.core.gitview import AnchorState, RepoView
 from git_memzoi.core.globs import pattern_problem
-from git_memzoi.core.scope_index import ScopeIndex
+from git_memzoi.core.scope_index import ScopeIndex, combine
 from git_memzoi.memkeep.entries import Entry
 
+_ANCESTOR = AnchorState.ANCESTOR
 REASONS = ("scope_hit", "ttl_expired", "dependency_suspect", "anchor_unreachable", "ref_missing")
 
 _ANCHOR_HINTS = {
@@ -44,7 +45,7 @@ _ANCHOR_HINTS = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)  # slots: one object per verdict, not two (a status builds hundreds)
 class Verdict:
     """One reason one entry is suspect (one object per entry × reason in ``status --json``).
 
@@ -60,7 +61,7 @@ class Verdict:
     evidence: Mapping[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Unchecked:
     """One field that keeps a live entry from being (fully) watched: ``scope``, ``explains`` or ``ttl_days``."""
 
@@ -117,34 +118,58 @@ def compute(
     by_id: dict[str, Entry] = {}
     for entry in entries:
         by_id.setdefault(entry.id, entry)
-    live = [e for e in by_id.values() if e.is_live and e.status != "stale"]
-    stale = tuple(sorted(i for i, e in by_id.items() if e.status == "stale"))
-    verdicts: list[Verdict] = []
+    live: list[Entry] = []
+    stale_ids: list[str] = []
+    for entry_id, entry in by_id.items():
+        status = entry.status
+        if status == "stale":
+            stale_ids.append(entry_id)
+        elif status != "tombstone":
+            live.append(entry)
+    stale = tuple(sorted(stale_ids))
     history = _History.read(live, repo, head)
-    scopes = _Scopes()
+    scopes = _Scopes(history.index)
     refs = referential_check and path_refs is not None and head is not None
+    # (id, rank of the reason, verdict): sorting these tuples orders by id, then reason, with no key function
+    # (ids are unique and each reason appears once per entry, so the verdicts themselves are never compared)
+    ranked: list[tuple[str, int, Verdict]] = []
+    explaining: list[Entry] = []  # the entries with an `explains` field: only they can depend on another
     not_watched: list[tuple[str, list[Unchecked]]] = []
     for entry in live:
-        patterns, problems = scopes.of(entry.fields.get("scope"))
-        verdicts.extend(_anchor_and_scope(entry, history, patterns))
-        if entry.ttl_days is not None:
-            verdicts.extend(_ttl(entry, today))
+        fields = entry.fields
+        problems, selected = scopes.of(fields.get("scope"))
+        verdict = _anchor_and_scope(entry, history, selected)
+        if verdict is not None:
+            ranked.append((verdict.id, _RANK[verdict.reason], verdict))
+        if "ttl_days" in fields:
+            verdict = _ttl(entry, today)
+            if verdict is not None:
+                ranked.append((verdict.id, _RANK["ttl_expired"], verdict))
         if refs:
-            verdicts.extend(_refs(entry, repo, head, path_refs))  # type: ignore[arg-type]
-        if problems or "explains" in entry.fields or "ttl_days" in entry.fields:
+            verdict = _refs(entry, repo, head, path_refs)  # type: ignore[arg-type]
+            if verdict is not None:
+                ranked.append((verdict.id, _RANK["ref_missing"], verdict))
+        if "explains" in fields:
+            explaining.append(entry)
+        if problems or "explains" in fields or "ttl_days" in fields:
             notes = _unchecked(entry, problems)
             if notes:
                 not_watched.append((entry.id, notes))
     unresolved = {
-        d: "unreadable" if d in unreadable else "missing" for e in live for d in e.explains if d not in by_id
+        d: "unreadable" if d in unreadable else "missing" for e in explaining for d in e.explains if d not in by_id
     }
-    verdicts.extend(_dependencies(live, {v.id for v in verdicts}, set(stale), unresolved))
-    order = {reason: i for i, reason in enumerate(REASONS)}
-    verdicts.sort(key=lambda v: (v.id, order[v.reason]))
-    tombstones = sum(1 for e in by_id.values() if not e.is_live)
+    rank = _RANK["dependency_suspect"]
+    direct = {item[0] for item in ranked}
+    ranked += [(v.id, rank, v) for v in _dependencies(explaining, direct, set(stale), unresolved)]
+    ranked.sort()
+    verdicts = tuple(item[2] for item in ranked)
+    tombstones = len(by_id) - len(live) - len(stale)
     unchecked = tuple(u for _, notes in sorted(not_watched, key=lambda n: n[0]) for u in notes)
     shallow = repo.is_shallow()
-    return StalenessReport(head, shallow, today, len(by_id), tuple(verdicts), stale, tombstones, unchecked)
+    return StalenessReport(head, shallow, today, len(by_id), verdicts, stale, tombstones, unchecked)
+
+
+_RANK = {reason: i for i, reason in enumerate(REASONS)}
 
 
 @dataclass(frozen=True)
@@ -167,13 +192,15 @@ class _History:
 class _Scopes:
     """Each distinct ``scope`` value, and each distinct pattern, checked once per run (entries share them)."""
 
-    def __init__(self) -> None:
-        self._seen: dict[object, tuple[tuple[str, ...], tuple[str, ...]]] = {}
-        self._problems: dict[str, str | None] = {}
+    def __init__(self, index: ScopeIndex) -> None:
+        self._index = index
+        self._seen: dict[object, tuple[tuple[str, ...], frozenset[str]]] = {}
+        # pattern → (its problem, None) or (None, what it matches: ScopeIndex.matching)
+        self._patterns: dict[str, tuple[str | None, tuple[bool, frozenset[str]] | None]] = {}
 
-    def of(self, raw: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
-        """``(valid patterns, problems)`` of a ``scope`` field value: the patterns a change is matched against,
-        and the messages of the problems that keep the entry from being (fully) watched."""
+    def of(self, raw: object) -> tuple[tuple[str, ...], frozenset[str]]:
+        """``(problems, selected)`` of a ``scope`` field value: the messages of the problems that keep the entry
+        from being (fully) watched, and the paths of the history's universe its valid patterns select."""
         if type(raw) is list:
             key: object = tuple(raw)
         elif type(raw) is str or raw is None:
@@ -187,99 +214,108 @@ class _Scopes:
         if found is None:
             found = self._compute(raw)
             # only lists of strings are remembered: equality would not tell `1` from `True` (no string equals a
-            # non-string, so a remembered key is never matched by another type)
-            if type(raw) is not list or all(type(p) is str for p in raw):
+            # non-string, so a remembered key is never matched by another type); without problems, every pattern
+            # was a valid one, so a string
+            if type(raw) is not list or not found[0] or all(type(p) is str for p in raw):
                 self._seen[key] = found
         return found
 
-    def _compute(self, raw: object) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def _compute(self, raw: object) -> tuple[tuple[str, ...], frozenset[str]]:
         patterns = [raw] if isinstance(raw, str) else raw if isinstance(raw, list) else None
         if not patterns:
             what = "no scope" if raw is None or raw == [] else "scope is not a list of patterns"
-            return (), (f"{what}: no change in the repository can flag this claim",)
-        valid: list[str] = []
+            return (f"{what}: no change in the repository can flag this claim",), frozenset()
+        parts: list[tuple[bool, frozenset[str]]] = []
         notes: list[str] = []
+        positive = False
         for pattern in patterns:
-            problem = self._problem(pattern)
-            if problem is None:
-                valid.append(pattern)
+            known = self._patterns.get(pattern) if type(pattern) is str else None
+            if known is None:
+                problem = pattern_problem(pattern)
+                known = (problem, self._index.matching(pattern) if problem is None else None)
+                if type(pattern) is str:
+                    self._patterns[pattern] = known
+            part = known[1]
+            if part is None:
+                notes.append(f"scope pattern {pattern!r} is never matched ({known[0]})")
             else:
-                notes.append(f"scope pattern {pattern!r} is never matched ({problem})")
-        if not notes and all(p.startswith("!") for p in valid):
+                parts.append(part)
+                positive = positive or not part[0]
+        if not notes and not positive:
             notes.append("scope has only negations, so it matches nothing")
-        return tuple(valid), tuple(notes)
-
-    def _problem(self, pattern: object) -> str | None:
-        if type(pattern) is not str:
-            return pattern_problem(pattern)
-        if pattern not in self._problems:
-            self._problems[pattern] = pattern_problem(pattern)
-        return self._problems[pattern]
+        return tuple(notes), combine(parts) if parts else frozenset()
 
 
-def _anchor_and_scope(entry: Entry, history: _History, patterns: tuple[str, ...]) -> list[Verdict]:
+def _anchor_and_scope(entry: Entry, history: _History, selected: frozenset[str]) -> Verdict | None:
+    """The anchor_unreachable or scope_hit verdict of ``entry`` (they exclude each other), else ``None``."""
     anchor = entry.anchor
     if anchor is None:
         raw = entry.fields.get("anchor")
         if raw is not None:  # e.g. an all-digit id that YAML read as a number
             message = f"anchor {raw!r} is not a commit id string: quote it"
             evidence = {"anchor": str(raw), "state": AnchorState.NOT_COMMIT.value, "hint": "quote the anchor"}
-            return [Verdict(entry.id, entry.path, "anchor_unreachable", message, evidence)]
+            return Verdict(entry.id, entry.path, "anchor_unreachable", message, evidence)
         message = "no anchor recorded: the claim was never tied to a commit"
-        return [Verdict(entry.id, entry.path, "anchor_unreachable", message, {"anchor": None, "state": "absent"})]
+        return Verdict(entry.id, entry.path, "anchor_unreachable", message, {"anchor": None, "state": "absent"})
     state, oid = history.states[anchor]
-    if state is not AnchorState.ANCESTOR or oid is None:
+    if state is not _ANCESTOR or oid is None:
         hint = _ANCHOR_HINTS[state]
         message = f"anchor {anchor[:12]} is unavailable ({state.value}): {hint}"
         evidence = {"anchor": anchor, "state": state.value, "hint": hint}
-        return [Verdict(entry.id, entry.path, "anchor_unreachable", message, evidence)]
-    if not patterns:
-        return []
-    found = history.index.select(patterns) & history.changed[oid]
+        return Verdict(entry.id, entry.path, "anchor_unreachable", message, evidence)
+    if not selected:
+        return None
+    found = selected & history.changed[oid]
     if not found:
-        return []
-    hits = sorted(found)
-    if entry.path in found:
-        hits.remove(entry.path)
-        if not hits:
-            return []
+        return None
+    path = entry.path
+    if path in found:
+        if len(found) == 1:
+            return None
+        hits = sorted(found - {path})
+    else:
+        hits = sorted(found)
     shown = ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
     message = f"{shown} changed since {oid[:12]}"
-    return [Verdict(entry.id, entry.path, "scope_hit", message, {"anchor": oid, "files": hits})]
+    return Verdict(entry.id, path, "scope_hit", message, {"anchor": oid, "files": hits})
 
 
-def _ttl(entry: Entry, today: dt.date) -> list[Verdict]:
-    ttl, verified = entry.ttl_days, entry.verified_at
-    if ttl is None or verified is None:
-        return []
+def _ttl(entry: Entry, today: dt.date) -> Verdict | None:
+    ttl = entry.ttl_days
+    if ttl is None:
+        return None
+    verified = entry.verified_at
+    if verified is None:
+        return None
     age = (today - verified).days
     if age <= ttl:
-        return []
+        return None
     message = f"verified {verified.isoformat()}, {age} days ago; ttl_days is {ttl}"
     evidence = {"verified_at": verified.isoformat(), "age_days": age, "ttl_days": ttl}
-    return [Verdict(entry.id, entry.path, "ttl_expired", message, evidence)]
+    return Verdict(entry.id, entry.path, "ttl_expired", message, evidence)
 
 
-def _refs(entry: Entry, repo: RepoView, head: str, path_refs: Callable[[str], Iterable[str]]) -> list[Verdict]:
+def _refs(entry: Entry, repo: RepoView, head: str, path_refs: Callable[[str], Iterable[str]]) -> Verdict | None:
     missing = [ref for ref in path_refs(entry.body) if not repo.path_exists(head, ref)]
     if not missing:
-        return []
+        return None
     message = "referenced path(s) missing at HEAD: " + ", ".join(missing)
-    return [Verdict(entry.id, entry.path, "ref_missing", message, {"refs": missing})]
+    return Verdict(entry.id, entry.path, "ref_missing", message, {"refs": missing})
 
 
 def _dependencies(
-    live: Sequence[Entry], direct: set[str], stale: set[str], unresolved: Mapping[str, str]
+    explaining: Sequence[Entry], direct: set[str], stale: set[str], unresolved: Mapping[str, str]
 ) -> list[Verdict]:
     """dependency_suspect as a least fixpoint: every live entry that explains from a suspect one, transitively,
     cycles included; found by walking the reverse ``explains`` edges once from the suspect and seed ids.
 
+    ``explaining`` holds the live entries that have an ``explains`` field (no other entry depends on one);
     ``stale`` ids and ``unresolved`` ids (→ ``unreadable`` or ``missing``) seed it without being suspect.
     """
     suspect = set(direct)
     seeds = stale | set(unresolved)
     dependents: dict[str, list[str]] = {}
-    for entry in live:
+    for entry in explaining:
         for d in entry.explains:
             dependents.setdefault(d, []).append(entry.id)
     todo = [*suspect, *seeds]
@@ -289,7 +325,7 @@ def _dependencies(
                 suspect.add(dependent)
                 todo.append(dependent)
     verdicts = []
-    for entry in live:
+    for entry in explaining:
         if not entry.explains:
             continue
         deps = sorted({d for d in entry.explains if d != entry.id and (d in suspect or d in seeds)})

@@ -15,6 +15,7 @@ import os
 import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -168,7 +169,7 @@ def _parse_config(path: Path) -> StoreConfig:
 def cache_for(git_dir: Path, store: Store) -> ParseCache:
     """The parse cache of ``store``, kept under the git directory (never in the working tree)."""
     key = short_hash(store.rel.encode("utf-8"))
-    return ParseCache(git_dir / "memzoi" / "cache" / f"memkeep-{key}.json")
+    return ParseCache(git_dir / "memzoi" / "cache" / f"memkeep-{key}.marshal")
 
 
 def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
@@ -179,13 +180,16 @@ def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
     cache = cache or ParseCache(None)
     entries: list[Entry] = []
     unreadable: list[Unreadable] = []
-    root = str(store.root) + os.sep
+    skip = len(str(store.root)) + 1  # the root and its separator
+    posix = os.sep == "/"
+    known = cache.known
     for file, signature in _entry_files(str(store.entries_dir)):
-        name = file[len(root) :]
-        rel = name.replace(os.sep, "/") if os.sep != "/" else name
-        rel = rel if rel.isascii() else nfc(rel)
-        stem = rel.rsplit("/", 1)[-1][: -len(".md")]
-        hit = cache.known(name, signature) if signature is not None else None
+        name = file[skip:]
+        rel = name if posix else name.replace(os.sep, "/")
+        if not rel.isascii():
+            rel = nfc(rel)
+        stem = rel[rel.rfind("/") + 1 : -3]  # the file name without `.md`
+        hit = known(name, signature) if signature is not None else None
         if hit is not None:
             entries.append(Entry(rel, hit[0], hit[1], hit[2], stem))
             continue
@@ -250,7 +254,7 @@ def _entry_files(directory: str) -> list[tuple[str, list[int] | None]]:
     once per entry in every hook."""
     found: list[tuple[str, list[int] | None]] = []
     _walk(directory, found)
-    found.sort()
+    found.sort(key=itemgetter(0))  # paths are unique: comparing the strings alone is enough, and cheaper
     return found
 
 
@@ -259,19 +263,21 @@ def _walk(directory: str, found: list[tuple[str, list[int] | None]]) -> None:
         listing = list(os.scandir(directory))
     except OSError:
         return
+    is_regular = stat.S_ISREG
     for item in listing:
-        if item.name.startswith("."):
+        name = item.name
+        if name.startswith("."):
             continue
         if item.is_dir(follow_symlinks=False):
             _walk(item.path, found)
-        elif item.name.endswith(".md"):
+        elif name.endswith(".md"):
             try:
                 st = item.stat(follow_symlinks=False)
             except OSError:
                 found.append((item.path, None))
                 continue
-            regular = stat.S_ISREG(st.st_mode)
-            found.append((item.path, [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino] if regular else None))
+            found.append((item.path, [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+                          if is_regular(st.st_mode) else None))  # fmt: skip
 
 
 def _read_entry(file: str, rel: str, cache: ParseCache, name: str, signature: list[int] | None,
@@ -298,7 +304,7 @@ def _read_entry(file: str, rel: str, cache: ParseCache, name: str, signature: li
         fields: dict[str, Any] = doc.fields
         offset = len(doc.split.opening + doc.split.yaml_text + doc.split.closing)
         entry = Entry(rel, fields, doc.body, doc.split.body_start_line, stem)
-        if not _cacheable(fields):  # a value JSON cannot hold (`!!binary`, `!!set`, a custom tag): not cached
+        if not _cacheable(fields):  # a value the cache does not hold (`!!binary`, `!!set`, a custom tag): not cached
             return entry
     cache.put(key, fields, offset, name=name, signature=signature, body=entry.body,
               body_line=entry.body_line)  # fmt: skip

@@ -10,7 +10,7 @@ with ``os.utime``) still changes it. A signature is trusted only once it is olde
 from __future__ import annotations
 
 import datetime as dt
-import json
+import marshal
 import os
 import time
 from pathlib import Path
@@ -53,7 +53,7 @@ def counts(monkeypatch: pytest.MonkeyPatch) -> dict[str, list[str]]:
 
 
 def cache_path(store: store_mod.Store) -> Path:
-    return store.root / ".git-cache" / "memkeep.json"
+    return store.root / ".git-cache" / "memkeep.marshal"
 
 
 def load(store: store_mod.Store, counts: dict[str, list[str]], *, now_ns: int | None = None) -> list[tuple]:
@@ -160,7 +160,7 @@ def test_new_and_removed_files_are_seen(store, counts) -> None:
     write(store, "two")
     entries = load(store, counts, now_ns=later())
     assert [e[4] for e in entries] == ["two"] and counts["read"] == ["two.md"]
-    assert list(json.loads(cache_path(store).read_bytes())["files"]) == ["agent-memory/entries/two.md"]
+    assert list(parse_cache.decode(cache_path(store).read_bytes())["files"]) == ["agent-memory/entries/two.md"]
 
 
 @pytest.mark.parametrize("change", ["version", "tool", "parser"])
@@ -185,7 +185,12 @@ def test_the_parser_fingerprint_names_the_installed_yaml_package() -> None:
     assert (size, mtime_ns) == (Path(origin).stat().st_size, Path(origin).stat().st_mtime_ns)
 
 
-@pytest.mark.parametrize("content", [b"", b"{not json", b'{"version": 3}', b"[1, 2]", b'{"version": 3, "tool": 1}'])
+@pytest.mark.parametrize("content", [
+    b"", b"{not json", b'{"version": 3}', b"[1, 2]", b'{"version": 3, "tool": 1}',  # an old JSON cache, or junk
+    parse_cache.MAGIC, parse_cache.MAGIC + b"[1, 2]", parse_cache.MAGIC + b"\xff\x00",  # truncated, malformed
+    parse_cache.encode({"files": {}})[:-3], parse_cache.MAGIC + marshal.dumps([1, 2]),  # cut short, not a mapping
+    parse_cache.encode({"version": parse_cache.VERSION, "tool": 1, "parser": [], "files": []}),
+])  # fmt: skip
 def test_a_corrupt_cache_is_ignored_and_rewritten(store, counts, content: bytes) -> None:
     write(store, "one")
     cache_path(store).parent.mkdir(parents=True, exist_ok=True)
@@ -197,10 +202,10 @@ def test_a_corrupt_cache_is_ignored_and_rewritten(store, counts, content: bytes)
 def test_a_hand_edited_cache_item_is_read_from_the_file(store, counts) -> None:
     write(store, "one")
     load(store, counts, now_ns=later())
-    data = json.loads(cache_path(store).read_bytes())
+    data = parse_cache.decode(cache_path(store).read_bytes())
     [item] = data["files"].values()
     item[5] = "not a line number"
-    cache_path(store).write_text(json.dumps(data), "utf-8")
+    cache_path(store).write_bytes(parse_cache.encode(data))
     assert load(store, counts, now_ns=later()) == fresh(store) and counts["read"] == ["one.md"]
 
 
@@ -209,3 +214,14 @@ def test_a_key_like_the_cache_date_tag_is_never_mistaken_for_a_date(store, count
     for _ in range(2):
         [entry] = load(store, counts, now_ns=later())
         assert entry[1]["odd"] == {"\x00date": "2026-01-01"} and entry[1]["when"] == dt.date(2026, 1, 1)
+
+
+def test_equal_strings_are_stored_once_and_decode_as_one_object(store, counts) -> None:
+    write(store, "one")
+    write(store, "two")
+    load(store, counts, now_ns=later())
+    data = parse_cache.decode(cache_path(store).read_bytes())
+    one, two = (item[2] for item in data["files"].values())
+    assert [a is b for a, b in zip(one, two)] == [True] * len(one)  # the keys
+    assert one["status"] is two["status"]
+    assert load(store, counts, now_ns=later()) == fresh(store) and counts["read"] == []
