@@ -100,6 +100,11 @@ def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:
     ctx.exit(exit_code)
 
 
+def actor_option(func: Callable[..., Any]) -> Callable[..., Any]:
+    """``--actor``: who acts, recorded in packets, records and the event log (default ``cli``)."""
+    return click.option("--actor", default=None, help="Who acts (recorded in packets and events; default cli).")(func)
+
+
 def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     """``--json``: print one JSON object on stdout; also makes errors JSON."""
 

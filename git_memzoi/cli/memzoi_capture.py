@@ -11,7 +11,7 @@ from typing import Any
 
 import click
 
-from git_memzoi.cli.app import emit_json, json_option
+from git_memzoi.cli.app import actor_option, emit_json, json_option
 
 
 def _context(ctx: click.Context, actor: str | None = None) -> Any:
@@ -156,7 +156,7 @@ def review(ctx: click.Context, plan_file: str, decisions_file: str, reviewed_by:
 @click.option("--review-id", required=True, help="The expected review id (review_…).")
 @click.option("--prior-review-file", default=None, help="The prior review the review replaced deferrals of.")
 @click.option("--source-bytes", default=None, help="The supplied_bytes source again: a file, or - for stdin.")
-@click.option("--actor", default=None, help="Who is acting (recorded in packets and events; default cli).")
+@actor_option
 @json_option
 @click.pass_context
 def apply(ctx: click.Context, plan_file: str, review_file: str, plan_id: str, review_id: str,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from git_memzoi.cli.app import emit_json, json_option
+from git_memzoi.cli.app import actor_option, emit_json, json_option
 from git_memzoi.cli.memzoi import open_context
 from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json
 
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 __all__ = ["inbox_counts", "register"]
 
-actor_option = click.option("--actor", default=None, help="Who acts (default: cli).")
 
 
 def inbox_counts(layout: Layout) -> dict[str, int]:

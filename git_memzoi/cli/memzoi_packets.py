@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from git_memzoi.cli.app import emit_json, json_option
+from git_memzoi.cli.app import actor_option, emit_json, json_option
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.packets import Packet
@@ -44,10 +44,6 @@ def _context(ctx: click.Context, actor: str | None = None) -> Any:
     from git_memzoi.cli.memzoi import open_context
 
     return open_context(ctx, actor=actor)
-
-
-def _actor_option(func: Callable[..., Any]) -> Callable[..., Any]:
-    return click.option("--actor", default=None, help="Who acts (default: cli).")(func)
 
 
 # ------------------------------------------------------------------------------------------------ proposal-files
@@ -129,7 +125,7 @@ def validate_cmd(ctx: click.Context, as_json: bool) -> None:
 
 @proposal_files.command("apply")
 @click.argument("proposal_id")
-@_actor_option
+@actor_option
 @json_option
 @click.pass_context
 def apply_cmd(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bool) -> None:
@@ -161,7 +157,7 @@ def apply_cmd(ctx: click.Context, proposal_id: str, actor: str | None, as_json: 
 @proposal_files.command("reject")
 @click.argument("proposal_id")
 @click.option("--reason", required=True, help="Why the packet is rejected (kept in the resolved packet).")
-@_actor_option
+@actor_option
 @json_option
 @click.pass_context
 def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | None, as_json: bool) -> None:
@@ -196,7 +192,7 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
 @click.option("--sensitivity", default="unknown", show_default=True, help="Must be repo-safe to write.")
 @click.option("--source-kind", default=None, help="Evidence kind, e.g. pr, issue, commit.")
 @click.option("--source-ref", default=None, help="Evidence locator, e.g. a URL.")
-@_actor_option
+@actor_option
 @json_option
 @click.pass_context
 def supersede_cmd(ctx: click.Context, record_id: str, title: str, body: str, record_type: str | None,
@@ -222,7 +218,7 @@ def supersede_cmd(ctx: click.Context, record_id: str, title: str, body: str, rec
 @click.command("tombstone")
 @click.argument("record_id")
 @click.option("--reason", required=True, help="Why the record no longer holds (logged).")
-@_actor_option
+@actor_option
 @json_option
 @click.pass_context
 def tombstone_cmd(ctx: click.Context, record_id: str, reason: str, actor: str | None, as_json: bool) -> None:

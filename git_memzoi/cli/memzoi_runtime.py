@@ -11,9 +11,8 @@ from typing import Any
 
 import click
 
-from git_memzoi.cli.app import emit_json, json_option
+from git_memzoi.cli.app import actor_option, emit_json, json_option
 
-_actor = click.option("--actor", default=None, help="Who is acting (recorded in the event log; default cli).")
 
 
 def _context(ctx: click.Context, actor: str | None = None) -> Any:
@@ -35,7 +34,7 @@ def local() -> None:
 @click.option("--type", "memory_type", required=True, help="Memory type: fact, preference, decision, ...")
 @click.option("--title", required=True, help="One line.")
 @click.option("--body", required=True, help="The memory itself.")
-@_actor
+@actor_option
 @json_option
 @click.pass_context
 def local_add(ctx: click.Context, memory_type: str, title: str, body: str, actor: str | None, as_json: bool) -> None:
@@ -98,7 +97,7 @@ def checkpoint() -> None:
 @click.option("--note", default=None, help="The checkpoint text.")
 @click.option("--from-file", "from_file", type=click.Path(path_type=Path), default=None,
               help="Read the checkpoint text from this file.")  # fmt: skip
-@_actor
+@actor_option
 @json_option
 @click.pass_context
 def checkpoint_add(ctx: click.Context, task: str, note: str | None, from_file: Path | None, actor: str | None,
@@ -143,7 +142,7 @@ def _render_list(records: list[dict[str, Any]], destination: str, as_json: bool)
 @click.option("--from-file", "from_file", type=click.Path(path_type=Path), default=None,
               help="Structured session-end YAML (task + candidates).")  # fmt: skip
 @click.option("--from-checkpoint", "from_checkpoint", default=None, help="A checkpoint whose body is that YAML.")
-@_actor
+@actor_option
 @json_option
 @click.pass_context
 def session_end(ctx: click.Context, from_file: Path | None, from_checkpoint: str | None, actor: str | None,
@@ -203,7 +202,7 @@ def events_export(ctx: click.Context, jsonl: bool) -> None:
 
 
 @click.command()
-@_actor
+@actor_option
 @json_option
 @click.pass_context
 def rebuild(ctx: click.Context, actor: str | None, as_json: bool) -> None:
