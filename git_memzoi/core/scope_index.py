@@ -39,19 +39,26 @@ class ScopeIndex:
     def matching(self, pattern: str) -> tuple[bool, frozenset[str]]:
         """Whether the valid ``pattern`` is a ``!`` pattern, and the paths of the universe its positive form
         matches (computed once per pattern)."""
+        found = self.plain(pattern)
+        if found is None:
+            negated, match = globs.matcher(pattern)
+            candidates = self._candidates(globs.literal_prefix(pattern))
+            needle = _needle(pattern)
+            if needle:  # a substring test in C first: an unanchored pattern would scan every path
+                candidates = [p for p in candidates if needle in p]
+            found = self._by_pattern[pattern] = (negated, frozenset(p for p in candidates if match(p)))
+        return found
+
+    def plain(self, pattern: str) -> tuple[bool, frozenset[str]] | None:
+        """:meth:`matching` of a pattern already matched, or of one of the commonest shapes (an optional ``!``,
+        an anchored literal path of two or more plain components, then nothing, ``/``, ``/*`` or ``/**``), which
+        are always valid patterns; ``None`` for any other pattern, without validating it."""
         found = self._by_pattern.get(pattern)
         if found is None:
             plain = _PLAIN.fullmatch(pattern)
-            if plain is not None:  # the commonest shapes, without compiling a matcher
-                found = (plain[1] == "!", self._plain(plain[2], plain[3]))
-            else:
-                negated, match = globs.matcher(pattern)
-                candidates = self._candidates(globs.literal_prefix(pattern))
-                needle = _needle(pattern)
-                if needle:  # a substring test in C first: an unanchored pattern would scan every path
-                    candidates = [p for p in candidates if needle in p]
-                found = (negated, frozenset(p for p in candidates if match(p)))
-            self._by_pattern[pattern] = found
+            if plain is None:
+                return None
+            found = self._by_pattern[pattern] = (plain[1] == "!", self._plain(plain[2], plain[3]))
         return found
 
     def _plain(self, literal: str, tail: str | None) -> frozenset[str]:
