@@ -222,19 +222,23 @@ def verify(
     plan = verify_mod.Plan(head, options.clock.today(), all_safe, dry_run, manual)
     writer = verify_mod.EntryWriter(session.store, _lock_path(session))
     items = [verify_mod.verify_entry(e, reasons.get(e.id, ()), plan, runner or _shell(), writer) for e in targets]
-    if any(i.action == "healed" for i in items):
-        items = _still_suspect(items, options, session)
+    if any(i.action in ("healed", "marked_stale") for i in items):
+        git_dir = session.view.git_dir  # type: ignore[attr-defined]
+        after = Session(session.view, store_mod.load(session.store, store_mod.cache_for(git_dir, session.store)))
+        if session.store.index_path.is_file():  # INDEX.md lists each status: keep it in step with the writes
+            _write_index(after)
+        items = _still_suspect(items, options, after)
     return verify_mod.VerifyResult(head, dry_run, tuple(items))
 
 
-def _still_suspect(items: list[VerifyItem], options: Options, session: Session) -> list[VerifyItem]:
-    """Re-read the store after the heals: an entry can stay suspect (a stale dependency, a missing ref)."""
+def _still_suspect(items: list[VerifyItem], options: Options, after: Session) -> list[VerifyItem]:
+    """An entry healed can stay suspect (a stale dependency, a missing ref): ``after`` is the store re-read."""
     from dataclasses import replace
 
-    git_dir = session.view.git_dir  # type: ignore[attr-defined]
-    loaded = store_mod.load(session.store, store_mod.cache_for(git_dir, session.store))
+    if not any(i.action == "healed" for i in items):
+        return items
     left: dict[str, list[str]] = {}
-    for verdict in _report(Session(session.view, loaded), options.clock).verdicts:
+    for verdict in _report(after, options.clock).verdicts:
         left.setdefault(verdict.id, []).append(verdict.message)
     return [replace(i, still_suspect=tuple(left[i.id])) if i.action == "healed" and i.id in left else i
             for i in items]  # fmt: skip

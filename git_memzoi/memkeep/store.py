@@ -27,6 +27,7 @@ from git_memzoi.memkeep.entries import Entry
 
 DEFAULT_STORE_DIR = "agent-memory"
 CONFIG_NAME = ".memkeep.yml"
+CONFIG_FIELDS = ("store_dir", "referential_check", "siblings")  # memkeep README ".memkeep.yml"
 MAX_ENTRY_BYTES = 256 * 1024  # larger files are not read at all; lint's own cap is smaller
 
 
@@ -136,7 +137,8 @@ def read_config(start: Path, root: Path) -> StoreConfig:
     """Read the nearest ``.memkeep.yml`` between ``start`` and ``root``; defaults when there is none.
 
     Raises:
-        InputError: when the file is not valid YAML or a known key has the wrong type (``bad_config``).
+        InputError: when the file is not valid YAML, has a field other than :data:`CONFIG_FIELDS`, or a field
+            has the wrong type (``bad_config``).
     """
     for directory in _upwards(start, root):
         path = directory / CONFIG_NAME
@@ -155,6 +157,9 @@ def _parse_config(path: Path) -> StoreConfig:
         raise InputError(f"{path}{line}: {exc.reason}", "bad_config") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read ({exc})", "bad_config") from None
+    unknown = sorted(str(k) for k in data if k not in CONFIG_FIELDS)
+    if unknown:  # a misspelt key would otherwise switch its setting off without a word
+        raise InputError(f"{path}: unknown field {unknown[0]!r} (known: {', '.join(CONFIG_FIELDS)})", "bad_config")
     store_dir = data.get("store_dir", DEFAULT_STORE_DIR)
     referential = data.get("referential_check", False)
     siblings = data.get("siblings") or {}

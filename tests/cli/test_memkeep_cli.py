@@ -193,6 +193,11 @@ def test_bad_directory_and_bad_config(repo: Repo, tmp_path: Path) -> None:
     assert error_code(in_repo(repo, "status", "--json")) == "bad_config"
     repo.write(".memkeep.yml", "referential_check: yes\n")  # YAML 1.2: a string, not a boolean
     assert error_code(in_repo(repo, "status", "--json")) == "bad_config"
+    repo.write(".memkeep.yml", "store_dir: agent-memory\nreferential_checks: true\n")  # misspelt: not ignored
+    result = in_repo(repo, "status")
+    assert (result.exit_code, result.stderr) == (2, f"git-memkeep: error: {repo.root / '.memkeep.yml'}: unknown "
+                                                    "field 'referential_checks' (known: store_dir, "
+                                                    "referential_check, siblings)\n")  # fmt: skip
     repo.write(".memkeep.yml", "store_dir: a/b\n")
     assert error_code(in_repo(repo, "status", "--json")) == "bad_store_dir"
     repo.write(".memkeep.yml", "")  # an empty config is the defaults
@@ -509,6 +514,25 @@ def test_verify_stale_entry_that_passes_is_verified_again(base: Repo) -> None:
     changed = _lines_changed(before, path.read_bytes())
     assert (b"status: stale", b"status: verified") in changed
     assert len(changed) == 3
+
+
+@pytest.mark.parametrize(("status", "check", "after"), [("verified", "false", "stale"), ("stale", "true", "verified")])
+def test_verify_keeps_index_in_step_with_the_status_it_writes(base: Repo, status: str, check: str, after: str) -> None:
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, f"'{check}'", status=status))  # type: ignore[attr-defined]
+    assert in_repo(base, "index").exit_code == 0
+    index = base.root / STORE / "INDEX.md"
+    assert f"| {status} |" in index.read_text()
+    in_repo(base, "verify", "subject")
+    assert f"subject | fact | {after} | The file src/a.py exists." in index.read_text()
+    assert in_repo(base, "lint").exit_code == 0
+
+
+def test_verify_without_index_does_not_create_one(base: Repo) -> None:
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, "'false'"))  # type: ignore[attr-defined]
+    index = base.root / STORE / "INDEX.md"
+    index.unlink(missing_ok=True)
+    assert in_repo(base, "verify", "subject").exit_code == 1
+    assert not index.exists()
 
 
 @pytest.mark.parametrize("command", ["exit 3", "exit 127", "sleep 5"])
