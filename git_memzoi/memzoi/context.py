@@ -5,7 +5,9 @@ full-text matches of the task and, with a path, up to 50 current records bound t
 (path binding, memory type, text match, lane, destination, confidence, bm25), drops duplicates, walks them in
 rank order into the budget and renders the prompt. Records whose memkeep envelope makes them suspect
 (:mod:`git_memzoi.memzoi.suspect`) rank below every current record, in the same order among themselves, and
-each one is named in ``warnings`` with its reasons.
+each one is named in ``warnings`` with its reasons. A candidate holding a credential (a hand-edited record file)
+is never packed: it is listed first in ``omitted`` (reason ``prohibited_content_detected``, field and rule, no
+title) and named in ``warnings``.
 
 The budget is counted in ``approx_words`` (:mod:`git_memzoi.memzoi.budget`) and never exceeded. When the
 rendered prompt is larger (the first record is always taken, as upstream does, even when it alone is too big),
@@ -95,7 +97,7 @@ def build(ctx: Context, task: str, *, path: str | None = None, token_budget: int
         raise InputError("a context pack needs a task or a path", "bad_usage")
     effective = DEFAULT_BUDGET if token_budget is None else token_budget
     requested = ["repo", *(["local"] if include_local else []), *(["session"] if include_session else [])]
-    candidates = _candidates(ctx, task, path, requested)
+    candidates, withheld = _withhold(_candidates(ctx, task, path, requested))
     suspects = suspect.assess(ctx, [c.row for c in candidates])
     for candidate in candidates:
         candidate.suspect = suspects.get(candidate.row["id"])
@@ -116,8 +118,9 @@ def build(ctx: Context, task: str, *, path: str | None = None, token_budget: int
         "budget": _budget(token_budget, effective, prompt, len(ranked), len(shown), partial is not None or
                           len(shown) < len(selected)),
         "included": [_included(c, c is partial) for c in shown],
-        "omitted": [_omitted(c) for c in left_out[:OMITTED_LIMIT]],
-        "warnings": _warnings(shown, left_out, partial, effective, len(selected) > len(shown)),
+        "omitted": [*withheld, *(_omitted(c) for c in left_out[:OMITTED_LIMIT])],
+        "warnings": [*_warnings(shown, left_out, partial, effective, len(selected) > len(shown)),
+                     *(_withheld_warning(w) for w in withheld)],
         "next_queries": [c.row["title"] for c in left_out[:3]],
         "created_at": okf.format_timestamp(now),
     }  # fmt: skip
@@ -128,7 +131,8 @@ def build(ctx: Context, task: str, *, path: str | None = None, token_budget: int
             "context_id": payload["id"], "record_ids": [c.row["id"] for c in shown], "count": len(shown),
             "candidate_records": len(ranked), "omitted": len(left_out), "budget": effective,
             "estimated_used": payload["budget"]["estimated_used"], "destinations": requested,
-            "suspect_ids": [c.row["id"] for c in shown if c.suspect]})  # fmt: skip
+            "suspect_ids": [c.row["id"] for c in shown if c.suspect],
+            "withheld_ids": [w["record_id"] for w in withheld]})  # fmt: skip
     return ContextPack(payload)
 
 
@@ -154,6 +158,29 @@ def _candidates(ctx: Context, task: str, path: str | None, destinations: Sequenc
                     found.update(score=0.0, rationale="path match")
                     merged[row["id"]] = _Candidate(row, False, found)
     return list(merged.values())
+
+
+def _withhold(candidates: list[_Candidate]) -> tuple[list[_Candidate], list[dict[str, Any]]]:
+    """Leave out every candidate holding a credential (a hand-edited record, one pulled from a commit made with
+    ``--no-verify``): a pack is a prompt and never carries one. Each is listed as an ``omitted`` entry with reason
+    ``prohibited_content_detected``, its field and rule, by id (never its title or text), sorted by id."""
+    from git_memzoi.memzoi.secrets import first_credentials
+
+    texts = [{"title": c.row["title"], "body": c.row["body"], "description": c.row["description"],
+              "source_ref": c.row["source_ref"], "scope_id": c.row["scope_id"],
+              "applies_to": json.loads(c.row["applies_to"])} for c in candidates]  # fmt: skip
+    hits = first_credentials(texts)
+    kept = [c for c, hit in zip(candidates, hits, strict=True) if hit is None]
+    withheld = [{"record_id": c.row["id"], "title": "[withheld]", "type": c.row["type"], "lane": c.row["lane"],
+                 "destination": c.row["destination"], "estimated_size": 0, "reason": "prohibited_content_detected",
+                 "rule": hit[1].rule, "field": hit[0], "path": c.row["path"]}
+                for c, hit in zip(candidates, hits, strict=True) if hit is not None]  # fmt: skip
+    return kept, sorted(withheld, key=lambda w: (w["destination"], w["record_id"]))
+
+
+def _withheld_warning(entry: Mapping[str, Any]) -> str:
+    return (f"memory {entry['record_id']} was left out: its {entry['field']} holds a credential ({entry['rule']}; "
+            f"not printed); remove it from {entry['path']}")  # fmt: skip
 
 
 def _score(c: _Candidate, path: str | None) -> None:

@@ -1,8 +1,9 @@
 """``git memzoi doctor``: is this installation and this repository's memory ready? (read-only; io)
 
 Each check is one :class:`Check` with a status (``ok``, ``warn``, ``fail``), a message and the next step.
-Nothing is repaired or written here: interrupted operations are named (not their file contents), and private
-files that git would commit are listed by path only.
+Nothing is repaired or written here: interrupted operations are named (not their file contents), private
+files that git would commit are listed by path only, and git-visible memory files holding a credential by path,
+line and rule only (never the value).
 """
 
 from __future__ import annotations
@@ -51,7 +52,8 @@ def run(root: Path, *, which: object = shutil.which) -> Report:
     if not layout.records.is_dir():
         checks.append(Check("memory", "fail", "no .memzoi/ here", "run `git memzoi init`"))
         return Report(str(root), tuple(checks))
-    checks += [_records(layout), _packets(layout), _transactions(layout), _index(layout), _privacy(layout)]
+    checks += [_records(layout), _packets(layout), _transactions(layout), _index(layout), _privacy(layout),
+               _credentials(layout)]  # fmt: skip
     return Report(str(root), tuple(checks))
 
 
@@ -122,3 +124,25 @@ def _privacy(layout: Layout) -> Check:
         return Check("privacy", "fail", ".memzoi/local/ is not ignored by git",
                      "run `git memzoi init --force` to restore .memzoi/.gitignore")  # fmt: skip
     return Check("privacy", "ok", ".memzoi/local/ is ignored and untracked")
+
+
+def _credentials(layout: Layout) -> Check:
+    """Git-visible memory files (records, proposal packets, exports) holding a credential: a hand-edited file, or
+    one pulled from a commit made with ``--no-verify``. The pre-commit guard's credential rules; fail, as a
+    privacy breach."""
+    from git_memzoi.memzoi.record_store import markdown_files
+    from git_memzoi.memzoi.secrets import first_in_files
+
+    files = []
+    for folder in (layout.records, layout.base / "proposals", layout.base / "exports"):
+        for path in markdown_files(folder):
+            try:
+                files.append((path.relative_to(layout.root).as_posix(), path.read_bytes().decode("utf-8", "replace")))
+            except OSError:
+                continue
+    hits = first_in_files(files)
+    if hits:
+        named = ", ".join(f"{rel} line {f.line} ({f.rule})" for rel, f in hits[:5])
+        return Check("credentials", "fail", f"{len(hits)} memory file(s) hold a credential (not printed): {named}",
+                     "remove it from the file (and rotate it if it was real; git history may still hold it)")
+    return Check("credentials", "ok", f"no credential in {len(files)} git-visible memory file(s)")

@@ -267,7 +267,9 @@ def export(ctx: Context, fmt: str, *, scope_kind: str = "repo", target: str | No
     """``git memzoi export <fmt>``: write the projection and log ``memory.exported`` (ids and counts only).
 
     Raises:
-        InputError: an unknown format or scope kind, ``target`` with okf (``bad_usage``), an unsafe target.
+        InputError: an unknown format or scope kind, ``target`` with okf (``bad_usage``), an unsafe target; a
+            record to be exported holds a credential (``prohibited_content_detected``: record id, file, line and
+            rule named, never the value). Nothing is written then.
         MarkerError: the target's markers are broken (nothing written).
     """
     from git_memzoi.memzoi import events, lifecycle
@@ -281,6 +283,7 @@ def export(ctx: Context, fmt: str, *, scope_kind: str = "repo", target: str | No
     layout = ctx.layout
     with lifecycle.guarded(layout):
         records, private, unreadable = select(layout, scope_kind, ctx.clock.now())
+        require_clean_records(layout, records if fmt == "okf" else [r for r in records if r.type in PROJECTED_TYPES])
         if fmt == "okf":
             files = _write_okf(layout, records)
         elif target is not None:
@@ -292,6 +295,33 @@ def export(ctx: Context, fmt: str, *, scope_kind: str = "repo", target: str | No
             "format": fmt, "scope_kind": scope_kind, "record_count": len(records), "skipped_private": private,
             "written": sum(f.action not in ("unchanged",) for f in files)})  # fmt: skip
     return ExportResult(fmt, scope_kind, tuple(r.id for r in records), private, tuple(files), tuple(unreadable))
+
+
+def require_clean_records(layout: Layout, records: Sequence[Record]) -> None:
+    """Refuse to project records whose file holds a credential (a hand-edited record, or one committed with
+    ``--no-verify``): the same credential rules as the pre-commit guard, over each record file as it is on disk.
+
+    Raises:
+        InputError: ``prohibited_content_detected`` naming the first such record, its file, line and rule, never
+            the value.
+    """
+    from git_memzoi.memzoi import record_store
+    from git_memzoi.memzoi.secrets import first_in_files, refusal
+
+    files = []
+    for record in records:
+        path = record_store.record_path(layout, record.id)
+        try:
+            text = path.read_bytes().decode("utf-8", "replace")
+        except OSError:  # removed since the scan: check what would be projected
+            text = f"{record.title}\n{record.body}\n{record.source_ref or ''}\n" + "\n".join(record.applies_to)
+        files.append((path.relative_to(layout.root).as_posix(), text))
+    hits = first_in_files(files)
+    if hits:
+        rel, finding = hits[0]
+        record_id = next(r.id for r, (p, _) in zip(records, files, strict=True) if p == rel)
+        raise refusal(f"export refused (nothing written): record {record_id}", f"{rel} line {finding.line}",
+                      finding.rule)  # fmt: skip
 
 
 def _write(layout: Layout, path: Path, data: bytes) -> FileChange:

@@ -287,7 +287,7 @@ def propose(
     """
     from git_memzoi.memzoi import packets
     from git_memzoi.memzoi.policy import resolve
-    from git_memzoi.memzoi.secrets import require_clean
+    from git_memzoi.memzoi.secrets import require_clean, require_clean_fields
 
     if apply and override == "manual":
         raise InputError("--apply cannot be combined with --manual", "conflicting_options")
@@ -299,7 +299,9 @@ def propose(
     packet = build_packet(draft, prop_id, now)
     text = packets.render(packet)
     packets.parse(prop_id, f"{prop_id}.md", text.encode("utf-8"))  # validate before writing anything
-    require_clean(text, "the proposal")
+    # the fields as the user gave them first ("body line 1"), then the rendered packet (derived fields)
+    require_clean_fields({"title": draft.title, "body": draft.body, "source_ref": draft.source_ref}, "the proposal")
+    require_clean(text, "the proposal", document=True)
     try:
         proposal, created = load(ctx.layout, prop_id), False
     except ProposalNotFound:

@@ -273,11 +273,15 @@ def status_step(layout: Layout, record_id: str, status: str) -> Step:
 def record_step(layout: Layout, record: Record) -> Step:
     """The write of a new record file, checked to read back as the same record and to hold no credential
     (``prohibited_content_detected``) before anything is written."""
-    from git_memzoi.memzoi.secrets import require_clean
+    from git_memzoi.memzoi.secrets import require_clean, require_clean_fields
 
     text = okf.render(record)
     path = record_store.record_path(layout, record.id)
-    require_clean(text, path.relative_to(layout.root).as_posix())
+    # the file does not exist yet: name the field (and its line) the text came from, then check the rest
+    where = f"new record {record.id}"
+    require_clean_fields({"title": record.title, "body": record.body, "source_ref": record.source_ref,
+                          "applies_to": record.applies_to, "tags": record.tags}, where)  # fmt: skip
+    require_clean(text, where, document=True)
     data = text.encode("utf-8")
     parts, fields = record_store.parse_fields(data)
     okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), fields, parts.body)
@@ -307,14 +311,19 @@ def supersede(ctx: Context, target_id: str, *, title: str, body: str, actor: str
 
     Raises:
         SensitivityBlocked: ``sensitivity`` is not ``repo-safe`` (checked first; nothing echoed).
-        TargetError: the target is missing, inactive, private or of another scope. InputError: bad options.
+        TargetError: the target is missing, inactive, private or of another scope. InputError: bad options, or
+            a credential in ``--title``, ``--body`` or ``--source-ref`` (``prohibited_content_detected``; the field
+            and its line are named, never the value; nothing written).
     """
+    from git_memzoi.memzoi.secrets import require_clean_fields
+
     _check_choice("--sensitivity", sensitivity, vocab.SENSITIVITIES)
     if sensitivity != REPO_SAFE:
         raise SensitivityBlocked("supersede", sensitivity)
     for name, value in (("--title", title), ("--body", body)):
         if not value or not value.strip():
             raise InputError(f"{name} must not be empty", "missing_option")
+    require_clean_fields({"--title": title, "--body": body, "--source-ref": source_ref}, "the replacement")
     _check_choice("--type", record_type, vocab.TYPES)
     _check_choice("--scope-kind", scope_kind, vocab.SCOPE_KINDS)
     _check_choice("--visibility", visibility, vocab.VISIBILITIES)

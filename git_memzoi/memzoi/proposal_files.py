@@ -563,7 +563,7 @@ def write_pending_packet(ctx: Context, packet: Packet) -> tuple[str, Path]:
         path = layout.pending / f"{file_id}.md"
         fresh = replace(packet, id=file_id, file_id=file_id, status="proposed", resolution=None)
         text = render(fresh)
-        require_clean(text, _rel(layout, path))
+        require_clean(text, f"new proposal {file_id}", document=True)  # not written yet: name the field
         data = text.encode("utf-8")
         check_shape(parse(file_id, _rel(layout, path), data), _rel(layout, path))
         path.parent.mkdir(parents=True, exist_ok=True)

@@ -81,10 +81,14 @@ def add_local(ctx: Context, *, memory_type: str, title: str, body: str) -> Writt
     """``local add``: write one private local record (destination local, source_kind memzoi-local).
 
     Raises:
-        InputError: an unknown type, a title that is empty or not one line, an empty body.
+        InputError: an unknown type, a title that is empty or not one line, an empty body; a credential in the
+            title or body (``prohibited_content_detected``: the option and line named, never the value).
     """
+    from git_memzoi.memzoi.secrets import require_clean_fields
+
     if memory_type not in vocab.TYPES:
         raise InputError(f"--type must be one of {', '.join(vocab.TYPES)}", "invalid_type")
+    require_clean_fields({"--title": title, "--body": body}, "the local record", private=True)
     lane = {"procedure": "procedural", "episode": "episodic"}.get(memory_type, "semantic")
     draft = Draft("local", memory_type, lane, _title("--title", title), _body("--body", body), "local_memory")
     return _write_one(ctx, draft, "memory.local_created")
@@ -95,11 +99,16 @@ def add_checkpoint(ctx: Context, *, task: str, note: str | None = None, from_fil
     ``note`` or the content of ``from_file`` (exactly one of the two).
 
     Raises:
-        InputError: both or neither of note/file, an unreadable or empty file, an empty task.
+        InputError: both or neither of note/file, an unreadable or empty file, an empty task; a credential in the
+            task, note or file (``prohibited_content_detected``: the option and line named, never the value).
     """
+    from git_memzoi.memzoi.secrets import require_clean_fields
+
     if (note is None) == (from_file is None):
         raise InputError("give exactly one of --note or --from-file", "bad_usage")
     text = note if note is not None else read_input(from_file)  # type: ignore[arg-type]
+    source = "--note" if note is not None else f"--from-file {from_file}"
+    require_clean_fields({"--task": task, source: text}, "the checkpoint", private=True)
     draft = Draft("session", "episode", "session", _title("--task", task), _body("the note", text),
                   "checkpoint_create")  # fmt: skip
     return _write_one(ctx, draft, "memory.checkpoint_created")
@@ -225,7 +234,10 @@ def _base_id(draft: Draft) -> str:
 
 
 def _render(ctx: Context, draft: Draft, record_id: str) -> tuple[okf.Record, str]:
-    """The record and its file text; re-parsed so a file we write is always one the index can read."""
+    """The record and its file text; re-parsed so a file we write is always one the index can read, and
+    refused (``prohibited_content_detected``) when it holds a credential: private memory never stores one."""
+    from git_memzoi.memzoi.secrets import require_clean, require_clean_fields
+
     now = okf.format_timestamp(ctx.clock.now())
     retention = {"session": {"started_at": now}, "episodic": {"occurred_at": now}}.get(draft.lane, {})
     origin_key = {"local_memory": "local-memory", "checkpoint_create": "checkpoint", "capture": "memzoi-capture",
@@ -244,7 +256,11 @@ def _render(ctx: Context, draft: Draft, record_id: str) -> tuple[okf.Record, str
 
         record = replace(record, source="memzoi-capture", source_ref=capture_ref(draft.capture),
                          capture=compact_capture(draft.capture))  # fmt: skip
+    where = f"new {draft.destination} record {record_id}"
+    require_clean_fields({"title": draft.title, "body": draft.body, "applies_to": draft.applies_to,
+                          "tags": draft.tags}, where, private=True)  # fmt: skip
     text = okf.render(record)
+    require_clean(text, where, document=True, private=True)
     if len(text.encode("utf-8")) > MAX_RECORD_BYTES:
         raise InputError(f"the record would be larger than {MAX_RECORD_BYTES} bytes", "record_too_large")
     rel = f".memzoi/local/runtime/{draft.destination}/{record_id}.md"
@@ -370,7 +386,8 @@ def session_end(ctx: Context, *, from_file: Path | None = None, from_checkpoint:
         except okf.RecordError as exc:
             raise SessionEndError(f"{label}: candidates[{index}]: {exc.field}: {exc.reason}") from None
         except InputError as exc:
-            raise SessionEndError(f"{label}: candidates[{index}]: {exc.message}") from None
+            code = exc.code if exc.code == "prohibited_content_detected" else "invalid_session_end"
+            raise SessionEndError(f"{label}: candidates[{index}]: {exc.message}", code) from None
     return _promote(ctx, task, candidates, packets, drafts)
 
 
@@ -453,6 +470,7 @@ def _packet(ctx: Context, c: Candidate, task: str, label: str) -> Packet:
     """The pending create packet of a repo-safe candidate, validated by rendering and parsing it back."""
     from git_memzoi.core.hashing import short_hash
     from git_memzoi.memzoi import packets
+    from git_memzoi.memzoi.secrets import require_clean_fields
 
     assert c.type and c.lane and c.title and c.body
     now = okf.format_timestamp(ctx.clock.now())
@@ -472,6 +490,7 @@ def _packet(ctx: Context, c: Candidate, task: str, label: str) -> Packet:
         packets.check_shape(parsed, where)
     except InputError as exc:
         raise SessionEndError(exc.message, "invalid_session_end") from None
+    require_clean_fields({"title": c.title, "body": c.body, "scope.paths": c.paths, "tags": c.tags}, where)
     return packet
 
 

@@ -1,6 +1,7 @@
 """Credentials never reach git-visible memory through the write commands: ``propose`` (with or without
 ``--apply``), ``supersede`` and ``proposal-files apply`` of a hand-written packet are refused with exit 2 and
-``prohibited_content_detected``, name the rule and line, never echo the value, and write nothing. Secrets are built
+``prohibited_content_detected``, name the rule and the field and line of the text the user gave (never a file that
+does not exist), never echo the value, and write nothing. Secrets are built
 at test time from a seeded RNG."""
 
 from __future__ import annotations
@@ -43,12 +44,16 @@ def test_propose_and_supersede_refuse_a_credential(repo: Repo) -> None:
     for extra in ([], ["--apply"]):
         result = run(repo, "propose", *extra, "--sensitivity", "repo-safe", "--type", "fact", "--title", "AWS",
                      "--body", f"aws_access_key_id = {key}", "--json")  # fmt: skip
-        refused(result, key)
+        # the field and the line of the text the user gave, not of the rendered packet
+        assert refused(result, key)["message"].startswith("the proposal: body line 1 holds a credential")
         assert files(repo.root) == before
     target = record["applied"]["record_id"] if "applied" in record else record["proposal"]["record_id"]
     result = run(repo, "supersede", target, "--sensitivity", "repo-safe", "--title", "Deploy keys",
-                 "--body", f"Use {key} for deploys.", "--json")  # fmt: skip
-    assert refused(result, key)["message"].startswith(".memzoi/records/")
+                 "--body", f"First line.\nUse {key} for deploys.", "--json")  # fmt: skip
+    message = refused(result, key)["message"]
+    assert message == ("the replacement: --body line 2 holds a credential (AWS Access Key; not printed): remove it, "
+                       "secrets never go to git-visible memory")  # fmt: skip
+    assert ".memzoi/records/" not in message  # never a path that does not exist
     assert files(repo.root) == before
 
 
@@ -58,5 +63,6 @@ def test_a_hand_written_packet_with_a_credential_is_never_applied(repo: Repo) ->
     repo.write(".memzoi/proposals/pending/mem_test_one.md", packet_text(body=f"The key is {key}."))
     before = files(repo.root)
     result = run(repo, "proposal-files", "apply", "mem_test_one", "--json")
-    refused(result, key)
+    message = refused(result, key)["message"]
+    assert message.startswith("new record ") and ": body line " in message and ".memzoi/records/" not in message
     assert files(repo.root) == before and not list((repo.root / ".memzoi/records").glob("*.md"))
