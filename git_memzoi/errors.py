@@ -16,7 +16,8 @@ class ExitCode(enum.IntEnum):
     FINDINGS = 1  # a violation, a suspect entry, a failed check or gate
     USAGE = 2  # bad usage or bad input; nothing was written
     INTERNAL = 3  # a bug: never expected, reported without a traceback
-    INTERRUPTED = 130
+    INTERRUPTED = 130  # 128 + SIGINT
+    BROKEN_PIPE = 141  # 128 + SIGPIPE: the reader of stdout went away (`| head`); ends quietly
 
 
 class MemzoiError(Exception):

@@ -3,13 +3,16 @@
 Every expected failure is a :class:`~git_memzoi.errors.MemzoiError`: one line on stderr, ``{"error": {...}}``
 on stdout under ``--json``, exit 2. A usage error (an unknown command or option, a missing argument) is the
 same one line, ending in where to find help: ``git-memkeep: error: No such command 'x'. (see git memkeep -h)``.
-Anything else is a bug: one line, exit 3, a traceback only with ``MEMZOI_DEBUG=1``.
+Anything else is a bug: one line, exit 3, a traceback only with ``MEMZOI_DEBUG=1``. A closed stdout (the
+reader went away, as in ``git memzoi doctor | head -1``) ends the command quietly with 141, the status a shell
+shows for a tool that SIGPIPE ended (git's own behaviour): no message, never "internal error".
 """
 
 from __future__ import annotations
 
 import json
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -34,6 +37,9 @@ class AppGroup(click.Group):
         except click.UsageError as exc:
             _usage_error(ctx, exc)
             raise  # not reached: _usage_error exits
+        except BrokenPipeError:  # --help or --version into a closed pipe
+            _closed_stdout(ctx)
+            raise  # not reached: _closed_stdout exits
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the subcommand, mapping errors through the one exit-code table."""
@@ -49,11 +55,34 @@ class AppGroup(click.Group):
             fail(ctx, exc.message, exc.code, int(exc.exit_code))
         except KeyboardInterrupt:
             fail(ctx, "interrupted", "interrupted", int(ExitCode.INTERRUPTED))
+        except BrokenPipeError:
+            _closed_stdout(ctx)
         except Exception as exc:
             if os.environ.get("MEMZOI_DEBUG"):
                 raise
             message = f"internal error: {type(exc).__name__}: {exc} (MEMZOI_DEBUG=1 shows a traceback)"
             fail(ctx, message, "internal_error", int(ExitCode.INTERNAL))
+
+
+def _closed_stdout(ctx: click.Context) -> None:
+    """The reader of stdout went away: exit 141 (128 + SIGPIPE) without a word, like git or ``cat`` would."""
+    _detach_stdout()
+    ctx.exit(int(ExitCode.BROKEN_PIPE))
+
+
+def _detach_stdout() -> None:
+    # Python flushes sys.stdout once more at exit; into the closed pipe that prints "Exception ignored ...
+    # BrokenPipeError" and turns the status into 120. Pointing the descriptor at /dev/null makes that flush a
+    # no-op (the recipe of the Python docs, "Note on SIGPIPE").
+    try:
+        fd = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # an in-memory stdout (click's CliRunner) has no descriptor
+        return
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
@@ -96,7 +125,10 @@ def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:
     prog = ctx.find_root().info_name or "git-memzoi"
     click.echo(f"{prog}: error: {message}", err=True)
     if ctx.meta.get(JSON_KEY):
-        click.echo(json.dumps({"error": {"code": code, "message": message, "exit_code": exit_code}}))
+        try:
+            click.echo(json.dumps({"error": {"code": code, "message": message, "exit_code": exit_code}}))
+        except BrokenPipeError:  # the error stands; only its JSON copy had no reader
+            _detach_stdout()
     ctx.exit(exit_code)
 
 

@@ -25,6 +25,15 @@ def _context(ctx: click.Context) -> Any:
     return open_context(ctx)
 
 
+def _opened(ctx: click.Context, path: str | None) -> tuple[Any, str | None]:
+    """The command's context and its ``--path`` made repository-relative, refused (exit 2, ``path_outside_repo``)
+    before anything is read or the index refreshed when it leaves the repository."""
+    from git_memzoi.core.paths import request_path
+
+    context = _context(ctx)
+    return context, request_path(path, context.layout.root)
+
+
 def _suspect_note(suspect: dict[str, Any] | None) -> str:
     if not suspect:
         return ""
@@ -53,7 +62,8 @@ def search(ctx: click.Context, query: str, scope_kind: str | None, scope_id: str
     """
     from git_memzoi.memzoi import search as run
 
-    response = run.search(_context(ctx), query, scope_kind=scope_kind, scope_id=scope_id, memory_type=memory_type,
+    memzoi_ctx, path = _opened(ctx, path)
+    response = run.search(memzoi_ctx, query, scope_kind=scope_kind, scope_id=scope_id, memory_type=memory_type,
                           lane=lane, path=path, limit=limit)  # fmt: skip
     if as_json:
         emit_json(response.to_json())
@@ -83,7 +93,8 @@ def context(ctx: click.Context, task: str, path: str | None, token_budget: int |
     """
     from git_memzoi.memzoi import context as run
 
-    pack = run.build(_context(ctx), task, path=path, token_budget=token_budget, include_local=include_local,
+    memzoi_ctx, path = _opened(ctx, path)
+    pack = run.build(memzoi_ctx, task, path=path, token_budget=token_budget, include_local=include_local,
                      include_session=include_session)  # fmt: skip
     if as_json:
         emit_json(pack.to_json())
@@ -111,7 +122,8 @@ def handoff(ctx: click.Context, task: str | None, path: str | None, token_budget
     """
     from git_memzoi.memzoi import context as run
 
-    result = run.handoff(_context(ctx), task=task, path=path, token_budget=token_budget,
+    memzoi_ctx, path = _opened(ctx, path)
+    result = run.handoff(memzoi_ctx, task=task, path=path, token_budget=token_budget,
                          include_local=include_local, include_session=include_session)  # fmt: skip
     if as_json:
         emit_json(result.to_json())
@@ -136,7 +148,8 @@ def precheck(ctx: click.Context, path: str | None, action: str | None, command_t
     """
     from git_memzoi.memzoi import precheck as run
 
-    result = run.precheck(_context(ctx), path=path, action=action, command=command_text, scope_kind=scope_kind)
+    memzoi_ctx, path = _opened(ctx, path)
+    result = run.precheck(memzoi_ctx, path=path, action=action, command=command_text, scope_kind=scope_kind)
     if as_json:
         emit_json(result.to_json())
         return

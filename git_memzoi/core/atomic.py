@@ -13,15 +13,11 @@ from git_memzoi.errors import ToolError
 def write_bytes_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data`` atomically; readers see the old or the new file, never a mix.
 
-    The file mode of an existing file is kept. Raises :class:`ToolError` when the directory is not writable.
+    An existing file keeps its mode; a new one gets the mode ``open()`` would give it (``0o666`` less the
+    umask). Raises :class:`ToolError` when the directory is not writable.
     """
-    import tempfile  # lazily: it pulls in shutil and random, which read-only commands never need
-
     directory = path.parent
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
-    except OSError as exc:
-        raise ToolError(f"cannot write in {directory}: {exc.strerror}", "write_failed") from exc
+    fd, tmp = _create_temp(path)
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -35,6 +31,20 @@ def write_bytes_atomic(path: Path, data: bytes) -> None:
             os.unlink(tmp)
         raise
     _fsync_dir(directory)
+
+
+def _create_temp(path: Path) -> tuple[int, str]:
+    # mkstemp creates its file 0o600, which the rename would hand on to a new file. Opening with 0o666 lets the
+    # kernel apply the umask (and a default ACL) exactly as for open(); reading the umask would mean setting it.
+    for _ in range(100):
+        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+        try:
+            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ToolError(f"cannot write in {path.parent}: {exc.strerror}", "write_failed") from exc
+    raise ToolError(f"cannot write in {path.parent}: no free temporary name", "write_failed")
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -270,6 +270,11 @@ class Pygit2RepoView:
         The index is the one git is committing: ``GIT_INDEX_FILE`` when set (``git commit -a`` or a partial
         commit use a temporary index), else the repository's own. Deletions are not listed.
         """
+        return [(path, blob) for path, blob, _mode in self.staged_files()]
+
+    def staged_files(self) -> list[tuple[str, str, int]]:
+        """:meth:`staged_blobs` with each entry's staged file mode (``0o100644``, ``0o100755``, ``0o120000`` for
+        a symlink, whose blob holds the link's target path, ...), read from the index, never the working tree."""
         pygit2 = self._pygit2
         index_file = os.environ.get("GIT_INDEX_FILE")
         if index_file:
@@ -279,7 +284,7 @@ class Pygit2RepoView:
             index.read(False)
         head = self.head()
         if head is None:
-            return [(e.path if e.path.isascii() else nfc(e.path), str(e.id)) for e in index]
+            return [(e.path if e.path.isascii() else nfc(e.path), str(e.id), e.mode) for e in index]
         # libgit2 compares the index with HEAD's tree in C: a Python loop over every index entry costs ~0.5 s
         # on an 8,000-file repository (evals/bench/hooks.py)
         diff = self._repo[head].peel(pygit2.Tree).diff_to_index(index)  # HEAD → index (a GIT_INDEX_FILE has no repo)
@@ -288,7 +293,7 @@ class Pygit2RepoView:
             if delta.status == pygit2.enums.DeltaStatus.DELETED:
                 continue
             path = delta.new_file.path
-            out.append((path if path.isascii() else nfc(path), str(delta.new_file.id)))
+            out.append((path if path.isascii() else nfc(path), str(delta.new_file.id), delta.new_file.mode))
         return out
 
     def blob_bytes(self, blob_id: str) -> bytes:

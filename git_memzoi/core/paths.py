@@ -27,6 +27,34 @@ def repo_relative(path: Path, root: Path) -> str:
     return rel.as_posix() if rel.parts else "."
 
 
+def request_path(path: str | None, root: Path) -> str | None:
+    """A path named by a caller (``--path`` of search, precheck, context, handoff) as the repository-relative
+    POSIX string that records' ``applies_to`` paths are compared with; ``None`` for nothing or blanks.
+
+    A relative path is relative to the repository root, as ``applies_to`` paths are; an absolute one must lie
+    below ``root`` (compared as written, or with ``root``'s symlinks resolved) and is made relative, keeping a
+    trailing ``/`` or ``/**``. Nothing is read from the file system but ``root``.
+
+    Raises:
+        InputError: a ``..`` segment, a drive letter, or an absolute path outside ``root`` (``path_outside_repo``).
+    """
+    text = path.strip() if path else ""
+    if not text:
+        return None
+    refused = InputError(f"path {text!r} is outside the repository {root}", "path_outside_repo")
+    if ".." in text.split("/") or (len(text) > 1 and text[1] == ":" and text[0].isalpha()):
+        raise refused
+    if not text.startswith("/"):
+        return text
+    for base in (root, root.resolve()):
+        prefix = base.as_posix().rstrip("/") + "/"
+        if text == prefix[:-1] or text == prefix:
+            return "."
+        if text.startswith(prefix):
+            return text[len(prefix) :].lstrip("/") or "."
+    raise refused
+
+
 def is_within(path: Path, root: Path) -> bool:
     """True when ``path`` (symlinks resolved) is ``root`` or below it."""
     try:

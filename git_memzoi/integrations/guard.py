@@ -2,9 +2,12 @@
 staleness report.
 
 pre-commit reads the *staged* blobs (the index git is committing, ``GIT_INDEX_FILE`` honoured), never the
-working tree, and refuses: files under ``.memzoi/local/``; records and packets that do not parse (file and line
-named) or are not repo-safe; memkeep entries that break a lint rule; memory files holding a secret (the rule is
-named, the secret never printed). Entries whose scope the staged change touches are reported, not blocked.
+working tree, and refuses: files under ``.memzoi/local/``; symlinks among the memory files (the staged mode
+120000, whatever the working tree holds); records and packets that do not parse (file and line named) or are not
+repo-safe; memkeep entries that break a lint rule; memory files holding a secret (the rule is named, the secret
+never printed), and so the memzoi-managed blocks of any other staged Markdown file (an ``export --file``
+projection such as CLAUDE.md or AGENTS.md, an ``integrate`` instructions block). Entries whose scope the staged
+change touches are reported, not blocked.
 post-merge and post-checkout print the entries that became suspect and never fail the git operation.
 """
 
@@ -31,6 +34,10 @@ PRIVATE_CLASSES = frozenset({"raw_transcript", "private_personal_data", "screen_
                              "private_endpoint", "undisclosed_vulnerability", "unminimized_private_evidence",
                              "temporary_task_state", "local_only_state"})  # fmt: skip
 _IGNORED_RECORD_FILES = ("index.md", "log.md")
+SYMLINK_MODE = 0o120000  # git's file mode of a symlink; its blob is the link's target path
+# Bytes that open a memzoi-managed block (export.begin_marker, agents.START): a cheap test before any decoding.
+_BLOCK_HINTS = (b"<!-- BEGIN memzoi ", b"<!-- memzoi:start -->")
+_SECRET_MESSAGE = "a memory file must not hold a secret; remove it (and rotate it if it was real)"
 
 
 @dataclass(frozen=True)
@@ -73,18 +80,23 @@ def pre_commit(start: Path) -> GuardResult:
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 
     view = Pygit2RepoView(start)
-    staged_blobs = view.staged_blobs()
+    staged_files = view.staged_files()
     store = _store(view.root)
     entries_prefix = _entries_prefix(store)
     findings: list[Finding] = []
     staged = _Staged()
-    for path, blob in staged_blobs:
+    for path, blob, mode in staged_files:
         if path.startswith(LOCAL):
             findings.append(Finding(path, "private_local", "files under .memzoi/local/ are private and never "
                                     "committed; unstage it with `git rm --cached`"))  # fmt: skip
             continue
         in_store = bool(entries_prefix) and path.startswith(entries_prefix)
         if not (path.startswith(MEMZOI) or in_store):
+            if mode != SYMLINK_MODE and path.lower().endswith(".md"):
+                findings.extend(projection_findings(path, view.blob_bytes(blob)))
+            continue
+        if mode == SYMLINK_MODE:
+            findings.append(Finding(path, "symlink", symlink_message(path, in_store)))
             continue
         data = view.blob_bytes(blob)
         findings.extend(secret_findings(path, data))
@@ -98,7 +110,7 @@ def pre_commit(start: Path) -> GuardResult:
     entries = _store_entries(store, staged, view.git_dir)
     if store is not None and staged.entries:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
-    touched = _touched(entries, sorted(p for p, _ in staged_blobs))
+    touched = _touched(entries, sorted(p for p, _, _ in staged_files))
     return GuardResult(tuple(_unique(findings)), touched)
 
 
@@ -121,14 +133,55 @@ def _entries_prefix(store: Store | None) -> str:
     return "entries/" if store.rel == "." else f"{store.rel}/entries/"
 
 
-def secret_findings(path: str, data: bytes) -> list[Finding]:
+def symlink_message(path: str, in_store: bool) -> str:
+    """Why a staged symlink among the memory files is refused, in the words ``git memkeep lint`` uses."""
+    if in_store:
+        return "a symlink; entries must be regular files"
+    if path.startswith(RECORDS):
+        return "a symlink; records must be regular files"
+    if path.startswith(PROPOSALS):
+        return "a symlink; proposal packets must be regular files"
+    return "a symlink; memory files must be regular files"
+
+
+def secret_findings(path: str, data: bytes, message: str = _SECRET_MESSAGE) -> list[Finding]:
     """The secrets in one file's bytes: one finding per line and rule, naming neither the secret nor the line's
     text (the shared credential classifier, :func:`git_memzoi.memzoi.secrets.classify`)."""
     from git_memzoi.memzoi.secrets import classify
 
     text = data.decode("utf-8", errors="replace")
-    return [Finding(path, f"secret: {hit.rule}", "a memory file must not hold a secret; remove it (and rotate it "
-                    "if it was real)", hit.line) for hit in classify(text, personal=False)]  # fmt: skip
+    return [Finding(path, f"secret: {hit.rule}", message, hit.line) for hit in classify(text, personal=False)]
+
+
+def projection_findings(path: str, data: bytes) -> list[Finding]:
+    """The secrets inside the memzoi-managed blocks of a file outside the memory folders: the block an ``export
+    <fmt> --file`` projection keeps between its BEGIN/END marker lines, and an ``integrate`` instructions block.
+    Lines outside the blocks are not memory and are not scanned; findings carry the file's own line numbers. A
+    block without its end line runs to the end of the file. A file without a marker costs one substring search.
+    """
+    if not any(hint in data for hint in _BLOCK_HINTS):
+        return []
+    from git_memzoi.integrations.agents import END, START
+    from git_memzoi.memzoi.export import FORMATS, begin_marker, end_marker
+
+    closers = {begin_marker(fmt): end_marker(fmt) for fmt in FORMATS if fmt != "okf"} | {START: END}
+    kept: list[str] = []  # the file's lines, blanked outside the blocks so line numbers stay the file's
+    closing: str | None = None
+    for line in data.decode("utf-8", errors="replace").split("\n"):
+        marker = line.strip()
+        if closing is None:
+            closing = closers.get(marker)
+            kept.append("")
+        elif marker == closing:
+            closing = None
+            kept.append("")
+        else:
+            kept.append(line)
+    if not any(kept):
+        return []
+    message = ("a memzoi-managed block must not hold a secret; remove it from the record it came from and export "
+               "again (and rotate it if it was real)")  # fmt: skip
+    return secret_findings(path, "\n".join(kept).encode("utf-8"), message)
 
 
 def _record_findings(root: Path, path: str, data: bytes) -> list[Finding]:

@@ -86,13 +86,15 @@ def build(ctx: Context, task: str, *, path: str | None = None, token_budget: int
     (default 400; 0 gives an empty pack). Appends a ``memory.context_pack_built`` event (ids and counts).
 
     Raises:
-        InputError: a negative budget (``bad_budget``), or neither a task nor a path (``bad_usage``).
+        InputError: a negative budget (``bad_budget``), neither a task nor a path (``bad_usage``), or a path
+            outside the repository (``path_outside_repo``, :func:`~git_memzoi.core.paths.request_path`).
     """
+    from git_memzoi.core.paths import request_path
     from git_memzoi.memzoi import okf, suspect
 
     if token_budget is not None and token_budget < 0:
         raise InputError("--token-budget must be 0 or more", "bad_budget")
-    path = path.strip() if path and path.strip() else None
+    path = request_path(path, ctx.layout.root)
     if not task.strip() and path is None:
         raise InputError("a context pack needs a task or a path", "bad_usage")
     effective = DEFAULT_BUDGET if token_budget is None else token_budget
@@ -371,12 +373,14 @@ def handoff(ctx: Context, *, task: str | None = None, path: str | None = None, t
     <path>``) and the open proposal counts of :func:`git_memzoi.memzoi.inbox.inbox_counts`.
 
     Raises:
-        InputError: neither a task nor a path (``bad_usage``), or a negative budget.
+        InputError: neither a task nor a path (``bad_usage``), a negative budget, or a path outside the
+            repository (``path_outside_repo``).
     """
+    from git_memzoi.core.paths import request_path
     from git_memzoi.memzoi import inbox, okf
 
     task = task.strip() if task else ""
-    path = path.strip() if path else None
+    path = request_path(path, ctx.layout.root)
     if not task and not path:
         raise InputError("handoff needs --task or --path", "bad_usage")
     task = task or f"Handoff for path {path}"

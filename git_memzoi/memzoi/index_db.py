@@ -25,7 +25,7 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISDIR, S_ISREG
+from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
 from git_memzoi.core.atomic import lifecycle_lock
@@ -237,7 +237,7 @@ class _Scan:
     def of(cls, layout: Layout) -> _Scan:
         scan = cls([], [], [])
         for source in SOURCES:
-            _walk(f"{layout.root}/{source.prefix}", source.prefix, scan.rels, scan.ints, scan.dirs)
+            _walk(f"{layout.root}/{source.prefix}", source.prefix, scan.rels, scan.ints, scan.dirs, links=True)
         return scan
 
     def signature(self, n: int) -> Signature:
@@ -253,9 +253,12 @@ class _Scan:
             return None
 
 
-def _walk(directory: str, prefix: str, rels: list[str], ints: list[int], dirs: list[tuple[str, int, int]]) -> None:
-    """Add the record files below ``directory``: hidden names and symlinks skipped, only ``*.md``, no
-    index.md/log.md. One stat per entry, through the directory's descriptor (the refresh's main cost)."""
+def _walk(directory: str, prefix: str, rels: list[str], ints: list[int], dirs: list[tuple[str, int, int]], *,
+          links: bool = False) -> None:  # fmt: skip
+    """Add the record files below ``directory``: hidden names skipped, only ``*.md``, no index.md/log.md. With
+    ``links`` a symlinked file is added with its own (lstat) signature, never followed (``read_file`` reports it
+    unreadable); without, symlinks are skipped. One stat per entry, through the directory's descriptor (the
+    refresh's main cost)."""
     try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -268,13 +271,13 @@ def _walk(directory: str, prefix: str, rels: list[str], ints: list[int], dirs: l
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:  # removed since the listing, or a name the file system cannot stat
                 continue
-            if S_ISREG(st.st_mode):
+            if S_ISREG(st.st_mode) or links and S_ISLNK(st.st_mode):
                 if name.endswith(".md") and name not in _IGNORED and name.isprintable():
                     rels.append(prefix + name)
                     ints += (st.st_size, st.st_mtime_ns, st.st_ino)
             elif S_ISDIR(st.st_mode):
                 dirs.append((f"{directory}/{name}", st.st_mtime_ns, st.st_ino))
-                _walk(f"{directory}/{name}", f"{prefix}{name}/", rels, ints, dirs)
+                _walk(f"{directory}/{name}", f"{prefix}{name}/", rels, ints, dirs, links=links)
     finally:
         os.close(fd)
 

@@ -8,6 +8,7 @@ that cannot be read or validated becomes a :class:`~git_memzoi.memzoi.record_sto
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 from collections.abc import Mapping
@@ -18,7 +19,7 @@ from git_memzoi.core import frontmatter
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import okf, okf_subset
-from git_memzoi.memzoi.record_store import MAX_RECORD_BYTES, Problem
+from git_memzoi.memzoi.record_store import MAX_RECORD_BYTES, SYMLINK_REASON, Problem
 from git_memzoi.memzoi.retention import decide
 
 RUNTIME_DESTINATIONS = ("local", "session")
@@ -46,10 +47,14 @@ SOURCES = (Source("git", "repo", ".memzoi/records/"),
 
 
 def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple[Any, ...] | Problem]:
-    """Read one record file: its signature (from the open file) and its row values, or why it is unreadable."""
+    """Read one record file: its signature (from the open file) and its row values, or why it is unreadable (a
+    symlink is never followed: ``symlink``, with the link's own signature)."""
     try:
         fd = os.open(absolute, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink: its own signature, so an unchanged link is not read again
+            st = os.lstat(absolute)
+            return (st.st_size, st.st_mtime_ns, st.st_ino), Problem(rel, f"{rel}: {SYMLINK_REASON}", "symlink")
         return (0, 0, 0), Problem(rel, f"cannot read: {exc.strerror}", "unreadable")
     with os.fdopen(fd, "rb") as handle:
         st = os.fstat(handle.fileno())

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from git_memzoi.core.paths import request_path
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.pathmatch import best_path, path_matches_request
 from git_memzoi.memzoi.search import fresh_index
@@ -64,12 +65,13 @@ def precheck(ctx: Context, *, path: str | None = None, action: str | None = None
     (which inputs were given, warning and record ids; never the action or command text).
 
     Raises:
-        InputError: none of path, action, command (``bad_usage``); an unknown scope kind.
+        InputError: none of path, action, command (``bad_usage``); an unknown scope kind; a path outside the
+            repository (``path_outside_repo``).
     """
     from git_memzoi.memzoi import index_db, suspect
     from git_memzoi.memzoi.search import check_filters, log_event, search_rows
 
-    path = path.strip() if path and path.strip() else None
+    path = request_path(path, ctx.layout.root)
     query = " ".join(t.strip() for t in (action, command) if t and t.strip())
     if path is None and not query:
         raise InputError("precheck needs --path, --action or --command", "bad_usage")

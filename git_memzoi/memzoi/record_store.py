@@ -1,7 +1,8 @@
 """Canonical record files under ``.memzoi/records/`` (io): scan, load, write new, rewrite fields byte-stably.
 
-Scans skip hidden names and symlinks, read only ``*.md`` and ignore ``index.md`` and ``log.md`` at any depth
-(memzoi-spec.md §1). A record's identity is its concept id: the path below ``records/`` without ``.md``.
+Scans skip hidden names, read only ``*.md`` and ignore ``index.md`` and ``log.md`` at any depth (memzoi-spec.md
+§1); a symlinked record file is never followed but reported as unreadable (:data:`SYMLINK_REASON`). A record's
+identity is its concept id: the path below ``records/`` without ``.md``.
 Frontmatter in the record writer's YAML subset is read and rewritten without ruamel (:mod:`okf_subset`): a write
 command that reads one record and rewrites its status line never loads the YAML library.
 """
@@ -23,6 +24,7 @@ from git_memzoi.memzoi.okf import Record, RecordError, concept_id_problem, recor
 
 MAX_RECORD_BYTES = 256 * 1024
 _IGNORED = ("index.md", "log.md")
+SYMLINK_REASON = "a symlink; records must be regular files"  # the wording of memkeep's entries
 
 
 class RecordNotFound(InputError):
@@ -65,16 +67,20 @@ def record_path(layout: Layout, concept_id: str) -> Path:
 
 
 def scan(layout: Layout) -> Scan:
-    """Read every record file; a broken one becomes a :class:`Problem`, never an exception."""
+    """Read every record file; a broken or symlinked one becomes a :class:`Problem`, never an exception."""
     records: list[Record] = []
     problems: list[Problem] = []
-    for file in markdown_files(layout.records):
+    links: list[Path] = []
+    for file in markdown_files(layout.records, links):
         rel = file.relative_to(layout.root).as_posix()
         try:
             records.append(read(layout, file))
         except InputError as exc:
             problems.append(Problem(rel, exc.message, exc.code))
-    return Scan(tuple(sorted(records, key=lambda r: r.id)), tuple(problems))
+    for link in links:
+        rel = link.relative_to(layout.root).as_posix()
+        problems.append(Problem(rel, f"{rel}: {SYMLINK_REASON}", "symlink"))
+    return Scan(tuple(sorted(records, key=lambda r: r.id)), tuple(sorted(problems, key=lambda p: p.path)))
 
 
 def load(layout: Layout, concept_id: str) -> Record:
@@ -82,9 +88,13 @@ def load(layout: Layout, concept_id: str) -> Record:
 
     Raises:
         RecordNotFound: no such file. RecordError / FrontmatterError: the file is not a valid record.
+        InputError: the file is a symlink (``symlink``).
     """
     path = record_path(layout, concept_id)
-    if not path.is_file() or path.is_symlink():
+    if path.is_symlink():
+        rel = path.relative_to(layout.root).as_posix()
+        raise InputError(f"{rel}: {SYMLINK_REASON}", "symlink")
+    if not path.is_file():
         raise RecordNotFound(f"no record {concept_id!r} in {layout.records.relative_to(layout.root)}/")
     return read(layout, path)
 
@@ -119,19 +129,26 @@ def parse_fields(data: bytes) -> tuple[frontmatter.Split, dict[str, Any]]:
     return parts, fields if fields is not None else frontmatter.parse(data).fields
 
 
-def markdown_files(directory: Path) -> list[Path]:
+def markdown_files(directory: Path, links: list[Path] | None = None) -> list[Path]:
     """The ``*.md`` files below ``directory``, sorted: hidden names and symlinks skipped, ``index.md`` and
-    ``log.md`` ignored at any depth; nothing when the folder is missing (records and proposal packets alike)."""
+    ``log.md`` ignored at any depth; nothing when the folder is missing (records and proposal packets alike).
+
+    Symlinks that would otherwise count (a ``*.md`` name) are appended to ``links`` when given, never followed.
+    """
     found: list[Path] = []
     try:
         items = list(os.scandir(directory))
     except OSError:
         return found
     for item in items:
-        if item.name.startswith(".") or item.is_symlink():
+        if item.name.startswith("."):
+            continue
+        if item.is_symlink():
+            if links is not None and item.name.endswith(".md") and item.name not in _IGNORED:
+                links.append(Path(item.path))
             continue
         if item.is_dir():
-            found.extend(markdown_files(Path(item.path)))
+            found.extend(markdown_files(Path(item.path), links))
         elif item.name.endswith(".md") and item.name not in _IGNORED:
             found.append(Path(item.path))
     return sorted(found)

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from git_memzoi.core.paths import request_path
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import index_db, vocab
 from git_memzoi.memzoi.budget import UNSPACED
@@ -207,7 +208,8 @@ def search(ctx: Context, query: str, *, scope_kind: str | None = None, scope_id:
     Appends a ``memory.searched`` event (destination, result ids and count; never the query text) when ``log``.
 
     Raises:
-        InputError: an invalid filter value or a negative limit.
+        InputError: an invalid filter value or a negative limit; a path outside the repository
+            (``path_outside_repo``).
     """
     from git_memzoi.memzoi import suspect
 
@@ -215,7 +217,7 @@ def search(ctx: Context, query: str, *, scope_kind: str | None = None, scope_id:
         raise InputError("destination must be repo, local or session", "invalid_destination")
     filters = check_filters(scope_kind=scope_kind, memory_type=memory_type, lane=lane, scope_id=scope_id)
     limit = effective_limit(limit)
-    path = path.strip() or None if path else None
+    path = request_path(path, ctx.layout.root)
     rows = search_rows(ctx, query, destination=destination, filters=filters, path=path, limit=limit)
     suspects = suspect.assess(ctx, rows)
     results = tuple(result(row, query, path, suspects.get(row["id"])) for row in rows)

@@ -152,7 +152,8 @@ def test_tool_errors_carry_their_message(served: Repo) -> None:
         texts = []
         for name, args in (("propose_memory", {"title": "t", "body": "b", "auto_apply": True}),
                            ("no_such_tool", {}),
-                           ("plan_capture_v1", {"sources": [], "extractor": {"profile": "adr-deterministic"}})):
+                           ("plan_capture_v1", {"sources": [], "extractor": {"profile": "adr-deterministic"}}),
+                           ("build_context_pack", {"task": "deploy", "path": "../x"})):
             result = await session.call_tool(name, args)
             assert result.is_error
             texts.append(result.content[0].text)
@@ -162,6 +163,7 @@ def test_tool_errors_carry_their_message(served: Repo) -> None:
     assert "never applies" in texts[0] and "auto_apply" in texts[0]
     assert "Unknown tool: no_such_tool" in texts[1]
     assert json.loads(texts[2])["error"]["code"] == "unsupported_profile"
+    assert "path '../x' is outside the repository" in texts[3]
 
 
 def test_br03_first_stdout_line_is_the_initialize_response(repo: Repo) -> None:
