@@ -72,6 +72,9 @@ def _outcome(verb: str, outcome: Outcome, as_json: bool) -> None:
 @click.option("--sensitivity", default=None, help="repo-safe, local-only, ... (omitted: unknown).")
 @click.option("--source-kind", default=None, help="Evidence kind: path, url, issue, ...")
 @click.option("--source-ref", default=None, help="Evidence locator: a path, URL or ref.")
+@click.option("--applies-to", "applies_to", multiple=True, metavar="PATH",
+              help="A repo-relative path or folder/** the memory is about (repeatable): what precheck --path, "
+                   "search --path and context --path match.")  # fmt: skip
 @click.option("--title", default=None, help="One-line title.")
 @click.option("--body", default=None, help="The memory itself.")
 @actor_option
@@ -81,12 +84,14 @@ def _outcome(verb: str, outcome: Outcome, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def propose(ctx: click.Context, memory_type: str | None, scope_kind: str | None, visibility: str | None,
-            sensitivity: str | None, source_kind: str | None, source_ref: str | None, title: str | None,
-            body: str | None, actor: str | None, manual: bool, auto_approve: bool, apply_now: bool,
-            as_json: bool) -> None:  # fmt: skip
+            sensitivity: str | None, source_kind: str | None, source_ref: str | None,
+            applies_to: tuple[str, ...], title: str | None, body: str | None, actor: str | None, manual: bool,
+            auto_approve: bool, apply_now: bool, as_json: bool) -> None:  # fmt: skip
     """Propose a new memory record; the approval policy decides pending or approved (never applied).
 
     Example: git memzoi propose --type decision --sensitivity repo-safe --title "Use uv" --body "..."
+
+    Example: git memzoi propose --type risk --applies-to scripts/release.sh --sensitivity repo-safe ...
     """
     from git_memzoi.errors import InputError
     from git_memzoi.memzoi import inbox
@@ -95,7 +100,7 @@ def propose(ctx: click.Context, memory_type: str | None, scope_kind: str | None,
         raise InputError("--manual and --auto-approve cannot be combined", "conflicting_options")
     draft = inbox.make_draft(title=title, body=body, type=memory_type, scope_kind=scope_kind,
                              visibility=visibility, sensitivity=sensitivity, source_kind=source_kind,
-                             source_ref=source_ref, actor=actor)  # fmt: skip
+                             source_ref=source_ref, actor=actor, applies_to=applies_to)  # fmt: skip
     override = "manual" if manual else "auto" if auto_approve else None
     context, home = open_context(ctx, actor=draft.actor), memzoi_home()
     result = guard_sensitivity(ctx, as_json, lambda: inbox.propose(context, draft, memzoi_home=home,

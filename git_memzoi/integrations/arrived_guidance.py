@@ -44,5 +44,5 @@ def plan_arrived(start: Path, old: str, new: str) -> str | None:
         write_bytes_atomic(target, (json.dumps(plan, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     rel = target.relative_to(ctx.layout.root).as_posix()
     return (f"memzoi: {len(arrived)} typed memory candidate(s) arrived in {span}; review them with "
-            f"`git memzoi capture review --plan-file {rel} --decisions-file <decisions.json> ...` "
-            "(decisions files: docs/memzoi.md)")
+            f"`git memzoi capture review --plan-file {rel} --decisions-file <decisions.json> "
+            "--output ../memzoi-review.json` (a review is saved outside .memzoi/; decisions files: docs/memzoi.md)")

@@ -143,12 +143,13 @@ class _Server:
                        scope_kind: str | None = None, scope: str | None = None, scope_id: str | None = None,
                        visibility: str | None = None, sensitivity: str | None = None,
                        tags: list[str] | None = None, source_kind: str | None = None, source_ref: str | None = None,
-                       confidence: float | None = None, actor: str | None = None,
-                       approval_mode: str | None = None) -> CallToolResult:  # fmt: skip
+                       confidence: float | None = None, actor: str | None = None, approval_mode: str | None = None,
+                       applies_to: list[str] | None = None) -> CallToolResult:  # fmt: skip
         """Record a memory proposal for review. Never applies: the result always says applied false.
 
         Omitted sensitivity is 'unknown': the proposal stays pending with a validation issue. approval_mode
         auto|manual overrides the configured policy (auto approves repo-safe proposals; approved is not applied).
+        applies_to: repo-relative paths (or folder/**) the memory is about, which precheck_path matches.
         """
         from git_memzoi.memzoi import inbox
 
@@ -158,7 +159,8 @@ class _Server:
             draft = inbox.make_draft(title=title, body=body, type=_pick("type", type, memory_type, "memory_type"),
                                      scope_kind=_pick("scope_kind", scope_kind, scope, "scope"),
                                      visibility=visibility, sensitivity=sensitivity, source_kind=source_kind,
-                                     source_ref=source_ref, actor=actor or "mcp")  # fmt: skip
+                                     source_ref=source_ref, actor=actor or "mcp",
+                                     applies_to=applies_to or ())  # fmt: skip
             result = inbox.propose(self._context(draft.actor), draft, memzoi_home=_memzoi_home(),
                                    override=approval_mode, apply=False)  # fmt: skip
             issues = [] if draft.sensitivity != "unknown" else [
@@ -170,7 +172,8 @@ class _Server:
             payload = {"type": draft.type, "lane": draft.lane, "title": draft.title, "body": draft.body,
                        "scope_kind": draft.scope_kind, "visibility": draft.visibility,
                        "sensitivity": draft.sensitivity, "source_kind": draft.source_kind,
-                       "source_ref": draft.source_ref, "actor": draft.actor}  # fmt: skip
+                       "source_ref": draft.source_ref, "applies_to": list(draft.applies_to),
+                       "actor": draft.actor}  # fmt: skip
             proposal = result.proposal
             return {"ok": True, "proposal_id": proposal.id, "status": proposal.status, "proposal": proposal.as_json(),
                     "created": result.created, "payload": payload, "validation": {"valid": not issues,

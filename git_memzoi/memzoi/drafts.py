@@ -17,6 +17,8 @@ from git_memzoi.memzoi import vocab
 from git_memzoi.memzoi.okf import format_timestamp
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from git_memzoi.memzoi.packets import Packet
 
 REPO_SAFE = "repo-safe"
@@ -43,6 +45,7 @@ class Draft:
     source_kind: str | None
     source_ref: str | None
     actor: str
+    applies_to: tuple[str, ...] = ()
 
     @property
     def repo_safe(self) -> bool:
@@ -51,7 +54,10 @@ class Draft:
 
     def identity(self) -> bytes:
         """The canonical bytes the id's hash bits come from (sorted-key compact JSON, domain-tagged)."""
-        text = json.dumps(asdict(self), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        data = asdict(self)
+        if not self.applies_to:  # absent when empty, so drafts without paths keep the ids they always had
+            del data["applies_to"]
+        text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return b"memzoi/inbox-proposal-id\0" + text.encode("utf-8")
 
 
@@ -59,11 +65,13 @@ def make_draft(
     *, title: str | None, body: str | None, type: str | None = None, lane: str | None = None,
     scope_kind: str | None = None, visibility: str | None = None, sensitivity: str | None = None,
     source_kind: str | None = None, source_ref: str | None = None, actor: str | None = None,
+    applies_to: Sequence[str] = (),
 ) -> Draft:  # fmt: skip
     """Validate ``propose`` input, or raise InputError with a stable code (``invalid_type``, ``empty_title`` ...).
 
     Defaults: type ``fact``, scope and visibility ``repo``, sensitivity ``unknown``, actor ``cli``; the lane
-    follows the type (procedure → procedural, episode → episodic, else semantic).
+    follows the type (procedure → procedural, episode → episodic, else semantic). ``applies_to`` (the packet's
+    ``scope.paths``, the record's ``applies_to``) is trimmed, sorted and deduplicated (``invalid_applies_to``).
     """
     memory_type = _choice("type", type or "fact", vocab.TYPES)
     inferred = {"procedure": "procedural", "episode": "episodic"}.get(memory_type, "semantic")
@@ -78,6 +86,7 @@ def make_draft(
         source_kind=_source_kind(source_kind),
         source_ref=None if source_ref is None else _line("source_ref", source_ref, MAX_REF),
         actor=_line("actor", actor if actor is not None else "cli", MAX_SHORT),
+        applies_to=tuple(sorted({_applies_to(item) for item in applies_to})),
     )
 
 
@@ -111,6 +120,15 @@ def _source_kind(value: str | None) -> str | None:
         raise InputError(f"source kind {value!r} must be a short lowercase word such as path, url or issue",
                          "invalid_source_kind")  # fmt: skip
     return None if value is None else value.strip()
+
+
+def _applies_to(value: str) -> str:
+    clean = value.strip().rstrip("/") if isinstance(value, str) else ""  # a folder may be written folder/
+    if (not clean or len(clean) > MAX_REF or clean.startswith("/") or "\\" in clean or _CONTROL.search(clean)
+            or re.match(r"^[A-Za-z]:", clean) or {"", ".", ".."} & set(clean.split("/"))):  # fmt: skip
+        raise InputError(f"applies_to {value!r} must be a repository-relative path (or prefix/**) without . or .. "
+                         "components", "invalid_applies_to")  # fmt: skip
+    return clean
 
 
 def proposal_id(now: dt.datetime, content: bytes) -> str:
@@ -150,6 +168,6 @@ def build_packet(draft: Draft, prop_id: str, now: dt.datetime) -> Packet:
         id=prop_id, file_id=prop_id, type=draft.type, lane=draft.lane, title=draft.title, body=draft.body,
         action="create", proposed_by=draft.actor, proposed_at=stamp, timestamp=stamp, created_by=draft.actor,
         origin={"origin_key": f"owner-command:{prop_id}", "route": "owner_command"}, scope_kind=draft.scope_kind,
-        sources=sources, sensitivity=draft.sensitivity, retention=retention,
+        paths=draft.applies_to, sources=sources, sensitivity=draft.sensitivity, retention=retention,
         content_class=CONTENT_CLASS.get(draft.sensitivity, "unknown"),
     )  # fmt: skip

@@ -300,7 +300,8 @@ def propose(
     text = packets.render(packet)
     packets.parse(prop_id, f"{prop_id}.md", text.encode("utf-8"))  # validate before writing anything
     # the fields as the user gave them first ("body line 1"), then the rendered packet (derived fields)
-    require_clean_fields({"title": draft.title, "body": draft.body, "source_ref": draft.source_ref}, "the proposal")
+    require_clean_fields({"title": draft.title, "body": draft.body, "source_ref": draft.source_ref,
+                          "--applies-to": list(draft.applies_to) or None}, "the proposal")  # fmt: skip
     require_clean(text, "the proposal", document=True)
     try:
         proposal, created = load(ctx.layout, prop_id), False

@@ -47,6 +47,10 @@ def test_propose_and_supersede_refuse_a_credential(repo: Repo) -> None:
         # the field and the line of the text the user gave, not of the rendered packet
         assert refused(result, key)["message"].startswith("the proposal: body line 1 holds a credential")
         assert files(repo.root) == before
+    result = run(repo, "propose", "--sensitivity", "repo-safe", "--type", "risk", "--title", "Paths", "--body",
+                 "b", "--applies-to", "docs/a.md", "--applies-to", f"keys/{key}.txt", "--json")  # fmt: skip
+    assert refused(result, key)["message"].startswith("the proposal: --applies-to item 2 holds a credential")
+    assert files(repo.root) == before
     target = record["applied"]["record_id"] if "applied" in record else record["proposal"]["record_id"]
     result = run(repo, "supersede", target, "--sensitivity", "repo-safe", "--title", "Deploy keys",
                  "--body", f"First line.\nUse {key} for deploys.", "--json")  # fmt: skip
