@@ -31,12 +31,15 @@ def _render(report: object, as_json: bool) -> None:
         return
     for action in report.actions:
         click.echo(action)
-    for hook in report.hooks:
-        if report.actions and hook.state == "installed" and not hook.chained:
-            continue  # the action line above already said it
+    shown = [h for h in report.hooks if not (report.actions and h.state == "installed" and not h.chained)]
+    if not shown:
+        return  # the action lines above already said it all
+    state_width = max(len(h.state) for h in shown)
+    hook_width = max(len(h.hook) for h in shown)
+    for hook in shown:
         chained = " (chains the previous hook)" if hook.chained else ""
         detail = f": {hook.detail}" if hook.detail and not hook.chained else ""
-        click.echo(f"{hook.state:<9} {hook.hook}  {hook.path}{chained}{detail}")
+        click.echo(f"{hook.state:<{state_width}}  {hook.hook:<{hook_width}}  {hook.path}{chained}{detail}")
 
 
 @hooks_group.command("install")

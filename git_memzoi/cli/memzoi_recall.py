@@ -74,6 +74,8 @@ def search(ctx: click.Context, query: str, scope_kind: str | None, scope_id: str
         record = found["record"]
         click.echo(f"{record['id']}\t{record['memory_type']}\t{found['score']:.3f}\t{record['title']}"
                    + _suspect_note(found["suspect"]))  # fmt: skip
+    for warning in response.warnings:  # a withheld record: said on stderr, as context does
+        click.echo(f"warning: {warning}", err=True)
 
 
 @click.command()

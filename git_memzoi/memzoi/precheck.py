@@ -6,7 +6,9 @@ matches the planned path; its title and body need not mention it) or from a full
 action and command (with the path, if any, as a filter). Order: path score, lexical matches first, lexical
 score, governance priority (risk > warning > failed_attempt), confidence, newest, id; at most 25. A record whose
 memkeep envelope makes it suspect is cited as such (``suspect`` and a note in ``suggested_next_step``) and keeps
-its place: a possibly outdated risk is still a risk to look at.
+its place: a possibly outdated risk is still a risk to look at. So does a record holding a credential (a
+hand-edited record file), withheld as ``context`` and ``search`` withhold it: its warning names the record, field
+and rule instead of its text, and the result lists it in ``withheld``; the value is never printed.
 """
 
 from __future__ import annotations
@@ -34,17 +36,23 @@ NEXT_STEP = {
     "failed_attempt": "Check the failed-attempt memory and avoid repeating the same approach.",
 }
 SUSPECT_STEP = " This memory is suspect ({reasons}): check whether it still holds before relying on it."
+WITHHELD_STEP = "This memory still applies: once the credential is removed, run precheck again to read it."
 
 
 @dataclass(frozen=True)
 class PrecheckResult:
-    """``git memzoi precheck``: warning objects, most relevant first (empty when nothing applies)."""
+    """``git memzoi precheck``: warning objects, most relevant first (empty when nothing applies), and the records
+    whose text was withheld (each also has its warning, by id only)."""
 
     warnings: tuple[dict[str, Any], ...]
+    withheld: tuple[dict[str, Any], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        """The ``precheck --json`` object: ``{"warnings": [...]}``."""
-        return {"warnings": list(self.warnings)}
+        """The ``precheck --json`` object: ``{"warnings": [...]}``, plus ``withheld`` when a record was withheld."""
+        out: dict[str, Any] = {"warnings": list(self.warnings)}
+        if self.withheld:
+            out["withheld"] = [dict(w) for w in self.withheld]
+        return out
 
 
 @dataclass
@@ -69,7 +77,7 @@ def precheck(ctx: Context, *, path: str | None = None, action: str | None = None
             repository (``path_outside_repo``).
     """
     from git_memzoi.memzoi import index_db, suspect
-    from git_memzoi.memzoi.search import check_filters, log_event, search_rows
+    from git_memzoi.memzoi.search import check_filters, log_event, search_rows, withhold
 
     path = request_path(path, ctx.layout.root)
     query = " ".join(t.strip() for t in (action, command) if t and t.strip())
@@ -88,15 +96,17 @@ def precheck(ctx: Context, *, path: str | None = None, action: str | None = None
                 hit = hits.setdefault(row["id"], _Hit(row))
                 hit.lexical = max(-float(row["rank"]), hit.lexical if hit.lexical is not None else float("-inf"))
     ordered = sorted(hits.values(), key=_order)[:MAX_WARNINGS]
-    suspects = suspect.assess(ctx, [h.row for h in ordered])
-    warnings = tuple(_warning(h, path, suspects.get(h.row["id"])) for h in ordered)
+    withheld = {w["record_id"]: w for w in withhold([h.row for h in ordered])[1]}
+    suspects = suspect.assess(ctx, [h.row for h in ordered if h.row["id"] not in withheld])
+    warnings = tuple(_withheld_warning(h.row, withheld[h.row["id"]]) if h.row["id"] in withheld
+                     else _warning(h, path, suspects.get(h.row["id"])) for h in ordered)  # fmt: skip
     if log:
         log_event(ctx, "memory.precheck_ran", {
             "inputs": [k for k, v in (("path", path), ("action", action), ("command", command)) if v and v.strip()],
             "scope_kind": scope_kind, "count": len(warnings), "warning_ids": [w["id"] for w in warnings],
             "record_ids": [w["record_id"] for w in warnings],
             "suspect_ids": [w["record_id"] for w in warnings if w["suspect"]]})  # fmt: skip
-    return PrecheckResult(warnings)
+    return PrecheckResult(warnings, tuple(withheld.values()))
 
 
 def _order(h: _Hit) -> tuple[Any, ...]:
@@ -119,4 +129,21 @@ def _warning(h: _Hit, path: str | None, suspect: Mapping[str, Any] | None) -> di
         "id": f"warn_{row['id']}", "record_id": row["id"], "message": f"{row['title']}: {row['body']}",
         "severity": SEVERITY.get(row["type"], "info"), "citations": [cited], "suggested_next_step": step,
         "suspect": None if suspect is None else dict(suspect),
+    }  # fmt: skip
+
+
+def _withheld_warning(row: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
+    """The warning of a record holding a credential: its place, id, type and severity, nothing of its text (its
+    citation has no source_ref and no path, which the record could hold too)."""
+    cited = {
+        "record_id": row["id"], "memory_type": row["type"], "scope_kind": row["scope_kind"], "provenance": "git",
+        "plane": "git", "destination": row["destination"], "visibility": row["visibility"],
+        "source_kind": row["source_kind"], "source_ref": None, "path": None,
+    }  # fmt: skip
+    message = (f"[withheld] its {entry['field']} holds a credential ({entry['rule']}; not printed); remove it from "
+               f"{entry['path']}")  # fmt: skip
+    return {
+        "id": f"warn_{row['id']}", "record_id": row["id"], "message": message,
+        "severity": SEVERITY.get(row["type"], "info"), "citations": [cited],
+        "suggested_next_step": WITHHELD_STEP, "suspect": None,
     }  # fmt: skip

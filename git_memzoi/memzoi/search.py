@@ -19,6 +19,9 @@ The query rule (upstream's, with two refinements from field report BR-01):
   after them, never an empty result because the words are not adjacent. For a single term, and for upstream's
   recall-v2 corpus, the order is exactly upstream's.
 - Filters (scope kind, scope id, type, lane, path) apply inside the candidate set, before the limit.
+
+A returned record holding a credential (a hand-edited record file) is withheld, as ``context`` does: it is left
+out of ``results`` and listed in ``withheld`` by id, field and rule, never its text (:func:`withhold`).
 """
 
 from __future__ import annotations
@@ -61,11 +64,18 @@ class SearchResponse:
     filters: Mapping[str, str]
     path: str | None
     results: tuple[dict[str, Any], ...]
+    withheld: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line per withheld record: its id, field and rule, never the value."""
+        return [withheld_warning(w) for w in self.withheld]
 
     def to_json(self) -> dict[str, Any]:
         """The ``search --json`` object."""
         return {"query": self.query, "destination": self.destination, "limit": self.limit,
-                "filters": dict(self.filters), "path": self.path, "results": list(self.results)}  # fmt: skip
+                "filters": dict(self.filters), "path": self.path, "results": list(self.results),
+                "withheld": [dict(w) for w in self.withheld], "warnings": self.warnings}  # fmt: skip
 
 
 def terms(text: str) -> list[str]:
@@ -184,6 +194,42 @@ def citation(record: Mapping[str, Any], path: str | None) -> dict[str, Any]:
     return out
 
 
+def withhold(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
+    """Split index rows into those safe to show and those holding a credential (a hand-edited record file, one
+    pulled from a commit made with ``--no-verify``), with one detect-secrets setup for all of them.
+
+    Returns:
+        ``(kept, withheld)``: ``kept`` in the given order; ``withheld`` as ``{record_id, title: "[withheld]", type,
+        lane, destination, reason: "prohibited_content_detected", rule, field, path}`` (``path`` is the record
+        file), sorted by destination and id. Never the matched text, nor the record's title.
+    """
+    from git_memzoi.memzoi.secrets import first_credentials
+
+    hits = first_credentials([_scanned(row) for row in rows])
+    kept = [row for row, hit in zip(rows, hits, strict=True) if hit is None]
+    withheld = [{"record_id": row["id"], "title": "[withheld]", "type": row["type"], "lane": row["lane"],
+                 "destination": row["destination"], "reason": "prohibited_content_detected", "rule": hit[1].rule,
+                 "field": hit[0], "path": row["path"]}
+                for row, hit in zip(rows, hits, strict=True) if hit is not None]  # fmt: skip
+    return kept, sorted(withheld, key=lambda w: (w["destination"], w["record_id"]))
+
+
+def _scanned(row: Mapping[str, Any]) -> dict[str, object]:
+    """The fields of a row that recall can print, in context's order (so both name the same field first)."""
+    fields: dict[str, object] = {key: row[key] for key in ("title", "body", "description", "source_ref", "scope_id")}
+    fields["applies_to"] = json.loads(row["applies_to"])
+    for key in ("capture", "origin", "lineage"):
+        fields[key] = None if row[key] is None else json.loads(row[key])
+    fields.update(source_kind=row["source_kind"], proposal_id=row["proposal_id"], supersedes_id=row["supersedes_id"])
+    return fields
+
+
+def withheld_warning(entry: Mapping[str, Any]) -> str:
+    """The warning naming a withheld record (the wording of ``context``'s)."""
+    return (f"memory {entry['record_id']} was left out: its {entry['field']} holds a credential ({entry['rule']}; "
+            f"not printed); remove it from {entry['path']}")  # fmt: skip
+
+
 T = TypeVar("T")
 
 
@@ -218,13 +264,14 @@ def search(ctx: Context, query: str, *, scope_kind: str | None = None, scope_id:
     filters = check_filters(scope_kind=scope_kind, memory_type=memory_type, lane=lane, scope_id=scope_id)
     limit = effective_limit(limit)
     path = request_path(path, ctx.layout.root)
-    rows = search_rows(ctx, query, destination=destination, filters=filters, path=path, limit=limit)
+    rows, withheld = withhold(search_rows(ctx, query, destination=destination, filters=filters, path=path,
+                                          limit=limit))  # fmt: skip
     suspects = suspect.assess(ctx, rows)
     results = tuple(result(row, query, path, suspects.get(row["id"])) for row in rows)
     if log:
         log_event(ctx, "memory.searched", {"destination": destination, "count": len(results),
                                            "result_ids": [r["record"]["id"] for r in results]})  # fmt: skip
-    return SearchResponse(query, destination, limit, filters, path, results)
+    return SearchResponse(query, destination, limit, filters, path, results, tuple(withheld))
 
 
 def log_event(ctx: Context, event_type: str, payload: Mapping[str, Any]) -> None:

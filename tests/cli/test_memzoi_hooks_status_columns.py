@@ -1,0 +1,41 @@
+"""``git memzoi hooks status`` prints aligned columns: state, hook type, then the hook's path (widths from the
+rows shown), whatever mix of states and hook names a repository has."""
+
+from __future__ import annotations
+
+from click.testing import CliRunner
+
+from git_memzoi.cli.memzoi import cli
+from tests.conftest import Repo
+
+
+def status(repo: Repo) -> tuple[int, str]:
+    result = CliRunner().invoke(cli, ["-C", str(repo.root), "hooks", "status"])
+    return result.exit_code, result.output
+
+
+def install(repo: Repo) -> None:
+    assert CliRunner().invoke(cli, ["-C", str(repo.root), "hooks", "install"]).exit_code == 0
+
+
+def test_status_columns_line_up_with_hooks_installed(repo: Repo) -> None:
+    install(repo)
+    hooks = repo.root / ".git" / "hooks"
+    lines = [f"installed  pre-commit     {hooks / 'pre-commit'}",
+             f"installed  post-merge     {hooks / 'post-merge'}",
+             f"installed  post-checkout  {hooks / 'post-checkout'}"]  # fmt: skip
+    assert status(repo) == (0, "\n".join(lines) + "\n")
+
+
+def test_status_columns_line_up_across_states(repo: Repo) -> None:
+    hooks = repo.root / ".git" / "hooks"
+    (hooks / "post-merge").write_text("#!/bin/sh\n")
+    lines = [f"missing  pre-commit     {hooks / 'pre-commit'}",
+             f"foreign  post-merge     {hooks / 'post-merge'}: another hook is installed; install chains it",
+             f"missing  post-checkout  {hooks / 'post-checkout'}"]  # fmt: skip
+    assert status(repo) == (1, "\n".join(lines) + "\n")
+    install(repo)
+    lines = [f"installed  pre-commit     {hooks / 'pre-commit'}",
+             f"installed  post-merge     {hooks / 'post-merge'} (chains the previous hook)",
+             f"installed  post-checkout  {hooks / 'post-checkout'}"]  # fmt: skip
+    assert status(repo) == (0, "\n".join(lines) + "\n")
