@@ -490,7 +490,7 @@ def profile_warm(repo: Path, env: dict[str, str]) -> None:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--regenerate", action="store_true", help="rebuild the benchmark repositories")
-    parser.add_argument("--runs-warm", type=int, default=15)
+    parser.add_argument("--runs-warm", type=int, default=31)
     parser.add_argument("--runs-cold", type=int, default=5)
     parser.add_argument("--runs-baseline", type=int, default=5)
     parser.add_argument("--runs-help", type=int, default=7)
