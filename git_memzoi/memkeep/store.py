@@ -23,7 +23,7 @@ from git_memzoi.core.hashing import short_hash
 from git_memzoi.core.parse_cache import ParseCache
 from git_memzoi.core.paths import is_within, nfc
 from git_memzoi.errors import InputError
-from git_memzoi.memkeep.entries import Entry
+from git_memzoi.memkeep.entries import Entry, served
 
 DEFAULT_STORE_DIR = "agent-memory"
 CONFIG_NAME = ".memkeep.yml"
@@ -196,7 +196,7 @@ def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
         stem = rel[rel.rfind("/") + 1 : -3]  # the file name without `.md`
         hit = known(name, signature) if signature is not None else None
         if hit is not None:
-            entries.append(Entry(rel, hit[0], hit[1], hit[2], stem))
+            entries.append(served(rel, hit[0], hit[1], hit[2], stem))
             continue
         result = _read_entry(file, rel, cache, name, signature)
         (entries if isinstance(result, Entry) else unreadable).append(result)  # type: ignore[arg-type]
@@ -268,21 +268,26 @@ def _walk(directory: str, found: list[tuple[str, list[int] | None]]) -> None:
         listing = list(os.scandir(directory))
     except OSError:
         return
-    is_regular = stat.S_ISREG
+    is_regular, is_directory = stat.S_ISREG, stat.S_ISDIR
     for item in listing:
         name = item.name
-        if name.startswith("."):
+        if name[:1] == ".":
             continue
-        if item.is_dir(follow_symlinks=False):
-            _walk(item.path, found)
-        elif name.endswith(".md"):
+        if name[-3:] == ".md":  # an entry file, almost always: its lstat also says whether it is a folder
             try:
                 st = item.stat(follow_symlinks=False)
             except OSError:
                 found.append((item.path, None))
                 continue
-            found.append((item.path, [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
-                          if is_regular(st.st_mode) else None))  # fmt: skip
+            mode = st.st_mode
+            if is_regular(mode):
+                found.append((item.path, [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]))
+            elif is_directory(mode):
+                _walk(item.path, found)
+            else:
+                found.append((item.path, None))
+        elif item.is_dir(follow_symlinks=False):
+            _walk(item.path, found)
 
 
 def _read_entry(file: str, rel: str, cache: ParseCache, name: str, signature: list[int] | None,

@@ -97,6 +97,19 @@ def test_unchanged_files_are_not_opened_and_read_the_same(store, counts) -> None
     assert type(fields["nested"][0]["on"]) is dt.date and type(fields["id"]) is str
 
 
+def test_dates_typed_for_served_files_are_saved_as_text_when_another_file_changes(store, counts) -> None:
+    write(store, "one", extra="when: 2026-01-02T03:04:05Z")
+    load(store, counts, now_ns=later())
+    load(store, counts, now_ns=later())  # "one" served by its signature: its dates typed in place
+    write(store, "two")  # the cache is saved again, "one" included
+    load(store, counts, now_ns=later())
+    stored = parse_cache.decode(cache_path(store).read_bytes())["files"]["agent-memory/entries/one.md"]
+    assert (stored[2]["verified_at"], stored[2]["when"]) == ("2026-11-01", "2026-01-02T03:04:05+00:00")
+    assert load(store, counts, now_ns=later()) == fresh(store) and counts["read"] == []
+    fields = dict(fresh(store)[0][1])
+    assert type(fields["verified_at"]) is dt.date and type(fields["when"]) is dt.datetime
+
+
 def test_a_file_younger_than_the_racy_margin_is_read_again_but_not_parsed(store, counts) -> None:
     write(store, "one")
     now = time.time_ns()  # the file was written "just now": its signature is not trusted yet

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
+import pytest
+
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.gitview_fake import FakeRepoView, linear_history
 from git_memzoi.memkeep.entries import Entry
@@ -152,3 +154,17 @@ def test_one_verdict_per_entry_and_reason() -> None:
 def test_invalid_scope_patterns_are_skipped_not_fatal() -> None:
     report = compute([entry("e", scope=["", "../x", "src/**"])], HISTORY, TODAY)
     assert reasons(report) == [("e", "scope_hit")]
+
+
+def test_an_entry_served_from_the_parse_cache_equals_one_built_by_its_constructor() -> None:
+    from dataclasses import FrozenInstanceError, fields
+
+    from git_memzoi.memkeep.entries import served
+
+    values = {"path": "agent-memory/entries/a.md", "fields": {"id": "a", "status": "stale"}, "body": "Claim.\n",
+              "body_line": 9, "stem": "a"}  # fmt: skip
+    assert [f.name for f in fields(Entry)] == list(values)  # a new field must be set by served() too
+    entry = served(*values.values())
+    assert entry == Entry(**values) and (entry.id, entry.status, entry.is_live) == ("a", "stale", True)
+    with pytest.raises(FrozenInstanceError):
+        entry.path = "b.md"  # type: ignore[misc]
