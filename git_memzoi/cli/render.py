@@ -138,6 +138,7 @@ def verify_json(result: VerifyResult) -> dict[str, Any]:
         "schema_version": SCHEMA_VERSION,
         "head": result.head,
         "dry_run": result.dry_run,
+        "index_updated": result.index_updated,
         "items": [
             {
                 "id": i.id,
@@ -168,8 +169,12 @@ def verify_text(result: VerifyResult) -> str:
         still = f" (still suspect: {'; '.join(item.still_suspect)})" if item.still_suspect else ""
         lines.append(f"{item.action:<13} {item.id}  {item.message}{still}")
         for r in item.results:
-            if r.outcome.value != "pass" and r.output:
-                lines.extend(f"    | {line}" for line in r.output.splitlines()[-10:])
+            if r.outcome.value != "pass":
+                how = f"exit {r.exit_code}" if r.exit_code is not None else "no exit status: timed out or not started"
+                lines.append(f"    {r.check.label}: {r.outcome.value} ({how}): {r.check.run}")
+                lines.extend(f"    | {line}" for line in (r.output or "").splitlines()[-10:])
+    if result.index_updated:
+        lines.append("INDEX.md regenerated: a status changed")
     return "\n".join(lines)
 
 

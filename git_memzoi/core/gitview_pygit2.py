@@ -227,6 +227,11 @@ class Pygit2RepoView:
         folder = prefix.rstrip("/") + "/"
         return sorted(e.path for e in self._repo.index if e.path == prefix.rstrip("/") or e.path.startswith(folder))
 
+    def tracked_paths(self) -> list[str]:
+        """Every path in git's index (staged or committed), repository-relative POSIX, NFC."""
+        self._repo.index.read(False)
+        return [e.path if e.path.isascii() else nfc(e.path) for e in self._repo.index]
+
     def is_ignored(self, path: str) -> bool:
         """True when git's ignore rules (``.gitignore``, info/exclude, core.excludesFile) ignore ``path``."""
         return bool(self._repo.path_is_ignored(path))

@@ -62,8 +62,9 @@ def _constructor_class() -> Any:
     return _CONSTRUCTOR
 
 
-def load_mapping(text: str) -> tuple[dict[str, Any], dict[str, KeySpan]]:
-    """Parse ``text`` as one YAML mapping (an empty text is ``{}``).
+def load_mapping(text: str, what: str = "frontmatter") -> tuple[dict[str, Any], dict[str, KeySpan]]:
+    """Parse ``text`` as one YAML mapping (an empty text is ``{}``); ``what`` names the text in messages
+    (``frontmatter``, ``the file``).
 
     Returns:
         (fields, spans): the mapping as plain Python values, and for every top-level key where its value is.
@@ -88,14 +89,15 @@ def load_mapping(text: str) -> tuple[dict[str, Any], dict[str, KeySpan]]:
     if data is None:
         return {}, {}
     if not hasattr(data, "items") or not hasattr(data, "lc"):
-        raise YamlProblem("frontmatter is not a mapping of keys to values", 0)
+        raise YamlProblem(f"{what} is not a mapping of keys to values", 0)
     if getattr(data, "merge", None):  # keys merged in from elsewhere have no line of their own to rewrite
-        raise YamlProblem("merge keys ('<<') are not supported in frontmatter", None)
+        raise YamlProblem(f"merge keys ('<<') are not supported in {what}", None)
     fields: dict[str, Any] = {}
     spans: dict[str, KeySpan] = {}
     for key, value in data.items():
         if not isinstance(key, str):
-            raise YamlProblem(f"key {key!r} is not a string", data.lc.key(key)[0])
+            problem = "a key is empty" if key is None else f"key {key!r} is not a string"
+            raise YamlProblem(problem, data.lc.key(key)[0])
         fields[key] = plain(value)
         key_line, _ = data.lc.key(key)
         value_line, value_col = data.lc.value(key)

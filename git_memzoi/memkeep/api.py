@@ -174,21 +174,22 @@ def lint(options: Options, *, fix: bool = False) -> LintResult:
     session = open_session(options)
     loaded, store = session.loaded, session.store
     fixed = False
-    violations = _lint(loaded, options.clock)
+    tracked = session.view.tracked_paths()  # type: ignore[attr-defined]
+    violations = _lint(loaded, options.clock, tracked)
     if fix and any(v.rule in ("index_drift", "index_missing") for v in violations):
         fixed = _write_index(session)
-        violations = _lint(loaded, options.clock)
+        violations = _lint(loaded, options.clock, tracked)
     return LintResult(store, len(loaded.entries), tuple(violations), fixed)
 
 
-def _lint(loaded: LoadedStore, clock: Clock) -> list[Violation]:
+def _lint(loaded: LoadedStore, clock: Clock, tracked: list[str]) -> list[Violation]:
     from git_memzoi.memkeep.lint import lint as run_lint
 
     store = loaded.store
     index_text = store.index_path.read_text("utf-8") if store.index_path.is_file() else None
     sizes = {e.path: store_mod.entry_file(store, e.path).stat().st_size for e in loaded.entries}
     index_rel = f"{store.rel}/INDEX.md" if store.rel != "." else "INDEX.md"
-    return run_lint(loaded.entries, loaded.unreadable, index_text, clock.today(), sizes, index_rel)
+    return run_lint(loaded.entries, loaded.unreadable, index_text, clock.today(), sizes, index_rel, tracked)
 
 
 def verify(
@@ -211,8 +212,12 @@ def verify(
         raise InputError("name one entry id or pass --all-safe, not both", "bad_usage")
     if not entry_id and not all_safe:
         raise InputError("name one entry id, or pass --all-safe", "bad_usage")
-    if manual and (all_safe or dry_run):
-        raise InputError("--manual records one entry's out-of-band re-test; it takes an id only", "bad_usage")
+    if manual and all_safe:
+        raise InputError("--manual records one entry's out-of-band re-test; it takes an id, not --all-safe",
+                         "bad_usage")  # fmt: skip
+    if manual and dry_run:
+        raise InputError("--manual writes the re-test you did; there is nothing to preview (leave out --dry-run)",
+                         "bad_usage")  # fmt: skip
     session = open_session(options)
     head = session.view.head()  # type: ignore[attr-defined]
     if head is None:
@@ -222,13 +227,17 @@ def verify(
     plan = verify_mod.Plan(head, options.clock.today(), all_safe, dry_run, manual)
     writer = verify_mod.EntryWriter(session.store, _lock_path(session))
     items = [verify_mod.verify_entry(e, reasons.get(e.id, ()), plan, runner or _shell(), writer) for e in targets]
+    index_updated = False
     if any(i.action in ("healed", "marked_stale") for i in items):
         git_dir = session.view.git_dir  # type: ignore[attr-defined]
         after = Session(session.view, store_mod.load(session.store, store_mod.cache_for(git_dir, session.store)))
-        if session.store.index_path.is_file():  # INDEX.md lists each status: keep it in step with the writes
-            _write_index(after)
+        # INDEX.md lists each status: keep it in step when this run changed one (a heal alone changes none)
+        status_changed = any(i.action == "marked_stale" or (i.action == "healed" and e.status == "stale")
+                             for e, i in zip(targets, items, strict=True))  # fmt: skip
+        if status_changed and session.store.index_path.is_file():
+            index_updated = _write_index(after)
         items = _still_suspect(items, options, after)
-    return verify_mod.VerifyResult(head, dry_run, tuple(items))
+    return verify_mod.VerifyResult(head, dry_run, tuple(items), index_updated)
 
 
 def _still_suspect(items: list[VerifyItem], options: Options, after: Session) -> list[VerifyItem]:

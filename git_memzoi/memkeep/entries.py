@@ -21,6 +21,7 @@ RESERVED = (
     "ttl_days", "explains", "check", "environment", "predictions", "tombstone_reason", "superseded_by",
 )  # fmt: skip
 DEFAULT_CHECK_TIMEOUT_S = 120
+CHECK_MAX_TIMEOUT_S = 3600
 
 
 class cached_property:  # noqa: N801 - the functools name, without its per-access lock
@@ -154,6 +155,17 @@ class Entry:
         check = parse_check(self.fields.get("check"), "check")
         return (check,) if check else ()
 
+    def check_problems(self) -> list[tuple[str, str]]:
+        """``(field, problem)`` for each check field :meth:`checks` would read leniently (lint's ``check_format``):
+        verify refuses to run an entry's checks while one is malformed, rather than run it with defaults."""
+        if self.type == "model":
+            predictions = self.fields.get("predictions")
+            found = [(f"predictions[{i}].check", check_problem(p.get("check"))) for i, p in
+                     enumerate(predictions if isinstance(predictions, list) else [], 1) if isinstance(p, dict)]  # fmt: skip
+        else:
+            found = [("check", check_problem(self.fields.get("check"), required=False))]
+        return [(field, problem) for field, problem in found if problem]
+
     def environment(self) -> dict[str, str]:
         """Extra environment variables for the checks (``environment``: a mapping of strings)."""
         env = self.fields.get("environment")
@@ -173,6 +185,24 @@ def served(path: str, fields: Mapping[str, Any], body: str, body_line: int, stem
 
 
 _NEW = object.__new__
+
+
+def check_problem(value: Any, *, required: bool = True) -> str | None:
+    """Why ``value`` is not a valid ``check`` (a command string, or a mapping with ``run`` and optional ``safe``
+    true/false and ``timeout_s`` a whole number of seconds, 1 to :data:`CHECK_MAX_TIMEOUT_S`), else ``None``.
+    An absent check is a problem only when ``required`` (a model's predictions)."""
+    if value is None and not required:
+        return None
+    if isinstance(value, str) and value.strip():
+        return None
+    if isinstance(value, dict) and isinstance(value.get("run"), str) and value["run"].strip():
+        if not isinstance(value.get("safe", False), bool):
+            return "safe must be true or false"
+        timeout = value.get("timeout_s", DEFAULT_CHECK_TIMEOUT_S)
+        if not isinstance(timeout, int) or isinstance(timeout, bool) or not 0 < timeout <= CHECK_MAX_TIMEOUT_S:
+            return f"timeout_s must be a whole number of seconds, 1 to {CHECK_MAX_TIMEOUT_S}"
+        return None
+    return "a check is a command string or a mapping with run, safe, timeout_s"
 
 
 def parse_check(value: Any, label: str) -> Check | None:

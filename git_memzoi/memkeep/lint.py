@@ -10,20 +10,19 @@ from __future__ import annotations
 import datetime as dt
 import difflib
 import re
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
 from git_memzoi.core.globs import pattern_problem
 from git_memzoi.memkeep import index
-from git_memzoi.memkeep.entries import RESERVED, STATUSES, TYPES, Entry, as_date
+from git_memzoi.memkeep.entries import RESERVED, STATUSES, TYPES, Entry, as_date, check_problem
 from git_memzoi.memkeep.store import Unreadable
 
 CLAIM_MAX_CHARS = 140
 ENTRY_MAX_BYTES = 8 * 1024
 EVIDENCE_MAX_CHARS = 2000
-CHECK_MAX_TIMEOUT_S = 3600
 TTL_CAP_DAYS = {"verified": 365, "observed": 180, "inferred": 30}
 NEEDS_EVIDENCE = ("verified", "observed")
 NEEDS_ANCHOR = ("verified", "observed")
@@ -50,8 +49,12 @@ def lint(
     today: dt.date,
     sizes: dict[str, int] | None = None,
     index_path: str = "INDEX.md",
+    tracked: Collection[str] | None = None,
 ) -> list[Violation]:
-    """Check a store. ``index_text`` is INDEX.md's content (``None`` when missing); ``sizes`` maps path → bytes.
+    """Check a store. ``index_text`` is INDEX.md's content (``None`` when missing); ``sizes`` maps path → bytes;
+    ``tracked`` holds the repository's tracked paths (git's index), for ``scope_unmatched``: a live entry whose
+    valid scope selects none of them (its files renamed or deleted) can never be flagged again. ``None`` or an
+    empty collection (nothing tracked yet) skips that rule.
 
     Returns the violations sorted by path, then field, then rule.
     """
@@ -65,6 +68,8 @@ def lint(
     for entry in entries:
         own = _entry_rules(entry, today, (sizes or {}).get(entry.path)) + _explains_rules(entry, targets)
         found.extend(_with_spelling_hints(entry, own))
+    if tracked:
+        found.extend(_unmatched(entries, found, tracked))
     found.extend(_cycles(ids))
     found.extend(_index_rules(entries, index_text, index_path))
     return sorted(found, key=lambda v: (v.path, v.field, v.rule, v.message))
@@ -215,6 +220,24 @@ def _scope_rules(entry: Entry) -> list[Violation]:
     return out
 
 
+def _unmatched(entries: Sequence[Entry], found: Sequence[Violation], tracked: Collection[str]) -> list[Violation]:
+    """``scope_unmatched`` for each live entry whose scope (valid, else it is already reported) selects no tracked
+    path but its own file: after a rename a heal only moves the anchor, and the claim silently stops being
+    watched (the scope still names the old path)."""
+    from git_memzoi.core.scope_index import ScopeIndex
+
+    reported = {v.path for v in found if v.field == "scope"}
+    index = ScopeIndex(tracked)
+    out = []
+    for entry in entries:
+        if not entry.is_live or entry.path in reported or not entry.scope:
+            continue
+        if not index.select(entry.scope) - {entry.path}:
+            out.append(_v(entry, "scope", "scope_unmatched", "scope matches no tracked file (renamed or deleted?), "
+                          "so no change can flag this claim; point it at the files the claim is about"))  # fmt: skip
+    return out
+
+
 def _evidence_rules(entry: Entry) -> list[Violation]:
     value = entry.fields.get("evidence")
     if value is not None and not isinstance(value, str):
@@ -265,18 +288,8 @@ def _check_rules(entry: Entry) -> list[Violation]:
 
 
 def _one_check(entry: Entry, value: Any, field: str, *, required: bool) -> list[Violation]:
-    if value is None and not required:
-        return []
-    if isinstance(value, str) and value.strip():
-        return []
-    if isinstance(value, dict) and isinstance(value.get("run"), str) and value["run"].strip():
-        safe, timeout = value.get("safe", False), value.get("timeout_s", 1)
-        if not isinstance(safe, bool):
-            return [_v(entry, field, "check_format", "safe must be true or false")]
-        if not isinstance(timeout, int) or isinstance(timeout, bool) or not 0 < timeout <= CHECK_MAX_TIMEOUT_S:
-            return [_v(entry, field, "check_format", f"timeout_s must be 1 to {CHECK_MAX_TIMEOUT_S} seconds")]
-        return []
-    return [_v(entry, field, "check_format", "a check is a command string or a mapping with run, safe, timeout_s")]
+    problem = check_problem(value, required=required)
+    return [_v(entry, field, "check_format", problem)] if problem else []
 
 
 def _status_rules(entry: Entry) -> list[Violation]:

@@ -151,7 +151,7 @@ def _parse_config(path: Path) -> StoreConfig:
     from git_memzoi.core import yamlio
 
     try:
-        data, _ = yamlio.load_mapping(path.read_bytes().decode("utf-8"))
+        data, _ = yamlio.load_mapping(path.read_bytes().decode("utf-8"), "the file")
     except yamlio.YamlProblem as exc:
         line = f":{exc.line + 1}" if exc.line is not None else ""
         raise InputError(f"{path}{line}: {exc.reason}", "bad_config") from None
@@ -162,12 +162,12 @@ def _parse_config(path: Path) -> StoreConfig:
         raise InputError(f"{path}: unknown field {unknown[0]!r} (known: {', '.join(CONFIG_FIELDS)})", "bad_config")
     store_dir = data.get("store_dir", DEFAULT_STORE_DIR)
     referential = data.get("referential_check", False)
-    siblings = data.get("siblings") or {}
-    if not isinstance(store_dir, str) or not isinstance(referential, bool) or not isinstance(siblings, dict):
-        raise InputError(
-            f"{path}: store_dir must be a string, referential_check true or false, siblings a mapping",
-            "bad_config",
-        )
+    siblings = data.get("siblings", {})
+    for name, value, ok, want in (("store_dir", store_dir, isinstance(store_dir, str), "a folder name"),
+                                  ("referential_check", referential, isinstance(referential, bool), "true or false"),
+                                  ("siblings", siblings, isinstance(siblings, dict), "a mapping")):  # fmt: skip
+        if not ok:
+            raise InputError(f"{path}: {name} must be {want}, not {value!r}", "bad_config")
     return StoreConfig(store_dir, referential, {str(k): str(v) for k, v in siblings.items()}, path)
 
 
@@ -288,6 +288,8 @@ def _walk(directory: str, found: list[tuple[str, list[int] | None]]) -> None:
                 found.append((item.path, None))
         elif item.is_dir(follow_symlinks=False):
             _walk(item.path, found)
+        elif item.is_symlink() and item.is_dir():  # a linked folder is never followed: say so, like a linked entry
+            found.append((item.path, None))
 
 
 def _read_entry(file: str, rel: str, cache: ParseCache, name: str, signature: list[int] | None,

@@ -47,6 +47,7 @@ class VerifyResult:
     head: str | None
     dry_run: bool
     items: tuple[VerifyItem, ...]
+    index_updated: bool = False  # INDEX.md regenerated because a status changed
 
     @property
     def exit_code(self) -> int:
@@ -101,7 +102,8 @@ def verify_entry(entry: Entry, reasons: Sequence[str], plan: Plan, runner: Runne
     """Verify one entry under ``plan``: skip, preview, run its checks, then heal or mark it stale.
 
     Raises:
-        InputError: the entry has no check and neither ``--manual`` nor ``--all-safe`` was given.
+        InputError: the entry has no check and neither ``--manual`` nor ``--all-safe`` was given (``no_check``),
+            or a check field is malformed (``check_format``; with ``--all-safe`` the entry is skipped instead).
     """
     from git_memzoi.memkeep.checks import Outcome
 
@@ -111,6 +113,12 @@ def verify_entry(entry: Entry, reasons: Sequence[str], plan: Plan, runner: Runne
     if plan.manual:
         writer.write(entry, _heal(entry, plan))
         return item("healed", "recorded a manual re-test")
+    problems = entry.check_problems()
+    if problems:  # never run a check with other settings than the ones written (a timeout read as the default)
+        field, problem = problems[0]
+        if plan.all_safe:
+            return item("skipped", f"its {field} is malformed ({problem}); see git memkeep lint")
+        raise InputError(f"{entry.id}: {field}: {problem}; nothing was run (see git memkeep lint)", "check_format")
     checks = entry.checks()
     if not checks:
         if plan.all_safe:

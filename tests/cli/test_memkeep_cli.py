@@ -198,6 +198,16 @@ def test_bad_directory_and_bad_config(repo: Repo, tmp_path: Path) -> None:
     assert (result.exit_code, result.stderr) == (2, f"git-memkeep: error: {repo.root / '.memkeep.yml'}: unknown "
                                                     "field 'referential_checks' (known: store_dir, "
                                                     "referential_check, siblings)\n")  # fmt: skip
+    for text, problem in (("store_dir: 5\n", "store_dir must be a folder name, not 5"),
+                          ("siblings: []\n", "siblings must be a mapping, not []"),
+                          ("siblings: ''\n", "siblings must be a mapping, not ''"),
+                          ("- a\n", "the file is not a mapping of keys to values"),
+                          (": x\n", "a key is empty")):  # fmt: skip
+        repo.write(".memkeep.yml", text)
+        result = in_repo(repo, "status")
+        where = repo.root / ".memkeep.yml"
+        assert (result.exit_code, result.stderr) in ((2, f"git-memkeep: error: {where}: {problem}\n"),
+                                                     (2, f"git-memkeep: error: {where}:1: {problem}\n")), text  # fmt: skip
     repo.write(".memkeep.yml", "store_dir: a/b\n")
     assert error_code(in_repo(repo, "status", "--json")) == "bad_store_dir"
     repo.write(".memkeep.yml", "")  # an empty config is the defaults
@@ -367,6 +377,21 @@ def test_lint_clean_baseline_and_boundaries(repo: Repo) -> None:
     assert in_repo(repo, "lint").exit_code == 0
 
 
+def test_lint_flags_a_scope_left_behind_by_a_rename(repo: Repo) -> None:
+    head = repo.commit_paths("base", {"src/db/pool.py": "SIZE = 10\n", "src/app.py": "x\n"})
+    put(repo, "pool-size", anchor=head, scope=["src/db/pool.py"])
+    put(repo, "app", anchor=head, scope=["src/app.py", "src/gone.py"])  # one pattern still matches: watched
+    put(repo, "grave", anchor=head, scope=["src/db/pool.py"], status="tombstone", extra="tombstone_reason: old")
+    assert in_repo(repo, "index").exit_code == 0
+    assert in_repo(repo, "lint").exit_code == 0
+    repo.git("mv", "src/db/pool.py", "src/db/connection_pool.py")
+    repo.commit("rename the pool")
+    data = as_json(in_repo(repo, "lint", "--json"))
+    assert [(v["id"], v["field"], v["rule"], v["message"]) for v in data["violations"]] == [
+        ("pool-size", "scope", "scope_unmatched", "scope matches no tracked file (renamed or deleted?), so no change "
+         "can flag this claim; point it at the files the claim is about")]  # fmt: skip
+
+
 def test_lint_explains_cycle(repo: Repo) -> None:
     head = repo.commit_paths("base", {"src/a.py": "a\n"})
     files = {
@@ -424,6 +449,21 @@ def test_lint_names_unreadable_entries_with_rule_parse(repo: Repo) -> None:
     assert [(v["rule"], v["path"]) for v in data["violations"]] == [("parse", f"{STORE}/entries/broken.md")]
     assert isinstance(data["violations"][0]["line"], int)
     assert data["summary"]["entries"] == 1
+
+
+def test_lint_names_a_symlinked_entry_and_a_symlinked_folder(repo: Repo, tmp_path: Path) -> None:
+    head = repo.commit_paths("base", {"src/a.py": "a\n"})
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "hidden.md").write_text(raw_entry("hidden", head), "utf-8")
+    entries = repo.root / STORE / "entries"
+    entries.mkdir(parents=True)
+    (entries / "linked.md").symlink_to(outside / "hidden.md")
+    (entries / "more").symlink_to(outside)
+    data = as_json(in_repo(repo, "lint", "--json"))
+    assert [(v["rule"], v["path"], v["message"]) for v in data["violations"] if v["rule"] == "parse"] == [
+        ("parse", f"{STORE}/entries/linked.md", "a symlink; entries must be regular files"),
+        ("parse", f"{STORE}/entries/more", "a symlink; entries must be regular files")]  # fmt: skip
 
 
 def test_lint_nfd_named_entry_file(repo: Repo) -> None:
@@ -522,7 +562,8 @@ def test_verify_keeps_index_in_step_with_the_status_it_writes(base: Repo, status
     assert in_repo(base, "index").exit_code == 0
     index = base.root / STORE / "INDEX.md"
     assert f"| {status} |" in index.read_text()
-    in_repo(base, "verify", "subject")
+    result = in_repo(base, "verify", "subject")
+    assert result.stdout.splitlines()[-1] == "INDEX.md regenerated: a status changed"
     assert f"subject | fact | {after} | The file src/a.py exists." in index.read_text()
     assert in_repo(base, "lint").exit_code == 0
 
@@ -635,6 +676,51 @@ def test_verify_model_runs_every_prediction(base: Repo) -> None:
     assert [c["label"] for c in as_json(result)["items"][0]["checks"]] == ["prediction 1", "prediction 2"]
 
 
+def test_verify_text_names_the_failing_prediction(base: Repo) -> None:
+    predictions = (
+        "predictions:\n"
+        "  - claim: a exists\n    check: {run: 'test -f src/a.py', safe: true}\n"
+        "  - claim: z exists\n    check: {run: 'test -f src/z.py', safe: true}"
+    )
+    put(base, "model", anchor=base.first, scope=["src/**"], entry_type="model", extra=predictions)  # type: ignore[attr-defined]
+    result = in_repo(base, "verify", "model")
+    assert result.exit_code == 1
+    assert result.stdout.splitlines()[:2] == ["marked_stale  model  a check failed: marked stale",
+                                              "    prediction 2: fail (exit 1): test -f src/z.py"]  # fmt: skip
+
+
+@pytest.mark.parametrize(("timeout", "problem"), [
+    ('"1"', "timeout_s must be a whole number of seconds, 1 to 3600"),
+    ("1.5", "timeout_s must be a whole number of seconds, 1 to 3600"),
+    ("0", "timeout_s must be a whole number of seconds, 1 to 3600"),
+])  # fmt: skip
+def test_verify_never_runs_a_malformed_check(base: Repo, timeout: str, problem: str, tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    path = base.write(f"{STORE}/entries/subject.md",
+                      _verify_entry(base.first, f"{{run: 'touch {marker}', safe: true, timeout_s: {timeout}}}"))  # type: ignore[attr-defined]  # fmt: skip
+    before = path.read_bytes()
+    result = in_repo(base, "verify", "subject", "--json")
+    assert (result.exit_code, error_code(result)) == (2, "check_format")
+    assert result.stderr == f"git-memkeep: error: subject: check: {problem}; nothing was run (see git memkeep lint)\n"
+    batch = in_repo(base, "verify", "--all-safe", "--json")
+    assert [(i["id"], i["action"], i["message"]) for i in as_json(batch)["items"]] == [
+        ("subject", "skipped", f"its check is malformed ({problem}); see git memkeep lint")]
+    assert not marker.exists() and path.read_bytes() == before
+    lint = as_json(in_repo(base, "lint", "--json"))
+    assert [(v["rule"], v["message"]) for v in lint["violations"] if v["id"] == "subject"] == [("check_format", problem)]
+
+
+def test_a_heal_that_changes_no_status_leaves_index_alone(base: Repo) -> None:
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, "'true'"))  # type: ignore[attr-defined]
+    assert in_repo(base, "index").exit_code == 0
+    index = base.root / STORE / "INDEX.md"
+    before = index.read_bytes()
+    put(base, "newcomer", anchor=base.first, scope=["docs/**"])  # type: ignore[attr-defined]
+    result = in_repo(base, "verify", "subject", "--json")
+    assert (result.exit_code, as_json(result)["index_updated"]) == (0, False)
+    assert index.read_bytes() == before
+
+
 def test_verify_errors(base: Repo) -> None:
     first = base.first  # type: ignore[attr-defined]
     put(base, "no-check", anchor=first, scope=["src/**"])
@@ -647,6 +733,9 @@ def test_verify_errors(base: Repo) -> None:
     assert error_code(in_repo(base, "verify", "--json")) == "bad_usage"
     assert error_code(in_repo(base, "verify", "no-check", "--all-safe", "--json")) == "bad_usage"
     assert error_code(in_repo(base, "verify", "--all-safe", "--manual", "--json")) == "bad_usage"
+    dry = in_repo(base, "verify", "no-check", "--manual", "--dry-run")
+    assert (dry.exit_code, dry.stderr) == (2, "git-memkeep: error: --manual writes the re-test you did; there is "
+                                              "nothing to preview (leave out --dry-run)\n")  # fmt: skip
     text = in_repo(base, "verify", "nobody")
     assert text.exit_code == 2 and "nobody" in text.stderr and text.stdout == ""
 
