@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import budget as units
 from git_memzoi.memzoi.pathmatch import best_path, path_matches_request
-from git_memzoi.memzoi.search import fresh_index
+from git_memzoi.memzoi.search import fresh_index, withheld_warning
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.api import Context
@@ -99,7 +99,7 @@ def build(ctx: Context, task: str, *, path: str | None = None, token_budget: int
         raise InputError("a context pack needs a task or a path", "bad_usage")
     effective = DEFAULT_BUDGET if token_budget is None else token_budget
     requested = ["repo", *(["local"] if include_local else []), *(["session"] if include_session else [])]
-    candidates, withheld = _withhold(_candidates(ctx, task, path, requested))
+    candidates, withheld = _withhold(ctx, _candidates(ctx, task, path, requested))
     suspects = suspect.assess(ctx, [c.row for c in candidates])
     for candidate in candidates:
         candidate.suspect = suspects.get(candidate.row["id"])
@@ -122,7 +122,7 @@ def build(ctx: Context, task: str, *, path: str | None = None, token_budget: int
         "included": [_included(c, c is partial) for c in shown],
         "omitted": [*withheld, *(_omitted(c) for c in left_out[:OMITTED_LIMIT])],
         "warnings": [*_warnings(shown, left_out, partial, effective, len(selected) > len(shown)),
-                     *(_withheld_warning(w) for w in withheld)],
+                     *(withheld_warning(w) for w in withheld)],
         "next_queries": [c.row["title"] for c in left_out[:3]],
         "created_at": okf.format_timestamp(now),
     }  # fmt: skip
@@ -162,27 +162,14 @@ def _candidates(ctx: Context, task: str, path: str | None, destinations: Sequenc
     return list(merged.values())
 
 
-def _withhold(candidates: list[_Candidate]) -> tuple[list[_Candidate], list[dict[str, Any]]]:
-    """Leave out every candidate holding a credential (a hand-edited record, one pulled from a commit made with
-    ``--no-verify``): a pack is a prompt and never carries one. Each is listed as an ``omitted`` entry with reason
-    ``prohibited_content_detected``, its field and rule, by id (never its title or text), sorted by id."""
-    from git_memzoi.memzoi.secrets import first_credentials
+def _withhold(ctx: Context, candidates: list[_Candidate]) -> tuple[list[_Candidate], list[dict[str, Any]]]:
+    """Leave out every candidate holding a credential (:func:`~git_memzoi.memzoi.search.withhold`): a pack is a
+    prompt and never carries one. Each is listed as an ``omitted`` entry with ``estimated_size`` 0."""
+    from git_memzoi.memzoi.search import withhold
 
-    texts = [{"title": c.row["title"], "body": c.row["body"], "description": c.row["description"],
-              "source_ref": c.row["source_ref"], "scope_id": c.row["scope_id"],
-              "applies_to": json.loads(c.row["applies_to"])} for c in candidates]  # fmt: skip
-    hits = first_credentials(texts)
-    kept = [c for c, hit in zip(candidates, hits, strict=True) if hit is None]
-    withheld = [{"record_id": c.row["id"], "title": "[withheld]", "type": c.row["type"], "lane": c.row["lane"],
-                 "destination": c.row["destination"], "estimated_size": 0, "reason": "prohibited_content_detected",
-                 "rule": hit[1].rule, "field": hit[0], "path": c.row["path"]}
-                for c, hit in zip(candidates, hits, strict=True) if hit is not None]  # fmt: skip
-    return kept, sorted(withheld, key=lambda w: (w["destination"], w["record_id"]))
-
-
-def _withheld_warning(entry: Mapping[str, Any]) -> str:
-    return (f"memory {entry['record_id']} was left out: its {entry['field']} holds a credential ({entry['rule']}; "
-            f"not printed); remove it from {entry['path']}")  # fmt: skip
+    withheld = withhold(ctx.layout, [c.row for c in candidates], sized=True)[1]
+    left_out = {w["record_id"] for w in withheld}
+    return [c for c in candidates if c.row["id"] not in left_out], withheld
 
 
 def _score(c: _Candidate, path: str | None) -> None:

@@ -38,7 +38,8 @@ from git_memzoi.memzoi.record_store import Problem
 
 __all__ = ["RUNTIME_DESTINATIONS", "SOURCES", "Source", "parse_record", "read_file", "record_json", "record_row"]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # the file's PRAGMA user_version; another one is rebuilt, never migrated
+JSON_VERSION = 1  # the ``rebuild --json`` object's own version, as every --json object's
 _IGNORED = ("index.md", "log.md")
 _SCHEMA = """
 CREATE TABLE files (
@@ -60,6 +61,7 @@ CREATE INDEX files_with_problems ON files(path) WHERE problem_code IS NOT NULL;
 CREATE INDEX records_by_id ON records(id);
 CREATE INDEX records_by_destination ON records(destination, status);
 CREATE VIRTUAL TABLE records_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE TABLE screened (key TEXT PRIMARY KEY, field TEXT, rule TEXT) WITHOUT ROWID;
 """
 _INSERT = f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 _CURRENT = "r.status = 'active' AND (r.retention_boundary_us IS NULL OR r.retention_boundary_us > ?)"
@@ -94,7 +96,7 @@ class RebuildResult:
         note = "pending proposals are files under .memzoi/proposals/pending/; rebuild never discards them"
         proposals = {"pending": self.pending_proposals, "discarded": 0, "note": note}
         return {
-            "ok": True, "index": self.path, "schema_version": SCHEMA_VERSION, "records": dict(self.records),
+            "ok": True, "index": self.path, "schema_version": JSON_VERSION, "records": dict(self.records),
             "total": sum(self.records.values()), "proposals": proposals, "runtime_preserved": True,
             "unreadable": [{"path": p.path, "code": p.code, "reason": p.reason} for p in self.unreadable],
         }  # fmt: skip
@@ -553,6 +555,33 @@ def _drop_reader(path: Path) -> None:
     kept = _READERS.__dict__.get("held", {}).pop(str(path), None)
     if kept is not None:
         kept[1].close()
+
+
+def screened(layout: Layout, keys: Sequence[str]) -> dict[str, tuple[str, str] | None]:
+    """The remembered screening outcomes of ``keys`` (:func:`~git_memzoi.memzoi.secrets.screening_key`): per known
+    key, ``(field, rule)`` of the first credential or ``None`` (clean); unknown keys are absent. Never raises."""
+    try:
+        conn = _reader(layout) if keys else None
+        sql = f"SELECT key, field, rule FROM screened WHERE key IN ({', '.join('?' * len(keys))})"
+        rows = [] if conn is None else conn.execute(sql, list(keys)).fetchall()
+    except (sqlite3.DatabaseError, ToolError):
+        return {}
+    return {key: None if rule is None else (field, rule) for key, field, rule in rows}
+
+
+def remember_screened(layout: Layout, rows: Sequence[tuple[str, str | None, str | None]]) -> None:
+    """Remember ``(key, field, rule)`` screening outcomes (field and rule ``None``: clean) under the lock, best-effort:
+    nothing when busy or unwritable, nor in a process whose watcher would take the write for another's and walk."""
+    watcher = sys.modules.get(f"{__package__}.index_watch")
+    if not rows or watcher is not None and watcher.watching(layout):  # the MCP server: its in-process cache serves
+        return
+    uri = f"{index_path(layout).absolute().as_uri()}?mode=rw"  # never creates a missing index
+    with contextlib.suppress(OSError, sqlite3.Error, ToolError), lifecycle_lock(layout.lock, 0, counted=False):
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0.05, isolation_level=None)) as conn:
+            if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:  # closing rolls back a failure
+                conn.execute("BEGIN IMMEDIATE")
+                conn.executemany("INSERT OR IGNORE INTO screened VALUES (?, ?, ?)", rows)
+                conn.execute("COMMIT")
 
 
 def drift(layout: Layout) -> str:

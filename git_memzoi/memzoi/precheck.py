@@ -96,7 +96,7 @@ def precheck(ctx: Context, *, path: str | None = None, action: str | None = None
                 hit = hits.setdefault(row["id"], _Hit(row))
                 hit.lexical = max(-float(row["rank"]), hit.lexical if hit.lexical is not None else float("-inf"))
     ordered = sorted(hits.values(), key=_order)[:MAX_WARNINGS]
-    withheld = {w["record_id"]: w for w in withhold([h.row for h in ordered])[1]}
+    withheld = {w["record_id"]: w for w in withhold(ctx.layout, [h.row for h in ordered])[1]}
     suspects = suspect.assess(ctx, [h.row for h in ordered if h.row["id"] not in withheld])
     warnings = tuple(_withheld_warning(h.row, withheld[h.row["id"]]) if h.row["id"] in withheld
                      else _warning(h, path, suspects.get(h.row["id"])) for h in ordered)  # fmt: skip

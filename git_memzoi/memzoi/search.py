@@ -21,7 +21,8 @@ The query rule (upstream's, with two refinements from field report BR-01):
 - Filters (scope kind, scope id, type, lane, path) apply inside the candidate set, before the limit.
 
 A returned record holding a credential (a hand-edited record file) is withheld, as ``context`` does: it is left
-out of ``results`` and listed in ``withheld`` by id, field and rule, never its text (:func:`withhold`).
+out of ``results`` and listed in ``withheld`` by id, field and rule, never its text (:func:`withhold`). Whether a
+record holds one is remembered in the index by its content, so a later process skips detect-secrets for it.
 """
 
 from __future__ import annotations
@@ -41,6 +42,7 @@ from git_memzoi.memzoi.pathmatch import citation_path, path_matches_request
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.api import Context
+    from git_memzoi.memzoi.layout import Layout
 
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
 MAX_TERMS = 64
@@ -194,28 +196,45 @@ def citation(record: Mapping[str, Any], path: str | None) -> dict[str, Any]:
     return out
 
 
-def withhold(rows: Sequence[Mapping[str, Any]]) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
+def withhold(layout: Layout, rows: Sequence[Mapping[str, Any]], *,
+             sized: bool = False) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:  # fmt: skip
     """Split index rows into those safe to show and those holding a credential (a hand-edited record file, one
-    pulled from a commit made with ``--no-verify``), with one detect-secrets setup for all of them.
+    pulled from a commit made with ``--no-verify``): ``search``, ``precheck`` and ``context`` withhold alike.
+
+    Rows screened before, by any process, are answered from the index's screening cache
+    (:func:`index_db.screened`, keyed by :func:`~git_memzoi.memzoi.secrets.screening_key`); the others get one
+    detect-secrets pass, and their outcome is remembered.
 
     Returns:
         ``(kept, withheld)``: ``kept`` in the given order; ``withheld`` as ``{record_id, title: "[withheld]", type,
         lane, destination, reason: "prohibited_content_detected", rule, field, path}`` (``path`` is the record
-        file), sorted by destination and id. Never the matched text, nor the record's title.
+        file; with ``sized``, ``estimated_size: 0`` after ``destination``, as in a context pack's ``omitted``),
+        sorted by destination and id. Never the matched text, nor the record's title.
     """
-    from git_memzoi.memzoi.secrets import first_credentials
+    from git_memzoi.memzoi import secrets
 
-    hits = first_credentials([_scanned(row) for row in rows])
+    fields = [_scanned(row) for row in rows]
+    keys = [secrets.screening_key(f) for f in fields]
+    known = index_db.screened(layout, [key for key in keys if key is not None])
+    missing = [n for n, key in enumerate(keys) if key is None or key not in known]
+    hits = [known.get(key) if key is not None else None for key in keys]
+    if missing:
+        found = secrets.first_credentials([fields[n] for n in missing])
+        for n, hit in zip(missing, found, strict=True):
+            hits[n] = None if hit is None else (hit[0], hit[1].rule)
+        index_db.remember_screened(layout, [(key, *(hits[n] or (None, None))) for n in missing
+                                            if (key := keys[n]) is not None])  # fmt: skip
     kept = [row for row, hit in zip(rows, hits, strict=True) if hit is None]
+    size = {"estimated_size": 0} if sized else {}
     withheld = [{"record_id": row["id"], "title": "[withheld]", "type": row["type"], "lane": row["lane"],
-                 "destination": row["destination"], "reason": "prohibited_content_detected", "rule": hit[1].rule,
-                 "field": hit[0], "path": row["path"]}
+                 "destination": row["destination"], **size, "reason": "prohibited_content_detected",
+                 "rule": hit[1], "field": hit[0], "path": row["path"]}
                 for row, hit in zip(rows, hits, strict=True) if hit is not None]  # fmt: skip
     return kept, sorted(withheld, key=lambda w: (w["destination"], w["record_id"]))
 
 
 def _scanned(row: Mapping[str, Any]) -> dict[str, object]:
-    """The fields of a row that recall can print, in context's order (so both name the same field first)."""
+    """The fields of a row that recall can print (the record JSON's text), in the order their finding is named."""
     fields: dict[str, object] = {key: row[key] for key in ("title", "body", "description", "source_ref", "scope_id")}
     fields["applies_to"] = json.loads(row["applies_to"])
     for key in ("capture", "origin", "lineage"):
@@ -264,8 +283,8 @@ def search(ctx: Context, query: str, *, scope_kind: str | None = None, scope_id:
     filters = check_filters(scope_kind=scope_kind, memory_type=memory_type, lane=lane, scope_id=scope_id)
     limit = effective_limit(limit)
     path = request_path(path, ctx.layout.root)
-    rows, withheld = withhold(search_rows(ctx, query, destination=destination, filters=filters, path=path,
-                                          limit=limit))  # fmt: skip
+    found = search_rows(ctx, query, destination=destination, filters=filters, path=path, limit=limit)
+    rows, withheld = withhold(ctx.layout, found)
     suspects = suspect.assess(ctx, rows)
     results = tuple(result(row, query, path, suspects.get(row["id"])) for row in rows)
     if log:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import re
+import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -86,20 +87,54 @@ def classify(text: str, *, personal: bool = True) -> list[Finding]:
 
 
 def classify_all(texts: Sequence[str], *, personal: bool = True) -> list[list[Finding]]:
-    """:func:`classify` of each of ``texts``, in order; one detect-secrets setup for all (about 1 ms saved per
-    text, which matters when a whole store or a context pack's candidates are scanned)."""
-    from detect_secrets.settings import transient_settings
+    """:func:`classify` of each of ``texts``, in order. Texts classified before in this process are answered from
+    :data:`_classify_cached` without detect-secrets; the others share one detect-secrets setup (about 1 ms saved
+    per text, which matters when a whole store or a context pack's candidates are scanned; entering it costs
+    several ms, which a long-running server would otherwise pay on every call)."""
+    found = [_classify_cached.get((text, personal)) for text in texts]
+    missing = [n for n, findings in enumerate(found) if findings is None]
+    if missing:
+        from detect_secrets.settings import transient_settings
 
-    with transient_settings({"plugins_used": [{"name": name} for name in SECRET_PLUGINS]}):
-        return [_classify(text, personal) for text in texts]
+        with transient_settings({"plugins_used": [{"name": name} for name in SECRET_PLUGINS]}):
+            for n in missing:
+                found[n] = _classify_cached.put((texts[n], personal), _scan(texts[n], personal))
+    return [list(findings or ()) for findings in found]
 
 
-def _classify(text: str, personal: bool) -> list[Finding]:
-    return list(_classify_cached(text, personal))
+class _Findings:
+    """A bounded map ``(text, personal)`` → findings, least recently used out first (thread-safe)."""
+
+    def __init__(self, maxsize: int) -> None:
+        self._items: dict[tuple[str, bool], tuple[Finding, ...]] = {}
+        self._maxsize = maxsize
+        self._lock = threading.Lock()
+
+    def get(self, key: tuple[str, bool]) -> tuple[Finding, ...] | None:
+        with self._lock:
+            value = self._items.pop(key, None)
+            if value is not None:
+                self._items[key] = value
+            return value
+
+    def put(self, key: tuple[str, bool], value: tuple[Finding, ...]) -> tuple[Finding, ...]:
+        with self._lock:
+            self._items[key] = value
+            while len(self._items) > self._maxsize:
+                del self._items[next(iter(self._items))]
+        return value
+
+    def cache_clear(self) -> None:
+        with self._lock:
+            self._items.clear()
 
 
-@functools.lru_cache(maxsize=2048)  # pure for the fixed plugin set; a long-running server re-reads the same records
-def _classify_cached(text: str, personal: bool) -> tuple[Finding, ...]:
+# pure for the fixed plugin set; a long-running server re-reads the same records
+_classify_cached = _Findings(maxsize=2048)
+
+
+def _scan(text: str, personal: bool) -> tuple[Finding, ...]:
+    """The findings of ``text``; inside detect-secrets' settings of :data:`SECRET_PLUGINS` (see classify_all)."""
     from detect_secrets.core.scan import scan_line
 
     shapes = _token_shapes()
@@ -200,6 +235,43 @@ def first_credentials(items: Sequence[Mapping[str, object]]) -> list[tuple[str, 
         if findings and out[n] is None:
             out[n] = (f"{name} {unit} {findings[0].line}" if unit else name), findings[0]
     return out
+
+
+def screening_key(fields: Mapping[str, object]) -> str | None:
+    """The key under which :func:`first_credential` of ``fields`` may be remembered beyond this process (recall's
+    screening cache, :func:`git_memzoi.memzoi.index_db.screened`): the BLAKE3 hash of the fields' names and
+    values, in order, and of the classifier's identity, so any edit gives a new key (a remembered finding is
+    never stale) and a detect-secrets upgrade or a change of these rules rescreens. ``None`` when the identity
+    cannot be read: nothing may be remembered."""
+    import json
+
+    from git_memzoi.core.hashing import content_hash
+
+    identity = _identity()
+    if identity is None:
+        return None
+    data = json.dumps([identity, list(fields.items())], ensure_ascii=False, sort_keys=True, default=str)
+    return content_hash(data.encode("utf-8", "surrogatepass")).removeprefix("blake3:")
+
+
+@functools.lru_cache(maxsize=1)
+def _identity() -> str | None:
+    """What findings depend on besides the text: detect-secrets' version file and this module's source (the
+    plugin list and the rules). Read, never imported: skipping that import (~150 ms) is the cache's point."""
+    from importlib.util import find_spec
+    from pathlib import Path
+
+    from git_memzoi.core.hashing import content_hash
+
+    try:
+        spec = find_spec("detect_secrets")
+        if spec is None or spec.origin is None:
+            return None
+        version = Path(spec.origin).with_name("__version__.py").read_bytes()
+        rules = Path(__file__).read_bytes()
+    except (ImportError, OSError, ValueError):
+        return None
+    return content_hash(version + b"\0" + rules)
 
 
 def locate(document: str, line: int) -> str:
