@@ -103,7 +103,7 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
     Example: git memzoi hook run post-checkout -- <old> <new> 1
     """
     from git_memzoi.cli.memzoi import start_dir
-    from git_memzoi.integrations import guard, hook_events
+    from git_memzoi.integrations import guard, hook_events, newly_suspect
 
     if hook_type == "pre-commit":
         hook_events.parse(hook_type, list(args))
@@ -118,7 +118,7 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
         else:
             event = hook_events.parse(hook_type, list(args))
         assert not isinstance(event, hook_events.PreCommit)
-        report = guard.after_move(start_dir(ctx), event)
+        report = newly_suspect.after_move(start_dir(ctx), event)
         for line in report.lines:
             click.echo(line, err=True)
     except Exception as exc:  # never fail a merge or a checkout

@@ -52,11 +52,9 @@ def mcp_serve(ctx: click.Context, project_root: str | None) -> None:
 
     Example: git memzoi mcp serve --project-root .
     """
-    from git_memzoi.cli.memzoi import start_dir
     from git_memzoi.mcp import server
 
-    root = (Path(project_root) if project_root else start_dir(ctx)).resolve()
-    server.serve(root)
+    server.serve(_root(ctx, project_root))  # a missing folder or a non-repository is refused before serving
 
 
 @mcp_group.command("config")
@@ -122,7 +120,7 @@ def integrate_instructions(ctx: click.Context, profile: str, file_name: str | No
     """
     from git_memzoi.integrations import agents
 
-    result = agents.write_instructions(_root(ctx), profile, Path(file_name) if file_name else None)
+    result = agents.write_instructions(_root(ctx), profile, file_name)
     if as_json:
         emit_json(result.to_json())
     else:
@@ -161,7 +159,8 @@ def integrate_install(ctx: click.Context, profile: str, as_json: bool) -> None:
 def session_context(ctx: click.Context, token_budget: int) -> None:
     """Claude Code hook: print the context pack as a SessionStart envelope; never fails the session.
 
-    Reads the hook JSON on stdin (its hook_event_name is echoed); prints nothing when there is nothing to add.
+    Reads the hook JSON on stdin (its hook_event_name is echoed); prints nothing when there is nothing to add,
+    and nothing at all in a repository without .memzoi/ (memkeep's own SessionStart hook reports its store).
 
     Example: git memzoi integrate session-context < hook.json
     """
@@ -169,6 +168,7 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
     from git_memzoi.errors import MemzoiError
     from git_memzoi.integrations.claude_code import envelope
     from git_memzoi.memzoi import context
+    from git_memzoi.memzoi.layout import NotInitialized
 
     event, task = "SessionStart", "Resume work in this repository"
     try:
@@ -181,6 +181,8 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
     try:
         pack = context.build(open_context(ctx), task, token_budget=token_budget)
         payload = envelope(event, pack.prompt if pack.record_ids else "")
+    except NotInitialized:  # no .memzoi/ (a memkeep-only repository): no Memzoi memory to add, nothing to say
+        payload = None
     except MemzoiError as exc:
         click.echo(f"git-memzoi: {exc.message}", err=True)
         payload = None

@@ -1,7 +1,8 @@
 """``git memzoi integrate``: agent instruction blocks (AGENTS.md / CLAUDE.md) and the Claude Code settings merge.
 
-memzoi-spec §8 "memzoi integrate": a generated block between ``<!-- memzoi:start -->`` and ``<!-- memzoi:end -->``
-replaces the first valid ordered pair or is appended; user text outside the markers is never touched. The
+memzoi-spec §8 "memzoi integrate": a generated block between the marker lines ``<!-- memzoi:start -->`` and
+``<!-- memzoi:end -->`` is appended to a file without them and replaces what is between them later; broken markers
+(one half, repeated, out of order) are refused like ``export --file``'s. User text outside them is never touched. The
 claude-code install merges hooks (research/landscape.md §3b) into ``.claude/settings.json``, keeping every
 existing setting and hook, idempotently. Texts ship as package data under ``git_memzoi/resources/``.
 Must not import click or the MCP SDK.
@@ -62,9 +63,11 @@ def prompt(profile: str) -> str:
     _check_profile(profile, PROFILES + INSTALL_PROFILES)
     body = resource_text("agents/CLAUDE.md" if profile in ("claude", "claude-code") else "agents/AGENTS.md")
     if profile == "mcp":
+        from git_memzoi.mcp import TOOL_NAMES
+
+        # the names build_server registers (git_memzoi.mcp is SDK-free), so this list cannot drift
         body += ("\nMCP: register the server with `git memzoi mcp config --project-root .` (prints the .mcp.json "
-                 "entry; nothing is written). Tools: search_memory, build_context_pack, precheck_path, "
-                 "precheck_action, precheck_command, inspect_memory_expiry, propose_memory, memory_status.\n")
+                 f"entry; nothing is written). Tools: {', '.join(TOOL_NAMES)}.\n")  # fmt: skip
     elif profile == "claude-code":
         body += "\nClaude Code: `git memzoi integrate install --profile claude-code` adds the session hooks.\n"
     return body
@@ -86,13 +89,28 @@ def _readable(path: Path) -> bool:
     return True
 
 
+def _marker_lines(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
+    """The ``(start, end)`` offsets of the whole lines (line ending excluded) that are exactly ``START`` and
+    ``END``, as the pre-commit guard and ``export --file`` read markers: a marker quoted inside prose is text."""
+    starts: list[tuple[int, int]] = []
+    ends: list[tuple[int, int]] = []
+    offset = 0
+    for line in text.splitlines(keepends=True):
+        bare = line.rstrip("\r\n")
+        found = {START: starts, END: ends}.get(bare.strip())
+        if found is not None:
+            found.append((offset, offset + len(bare)))
+        offset += len(line)
+    return starts, ends
+
+
 def _valid_pair(text: str) -> tuple[int, int] | None:
-    """The first ordered start/end marker pair as ``(start, end_after)`` offsets, or ``None``."""
-    start = text.find(START)
-    if start < 0:
-        return None
-    end = text.find(END, start + len(START))
-    return None if end < 0 else (start, end + len(END))
+    """The block as ``(start, end_after)`` offsets when ``text`` holds exactly one start marker line followed by
+    one end marker line, else ``None`` (no markers, or broken ones)."""
+    starts, ends = _marker_lines(text)
+    if len(starts) == 1 and len(ends) == 1 and starts[0][0] < ends[0][0]:
+        return starts[0][0], ends[0][1]
+    return None
 
 
 def default_file(root: Path, profile: str) -> Path:
@@ -113,7 +131,7 @@ def default_file(root: Path, profile: str) -> Path:
 
 @dataclass(frozen=True)
 class InstructionsResult:
-    """What ``integrate instructions`` did: the file, the profile, created|updated, and why."""
+    """What ``integrate instructions`` did: the file, the profile, created|appended|replaced|unchanged, and why."""
 
     file: Path
     profile: str
@@ -127,14 +145,50 @@ class InstructionsResult:
                 "marker": {"start": START, "end": END}, "reason": self.reason, "changed": self.changed}  # fmt: skip
 
 
-def write_instructions(root: Path, profile: str, file: Path | None = None) -> InstructionsResult:
-    """Write the profile's block into ``file`` (default: :func:`default_file`); bytes outside the markers stay.
+def check_target(root: Path, name: str) -> Path:
+    """The absolute path of a ``--file`` target, by the rules of ``export --file``: relative to the repository
+    root (an absolute path must lie below it), no ``..``, nothing inside ``.git``, no symlink on the way, and an
+    existing target must be a regular file. Missing folders are allowed (they are created on write).
 
     Raises:
-        InputError: unknown profile; the file is unreadable or not UTF-8 (nothing written).
+        InputError: ``path_outside_repo`` (``..``, or an absolute path outside the repository) or
+            ``unsafe_target`` (``.git``, a symlink, a non-folder on the way, a target that is not a file).
     """
-    target = file if file is not None else default_file(root, profile)
-    target = target if target.is_absolute() else root / target
+    from git_memzoi.core.paths import request_path
+
+    rel = request_path(name.replace("\\", "/"), root)
+    parts = [p for p in (rel or "").split("/") if p not in ("", ".")]
+    if not parts:
+        raise InputError(f"--file {name!r} must name a file in the repository", "unsafe_target")
+    if ".git" in parts:
+        raise InputError(f"--file {name!r} must not be inside .git", "unsafe_target")
+    current = root
+    for n, part in enumerate(parts):
+        current = current / part
+        shown = "/".join(parts[: n + 1])
+        if current.is_symlink():
+            raise InputError(f"--file {name!r}: {shown} is a symlink", "unsafe_target")
+        if not current.exists():
+            break
+        if n < len(parts) - 1 and not current.is_dir():
+            raise InputError(f"--file {name!r}: {shown} is not a folder", "unsafe_target")
+        if n == len(parts) - 1 and not current.is_file():
+            raise InputError(f"--file {name!r} is not a regular file", "unsafe_target")
+    return root.joinpath(*parts)
+
+
+def write_instructions(root: Path, profile: str, file: Path | str | None = None) -> InstructionsResult:
+    """Write the profile's block into ``file`` (default: :func:`default_file`); bytes outside the markers stay.
+
+    A file without markers gets the block appended; one start line followed by one end line is replaced.
+
+    Raises:
+        InputError: unknown profile; an unsafe ``file`` (:func:`check_target`); the file is unreadable or not
+            UTF-8 (``unreadable_file``); its markers are broken: one half missing, repeated or out of order
+            (``broken_markers``). Nothing is written then.
+    """
+    _check_profile(profile, PROFILES)
+    target = check_target(root, str(file)) if file is not None else default_file(root, profile)
     generated = block(profile)
     if not target.exists():
         _write(target, (generated + "\n").encode("utf-8"))
@@ -143,16 +197,21 @@ def write_instructions(root: Path, profile: str, file: Path | None = None) -> In
         text = target.read_bytes().decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot update {target}: {exc}", "unreadable_file") from exc
+    starts, ends = _marker_lines(text)
     pair = _valid_pair(text)
+    if pair is None and (starts or ends):
+        raise InputError(f"{target}: the memzoi markers must be one start line followed by one end line (found "
+                         f"{len(starts)} start, {len(ends)} end); fix or remove them, nothing was written",
+                         "broken_markers")  # fmt: skip
     if pair is None:
         sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
         _write(target, (text + sep + generated + "\n").encode("utf-8"))
-        return InstructionsResult(target, profile, "created", "no valid marker pair; block appended", True)
+        return InstructionsResult(target, profile, "appended", "no memzoi block yet; block appended", True)
     start, end = pair
     if text[start:end] == generated:
-        return InstructionsResult(target, profile, "updated", "block already current; nothing changed", False)
+        return InstructionsResult(target, profile, "unchanged", "block already current; nothing written", False)
     _write(target, (text[:start] + generated + text[end:]).encode("utf-8"))
-    return InstructionsResult(target, profile, "updated", "first marker pair replaced", True)
+    return InstructionsResult(target, profile, "replaced", "the block between the markers replaced", True)
 
 
 def _write(path: Path, data: bytes) -> None:

@@ -24,11 +24,10 @@ from pydantic import ConfigDict, model_validator
 
 from git_memzoi import __version__
 from git_memzoi.errors import MemzoiError
+from git_memzoi.mcp import TOOL_NAMES
 
 __all__ = ["TOOL_NAMES", "build_server", "serve"]
 
-TOOL_NAMES = ("search_memory", "inspect_memory_expiry", "build_context_pack", "propose_memory", "precheck_path",
-              "precheck_action", "precheck_command", "plan_capture_v1", "memory_status")  # fmt: skip
 # Arguments that would make a call write canonical memory or choose an output path (memzoi-spec §8 tool rules).
 MUTATING_ARGUMENTS = frozenset({"apply", "auto_apply", "approve", "review", "output", "output_path", "out"})
 CAPTURE_PROFILE = "markdown-deterministic"
@@ -277,7 +276,8 @@ def _strict(tool: Tool) -> Tool:
 
 
 def build_server(project_root: Path, *, watch: bool = False) -> MCPServer:
-    """The MCP server for the repository at ``project_root`` (checked on each call, not here); ``watch``: keep a
+    """The MCP server for the repository at ``project_root`` (``mcp serve`` refuses a missing folder or a
+    non-repository before calling :func:`serve`; each call opens it again); ``watch``: keep a
     file-system watcher so recall skips the freshness walk while nothing changed (:func:`serve` sets it)."""
     impl = _Server(project_root, watch)
     tools = [_strict(Tool.from_function(getattr(impl, name), name=name, structured_output=False))

@@ -109,31 +109,29 @@ def test_instructions_replace_only_between_markers(repo: Repo) -> None:
     path = repo.write("AGENTS.md", "")
     path.write_bytes((USER_HEAD + stale + USER_TAIL).encode())
     result = ok_json(repo, "integrate", "instructions", "--profile", "codex")
-    assert (result["status"], result["file"], result["profile"]) == ("updated", str(path), "codex")
+    assert (result["status"], result["file"], result["profile"]) == ("replaced", str(path), "codex")
     data = path.read_bytes().decode()
     assert data.startswith(USER_HEAD) and data.endswith(USER_TAIL)
     assert data[len(USER_HEAD): len(data) - len(USER_TAIL)] == agents.block("codex")
     assert "Never commit: secrets, raw_chat_transcripts, private_personal_data" in data
     again = ok_json(repo, "integrate", "instructions", "--profile", "codex")
-    assert (again["status"], again["changed"]) == ("updated", False)
+    assert (again["status"], again["changed"]) == ("unchanged", False)
     assert path.read_bytes().decode() == data
 
 
-def test_instructions_append_when_no_valid_pair(repo: Repo) -> None:
-    reversed_markers = f"{USER_HEAD}{agents.END}\nx\n{agents.START}"
-    path = repo.write("CLAUDE.md", reversed_markers)
+def test_instructions_append_when_no_markers_and_refuse_broken_ones(repo: Repo) -> None:
+    path = repo.write("CLAUDE.md", USER_HEAD)
     result = ok_json(repo, "integrate", "instructions", "--profile", "claude")
-    assert (result["status"], result["file"]) == ("created", str(path))
-    data = path.read_bytes().decode()
-    assert data.startswith(reversed_markers + "\n")
-    assert data.endswith(agents.block("claude") + "\n")
-    # The user's stray start marker now opens the first valid ordered pair (memzoi-spec §8): it is replaced once,
-    # then the write is idempotent; the text before it stays byte-identical.
-    assert ok_json(repo, "integrate", "instructions", "--profile", "claude")["changed"] is True
-    settled = path.read_bytes().decode()
-    assert settled == f"{USER_HEAD}{agents.END}\nx\n{agents.block('claude')}\n"
-    assert ok_json(repo, "integrate", "instructions", "--profile", "claude")["changed"] is False
-    assert path.read_bytes().decode() == settled
+    assert (result["status"], result["file"], result["changed"]) == ("appended", str(path), True)
+    assert path.read_bytes().decode() == USER_HEAD + "\n" + agents.block("claude") + "\n"
+    # reversed, repeated or half markers are refused like `export --file` refuses them: exit 2, nothing written
+    for broken in (f"{USER_HEAD}{agents.END}\nx\n{agents.START}\n", f"{USER_HEAD}{agents.START}\nx\n",
+                   f"{agents.START}\n{agents.END}\n{agents.START}\n{agents.END}\n"):  # fmt: skip
+        path.write_bytes(broken.encode())
+        refused = run(repo, "integrate", "instructions", "--profile", "claude", "--json")
+        assert refused.exit_code == 2
+        assert json.loads(refused.stdout)["error"]["code"] == "broken_markers"
+        assert path.read_bytes() == broken.encode()
 
 
 def test_default_file_choice(repo: Repo) -> None:

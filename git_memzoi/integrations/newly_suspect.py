@@ -1,0 +1,195 @@
+"""post-merge / post-checkout: the memkeep entries that are suspect at the new HEAD and were not at the old one.
+
+The store is evaluated twice with the same pure staleness core: at the new HEAD (the working tree's entries, as
+``git memkeep status`` does) and at the old HEAD, with each entry as it was in the old commit's tree (an entry
+the move added did not exist there; one it changed is read from the old blob) and anchors placed against the old
+commit. Entries suspect in both states are left out; ``dependency_suspect`` dependents of a newly suspect entry
+are in. Ancestry at the old commit comes from the commits that lie between the two HEADs, which is cheap for a
+branch switch or a merge; when that range is too large, or there is no old HEAD (after a clone), the report
+falls back to the entries suspect now and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.errors import MemzoiError
+from git_memzoi.integrations.guard import MoveReport
+from git_memzoi.integrations.hook_events import PostCheckout, PostMerge
+
+if TYPE_CHECKING:
+    from git_memzoi.core.gitview import AnchorState
+    from git_memzoi.memkeep.entries import Entry
+    from git_memzoi.memkeep.staleness import StalenessReport
+
+RANGE_LIMIT = 20_000  # commits between the two HEADs beyond which the old state is not computed
+FOOTER = "Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim."
+
+
+def after_move(start: Path, event: PostMerge | PostCheckout) -> MoveReport:
+    """The report of a HEAD move; file checkouts and a squash merge report nothing new.
+
+    The old and new commits are pinned from the hook's arguments (post-checkout) or ``ORIG_HEAD`` and HEAD
+    (post-merge), never re-read later.
+    """
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    if isinstance(event, PostCheckout) and not event.branch_checkout:
+        return MoveReport(event.hook, ())
+    if isinstance(event, PostMerge) and event.squash:
+        note = "memkeep: squash merge staged, not committed; run `git memkeep status` after you commit"
+        return MoveReport(event.hook, (note,))
+    view = Pygit2RepoView(start)
+    if isinstance(event, PostCheckout):
+        old = None if event.after_clone else view.resolve_commit(event.previous)
+        new = view.resolve_commit(event.new)
+    else:
+        old, new = view.resolve_commit("ORIG_HEAD"), view.head()
+    if new is None or old == new:
+        return MoveReport(event.hook, ())
+    return MoveReport(event.hook, tuple(report_lines(view, old, new, event.hook)), old, new)
+
+
+def report_lines(view: Any, old: str | None, new: str, hook: str) -> list[str]:
+    """The hook's lines: the verdicts of the newly suspect entries (or of all suspect ones, labelled so, when
+    the old state cannot be computed); nothing when there is no store or nothing to report."""
+    from git_memzoi.core.clock import SystemClock
+    from git_memzoi.memkeep import api
+
+    try:
+        with api.no_cyclic_gc():
+            session = api.open_session(api.Options(start=view.root))
+            clock = SystemClock()
+            now = _compute(session.loaded.entries, view, clock, session)
+            before = None
+            if old is not None and now.verdicts:
+                entries = _entries_at(view, session.store, session.loaded.entries, old, new)
+                wanted = _with_dependencies({v.id for v in now.verdicts}, entries)
+                before = _compute_at([e for e in entries if e.id in wanted], view, old, new, clock, session)
+    except MemzoiError:
+        return []  # no store here (or it cannot be read): nothing to report
+    span = f"{old[:12]}..{new[:12]}" if old else new[:12]
+    if before is None:
+        verdicts = list(now.verdicts)
+        title = f"memkeep: after {hook} ({span}) these entries are suspect now:"
+    else:
+        earlier = {v.id for v in before.verdicts}
+        verdicts = [v for v in now.verdicts if v.id not in earlier]
+        title = f"memkeep: after {hook} ({span}) these entries became suspect:"
+    if not verdicts:
+        return []
+    return [title, *(f"  suspect    {v.id}  {v.reason}: {v.message}" for v in verdicts), FOOTER]
+
+
+def _compute(entries: Sequence[Entry], repo: Any, clock: Any, session: Any) -> StalenessReport:
+    from git_memzoi.memkeep import staleness
+    from git_memzoi.memkeep.refs import path_refs
+
+    return staleness.compute(entries, repo, clock, referential_check=session.store.config.referential_check,
+                             path_refs=path_refs,
+                             unreadable=[Path(u.path).name.removesuffix(".md") for u in session.loaded.unreadable])  # fmt: skip
+
+
+def _with_dependencies(ids: set[str], entries: Sequence[Entry]) -> set[str]:
+    """``ids`` and every id they rest on through ``explains``, transitively: the only entries whose state at the
+    old HEAD can decide whether a suspect-now entry was suspect then (the others need not be evaluated)."""
+    explains = {e.id: e.explains for e in entries}
+    wanted, todo = set(ids), list(ids)
+    while todo:
+        for dep in explains.get(todo.pop(), ()):
+            if dep not in wanted:
+                wanted.add(dep)
+                todo.append(dep)
+    return wanted
+
+
+def _compute_at(entries: Sequence[Entry], view: Any, old: str, new: str, clock: Any,
+                session: Any) -> StalenessReport | None:  # fmt: skip
+    between = _between(view, old, new)
+    if between is None:
+        return None
+    return _compute(entries, AtCommit(view, old, new, *between), clock, session)
+
+
+def _entries_at(view: Any, store: Any, current: Sequence[Entry], old: str, new: str) -> list[Entry]:
+    """The store's entries as they were in ``old``'s tree: the current ones whose file the move did not change,
+    and the old blob of the changed ones (an entry file the move added is left out)."""
+    from git_memzoi.core import frontmatter
+    from git_memzoi.memkeep.entries import Entry
+
+    prefix = "" if store.rel == "." else f"{store.rel}/"
+    entries_prefix = f"{prefix}entries/"
+    changed = {p for p in view.changed_files(old, new) if p.startswith(entries_prefix) and p.endswith(".md")}
+    kept = [e for e in current if e.path not in changed]  # entry paths are repository-relative
+    for path in sorted(changed):
+        data = view.tree_blob(old, path)
+        if data is None:
+            continue  # the move added it (or it was no regular file then): it was not an entry before
+        try:
+            doc = frontmatter.parse(data)
+        except frontmatter.FrontmatterError:
+            continue  # unreadable then: not suspect then either, so it counts as new if suspect now
+        if doc.split.has_frontmatter:
+            kept.append(Entry(path, doc.fields, doc.body, doc.split.body_start_line, path.rsplit("/", 1)[-1][:-3]))
+    return kept
+
+
+def _between(view: Any, old: str, new: str) -> tuple[frozenset[str], frozenset[str]] | None:
+    """(commits in ``new``'s history but not ``old``'s, commits in ``old``'s but not ``new``'s), or ``None``
+    when either side exceeds :data:`RANGE_LIMIT`."""
+    repo = view._repo  # the view's libgit2 handle: pygit2 is imported only by core/gitview_pygit2.py
+    out = []
+    for tip, hidden in ((new, old), (old, new)):
+        walker = repo.walk(repo[tip].id)
+        walker.hide(repo[hidden].id)
+        found: set[str] = set()
+        for commit in walker:
+            found.add(str(commit.id))
+            if len(found) > RANGE_LIMIT:
+                return None
+        out.append(frozenset(found))
+    return out[0], out[1]
+
+
+class AtCommit:
+    """A :class:`~git_memzoi.core.gitview.RepoView` that answers as if HEAD were ``old``.
+
+    An anchor is in ``old``'s history when it is in ``new``'s but not among the commits only ``new`` has, or
+    among the commits only ``old`` has; everything else is asked of the real view.
+    """
+
+    def __init__(self, view: Any, old: str, new: str, new_only: frozenset[str], old_only: frozenset[str]) -> None:
+        self._view, self._old, self._new = view, old, new
+        self._new_only, self._old_only = new_only, old_only
+
+    def head(self) -> str:
+        return self._old
+
+    def is_shallow(self) -> bool:
+        return bool(self._view.is_shallow())
+
+    def anchor_states(self, revs: Iterable[str]) -> Mapping[str, tuple[AnchorState, str | None]]:
+        from git_memzoi.core.gitview import AnchorState
+
+        out: dict[str, tuple[AnchorState, str | None]] = {}
+        for rev, (state, full) in self._view.anchor_states(revs).items():
+            if state in (AnchorState.ANCESTOR, AnchorState.NOT_ANCESTOR) and full is not None:
+                in_new = state is AnchorState.ANCESTOR
+                in_old = (in_new and full not in self._new_only) or full in self._old_only
+                state = AnchorState.ANCESTOR if in_old else AnchorState.NOT_ANCESTOR
+            out[rev] = (state, full)
+        return out
+
+    def changed_files(self, base: str, head: str) -> Sequence[str]:
+        return self._view.changed_files(base, head)  # type: ignore[no-any-return]
+
+    def changed_since(self, bases: Iterable[str], head: str) -> Mapping[str, frozenset[str]]:
+        return self._view.changed_since(bases, head)  # type: ignore[no-any-return]
+
+    def path_exists(self, commit: str, path: str) -> bool:
+        return bool(self._view.path_exists(commit, path))
+
+
+__all__ = ["AtCommit", "after_move", "report_lines"]
