@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from git_memzoi import __version__
+from git_memzoi.core.git_similarity import git_similarity
 from git_memzoi.core.gitview import AnchorState
 from git_memzoi.core.paths import nfc
 from git_memzoi.errors import InputError, ToolError
@@ -227,6 +228,18 @@ class Pygit2RepoView:
         folder = prefix.rstrip("/") + "/"
         return sorted(e.path for e in self._repo.index if e.path == prefix.rstrip("/") or e.path.startswith(folder))
 
+    def commits_between(self, tip: str, hidden: str, limit: int) -> frozenset[str] | None:
+        """The commits reachable from ``tip`` but not from ``hidden`` (full ids), or ``None`` past ``limit``."""
+        repo = self._repo
+        walker = repo.walk(repo[tip].id)
+        walker.hide(repo[hidden].id)
+        found: set[str] = set()
+        for commit in walker:
+            found.add(str(commit.id))
+            if len(found) > limit:
+                return None
+        return frozenset(found)
+
     def tracked_paths(self) -> list[str]:
         """Every path in git's index (staged or committed), repository-relative POSIX, NFC."""
         self._repo.index.read(False)
@@ -403,7 +416,8 @@ class Pygit2RepoView:
 
         Returns (the patch bytes, the sorted changed paths). File order, headers, hunk headers (libgit2's, with
         git's default function context), ``\\ No newline at end of file`` and git's own rename similarity score
-        (:func:`git_similarity`) are as git prints them; renames are paired by libgit2 at git's 50 % threshold.
+        (:mod:`git_memzoi.core.git_similarity`) are as git prints them; renames are paired by libgit2 at git's 50 %
+        threshold.
 
         Raises:
             InputError: ``capture_limit_exceeded`` beyond ``max_files`` files, ``max_hunks`` hunks or
@@ -439,7 +453,8 @@ class Pygit2RepoView:
             elif a.mode != b.mode:
                 text.append(f"old mode {a.mode:06o}\nnew mode {b.mode:06o}\n")
             if status == "R":
-                score = 100 if a.id == b.id else git_similarity(self.blob_bytes(str(a.id)), self.blob_bytes(str(b.id)))
+                blobs = (self.blob_bytes(str(a.id)), self.blob_bytes(str(b.id))) if a.id != b.id else None
+                score = git_similarity(*blobs) if blobs else 100
                 text.append(f"similarity index {score}%\nrename from {a.path}\nrename to {b.path}\n")
             if a.id != b.id:
                 text.append(f"index {a.id}..{b.id}" + (f" {a.mode:06o}\n" if a.mode == b.mode else "\n"))
@@ -561,39 +576,3 @@ def _plain_path(path: str) -> bool:
     """True when git prints ``path`` unquoted (core.quotepath) and without a tab after it: printable ASCII
     other than ``"`` and ``\\``, and no whitespace."""
     return bool(path) and all(33 <= ord(c) < 127 and c not in '"\\' for c in path)
-
-
-def git_similarity(src: bytes, dst: bytes) -> int:
-    """git's rename ``similarity index`` (percent) of two blobs: the bytes of ``src`` found in ``dst``, counted
-    in git's spans (a line, or 64 bytes; CR of CRLF skipped in text), over the larger size (diffcore-delta.c).
-    """
-    if not src and not dst:
-        return 100
-    ours, theirs = _spans(src), _spans(dst)
-    copied = sum(min(count, theirs[h]) for h, count in ours.items() if h in theirs)
-    score = copied * 60000 // max(len(src), len(dst))
-    return min(score, 60000) * 100 // 60000
-
-
-def _spans(data: bytes) -> dict[int, int]:
-    text = b"\0" not in data[:8000]
-    mask = 0xFFFFFFFF
-    counts: dict[int, int] = {}
-    accum1 = accum2 = n = 0
-    last = len(data) - 1
-    for i, c in enumerate(data):
-        if text and c == 13 and i < last and data[i + 1] == 10:
-            continue
-        old1 = accum1
-        accum1 = (((accum1 << 7) ^ (accum2 >> 25)) + c) & mask
-        accum2 = ((accum2 << 7) ^ (old1 >> 25)) & mask
-        n += 1
-        if n < 64 and c != 10:
-            continue
-        h = ((accum1 + accum2 * 0x61) & mask) % 107927
-        counts[h] = counts.get(h, 0) + n
-        n = accum1 = accum2 = 0
-    if n:
-        h = ((accum1 + accum2 * 0x61) & mask) % 107927
-        counts[h] = counts.get(h, 0) + n
-    return counts

@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import MemzoiError
-from git_memzoi.integrations.hook_events import PostCheckout, PostMerge
 
 if TYPE_CHECKING:
     from git_memzoi.memkeep.entries import Entry
@@ -294,65 +293,3 @@ def _touched(entries: list[Entry], staged_paths: list[str]) -> tuple[tuple[str, 
         if hits:
             out.append((entry.id, entry.path))
     return tuple(sorted(out))
-
-
-@dataclass(frozen=True)
-class MoveReport:
-    """post-merge / post-checkout: the commits compared and the verdicts of the entries that became suspect."""
-
-    hook: str
-    lines: tuple[str, ...]
-    old: str | None = None  # the pinned commits compared (both set only for a real branch move)
-    new: str | None = None
-
-
-def after_move(start: Path, event: PostMerge | PostCheckout) -> MoveReport:
-    """The entries that became suspect when HEAD moved; file checkouts and a squash merge report nothing new.
-
-    The old and new commits are pinned from the hook's arguments (post-checkout) or ``ORIG_HEAD`` and HEAD
-    (post-merge), never re-read later.
-    """
-    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
-
-    if isinstance(event, PostCheckout) and not event.branch_checkout:
-        return MoveReport(event.hook, ())
-    if isinstance(event, PostMerge) and event.squash:
-        note = "memkeep: squash merge staged, not committed; run `git memkeep status` after you commit"
-        return MoveReport(event.hook, (note,))
-    view = Pygit2RepoView(start)
-    if isinstance(event, PostCheckout):
-        old = None if event.after_clone else view.resolve_commit(event.previous)
-        new = view.resolve_commit(event.new)
-    else:
-        old, new = view.resolve_commit("ORIG_HEAD"), view.head()
-    if new is None or old == new:
-        return MoveReport(event.hook, ())
-    return MoveReport(event.hook, tuple(_became_suspect(view, old, new, event.hook)), old, new)
-
-
-def _became_suspect(view: Any, old: str | None, new: str, hook: str) -> list[str]:
-    from git_memzoi.core.globs import Scope
-    from git_memzoi.memkeep import api
-
-    try:
-        result = api.status(api.Options(start=view.root))
-    except MemzoiError:
-        return []  # no store here: nothing to report
-    changed = sorted(view.changed_files(old, new)) if old else None
-    by_id = {e.id: e for e in api.open_session(api.Options(start=view.root)).loaded.entries}
-    lines = []
-    for verdict in result.report.verdicts:
-        entry = by_id.get(verdict.id)
-        if changed is not None and entry is not None:
-            try:
-                hit = verdict.path in changed or bool(Scope(entry.scope).select(changed))
-            except MemzoiError:
-                hit = False
-            if not hit:
-                continue
-        lines.append(f"  suspect    {verdict.id}  {verdict.reason}: {verdict.message}")
-    if not lines:
-        return []
-    span = f"{old[:12]}..{new[:12]}" if old else new[:12]
-    return [f"memkeep: after {hook} ({span}) these entries became suspect:", *lines,
-            "Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim."]  # fmt: skip

@@ -12,11 +12,11 @@ falls back to the entries suspect now and says so.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import MemzoiError
-from git_memzoi.integrations.guard import MoveReport
 from git_memzoi.integrations.hook_events import PostCheckout, PostMerge
 
 if TYPE_CHECKING:
@@ -26,6 +26,16 @@ if TYPE_CHECKING:
 
 RANGE_LIMIT = 20_000  # commits between the two HEADs beyond which the old state is not computed
 FOOTER = "Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim."
+
+
+@dataclass(frozen=True)
+class MoveReport:
+    """post-merge / post-checkout: the commits compared and the verdicts of the entries that became suspect."""
+
+    hook: str
+    lines: tuple[str, ...]
+    old: str | None = None  # the pinned commits compared (both set only for a real branch move)
+    new: str | None = None
 
 
 def after_move(start: Path, event: PostMerge | PostCheckout) -> MoveReport:
@@ -139,18 +149,9 @@ def _entries_at(view: Any, store: Any, current: Sequence[Entry], old: str, new: 
 def _between(view: Any, old: str, new: str) -> tuple[frozenset[str], frozenset[str]] | None:
     """(commits in ``new``'s history but not ``old``'s, commits in ``old``'s but not ``new``'s), or ``None``
     when either side exceeds :data:`RANGE_LIMIT`."""
-    repo = view._repo  # the view's libgit2 handle: pygit2 is imported only by core/gitview_pygit2.py
-    out = []
-    for tip, hidden in ((new, old), (old, new)):
-        walker = repo.walk(repo[tip].id)
-        walker.hide(repo[hidden].id)
-        found: set[str] = set()
-        for commit in walker:
-            found.add(str(commit.id))
-            if len(found) > RANGE_LIMIT:
-                return None
-        out.append(frozenset(found))
-    return out[0], out[1]
+    new_only = view.commits_between(new, old, RANGE_LIMIT)
+    old_only = view.commits_between(old, new, RANGE_LIMIT) if new_only is not None else None
+    return None if new_only is None or old_only is None else (new_only, old_only)
 
 
 class AtCommit:
