@@ -529,6 +529,23 @@ def worktree_root(start: Path) -> Path:
     return Pygit2RepoView(start).root
 
 
+def git_dir(root: Path) -> Path:
+    """The git directory of the working tree at ``root``: ``root/.git``, or where a ``.git`` file (a linked
+    worktree, a submodule) points, read without loading pygit2; pygit2 is asked when git's environment redirects
+    it or the file cannot be read."""
+    dot_git = root / ".git"
+    if not os.environ.get("GIT_DIR") and not os.environ.get("GIT_WORK_TREE"):
+        if dot_git.is_dir():
+            return dot_git.resolve()
+        try:
+            first = dot_git.read_text("utf-8").splitlines()[0]
+        except (OSError, UnicodeDecodeError, IndexError):
+            first = ""
+        if first.startswith("gitdir: "):
+            return (root / first.removeprefix("gitdir: ").strip()).resolve()
+    return Pygit2RepoView(root).git_dir
+
+
 def init_repository(root: Path, branch: str = "main") -> None:
     """Create an empty, non-bare git repository at ``root`` whose HEAD names ``branch`` (libgit2's init)."""
     import pygit2

@@ -77,8 +77,10 @@ class _Staged:
 def pre_commit(start: Path) -> GuardResult:
     """Check the staged change of the repository around ``start``."""
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.memzoi import secrets
 
     view = Pygit2RepoView(start)
+    secrets.remember_shapes_in(view.git_dir / "memzoi" / "cache")  # the next commit skips detect-secrets
     staged_files = view.staged_files()
     store = _store(view.root)
     entries_prefix = _entries_prefix(store)

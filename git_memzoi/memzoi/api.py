@@ -43,9 +43,14 @@ def context(start: Path, *, clock: Clock | None = None, actor: str | None = None
     Raises:
         InputError: not a repository; NotInitialized: no ``.memzoi/`` (names ``git memzoi init``).
     """
+    from git_memzoi.core.gitview_pygit2 import git_dir
+    from git_memzoi.memzoi import secrets
+
     layout = Layout(find_root(start))
     if initialized:
         layout.require()
+    # kept with the other derived caches, so the next write or recall whose text has no token shape skips it
+    secrets.remember_shapes_in(git_dir(layout.root) / "memzoi" / "cache")
     return Context(layout, clock or SystemClock(), actor or "cli")
 
 

@@ -1,5 +1,6 @@
-"""Prohibited-content detection (pure apart from the detect-secrets library): the one classifier shared by capture
-and the pre-commit guard.
+"""Prohibited-content detection: the one classifier shared by capture, the write gates, recall and the pre-commit
+guard. Pure apart from the detect-secrets library and one derived file, the plugins' token shapes
+(:func:`remember_shapes_in`), which lets a process whose texts have no token shape skip detect-secrets entirely.
 
 :func:`classify` returns one :class:`Finding` per line and rule, naming the rule and the 1-based line but never the
 matched text. Rules: detect-secrets' token-shape plugins (its entropy and keyword plugins are left out: they flag
@@ -15,12 +16,14 @@ hold a credential anyway (hand-edited, or committed with ``--no-verify``).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from git_memzoi.errors import InputError
@@ -88,18 +91,35 @@ def classify(text: str, *, personal: bool = True) -> list[Finding]:
 
 def classify_all(texts: Sequence[str], *, personal: bool = True) -> list[list[Finding]]:
     """:func:`classify` of each of ``texts``, in order. Texts classified before in this process are answered from
-    :data:`_classify_cached` without detect-secrets; the others share one detect-secrets setup (about 1 ms saved
-    per text, which matters when a whole store or a context pack's candidates are scanned; entering it costs
-    several ms, which a long-running server would otherwise pay on every call)."""
+    :data:`_classify_cached`; the others are matched against the plugins' token shapes first, and detect-secrets
+    itself (its import and settings cost ~150 ms, which every write and hook would pay) is entered only when a
+    line of one of them has that shape, once for all of them."""
     found = [_classify_cached.get((text, personal)) for text in texts]
     missing = [n for n, findings in enumerate(found) if findings is None]
     if missing:
-        from detect_secrets.settings import transient_settings
-
-        with transient_settings({"plugins_used": [{"name": name} for name in SECRET_PLUGINS]}):
+        with contextlib.ExitStack() as stack:
+            scanner = _LazyScanner(stack)
             for n in missing:
-                found[n] = _classify_cached.put((texts[n], personal), _scan(texts[n], personal))
+                found[n] = _classify_cached.put((texts[n], personal), _scan(texts[n], personal, scanner))
     return [list(findings or ()) for findings in found]
+
+
+class _LazyScanner:
+    """detect-secrets' ``scan_line`` under the settings of :data:`SECRET_PLUGINS`, imported and entered (on
+    ``stack``) at the first line that needs it."""
+
+    def __init__(self, stack: contextlib.ExitStack) -> None:
+        self._stack = stack
+        self._scan_line: Any = None
+
+    def __call__(self, line: str) -> set[str]:
+        if self._scan_line is None:
+            from detect_secrets.core.scan import scan_line
+            from detect_secrets.settings import transient_settings
+
+            self._stack.enter_context(transient_settings({"plugins_used": [{"name": n} for n in SECRET_PLUGINS]}))
+            self._scan_line = scan_line
+        return {s.type for s in self._scan_line(line)}
 
 
 class _Findings:
@@ -133,10 +153,9 @@ class _Findings:
 _classify_cached = _Findings(maxsize=2048)
 
 
-def _scan(text: str, personal: bool) -> tuple[Finding, ...]:
-    """The findings of ``text``; inside detect-secrets' settings of :data:`SECRET_PLUGINS` (see classify_all)."""
-    from detect_secrets.core.scan import scan_line
-
+def _scan(text: str, personal: bool, scan_line: Callable[[str], set[str]]) -> tuple[Finding, ...]:
+    """The findings of ``text``; ``scan_line`` (detect-secrets, see classify_all) runs only on lines that have one
+    of the plugins' token shapes."""
     shapes = _token_shapes()
     lines = text.splitlines()
     found: set[Finding] = set()
@@ -145,7 +164,7 @@ def _scan(text: str, personal: bool) -> tuple[Finding, ...]:
     for number, line in enumerate(lines, start=1):
         rules = _line_rules(line)
         if any(shape.search(line) for shape in shapes):
-            rules.update(s.type for s in scan_line(line))
+            rules.update(scan_line(line))
         if "private_key_block" in rules:
             rules.discard("Private Key")
         if personal:
@@ -160,11 +179,48 @@ def _scan(text: str, personal: bool) -> tuple[Finding, ...]:
 def _token_shapes() -> tuple[re.Pattern[str], ...]:
     """The token regexes of :data:`SECRET_PLUGINS`. Each plugin reports only matches of its own regexes (its
     filters and checks only remove some), so a line none of them matches needs no ``scan_line``: the same
-    findings, several times faster on prose (doctor scans every memory file, context every candidate)."""
+    findings, several times faster on prose (doctor scans every memory file, context every candidate).
+
+    Read from the shapes file of :func:`remember_shapes_in` when it was written for this classifier
+    (:func:`_identity`), so that a process whose texts have no such shape never imports detect-secrets; else
+    taken from the plugins and written there (best effort)."""
+    import json
+
+    folder, identity = _SHAPES["folder"], _identity()
+    path = folder / "secret-shapes.json" if folder is not None and identity is not None else None
+    if path is not None:
+        try:
+            data = json.loads(path.read_bytes())
+            if data["identity"] == identity:
+                return tuple(re.compile(pattern, flags) for pattern, flags in data["shapes"])
+        except (OSError, ValueError, LookupError, TypeError, re.error):
+            pass  # missing, foreign or damaged: taken from the plugins again
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
     classes = {cls.__name__: cls for cls in get_mapping_from_secret_type_to_class().values()}
-    return tuple(regex for name in SECRET_PLUGINS for regex in classes[name]().denylist)
+    shapes = tuple(regex for name in SECRET_PLUGINS for regex in classes[name]().denylist)
+    if path is not None:
+        from git_memzoi.core.atomic import write_bytes_atomic
+        from git_memzoi.errors import MemzoiError
+
+        data = {"identity": identity, "shapes": [[shape.pattern, shape.flags] for shape in shapes]}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            write_bytes_atomic(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
+        except (OSError, MemzoiError):
+            pass  # a cache that cannot be written only costs time
+    return shapes
+
+
+_SHAPES: dict[str, Path | None] = {"folder": None}
+
+
+def remember_shapes_in(folder: Path | None) -> None:
+    """Keep the plugins' token shapes in ``folder`` (a derived cache: the git dir's ``memzoi/cache``, never a
+    git-visible place) for the processes after this one; ``None`` stops it."""
+    if _SHAPES["folder"] != folder:
+        _SHAPES["folder"] = folder
+        _token_shapes.cache_clear()
 
 
 def _line_rules(line: str) -> set[str]:
@@ -259,7 +315,6 @@ def _identity() -> str | None:
     """What findings depend on besides the text: detect-secrets' version file and this module's source (the
     plugin list and the rules). Read, never imported: skipping that import (~150 ms) is the cache's point."""
     from importlib.util import find_spec
-    from pathlib import Path
 
     from git_memzoi.core.hashing import content_hash
 
