@@ -23,6 +23,7 @@ from typing import Any
 from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.api import Context
 from git_memzoi.memzoi.eval_capture_corpus import BURDEN, CaptureCorpus, case_profile
+from git_memzoi.memzoi.eval_run import RunResult
 
 REVIEWER = "capture-eval-reviewer"
 ROUTER = "capture-eval-router"
@@ -290,16 +291,6 @@ def _stale(corpus: CaptureCorpus, box: Project, case: Mapping[str, Any], observe
 
 
 # ------------------------------------------------------------------------------------------------ run
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """One capture evaluation: the report, whether it passed, and whether the baseline file was written."""
-
-    report: dict[str, Any]
-    passed: bool
-    gates_passed: bool
-    baseline_written: bool
 
 
 def run(corpus_path: Path, *, baseline: Path | None = None, update_baseline: bool = False) -> RunResult:

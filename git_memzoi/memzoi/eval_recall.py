@@ -21,6 +21,7 @@ from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.api import Context
 from git_memzoi.memzoi.eval_catalog import Known, live_catalog
 from git_memzoi.memzoi.eval_corpus import CATEGORIES, Case, Corpus, CorpusError, ProposalFixture
+from git_memzoi.memzoi.eval_run import RunResult
 from git_memzoi.memzoi.layout import Layout
 
 ACTOR = "memzoi-eval"
@@ -345,16 +346,6 @@ def provenance_valid(box: Sandbox, known: Known | None, citations: Sequence[Mapp
 
 
 # ------------------------------------------------------------------------------------------------ run
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """One evaluation: the report, whether it passed, and whether the baseline file was (re)written."""
-
-    report: dict[str, Any]
-    passed: bool
-    thresholds_passed: bool
-    baseline_written: bool
 
 
 def run(corpus_path: Path, *, baseline: Path | None = None, update_baseline: bool = False) -> RunResult:

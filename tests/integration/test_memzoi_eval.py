@@ -287,7 +287,7 @@ def test_baseline_statuses(tmp_path: Path) -> None:
     data["corpus"]["digest"] = "0" * 64
     baseline.write_text(json.dumps(data), "utf-8")
     result = eval_recall.run(OWN / "corpus.yaml", baseline=baseline)
-    assert not result.passed and result.thresholds_passed
+    assert not result.passed and result.gates_passed
     assert result.report["baseline"]["status"] == "incompatible"
     assert result.report["baseline"]["incompatibilities"][0]["field"] == "corpus.digest"
 
@@ -302,7 +302,7 @@ def test_update_baseline_writes_only_after_every_threshold_passed(tmp_path: Path
     shutil.copyfile(OWN / "baseline.json", baseline)
     os.utime(baseline, ns=(1, 1))
     result = eval_recall.run(corpus, baseline=baseline, update_baseline=True)
-    assert not result.thresholds_passed and not result.baseline_written
+    assert not result.gates_passed and not result.baseline_written
     assert result.report["threshold_results"]["max_p95_latency_ms"] is False
     assert result.report["baseline"]["status"] == "incompatible"  # the corpus changed: its digest differs
     assert baseline.read_bytes() == (OWN / "baseline.json").read_bytes() and baseline.stat().st_mtime_ns == 1
