@@ -72,7 +72,7 @@ def report_lines(view: Any, old: str | None, new: str, hook: str) -> list[str]:
         with api.no_cyclic_gc():
             session = api.open_session(api.Options(start=view.root))
             clock = SystemClock()
-            now = _compute(session.loaded.entries, view, clock, session)
+            now = api.report(session, clock)
             before = None
             if old is not None and now.verdicts:
                 entries = _entries_at(view, session.store, session.loaded.entries, old, new)
@@ -93,15 +93,6 @@ def report_lines(view: Any, old: str | None, new: str, hook: str) -> list[str]:
     return [title, *(f"  suspect    {v.id}  {v.reason}: {v.message}" for v in verdicts), FOOTER]
 
 
-def _compute(entries: Sequence[Entry], repo: Any, clock: Any, session: Any) -> StalenessReport:
-    from git_memzoi.memkeep import staleness
-    from git_memzoi.memkeep.refs import path_refs
-
-    return staleness.compute(entries, repo, clock, referential_check=session.store.config.referential_check,
-                             path_refs=path_refs,
-                             unreadable=[Path(u.path).name.removesuffix(".md") for u in session.loaded.unreadable])  # fmt: skip
-
-
 def _with_dependencies(ids: set[str], entries: Sequence[Entry]) -> set[str]:
     """``ids`` and every id they rest on through ``explains``, transitively: the only entries whose state at the
     old HEAD can decide whether a suspect-now entry was suspect then (the others need not be evaluated)."""
@@ -120,7 +111,9 @@ def _compute_at(entries: Sequence[Entry], view: Any, old: str, new: str, clock: 
     between = _between(view, old, new)
     if between is None:
         return None
-    return _compute(entries, AtCommit(view, old, new, *between), clock, session)
+    from git_memzoi.memkeep import api
+
+    return api.report(session, clock, entries=entries, repo=AtCommit(view, old, new, *between))
 
 
 def _entries_at(view: Any, store: Any, current: Sequence[Entry], old: str, new: str) -> list[Entry]:

@@ -6,7 +6,7 @@ Each function serves one command and returns a typed result; nothing here prints
 from __future__ import annotations
 
 import gc
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -83,7 +83,7 @@ def status(options: Options) -> StatusResult:
     """Compute the suspect set of the store (memkeep README "How staleness works")."""
     with no_cyclic_gc():
         session = open_session(options)
-        return StatusResult(session.store, _report(session, options.clock), session.loaded.unreadable)
+        return StatusResult(session.store, report(session, options.clock), session.loaded.unreadable)
 
 
 @contextmanager
@@ -100,13 +100,17 @@ def no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def _report(session: Session, clock: Clock) -> StalenessReport:
+def report(session: Session, clock: Clock, *, entries: Sequence[Entry] | None = None,
+           repo: object | None = None) -> StalenessReport:  # fmt: skip
+    """The suspect set of ``session``'s store (memkeep README "How staleness works"), or of other ``entries``
+    (default: the loaded ones) against another repository view ``repo`` (default: the session's), e.g. the store
+    as it was at an earlier HEAD; unreadable files and the store's settings are the session's."""
     from git_memzoi.memkeep import staleness
     from git_memzoi.memkeep.refs import path_refs
 
     return staleness.compute(
-        session.loaded.entries,
-        session.view,  # type: ignore[arg-type]
+        session.loaded.entries if entries is None else entries,
+        session.view if repo is None else repo,  # type: ignore[arg-type]
         clock,
         referential_check=session.store.config.referential_check,
         path_refs=path_refs,
@@ -222,7 +226,7 @@ def verify(
     head = session.view.head()  # type: ignore[attr-defined]
     if head is None:
         raise InputError("the repository has no commits yet; commit before verifying", "no_commits")
-    reasons = _reasons_by_id(_report(session, options.clock))
+    reasons = _reasons_by_id(report(session, options.clock))
     targets = [_find(session.loaded, entry_id)] if entry_id else [e for e in session.loaded.entries if e.id in reasons]
     plan = verify_mod.Plan(head, options.clock.today(), all_safe, dry_run, manual)
     writer = verify_mod.EntryWriter(session.store, _lock_path(session))
@@ -247,7 +251,7 @@ def _still_suspect(items: list[VerifyItem], options: Options, after: Session) ->
     if not any(i.action == "healed" for i in items):
         return items
     left: dict[str, list[str]] = {}
-    for verdict in _report(after, options.clock).verdicts:
+    for verdict in report(after, options.clock).verdicts:
         left.setdefault(verdict.id, []).append(verdict.message)
     return [replace(i, still_suspect=tuple(left[i.id])) if i.action == "healed" and i.id in left else i
             for i in items]  # fmt: skip

@@ -23,7 +23,7 @@ from typing import Any
 from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.api import Context
 from git_memzoi.memzoi.eval_capture_corpus import BURDEN, CaptureCorpus, case_profile
-from git_memzoi.memzoi.eval_run import RunResult
+from git_memzoi.memzoi.eval_run import RunResult, previous_baseline
 
 REVIEWER = "capture-eval-reviewer"
 ROUTER = "capture-eval-router"
@@ -303,15 +303,10 @@ def run(corpus_path: Path, *, baseline: Path | None = None, update_baseline: boo
         InputError: ``update_baseline`` without ``baseline`` (``bad_usage``). CorpusError: an invalid corpus
             (no report). BaselineError: an unreadable or (without ``update_baseline``) missing baseline.
     """
-    from git_memzoi.errors import InputError
     from git_memzoi.memzoi import eval_capture_corpus, eval_capture_report, eval_report
 
-    if update_baseline and baseline is None:
-        raise InputError("--update-baseline requires --baseline", "bad_usage")
+    previous = previous_baseline(baseline, update_baseline)
     corpus = eval_capture_corpus.load(corpus_path)
-    previous = None
-    if baseline is not None and (not update_baseline or baseline.exists()):
-        previous = eval_report.read_baseline(baseline)
     cases = [run_case(corpus, case) for case in corpus.cases]
     report = eval_capture_report.build(corpus, cases, runtime_info())
     gates_ok = report["gates_passed"]

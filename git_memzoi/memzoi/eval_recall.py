@@ -21,7 +21,7 @@ from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.api import Context
 from git_memzoi.memzoi.eval_catalog import Known, live_catalog
 from git_memzoi.memzoi.eval_corpus import CATEGORIES, Case, Corpus, CorpusError, ProposalFixture
-from git_memzoi.memzoi.eval_run import RunResult
+from git_memzoi.memzoi.eval_run import RunResult, previous_baseline
 from git_memzoi.memzoi.layout import Layout
 
 ACTOR = "memzoi-eval"
@@ -359,15 +359,10 @@ def run(corpus_path: Path, *, baseline: Path | None = None, update_baseline: boo
         InputError: ``update_baseline`` without ``baseline`` (``bad_usage``). CorpusError: an invalid corpus or
             fixture (no report). BaselineError: an unreadable or (without ``update_baseline``) missing baseline.
     """
-    from git_memzoi.errors import InputError
     from git_memzoi.memzoi import eval_corpus, eval_report
 
-    if update_baseline and baseline is None:
-        raise InputError("--update-baseline requires --baseline", "bad_usage")
+    previous = previous_baseline(baseline, update_baseline)
     corpus = eval_corpus.load(corpus_path)
-    previous = None
-    if baseline is not None and (not update_baseline or baseline.exists()):
-        previous = eval_report.read_baseline(baseline)
     with sandbox(corpus) as box:
         cases = [score(box, case, observe(box, case)) for case in corpus.cases]
         fixtures = list(box.fixtures.values())
