@@ -121,9 +121,10 @@ def main() -> int:
     base, head = _ensure(args.regenerate)
     for key in [k for k in os.environ if k.startswith("GIT_")]:
         del os.environ[key]
-    from git_memzoi.memzoi import api, capture
+    from git_memzoi.memzoi import workspace
+    from git_memzoi.memzoi.capture import plan as capture
 
-    ctx = api.context(REPO, initialized=False, actor="bench")
+    ctx = workspace.open_workspace(REPO, initialized=False, actor="bench")
     locator = {"kind": "git_range", "repository": ".", "base": f"sha1:{base}", "head": f"sha1:{head}",
                "merge_parent": "base_to_head", "rename_detection": True, "diff_format": "git-unified-v1"}  # fmt: skip
     request = {"schema": "memzoi/capture-request-v1", "extractor": {"profile": "git-change-deterministic"},

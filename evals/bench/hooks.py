@@ -56,10 +56,11 @@ def _stamp() -> dict[str, object]:
 
 def _records(root: Path) -> None:
     """5,000 repo-safe records under ``.memzoi/records/`` written by the package's writer."""
-    from git_memzoi.memzoi import api, okf
+    from git_memzoi.memzoi import workspace
+    from git_memzoi.memzoi.records import okf
     from git_memzoi.memzoi.layout import Layout
 
-    api.init(root)
+    workspace.init(root)
     layout = Layout(root)
     rng = random.Random(PARAMS["seed"])
     for n in range(int(PARAMS["records"])):  # type: ignore[call-overload]

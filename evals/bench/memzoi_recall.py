@@ -3,7 +3,7 @@
 
 Measures, in-process with a fixed clock: ``search`` and ``context --token-budget 2000`` twice, without a
 watcher (one refresh per call walks all 10,000 files, as a one-shot command pays) and with one (server mode:
-the MCP server keeps a file-system watcher, memzoi/index_watch.py, so an unchanged store is not walked); the
+the MCP server keeps a file-system watcher, memzoi/recall/index/watch.py, so an unchanged store is not walked); the
 query work alone (inside one read session); and, as subprocesses of a regular install
 (``memkeep_status.installed_memkeep()``), a cold ``git memzoi search``. Beside them it runs ``eval recall`` on
 ``evals/recall/corpus.yaml`` and prints the eval's own p50/p95. Targets (issue 4): search p95 < 10 ms in-process
@@ -33,8 +33,11 @@ import memkeep_status  # noqa: E402  (the installed venv and the hermetic enviro
 import memzoi_store  # noqa: E402  (the generated 10,000-record store)
 
 from git_memzoi.core.clock import FixedClock  # noqa: E402
-from git_memzoi.memzoi import context, index_db, index_watch, search  # noqa: E402
-from git_memzoi.memzoi.api import Context  # noqa: E402
+from git_memzoi.memzoi.recall import pack as context_pack  # noqa: E402
+from git_memzoi.memzoi.recall.index import db as index_db
+from git_memzoi.memzoi.recall.index import watch as index_watch
+from git_memzoi.memzoi.recall import search
+from git_memzoi.memzoi.workspace import Workspace  # noqa: E402
 from git_memzoi.memzoi.layout import Layout  # noqa: E402
 
 QUERIES = ("auth session middleware", "cache index", "release binary schema", "token", "pnpm lockfile manager")
@@ -64,14 +67,14 @@ def main(argv: list[str] | None = None) -> int:
         memzoi_store.main(["--write-runs", "0", "--runs", "1"])
     layout = Layout(root)
     now = dt.datetime.fromisoformat(memzoi_store.NOW.replace("Z", "+00:00"))
-    ctx = Context(layout, FixedClock(now.date(), now), "bench")
+    ctx = Workspace(layout, FixedClock(now.date(), now), "bench")
     index_db.refresh(layout)
 
     def one_search(i: int) -> None:
         search.search(ctx, QUERIES[i % len(QUERIES)], log=False)
 
     def one_context(i: int) -> None:
-        context.build(ctx, QUERIES[i % len(QUERIES)], token_budget=2000, log=False)
+        context_pack.build(ctx, QUERIES[i % len(QUERIES)], token_budget=2000, log=False)
 
     ms = {"search": _time(one_search, args.runs), "context_2000": _time(one_context, args.runs)}
     if not index_watch.watch(layout):

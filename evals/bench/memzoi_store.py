@@ -46,7 +46,9 @@ PROJECT = HERE.parents[1]
 sys.path.insert(0, str(PROJECT))
 sys.path.insert(0, str(HERE))  # memkeep_status: the installed venv and the hermetic environment
 
-from git_memzoi.memzoi import api, index_db, okf
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.recall.index import db as index_db
+from git_memzoi.memzoi.records import okf
 from git_memzoi.memzoi.layout import Layout
 
 GENERATOR_VERSION = 1
@@ -76,7 +78,7 @@ def generate(root: Path) -> None:
         shutil.rmtree(root)
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    api.init(root)
+    workspace.init(root)
     layout = Layout(root)
     rng = random.Random(PARAMS["seed"])
     low, high = PARAMS["body_words"]  # type: ignore[misc]
@@ -214,7 +216,9 @@ def add_applied_proposals(root: Path, count: int) -> None:
     record one of the generated records), the inbox state file and five events each."""
     from dataclasses import asdict, replace
 
-    from git_memzoi.memzoi import drafts, inbox, packets
+    from git_memzoi.memzoi.proposals import drafts
+    from git_memzoi.memzoi.proposals import inbox
+    from git_memzoi.memzoi.proposals import packets
 
     layout = Layout(root)
     now = dt.datetime(2026, 7, 1, 9, tzinfo=dt.UTC)

@@ -40,12 +40,12 @@ def start_dir(ctx: click.Context) -> Path:
 
 
 def open_context(ctx: click.Context, *, actor: str | None = None, initialized: bool = True) -> Any:
-    """The :class:`~git_memzoi.memzoi.api.Context` of this command (the clock honours ``MEMZOI_NOW``)."""
+    """The :class:`~git_memzoi.memzoi.workspace.Workspace` of this command (the clock honours ``MEMZOI_NOW``)."""
     from git_memzoi.core.clock import SystemClock
-    from git_memzoi.memzoi import api
+    from git_memzoi.memzoi import workspace
 
     clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None, os.environ.get("MEMZOI_NOW") or None)
-    return api.context(start_dir(ctx), clock=clock, actor=actor, initialized=initialized)
+    return workspace.open_workspace(start_dir(ctx), clock=clock, actor=actor, initialized=initialized)
 
 
 @cli.command()
@@ -57,9 +57,9 @@ def init(ctx: click.Context, force: bool, as_json: bool) -> None:
 
     Example: git memzoi init
     """
-    from git_memzoi.memzoi import api
+    from git_memzoi.memzoi import workspace
 
-    result = api.init(start_dir(ctx), force=force)
+    result = workspace.init(start_dir(ctx), force=force)
     if as_json:
         emit_json({"ok": True, "root": str(result.root), "created": list(result.created), "forced": result.forced})
     else:
@@ -75,9 +75,9 @@ def expiry(ctx: click.Context, record_id: str, as_json: bool) -> None:
 
     Example: git memzoi expiry rust-msrv-is-1-96-1 --json
     """
-    from git_memzoi.memzoi import api
+    from git_memzoi.memzoi import workspace
 
-    result = api.expiry(open_context(ctx), record_id)
+    result = workspace.expiry(open_context(ctx), record_id)
     if as_json:
         emit_json(result)
     else:
@@ -93,9 +93,10 @@ def doctor(ctx: click.Context, project_root: str | None, as_json: bool) -> None:
 
     Example: git memzoi doctor --json
     """
-    from git_memzoi.memzoi import api, doctor as run_doctor
+    from git_memzoi.memzoi import workspace
+    from git_memzoi.memzoi import doctor as run_doctor
 
-    report = run_doctor.run(api.find_root(Path(project_root) if project_root else start_dir(ctx)))
+    report = run_doctor.run(workspace.find_root(Path(project_root) if project_root else start_dir(ctx)))
     if as_json:
         emit_json({"ok": report.exit_code == 0, "root": report.root,
                    "checks": [vars(c) for c in report.checks]})  # fmt: skip

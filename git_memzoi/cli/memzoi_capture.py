@@ -1,6 +1,6 @@
 """`git memzoi capture plan|review|apply`: evidence-backed capture of one named source (four profiles).
 
-Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.capture` and prints the artifact
+Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.capture.plan` and prints the artifact
 (``--json``) or a short human view; ``--output`` installs the artifact where its data class allows.
 """
 
@@ -29,32 +29,32 @@ def _path(ctx: click.Context, value: str) -> Path:
 
 def _bytes(ctx: click.Context, value: str | None) -> bytes | None:
     """The ``--source-bytes`` data: a file (regular, ≤ 2 MiB) or ``-`` for stdin."""
-    from git_memzoi.memzoi.capture_artifacts import MAX_ARTIFACT_BYTES, small_file
-    from git_memzoi.memzoi.capture_markdown import CaptureError
+    from git_memzoi.memzoi import capture_artifacts
+    from git_memzoi.memzoi import capture_markdown
 
     if value is None:
         return None
     if value == "-":
         import sys
 
-        data = sys.stdin.buffer.read(MAX_ARTIFACT_BYTES + 1)
-        if len(data) > MAX_ARTIFACT_BYTES:
-            raise CaptureError("--source-bytes: at most 2 MiB", "source_too_large")
+        data = sys.stdin.buffer.read(capture_artifacts.MAX_ARTIFACT_BYTES + 1)
+        if len(data) > capture_artifacts.MAX_ARTIFACT_BYTES:
+            raise capture_markdown.CaptureError("--source-bytes: at most 2 MiB", "source_too_large")
         return bytes(data)
-    return small_file(_path(ctx, value), "source bytes file", "source_not_found")
+    return capture_artifacts.small_file(_path(ctx, value), "source bytes file", "source_not_found")
 
 
 def _prior(ctx: click.Context, value: str | None) -> dict[str, Any] | None:
-    from git_memzoi.memzoi.capture_artifacts import read_artifact
-    from git_memzoi.memzoi.capture_review import REVIEW_SCHEMA
+    from git_memzoi.memzoi import capture_artifacts
+    from git_memzoi.memzoi import capture_review
 
-    return read_artifact(_path(ctx, value), REVIEW_SCHEMA) if value else None
+    return capture_artifacts.read_artifact(_path(ctx, value), capture_review.REVIEW_SCHEMA) if value else None
 
 
 def _finish(ctx: click.Context, core: Any, artifact: dict[str, Any], output: str | None, as_json: bool) -> None:
-    from git_memzoi.memzoi.capture_artifacts import save_artifact
+    from git_memzoi.memzoi import capture_artifacts
 
-    saved = save_artifact(core, _path(ctx, output), artifact) if output else None
+    saved = capture_artifacts.save_artifact(core, _path(ctx, output), artifact) if output else None
     if as_json:
         emit_json(artifact)
         return
@@ -95,22 +95,22 @@ def plan(ctx: click.Context, source: str | None, request_file: str | None, sourc
     Example: git memzoi capture plan --source notes/findings.md --source-id findings --json;
     git memzoi capture plan --request-file capture-request.yaml --json
     """
-    from git_memzoi.memzoi import capture as core
-    from git_memzoi.memzoi.capture_artifacts import read_request
-    from git_memzoi.memzoi.capture_markdown import CaptureError
-    from git_memzoi.memzoi.capture_sources import bind_supplied
+    from git_memzoi.memzoi import capture_plan as core
+    from git_memzoi.memzoi import capture_artifacts
+    from git_memzoi.memzoi import capture_markdown
+    from git_memzoi.memzoi import capture_sources
 
     if (source is None) == (request_file is None):
-        raise CaptureError("give exactly one of --source and --request-file", "invalid_capture_request")
+        raise capture_markdown.CaptureError("give exactly one of --source and --request-file", "invalid_capture_request")
     if request_file is not None and source_id is not None:
-        raise CaptureError("--source-id goes with --source; a request names its own sources",
+        raise capture_markdown.CaptureError("--source-id goes with --source; a request names its own sources",
                            "invalid_capture_request")  # fmt: skip
     if source_bytes is not None and request_file is None:
-        raise CaptureError("--source-bytes goes with --request-file", "invalid_capture_request")
+        raise capture_markdown.CaptureError("--source-bytes goes with --request-file", "invalid_capture_request")
     context = _context(ctx)
     if request_file is not None:
-        request = read_request(_path(ctx, request_file))
-        artifact = core.plan_request(context, request, bind_supplied(request, _bytes(ctx, source_bytes)))
+        request = capture_artifacts.read_request(_path(ctx, request_file))
+        artifact = core.plan_request(context, request, capture_sources.bind_supplied(request, _bytes(ctx, source_bytes)))
     else:
         artifact = core.plan(context, str(source), source_id or "source-1")
     _finish(ctx, context, artifact, output, as_json)
@@ -137,15 +137,15 @@ def review(ctx: click.Context, plan_file: str, decisions_file: str, reviewed_by:
     --reviewed-at 2026-07-10T12:00:00Z --json
     """
     from git_memzoi.memzoi import capture_review as core
-    from git_memzoi.memzoi.capture_artifacts import read_artifact
-    from git_memzoi.memzoi.capture_sources import bind_supplied
+    from git_memzoi.memzoi import capture_artifacts
+    from git_memzoi.memzoi import capture_sources
 
     context = _context(ctx)
-    supplied = read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
-    decisions = read_artifact(_path(ctx, decisions_file), core.REVIEW_INPUT_SCHEMA)
+    supplied = capture_artifacts.read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
+    decisions = capture_artifacts.read_artifact(_path(ctx, decisions_file), core.REVIEW_INPUT_SCHEMA)
     artifact = core.review(context, supplied, decisions, reviewed_by=reviewed_by, reviewed_at=reviewed_at,
                            prior=_prior(ctx, prior_review_file),
-                           source_bytes=bind_supplied(supplied.get("request"), _bytes(ctx, source_bytes)))  # fmt: skip
+                           source_bytes=capture_sources.bind_supplied(supplied.get("request"), _bytes(ctx, source_bytes)))  # fmt: skip
     _finish(ctx, context, artifact, output, as_json)
 
 
@@ -168,15 +168,15 @@ def apply(ctx: click.Context, plan_file: str, review_file: str, plan_id: str, re
     review_… --actor zoki --json
     """
     from git_memzoi.memzoi import capture_review as core
-    from git_memzoi.memzoi.capture_artifacts import read_artifact
-    from git_memzoi.memzoi.capture_sources import bind_supplied
+    from git_memzoi.memzoi import capture_artifacts
+    from git_memzoi.memzoi import capture_sources
 
     context = _context(ctx, actor)
-    supplied_plan = read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
-    supplied_review = read_artifact(_path(ctx, review_file), core.REVIEW_SCHEMA)
+    supplied_plan = capture_artifacts.read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
+    supplied_review = capture_artifacts.read_artifact(_path(ctx, review_file), core.REVIEW_SCHEMA)
     result = core.apply(context, supplied_plan, supplied_review, plan_id=plan_id, review_id=review_id,
                         prior=_prior(ctx, prior_review_file),
-                        source_bytes=bind_supplied(supplied_plan.get("request"), _bytes(ctx, source_bytes)))  # fmt: skip
+                        source_bytes=capture_sources.bind_supplied(supplied_plan.get("request"), _bytes(ctx, source_bytes)))  # fmt: skip
     if as_json:
         emit_json(result)
         return

@@ -60,7 +60,8 @@ def recall(ctx: click.Context, corpus: str, baseline: str | None, update_baselin
 
     Example: git memzoi eval recall --corpus evals/recall/corpus.yaml --baseline evals/recall/baseline.json
     """
-    from git_memzoi.memzoi import eval_recall, eval_report
+    from git_memzoi.memzoi import eval_recall
+    from git_memzoi.memzoi import eval_report
 
     _run(ctx, eval_recall.run, eval_report.render_text, "threshold", corpus, baseline, update_baseline, as_json)
 
@@ -73,7 +74,8 @@ def capture(ctx: click.Context, corpus: str, baseline: str | None, update_baseli
 
     Example: git memzoi eval capture --corpus evals/capture/corpus.yaml --baseline evals/capture/baseline.json
     """
-    from git_memzoi.memzoi import eval_capture, eval_capture_report
+    from git_memzoi.memzoi import eval_capture
+    from git_memzoi.memzoi import eval_capture_report
 
     _run(ctx, eval_capture.run, eval_capture_report.render_text, "gate", corpus, baseline, update_baseline, as_json)
 

@@ -1,6 +1,6 @@
 """`git memzoi import plan|apply --from-file`: classified import of an explicit memzoi/import-v1 manifest.
 
-Each command reads the manifest, calls one function of :mod:`git_memzoi.memzoi.importer` and prints the plan
+Each command reads the manifest, calls one function of :mod:`git_memzoi.memzoi.imports.plan` and prints the plan
 (``--json``: one object) or a short human summary. Errors are core exceptions, rendered by the app as one line.
 """
 

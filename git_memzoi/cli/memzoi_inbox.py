@@ -1,5 +1,5 @@
 """`git memzoi` commands of the proposal inbox: ``propose``, ``proposals list|show|apply``, ``approve``,
-``reject`` and ``apply`` (seed "CLI commands"; the core is :mod:`git_memzoi.memzoi.inbox`).
+``reject`` and ``apply`` (seed "CLI commands"; the core is :mod:`git_memzoi.memzoi.proposals.inbox`).
 
 Commands parse, call one core function and render. This module is where ``MEMZOI_HOME`` is read.
 A refused repo write (content that is not repo-safe) prints the seed's content-free envelope under ``--json``.
@@ -18,15 +18,15 @@ from git_memzoi.cli.memzoi import open_context
 from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi.inbox import Outcome, Proposal
-    from git_memzoi.memzoi.layout import Layout
-    from git_memzoi.memzoi.proposal_files import ApplyResult
+    from git_memzoi.memzoi import inbox
+    from git_memzoi.memzoi import layout
+    from git_memzoi.memzoi import proposal_files
 
 __all__ = ["inbox_counts", "register"]
 
 
 
-def inbox_counts(layout: Layout) -> dict[str, int]:
+def inbox_counts(layout: layout.Layout) -> dict[str, int]:
     """Open inbox counts ``{"open", "pending", "validated", "approved"}`` (for ``handoff``'s proposal_inbox)."""
     from git_memzoi.memzoi import inbox
 
@@ -39,7 +39,7 @@ def memzoi_home() -> Path:
     return Path(value) if value else Path.home() / ".memzoi"
 
 
-def _apply_json(result: ApplyResult | None) -> dict[str, Any] | None:
+def _apply_json(result: proposal_files.ApplyResult | None) -> dict[str, Any] | None:
     if result is None:
         return None
     return {"record_id": result.record_id, "file_id": result.file_id, "action": result.action,
@@ -47,12 +47,12 @@ def _apply_json(result: ApplyResult | None) -> dict[str, Any] | None:
             "replayed": result.replayed}  # fmt: skip
 
 
-def _line(proposal: Proposal, title: str | None) -> str:
+def _line(proposal: inbox.Proposal, title: str | None) -> str:
     shown = title if title is not None else f"[content withheld: {proposal.sensitivity}]"
     return f"{proposal.id}  {proposal.status:<9} {proposal.sensitivity:<21} {proposal.type:<14} {shown}"
 
 
-def _outcome(verb: str, outcome: Outcome, as_json: bool) -> None:
+def _outcome(verb: str, outcome: inbox.Outcome, as_json: bool) -> None:
     proposal = outcome.proposal
     if as_json:
         emit_json({"ok": True, "proposal": proposal.as_json(), "changed": outcome.changed,

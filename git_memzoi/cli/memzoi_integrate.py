@@ -34,9 +34,9 @@ STEPS = (
 
 def _root(ctx: click.Context, project_root: str | None = None) -> Path:
     from git_memzoi.cli.memzoi import start_dir
-    from git_memzoi.memzoi import api
+    from git_memzoi.memzoi import workspace
 
-    return api.find_root(Path(project_root) if project_root else start_dir(ctx))
+    return workspace.find_root(Path(project_root) if project_root else start_dir(ctx))
 
 
 @click.group("mcp")
@@ -167,8 +167,8 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
     from git_memzoi.cli.memzoi import open_context
     from git_memzoi.errors import MemzoiError
     from git_memzoi.integrations.claude_code import envelope
-    from git_memzoi.memzoi import context
-    from git_memzoi.memzoi.layout import NotInitialized
+    from git_memzoi.memzoi import context_pack
+    from git_memzoi.memzoi import layout
 
     event, task = "SessionStart", "Resume work in this repository"
     try:
@@ -179,9 +179,9 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
     except (OSError, ValueError) as exc:
         click.echo(f"git-memzoi: warning: hook input ignored: {exc}", err=True)
     try:
-        pack = context.build(open_context(ctx), task, token_budget=token_budget)
+        pack = context_pack.build(open_context(ctx), task, token_budget=token_budget)
         payload = envelope(event, pack.prompt if pack.record_ids else "")
-    except NotInitialized:  # no .memzoi/ (a memkeep-only repository): no Memzoi memory to add, nothing to say
+    except layout.NotInitialized:  # no .memzoi/ (a memkeep-only repository): no Memzoi memory to add, nothing to say
         payload = None
     except MemzoiError as exc:
         click.echo(f"git-memzoi: {exc.message}", err=True)
@@ -218,9 +218,10 @@ def quickstart(ctx: click.Context, apply_sample: bool, as_json: bool) -> None:
 def _apply_sample(ctx: click.Context) -> dict[str, Any]:
     from git_memzoi.cli.memzoi import open_context, start_dir
     from git_memzoi.cli.memzoi_inbox import memzoi_home
-    from git_memzoi.memzoi import api, inbox
+    from git_memzoi.memzoi import workspace
+    from git_memzoi.memzoi import inbox
 
-    init = api.init(start_dir(ctx))
+    init = workspace.init(start_dir(ctx))
     draft = inbox.make_draft(**SAMPLE, actor="quickstart")
     result = inbox.propose(open_context(ctx, actor=draft.actor), draft, memzoi_home=memzoi_home(), apply=True)
     applied = result.applied

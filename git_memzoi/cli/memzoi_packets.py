@@ -17,21 +17,21 @@ import click
 from git_memzoi.cli.app import actor_option, emit_json, json_option
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi.packets import Packet
-    from git_memzoi.memzoi.proposal_files import Entry, Issue
+    from git_memzoi.memzoi import packets
+    from git_memzoi.memzoi import proposal_files
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
 
 
 def guard_sensitivity(ctx: click.Context, as_json: bool, call: Callable[[], T]) -> T:
-    """Run ``call``; turn a :class:`~git_memzoi.memzoi.packets.SensitivityBlocked` into the content-free
+    """Run ``call``; turn a :class:`~git_memzoi.memzoi.proposals.packets.SensitivityBlocked` into the content-free
     envelope (stdout, with ``--json``), one stderr line, and its exit code (1)."""
-    from git_memzoi.memzoi.packets import SensitivityBlocked
+    from git_memzoi.memzoi import packets
 
     try:
         return call()
-    except SensitivityBlocked as exc:
+    except packets.SensitivityBlocked as exc:
         prog = ctx.find_root().info_name or "git-memzoi"
         click.echo(f"{prog}: error: {exc.message}", err=True)
         if as_json:
@@ -247,9 +247,9 @@ def register(cli: click.Group) -> None:
 # ------------------------------------------------------------------------------------------------ rendering
 
 
-def packet_json(packet: Packet) -> dict[str, Any]:
+def packet_json(packet: packets.Packet) -> dict[str, Any]:
     """``packet`` as one JSON object in the writer's key order, with the trimmed ``body``."""
-    from git_memzoi.memzoi.packets import RESOLUTION_KEYS, SOURCE_KEYS
+    from git_memzoi.memzoi import packets
 
     def present(mapping: dict[str, Any]) -> dict[str, Any]:
         return {k: v for k, v in mapping.items() if v is not None}
@@ -266,28 +266,28 @@ def packet_json(packet: Packet) -> dict[str, Any]:
                              "confidence": packet.confidence, "target": packet.target}),
         "scope": {"kind": packet.scope_kind, "id": packet.scope_id, "paths": list(packet.paths)},
         "tags": list(packet.tags), "timestamp": packet.timestamp, "created_by": packet.created_by,
-        "sources": [present({k: getattr(s, k) for k in SOURCE_KEYS}) for s in packet.sources],
+        "sources": [present({k: getattr(s, k) for k in packets.SOURCE_KEYS}) for s in packet.sources],
         "supersedes": list(packet.supersedes), "sensitivity": packet.sensitivity,
         "content_class": packet.content_class,
-        "resolution": None if res is None else present({k: getattr(res, k) for k in RESOLUTION_KEYS}),
+        "resolution": None if res is None else present({k: getattr(res, k) for k in packets.RESOLUTION_KEYS}),
         "capture": plain(packet.capture), "retention": plain(packet.retention), "origin": plain(packet.origin),
         "lineage": plain(packet.lineage), "body": packet.body,
     }  # fmt: skip
 
 
-def _ids(e: Entry) -> dict[str, Any]:
+def _ids(e: proposal_files.Entry) -> dict[str, Any]:
     return {"id": e.shown_id, "file_id": e.shown_file_id, "path": e.shown_path, "redacted": e.redacted,
             "classification": e.pre.sensitivity}  # fmt: skip
 
 
-def _entry_json(e: Entry) -> dict[str, Any]:
+def _entry_json(e: proposal_files.Entry) -> dict[str, Any]:
     p = e.packet
     problem = None if e.problem is None else {"code": e.problem.code, "message": e.problem.message}
     return {**_ids(e), "state": e.state, "status": p.status if p else None, "action": p.action if p else None,
             "type": p.type if p else None, "title": p.title if p else None, "problem": problem}  # fmt: skip
 
 
-def _entry_line(e: Entry) -> str:
+def _entry_line(e: proposal_files.Entry) -> str:
     if e.redacted:
         return f"{e.shown_id}  redacted  (sensitivity {e.pre.sensitivity}; content withheld)"
     if e.packet is None:
@@ -295,7 +295,7 @@ def _entry_line(e: Entry) -> str:
     return f"{e.packet.id}  {e.packet.action}  {e.packet.status}  {e.packet.title}"
 
 
-def _show_text(e: Entry) -> str:
+def _show_text(e: proposal_files.Entry) -> str:
     p = e.packet
     assert p is not None
     lines = [f"{p.id}  ({e.state}{', redacted' if e.redacted else ''})", f"title: {p.title}",
@@ -308,9 +308,9 @@ def _show_text(e: Entry) -> str:
     return "\n".join([*lines, "", p.body])
 
 
-def _issue_json(i: Issue) -> dict[str, str]:
+def _issue_json(i: proposal_files.Issue) -> dict[str, str]:
     return {"code": i.code, "field": i.field, "message": i.message}
 
 
-def _issue_text(i: Issue) -> str:
+def _issue_text(i: proposal_files.Issue) -> str:
     return f"{i.code}: {i.message}"

@@ -1,7 +1,7 @@
 """`git memzoi` commands of the recall area: search, context, handoff and precheck.
 
-Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.search`,
-:mod:`~git_memzoi.memzoi.context` or :mod:`~git_memzoi.memzoi.precheck`, and renders the result as text or
+Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.recall.search`,
+:mod:`~git_memzoi.memzoi.recall.pack` or :mod:`~git_memzoi.memzoi.recall.precheck`, and renders the result as text or
 ``--json``. All of them read only and exit 0, whatever they find.
 """
 
@@ -93,7 +93,7 @@ def context(ctx: click.Context, task: str, path: str | None, token_budget: int |
 
     Example: git memzoi context --task "add a migration" --path src/db/ --token-budget 800 --json
     """
-    from git_memzoi.memzoi import context as run
+    from git_memzoi.memzoi import context_pack as run
 
     memzoi_ctx, path = _opened(ctx, path)
     pack = run.build(memzoi_ctx, task, path=path, token_budget=token_budget, include_local=include_local,
@@ -122,7 +122,7 @@ def handoff(ctx: click.Context, task: str | None, path: str | None, token_budget
 
     Example: git memzoi handoff --path src/auth/ --json
     """
-    from git_memzoi.memzoi import context as run
+    from git_memzoi.memzoi import context_pack as run
 
     memzoi_ctx, path = _opened(ctx, path)
     result = run.handoff(memzoi_ctx, task=task, path=path, token_budget=token_budget,

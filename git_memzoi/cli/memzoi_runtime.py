@@ -1,6 +1,6 @@
 """`git memzoi` commands of the runtime area: local memory, checkpoints, session-end, events and rebuild.
 
-Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.runtime` (or the event log) and
+Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.runtime.memory` (or the event log) and
 renders the result as text or ``--json``.
 """
 
@@ -42,9 +42,9 @@ def local_add(ctx: click.Context, memory_type: str, title: str, body: str, actor
 
     Example: git memzoi local add --type preference --title "Terse answers" --body "Prefer short replies."
     """
-    from git_memzoi.memzoi import runtime
+    from git_memzoi.memzoi import local_memory
 
-    written = runtime.add_local(_context(ctx, actor), memory_type=memory_type, title=title, body=body)
+    written = local_memory.add_local(_context(ctx, actor), memory_type=memory_type, title=title, body=body)
     if as_json:
         emit_json(written.to_json())
     else:
@@ -59,9 +59,9 @@ def local_list(ctx: click.Context, as_json: bool) -> None:
 
     Example: git memzoi local list --json
     """
-    from git_memzoi.memzoi import runtime
+    from git_memzoi.memzoi import local_memory
 
-    records = runtime.list_records(_context(ctx), "local")
+    records = local_memory.list_records(_context(ctx), "local")
     _render_list(records, "local", as_json)
 
 
@@ -75,9 +75,9 @@ def local_search(ctx: click.Context, query: str, limit: int, as_json: bool) -> N
 
     Example: git memzoi local search "package manager" --limit 5
     """
-    from git_memzoi.memzoi import runtime
+    from git_memzoi.memzoi import local_memory
 
-    result = runtime.search_local(_context(ctx), query, limit=limit)
+    result = local_memory.search_local(_context(ctx), query, limit=limit)
     if as_json:
         emit_json(result)
         return
@@ -106,9 +106,9 @@ def checkpoint_add(ctx: click.Context, task: str, note: str | None, from_file: P
 
     Example: git memzoi checkpoint add --task "Implement auth middleware" --note "Routes wired; tests next."
     """
-    from git_memzoi.memzoi import runtime
+    from git_memzoi.memzoi import checkpoints
 
-    written = runtime.add_checkpoint(_context(ctx, actor), task=task, note=note, from_file=from_file)
+    written = checkpoints.add_checkpoint(_context(ctx, actor), task=task, note=note, from_file=from_file)
     if as_json:
         emit_json(written.to_json())
     else:
@@ -123,9 +123,9 @@ def checkpoint_list(ctx: click.Context, as_json: bool) -> None:
 
     Example: git memzoi checkpoint list
     """
-    from git_memzoi.memzoi import runtime
+    from git_memzoi.memzoi import local_memory
 
-    _render_list(runtime.list_records(_context(ctx), "session"), "session", as_json)
+    _render_list(local_memory.list_records(_context(ctx), "session"), "session", as_json)
 
 
 def _render_list(records: list[dict[str, Any]], destination: str, as_json: bool) -> None:
@@ -153,9 +153,9 @@ def session_end(ctx: click.Context, from_file: Path | None, from_checkpoint: str
 
     Example: git memzoi session-end --from-file notes.yml --json
     """
-    from git_memzoi.memzoi import runtime
+    from git_memzoi.memzoi import session_end
 
-    result = runtime.session_end(_context(ctx, actor), from_file=from_file, from_checkpoint=from_checkpoint)
+    result = session_end.session_end(_context(ctx, actor), from_file=from_file, from_checkpoint=from_checkpoint)
     if as_json:
         emit_json(result.to_json())
     else:
@@ -210,9 +210,9 @@ def rebuild(ctx: click.Context, actor: str | None, as_json: bool) -> None:
 
     Example: git memzoi rebuild --json
     """
-    from git_memzoi.memzoi import runtime
+    from git_memzoi.memzoi import local_memory
 
-    result = runtime.rebuild(_context(ctx, actor))
+    result = local_memory.rebuild(_context(ctx, actor))
     if as_json:
         emit_json(result.to_json())
         return

@@ -67,7 +67,7 @@ def releases(lock_path: Path) -> int:
     """How often this process released the outermost hold of ``lock_path`` (holds with ``counted=False`` aside).
 
     Writers of memory files hold the lifecycle lock, so an unchanged count means this process wrote nothing
-    there since the last reading: a synchronous check for :mod:`git_memzoi.memzoi.index_watch`.
+    there since the last reading: a synchronous check for :mod:`git_memzoi.memzoi.recall.index.watch`.
     """
     return _RELEASED.get(str(lock_path), 0)
 

@@ -62,7 +62,7 @@ class FixedClock:
 
 def file_time_ns() -> int:
     """The real wall clock in nanoseconds, for comparing with file timestamps (mtimes follow the real clock,
-    never a pinned or fixed one): the racy-timestamp checks of :mod:`git_memzoi.memzoi.index_watch`."""
+    never a pinned or fixed one): the racy-timestamp checks of :mod:`git_memzoi.memzoi.recall.index.watch`."""
     import time
 
     return time.time_ns()

@@ -1,7 +1,7 @@
 """A file-system watcher that counts changes below some directory trees (io; the only ``watchdog`` importer).
 
 Long-running processes (the MCP server) use it to skip a stat walk while nothing changed; see
-:mod:`git_memzoi.memzoi.index_watch` for the freshness rule built on it. ``watchdog`` is imported only by
+:mod:`git_memzoi.memzoi.recall.index.watch` for the freshness rule built on it. ``watchdog`` is imported only by
 :func:`start`, so a one-shot CLI command never pays for it. Only Linux inotify is used: watchdog's fallbacks
 (polling, kqueue: one descriptor per file) would cost more than the walk they replace, and FSEvents / Windows
 are untested here, so :func:`start` returns ``None`` there and the caller keeps walking.

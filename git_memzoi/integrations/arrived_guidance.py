@@ -19,16 +19,17 @@ def plan_arrived(start: Path, old: str, new: str) -> str | None:
     Returns ``None`` when the repository has no ``.memzoi/`` or nothing typed arrived.
     """
     from git_memzoi.core.atomic import write_bytes_atomic
-    from git_memzoi.memzoi import api, capture
+    from git_memzoi.memzoi import workspace
+    from git_memzoi.memzoi import capture_plan
 
-    ctx = api.context(start, initialized=False, actor="git-hook")
+    ctx = workspace.open_workspace(start, initialized=False, actor="git-hook")
     if not ctx.layout.records.is_dir():
         return None
     locator = {"kind": "git_range", "repository": ".", "base": f"sha1:{old}", "head": f"sha1:{new}",
                "merge_parent": "base_to_head", "rename_detection": True, "diff_format": "git-unified-v1"}  # fmt: skip
     request = {"schema": "memzoi/capture-request-v1", "extractor": {"profile": "git-change-deterministic"},
                "sources": [{"source_id": "arrived", "locator": locator, "media_type": "text/x-diff"}]}  # fmt: skip
-    plan = capture.plan_request(ctx, request)
+    plan = capture_plan.plan_request(ctx, request)
     span = f"{old[:12]}..{new[:12]}"
     if plan.get("data_class") == "blocked":
         return (f"memzoi: changes in {span} hold content that capture refuses (a secret or private data); "

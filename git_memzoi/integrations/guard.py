@@ -147,11 +147,11 @@ def symlink_message(path: str, in_store: bool) -> str:
 
 def secret_findings(path: str, data: bytes, message: str = _SECRET_MESSAGE) -> list[Finding]:
     """The secrets in one file's bytes: one finding per line and rule, naming neither the secret nor the line's
-    text (the shared credential classifier, :func:`git_memzoi.memzoi.secrets.classify`)."""
-    from git_memzoi.memzoi.secrets import classify
+    text (the shared credential classifier, :func:`git_memzoi.memzoi.records.secrets.classify`)."""
+    from git_memzoi.memzoi import secrets
 
     text = data.decode("utf-8", errors="replace")
-    return [Finding(path, f"secret: {hit.rule}", message, hit.line) for hit in classify(text, personal=False)]
+    return [Finding(path, f"secret: {hit.rule}", message, hit.line) for hit in secrets.classify(text, personal=False)]
 
 
 def projection_findings(path: str, data: bytes) -> list[Finding]:
@@ -163,9 +163,9 @@ def projection_findings(path: str, data: bytes) -> list[Finding]:
     if not any(hint in data for hint in _BLOCK_HINTS):
         return []
     from git_memzoi.integrations.agents import END, START
-    from git_memzoi.memzoi.export import FORMATS, begin_marker, end_marker
+    from git_memzoi.memzoi import export
 
-    closers = {begin_marker(fmt): end_marker(fmt) for fmt in FORMATS if fmt != "okf"} | {START: END}
+    closers = {export.begin_marker(fmt): export.end_marker(fmt) for fmt in export.FORMATS if fmt != "okf"} | {START: END}
     kept: list[str] = []  # the file's lines, blanked outside the blocks so line numbers stay the file's
     closing: str | None = None
     for line in data.decode("utf-8", errors="replace").split("\n"):
@@ -187,21 +187,21 @@ def projection_findings(path: str, data: bytes) -> list[Finding]:
 
 def _record_findings(root: Path, path: str, data: bytes) -> list[Finding]:
     from git_memzoi.core.frontmatter import FrontmatterError
-    from git_memzoi.memzoi.okf import RecordError, record_from_fields
-    from git_memzoi.memzoi.record_store import MAX_RECORD_BYTES, parse_fields
+    from git_memzoi.memzoi import okf
+    from git_memzoi.memzoi import record_store
 
-    if len(data) > MAX_RECORD_BYTES:
-        return [Finding(path, "too_large", f"a record is at most {MAX_RECORD_BYTES} bytes")]
+    if len(data) > record_store.MAX_RECORD_BYTES:
+        return [Finding(path, "too_large", f"a record is at most {record_store.MAX_RECORD_BYTES} bytes")]
     try:
-        parts, fields = parse_fields(data)
+        parts, fields = record_store.parse_fields(data)
     except FrontmatterError as exc:
         return [Finding(path, "parse", exc.reason, exc.line)]
     if not parts.has_frontmatter:
         return [Finding(path, "parse", "a record starts with a --- frontmatter block", 1)]
     found = _privacy(path, "record", fields)
     try:
-        record_from_fields(path[len(RECORDS) : -len(".md")], path, fields, parts.body)
-    except RecordError as exc:
+        okf.record_from_fields(path[len(RECORDS) : -len(".md")], path, fields, parts.body)
+    except okf.RecordError as exc:
         found.append(Finding(path, "invalid_record", f"{exc.field}: {exc.reason}", _field_line(parts, exc.field)))
     except MemzoiError as exc:
         found.append(Finding(path, "invalid_record", exc.message))
@@ -231,13 +231,13 @@ def _privacy(path: str, kind: str, fields: dict[str, Any]) -> list[Finding]:
 
 
 def _packet_findings(path: str, data: bytes) -> list[Finding]:
-    from git_memzoi.memzoi.packets import REPO_SAFE, parse
+    from git_memzoi.memzoi import packets
 
     try:
-        packet = parse(path.rsplit("/", 1)[-1][: -len(".md")], path, data)
+        packet = packets.parse(path.rsplit("/", 1)[-1][: -len(".md")], path, data)
     except MemzoiError as exc:
         return [Finding(path, "invalid_packet", exc.message)]
-    if packet.sensitivity != REPO_SAFE:
+    if packet.sensitivity != packets.REPO_SAFE:
         return [Finding(path, "not_repo_safe", f"packet sensitivity is {packet.sensitivity}; only repo-safe "
                         "packets may be committed")]  # fmt: skip
     return []

@@ -66,7 +66,7 @@ class _Server:
     """The tool bodies, bound to one project root; each call opens a fresh :class:`Context`.
 
     With ``watch`` (the served process), the first call starts a file-system watcher on the repository's record
-    folders, so later calls skip the index's freshness walk while nothing changed (memzoi/index_watch.py).
+    folders, so later calls skip the index's freshness walk while nothing changed (memzoi/recall/index/watch.py).
     """
 
     def __init__(self, root: Path, watch: bool = False) -> None:
@@ -79,9 +79,9 @@ class _Server:
         return SystemClock(os.environ.get("MEMZOI_TODAY") or None, os.environ.get("MEMZOI_NOW") or None)
 
     def _context(self, actor: str | None = None) -> Any:
-        from git_memzoi.memzoi import api
+        from git_memzoi.memzoi import workspace
 
-        ctx = api.context(self.root, clock=self._clock(), actor=actor)
+        ctx = workspace.open_workspace(self.root, clock=self._clock(), actor=actor)
         if self.watch:
             from git_memzoi.memzoi import index_watch
 
@@ -118,9 +118,9 @@ class _Server:
 
     def inspect_memory_expiry(self, record_id: str) -> CallToolResult:
         """Explain whether a record is a current assertion now, and why (never changes anything)."""
-        from git_memzoi.memzoi import api
+        from git_memzoi.memzoi import workspace
 
-        return self.run(lambda: api.expiry(self._context(), record_id))
+        return self.run(lambda: workspace.expiry(self._context(), record_id))
 
     def build_context_pack(self, task: str, path: str | None = None, path_prefix: str | None = None,
                            token_budget: int | None = None, include_local: bool = False,
@@ -129,11 +129,11 @@ class _Server:
 
         Repository records only unless include_local / include_session; suspect records rank last.
         """
-        from git_memzoi.memzoi import context
+        from git_memzoi.memzoi import context_pack
 
         def body() -> dict[str, Any]:
             where = _pick("path", path, path_prefix, "path_prefix")
-            return context.build(self._context(), task, path=where, token_budget=token_budget,
+            return context_pack.build(self._context(), task, path=where, token_budget=token_budget,
                                  include_local=include_local, include_session=include_session).to_json()  # fmt: skip
 
         return self.run(body)
@@ -220,7 +220,7 @@ class _Server:
         kinds = [s.get("locator", {}).get("kind") if isinstance(s.get("locator"), dict) else None for s in sources]
         if kinds != ["project_path"]:
             return _error("unsupported_locator", "MCP capture accepts exactly one project_path source")
-        from git_memzoi.memzoi import capture
+        from git_memzoi.memzoi import capture_plan
 
         source = sources[0]
         path, source_id = source["locator"].get("path"), source.get("source_id") or "source-1"
@@ -228,7 +228,7 @@ class _Server:
         def body() -> dict[str, Any]:
             if not isinstance(path, str) or not isinstance(source_id, str):
                 raise ToolFailure("a project_path locator needs a path string", "invalid_request")
-            plan = capture.plan(self._context(), path, source_id)
+            plan = capture_plan.plan(self._context(), path, source_id)
             if plan.get("data_class") == "private":
                 raise ToolFailure("the plan holds private content; run `git memzoi capture plan` locally",
                                   "private_result_denied")  # fmt: skip

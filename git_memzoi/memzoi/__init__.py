@@ -1,1 +1,88 @@
-"""The Memzoi model: governed records, proposals, lifecycle, recall, capture and private runtime memory."""
+"""The Memzoi model's public face: the only names ``cli/``, ``mcp/`` and ``integrations/`` may import.
+
+Each name is one concept module (or a type), loaded on first use (PEP 562), so importing this package costs
+nothing and a git hook that needs the guard never loads search or capture. The concepts live in sub-packages:
+
+- ``records/``    the OKF record model, its fast reader, vocabulary, policy, store, events, retention, secrets
+- ``proposals/``  packets, proposal files, the inbox, drafts, receipts, the lifecycle
+- ``recall/``     the derived index, search, context packs, prechecks, suspect marks, budgets, path matching
+- ``capture/``    plans, review and apply, artifacts, sources and the deterministic profiles
+- ``imports/``    import manifests: plan and apply
+- ``runtime/``    private memory: local records, session checkpoints, session-end promotion
+- ``eval/``       the recall and capture trust evals
+
+Modules inside the package import each other by their real paths, never through this face.
+``tests/unit/test_architecture.py`` enforces both rules and the absence of import cycles.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi import doctor, export, layout, workspace
+    from git_memzoi.memzoi.capture import artifacts as capture_artifacts
+    from git_memzoi.memzoi.capture import plan as capture_plan
+    from git_memzoi.memzoi.capture import review as capture_review
+    from git_memzoi.memzoi.capture import sources as capture_sources
+    from git_memzoi.memzoi.capture.profiles import markdown as capture_markdown
+    from git_memzoi.memzoi.eval import report as eval_report
+    from git_memzoi.memzoi.eval.capture import report as eval_capture_report
+    from git_memzoi.memzoi.eval.capture import run as eval_capture
+    from git_memzoi.memzoi.eval.recall import run as eval_recall
+    from git_memzoi.memzoi.imports import plan as importer
+    from git_memzoi.memzoi.layout import Layout, NotInitialized
+    from git_memzoi.memzoi.proposals import files as proposal_files
+    from git_memzoi.memzoi.proposals import inbox, lifecycle, packets
+    from git_memzoi.memzoi.recall import pack as context_pack
+    from git_memzoi.memzoi.recall import precheck, search
+    from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.recall.index import watch as index_watch
+    from git_memzoi.memzoi.records import events, okf, secrets
+    from git_memzoi.memzoi.records import store as record_store
+    from git_memzoi.memzoi.runtime import checkpoint as checkpoints
+    from git_memzoi.memzoi.runtime import local as local_memory
+    from git_memzoi.memzoi.runtime import session_end
+    from git_memzoi.memzoi.workspace import Workspace
+
+_PREFIX = "git_memzoi.memzoi."
+# public name → "module" or "module:attribute", relative to this package
+_FACE = {
+    "workspace": "workspace", "Workspace": "workspace:Workspace",
+    "layout": "layout", "Layout": "layout:Layout", "NotInitialized": "layout:NotInitialized",
+    "doctor": "doctor", "export": "export",
+    "okf": "records.okf", "secrets": "records.secrets", "events": "records.events", "record_store": "records.store",
+    "packets": "proposals.packets", "proposal_files": "proposals.files", "inbox": "proposals.inbox",
+    "lifecycle": "proposals.lifecycle",
+    "index_db": "recall.index.db", "index_watch": "recall.index.watch", "search": "recall.search",
+    "context_pack": "recall.pack", "precheck": "recall.precheck",
+    "capture_plan": "capture.plan", "capture_review": "capture.review", "capture_artifacts": "capture.artifacts",
+    "capture_sources": "capture.sources", "capture_markdown": "capture.profiles.markdown",
+    "importer": "imports.plan",
+    "local_memory": "runtime.local", "checkpoints": "runtime.checkpoint", "session_end": "runtime.session_end",
+    "eval_recall": "eval.recall.run", "eval_capture": "eval.capture.run", "eval_report": "eval.report",
+    "eval_capture_report": "eval.capture.report",
+}
+__all__ = ["Layout", "NotInitialized", "Workspace", "capture_artifacts", "capture_markdown", "capture_plan",
+    "capture_review", "capture_sources", "checkpoints", "context_pack", "doctor", "eval_capture",
+    "eval_capture_report", "eval_recall", "eval_report", "events", "export", "importer", "inbox", "index_db",
+    "index_watch", "layout", "lifecycle", "local_memory", "okf", "packets", "precheck", "proposal_files",
+    "record_store", "search", "secrets", "session_end", "workspace"]
+
+
+def __getattr__(name: str) -> Any:
+    """Load the public ``name`` on first use.
+
+    Raises:
+        AttributeError: ``name`` is not part of the face (a sub-package name included).
+    """
+    target = _FACE.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no public name {name!r}")
+    module_name, _, attribute = target.partition(":")
+    value = import_module(_PREFIX + module_name)
+    if attribute:
+        value = getattr(value, attribute)
+    globals()[name] = value
+    return value

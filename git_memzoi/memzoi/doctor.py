@@ -68,7 +68,7 @@ def _installation(which: object) -> Check:
 
 
 def _records(layout: Layout) -> Check:
-    from git_memzoi.memzoi import record_store
+    from git_memzoi.memzoi.records import store as record_store
 
     scan = record_store.scan(layout)
     if scan.problems:
@@ -80,7 +80,7 @@ def _records(layout: Layout) -> Check:
 
 def _packets(layout: Layout) -> Check:
     from git_memzoi.errors import InputError
-    from git_memzoi.memzoi import proposal_files
+    from git_memzoi.memzoi.proposals import files as proposal_files
 
     try:
         pending = proposal_files.list_packets(layout)
@@ -90,7 +90,7 @@ def _packets(layout: Layout) -> Check:
 
 
 def _transactions(layout: Layout) -> Check:
-    from git_memzoi.memzoi import lifecycle
+    from git_memzoi.memzoi.proposals import lifecycle
 
     left = lifecycle.pending_transactions(layout)
     if left:
@@ -101,7 +101,7 @@ def _transactions(layout: Layout) -> Check:
 
 
 def _index(layout: Layout) -> Check:
-    from git_memzoi.memzoi import index_db
+    from git_memzoi.memzoi.recall.index import db as index_db
 
     state = index_db.drift(layout)
     if state == "missing":
@@ -130,8 +130,8 @@ def _credentials(layout: Layout) -> Check:
     """Git-visible memory files (records, proposal packets, exports) holding a credential: a hand-edited file, or
     one pulled from a commit made with ``--no-verify``. The pre-commit guard's credential rules; fail, as a
     privacy breach."""
-    from git_memzoi.memzoi.record_store import markdown_files
-    from git_memzoi.memzoi.secrets import first_in_files
+    from git_memzoi.memzoi.records.store import markdown_files
+    from git_memzoi.memzoi.records.secrets import first_in_files
 
     files = []
     for folder in (layout.records, layout.base / "proposals", layout.base / "exports"):

@@ -26,11 +26,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import vocab
-from git_memzoi.memzoi.okf import Record, format_confidence
+from git_memzoi.memzoi.records import vocab
+from git_memzoi.memzoi.records.okf import Record, format_confidence
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi.api import Context
+    from git_memzoi.memzoi.workspace import Workspace
     from git_memzoi.memzoi.layout import Layout
 
 FORMATS = ("okf", "agents-md", "claude-md")
@@ -91,7 +91,8 @@ class ExportResult:
 def select(layout: Layout, scope_kind: str, now: Any) -> tuple[list[Record], int, list[str]]:
     """Current, non-private records of ``scope_kind`` in export order; also the private count skipped and the
     record files that could not be read."""
-    from git_memzoi.memzoi import record_store, retention
+    from git_memzoi.memzoi.records import store as record_store
+    from git_memzoi.memzoi.records import retention
 
     scan = record_store.scan(layout)
     chosen: list[Record] = []
@@ -263,7 +264,7 @@ def _real_dir(layout: Layout, folder: Path) -> Path:
 # ------------------------------------------------------------------------------------------------ export
 
 
-def export(ctx: Context, fmt: str, *, scope_kind: str = "repo", target: str | None = None) -> ExportResult:
+def export(ws: Workspace, fmt: str, *, scope_kind: str = "repo", target: str | None = None) -> ExportResult:
     """``git memzoi export <fmt>``: write the projection and log ``memory.exported`` (ids and counts only).
 
     Raises:
@@ -272,7 +273,8 @@ def export(ctx: Context, fmt: str, *, scope_kind: str = "repo", target: str | No
             rule named, never the value). Nothing is written then.
         MarkerError: the target's markers are broken (nothing written).
     """
-    from git_memzoi.memzoi import events, lifecycle
+    from git_memzoi.memzoi.records import events
+    from git_memzoi.memzoi.proposals import lifecycle
 
     if fmt not in FORMATS:
         raise InputError(f"format must be one of {', '.join(FORMATS)}", "invalid_format")
@@ -280,9 +282,9 @@ def export(ctx: Context, fmt: str, *, scope_kind: str = "repo", target: str | No
         raise InputError(f"--scope-kind must be one of {', '.join(vocab.SCOPE_KINDS)}", "invalid_scope_kind")
     if target is not None and fmt == "okf":
         raise InputError("--file takes agents-md or claude-md; okf writes one file per record", "bad_usage")
-    layout = ctx.layout
+    layout = ws.layout
     with lifecycle.guarded(layout):
-        records, private, unreadable = select(layout, scope_kind, ctx.clock.now())
+        records, private, unreadable = select(layout, scope_kind, ws.clock.now())
         require_clean_records(layout, records if fmt == "okf" else [r for r in records if r.type in PROJECTED_TYPES])
         if fmt == "okf":
             files = _write_okf(layout, records)
@@ -291,7 +293,7 @@ def export(ctx: Context, fmt: str, *, scope_kind: str = "repo", target: str | No
         else:
             path = _real_dir(layout, export_dir(layout)) / f"{TARGET_NAME[fmt][: -len('.md')]}.memory.md"
             files = [_write(layout, path, standalone(records, fmt).encode("utf-8"))]
-        events.append(layout, "memory.exported", ctx.actor, ctx.clock.now(), {
+        events.append(layout, "memory.exported", ws.actor, ws.clock.now(), {
             "format": fmt, "scope_kind": scope_kind, "record_count": len(records), "skipped_private": private,
             "written": sum(f.action not in ("unchanged",) for f in files)})  # fmt: skip
     return ExportResult(fmt, scope_kind, tuple(r.id for r in records), private, tuple(files), tuple(unreadable))
@@ -305,8 +307,8 @@ def require_clean_records(layout: Layout, records: Sequence[Record]) -> None:
         InputError: ``prohibited_content_detected`` naming the first such record, its file, line and rule, never
             the value.
     """
-    from git_memzoi.memzoi import record_store
-    from git_memzoi.memzoi.secrets import first_in_files, refusal
+    from git_memzoi.memzoi.records import store as record_store
+    from git_memzoi.memzoi.records.secrets import first_in_files, refusal
 
     files = []
     for record in records:

@@ -36,7 +36,7 @@ def upstream() -> dict[str, Any]:
     """One run of the upstream corpus (shared by the assertions below; each case runs in its own temp project)."""
     if not (CAPTURE_V1 / "corpus.yaml").is_file():
         pytest.skip("../shared/conformance/memzoi/capture-v1 is absent (a user's clone)")
-    from git_memzoi.memzoi import eval_capture
+    from git_memzoi.memzoi.eval.capture import run as eval_capture
 
     return eval_capture.run(CAPTURE_V1 / "corpus.yaml").report
 
@@ -72,7 +72,7 @@ def test_peer_suite_totals_match_upstream(upstream: dict[str, Any]) -> None:
 def test_peer_suite_case_outcomes_match_the_upstream_baseline(upstream: dict[str, Any]) -> None:
     """Every deterministic per-case field of upstream's baseline, and the aggregate metrics, are reproduced; only
     the Rust-build profile fingerprints differ (memzoi-spec.md §11.4)."""
-    from git_memzoi.memzoi import eval_capture_report
+    from git_memzoi.memzoi.eval.capture import report as eval_capture_report
 
     theirs = json.loads((CAPTURE_V1 / "baseline.json").read_text())
     ours = eval_capture_report.projection(upstream)

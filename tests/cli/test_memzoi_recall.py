@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from git_memzoi.memzoi import okf
+from git_memzoi.memzoi.records import okf
 from tests.cli.memzoi_run import ok_json, run
 from tests.conftest import Repo
 

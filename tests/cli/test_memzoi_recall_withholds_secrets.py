@@ -74,7 +74,7 @@ def test_search_text_never_prints_the_record(repo: Repo) -> None:
 
 
 def test_search_scans_only_the_returned_records(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    from git_memzoi.memzoi import secrets
+    from git_memzoi.memzoi.records import secrets
 
     key = _key()
     seed(repo, key, "deploy-keys")

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from git_memzoi.memzoi import secrets
+from git_memzoi.memzoi.records import secrets
 from tests.cli.memzoi_run import NOW, run
 from tests.cli.test_memzoi_recall_withholds_secrets import (
     clean,

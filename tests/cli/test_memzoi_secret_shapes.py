@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.memzoi import secrets
+from git_memzoi.memzoi.records import secrets
 from tests.cli.memzoi_run import NOW, run
 from tests.cli.test_memzoi_screening_cache import PROBE
 from tests.cli.test_memzoi_write_gate_secrets import _key

@@ -6,14 +6,14 @@ from __future__ import annotations
 import pytest
 
 from git_memzoi.core.clock import FixedClock
-from git_memzoi.memzoi import api
-from git_memzoi.memzoi.api import Context
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import Repo
 from tests.integration.memzoi_ctx import NOW
 
 
 @pytest.fixture
-def ctx(repo: Repo) -> Context:
+def ctx(repo: Repo) -> Workspace:
     """An initialised project in ``repo`` acting as ``zoki`` at :data:`NOW`."""
-    api.init(repo.root)
-    return api.context(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")
+    workspace.init(repo.root)
+    return workspace.open_workspace(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")

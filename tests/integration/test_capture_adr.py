@@ -17,9 +17,10 @@ import pytest
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.gitignore_policy import ENGINE_VERSION
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi import api, capture
-from git_memzoi.memzoi.api import Context
-from git_memzoi.memzoi.capture_markdown import CaptureError
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.capture import plan as capture
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
 from tests.conftest import SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
@@ -29,9 +30,9 @@ ACCEPTED = "# ADR: {title}\n\n## Status\n{status}\n\n## Decision\n{decision}\n"
 
 
 @pytest.fixture
-def ctx(repo: Repo) -> Context:
-    api.init(repo.root)
-    return api.context(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")
+def ctx(repo: Repo) -> Workspace:
+    workspace.init(repo.root)
+    return workspace.open_workspace(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")
 
 
 def request(locator: dict[str, Any]) -> dict[str, Any]:
@@ -62,14 +63,14 @@ def canary(seed: int) -> str:
 def corpus_case(case_id: str) -> dict[str, Any]:
     if not CORPUS.is_file():
         pytest.skip(f"the upstream capture-v1 corpus is not beside the project ({CORPUS})")
-    from git_memzoi.memzoi import eval_capture_corpus
+    from git_memzoi.memzoi.eval.capture import corpus as eval_capture_corpus
 
     (case,) = [c for c in eval_capture_corpus.load(CORPUS).cases if c["id"] == case_id]
     return json.loads(json.dumps(case))
 
 
 @pytest.mark.parametrize("case_id", ADR_CASES)
-def test_corpus_case_matches_exactly(repo: Repo, ctx: Context, case_id: str) -> None:
+def test_corpus_case_matches_exactly(repo: Repo, ctx: Workspace, case_id: str) -> None:
     case = corpus_case(case_id)
     for item in case["project_files"]:
         repo.write(item["path"], (CORPUS.parent / item["fixture"]).read_text("utf-8"))
@@ -97,7 +98,7 @@ def test_corpus_case_matches_exactly(repo: Repo, ctx: Context, case_id: str) -> 
     assert not [s for s in case.get("must_not_echo", []) if s in text]
 
 
-def test_accepted_adr_exact_values_without_the_corpus(repo: Repo, ctx: Context) -> None:
+def test_accepted_adr_exact_values_without_the_corpus(repo: Repo, ctx: Workspace) -> None:
     repo.write("docs/adr/0001-evidence.md", adr("Evidence identity"))
     plan = capture.plan_request(ctx, request(file("docs/adr/0001-evidence.md")))
     (c,) = plan["candidates"]
@@ -117,7 +118,7 @@ def test_accepted_adr_exact_values_without_the_corpus(repo: Repo, ctx: Context) 
 # ------------------------------------------------------------------------------------------------ directories
 
 
-def test_directory_follows_gitignore_and_snapshots_members_and_policy(repo: Repo, ctx: Context) -> None:
+def test_directory_follows_gitignore_and_snapshots_members_and_policy(repo: Repo, ctx: Workspace) -> None:
     repo.write(".gitignore", "docs/adr/0002-draft.md\n*.tmp.md\n")
     repo.write("docs/adr/.gitignore", "!0003-kept.tmp.md\n")
     repo.write("docs/adr/0001-evidence.md", adr("Evidence identity"))
@@ -162,7 +163,7 @@ def test_directory_follows_gitignore_and_snapshots_members_and_policy(repo: Repo
     assert err.value.code == "stale_capture_plan"
 
 
-def test_recursive_walk_prunes_ignored_directories_and_never_enters_git_or_memzoi(repo: Repo, ctx: Context) -> None:
+def test_recursive_walk_prunes_ignored_directories_and_never_enters_git_or_memzoi(repo: Repo, ctx: Workspace) -> None:
     repo.write(".gitignore", "archive/\n")
     repo.write("docs/adr/0001.md", adr("Top"))
     repo.write("docs/adr/old/0002.md", adr("Old"))
@@ -182,7 +183,7 @@ def test_recursive_walk_prunes_ignored_directories_and_never_enters_git_or_memzo
     assert [c["memory"]["title"] for c in deep["candidates"]] == ["ADR: Top", "ADR: Old", "ADR: Deeper"]
 
 
-def test_symbolic_link_members_are_refused(repo: Repo, ctx: Context) -> None:
+def test_symbolic_link_members_are_refused(repo: Repo, ctx: Workspace) -> None:
     repo.write("docs/adr/0001.md", adr("Real"))
     os.symlink("0001.md", repo.root / "docs/adr/0002.md")
     os.symlink("/etc", repo.root / "docs/adr/elsewhere")  # not a member: never followed, never refused
@@ -200,7 +201,7 @@ def test_symbolic_link_members_are_refused(repo: Repo, ctx: Context) -> None:
     assert err.value.code == "unsafe_source_path"
 
 
-def test_member_and_depth_caps(repo: Repo, ctx: Context) -> None:
+def test_member_and_depth_caps(repo: Repo, ctx: Workspace) -> None:
     for i in range(128):
         repo.write(f"docs/adr/{i:04d}.md", "# Notes\n")
     assert len(capture.plan_request(ctx, request(directory()))["sources"][0]["members"]) == 128
@@ -227,7 +228,7 @@ def test_member_and_depth_caps(repo: Repo, ctx: Context) -> None:
     (file("docs/adr/0001.txt"), "unsupported_media_type"),
     ({"kind": "supplied_bytes", "display_name": "x"}, "unsupported_capture_profile"),
 ])  # fmt: skip
-def test_bad_locators(repo: Repo, ctx: Context, locator: dict[str, Any], code: str) -> None:
+def test_bad_locators(repo: Repo, ctx: Workspace, locator: dict[str, Any], code: str) -> None:
     repo.write("docs/adr/0001.txt", "text\n")
     with pytest.raises(CaptureError) as err:
         capture.plan_request(ctx, request(locator))
@@ -242,7 +243,7 @@ def test_bad_locators(repo: Repo, ctx: Context, locator: dict[str, Any], code: s
     ("Draft", None), ("Rejected", None), ("Superseded by ADR-0009", None), ("Deprecated", None),
     ("Proposed", None), ("Not accepted", None),
 ])  # fmt: skip
-def test_status_routes_the_decision(repo: Repo, ctx: Context, status: str, routed: str | None) -> None:
+def test_status_routes_the_decision(repo: Repo, ctx: Workspace, status: str, routed: str | None) -> None:
     repo.write("docs/adr/0001.md", adr("Routing", status))
     (c,) = capture.plan_request(ctx, request(file("docs/adr/0001.md")))["candidates"]
     word = routed or status.split()[0].lower()
@@ -258,7 +259,7 @@ def test_status_routes_the_decision(repo: Repo, ctx: Context, status: str, route
         assert c["classification"]["destination_reason"] == "adr_status_requires_review"
 
 
-def test_fields_supersession_and_unsupported_content(repo: Repo, ctx: Context) -> None:
+def test_fields_supersession_and_unsupported_content(repo: Repo, ctx: Workspace) -> None:
     repo.write("docs/adr/0002.md", "# ADR: Plan storage\n\n## Status\nAccepted\n\n## Context\nPlans were large.\n\n"
                "## Decision\nStore plans as JSON.\n\n### Details\nCanonical keys.\n\n## Consequences:\nPlans diff "
                "well.\n\n## Risks\nLarge plans.\n\n## Superseded by\nADR-0009.\n\n## Alternatives\nYAML.\n\n"
@@ -280,7 +281,7 @@ def test_fields_supersession_and_unsupported_content(repo: Repo, ctx: Context) -
     assert {d["code"] for d in plan["diagnostics"]} == {"unsupported_adr_content"}
 
 
-def test_fences_missing_status_and_non_adr_files(repo: Repo, ctx: Context) -> None:
+def test_fences_missing_status_and_non_adr_files(repo: Repo, ctx: Workspace) -> None:
     repo.write("docs/adr/0003.md", "# ADR: Fenced\n\n## Decision\nKeep this.\n\n```\n## Status\nAccepted\n```\n")
     (c,) = capture.plan_request(ctx, request(file("docs/adr/0003.md")))["candidates"]
     assert c["memory"]["body"] == "Keep this.\n\n```\n## Status\nAccepted\n```"
@@ -294,7 +295,7 @@ def test_fences_missing_status_and_non_adr_files(repo: Repo, ctx: Context) -> No
 # ------------------------------------------------------------------------------------------------ review, apply, safety
 
 
-def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Context) -> None:
+def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Workspace) -> None:
     repo.write("docs/adr/0001-evidence.md", adr("Evidence identity"))
     repo.write("docs/adr/0002-draft.md", adr("Draft idea", "Draft", "Try something."))
     plan = capture.plan_request(ctx, request(directory()))
@@ -313,7 +314,7 @@ def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Context)
     assert [c["action"]["kind"] for c in again["candidates"]] == ["duplicate", "no_write"]
 
 
-def test_prohibited_policy_input_is_redacted_everywhere(repo: Repo, ctx: Context) -> None:
+def test_prohibited_policy_input_is_redacted_everywhere(repo: Repo, ctx: Workspace) -> None:
     secret = canary(7)
     repo.write("docs/adr/0001.md", adr("Evidence identity"))
     repo.write("docs/adr/.gitignore", f"*.tmp.md\npassword: {secret}\n")
@@ -330,7 +331,7 @@ def test_prohibited_policy_input_is_redacted_everywhere(repo: Repo, ctx: Context
     assert not [s for s in (secret, ".gitignore", "docs/adr", "password") if s in text]
 
 
-def test_prohibited_member_blocks_without_echo(repo: Repo, ctx: Context) -> None:
+def test_prohibited_member_blocks_without_echo(repo: Repo, ctx: Workspace) -> None:
     secret = canary(11)
     repo.write("docs/adr/0001.md", adr("Clean"))
     repo.write("docs/adr/0002-leak.md", adr("Leak", decision=f"password: {secret}"))

@@ -14,9 +14,10 @@ import pytest
 
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi import api, capture
-from git_memzoi.memzoi.api import Context
-from git_memzoi.memzoi.capture_markdown import CaptureError
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.capture import plan as capture
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
 from tests.conftest import SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
@@ -48,10 +49,10 @@ def substitute(value: Any, old: str, new: str) -> Any:
 
 
 @pytest.fixture
-def ctx(repo: Repo) -> Context:
+def ctx(repo: Repo) -> Workspace:
     repo.commit("init", **{"README.md": "# Project\n"})
-    api.init(repo.root)
-    return api.context(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")
+    workspace.init(repo.root)
+    return workspace.open_workspace(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -102,7 +103,7 @@ def check_evidence(plan: dict[str, Any], data: bytes) -> None:
             assert e["span"]["line_end"] == e["span"]["line_start"] + excerpt[:-1].count(b"\n")
 
 
-def run_case(repo: Repo, ctx: Context, case: dict[str, Any]) -> tuple[dict[str, Any], bytes | None]:
+def run_case(repo: Repo, ctx: Workspace, case: dict[str, Any]) -> tuple[dict[str, Any], bytes | None]:
     supplied, data = {}, None
     for item in case.get("project_files", []):
         data = (CORPUS / item["fixture"]).read_bytes()
@@ -118,7 +119,7 @@ def run_case(repo: Repo, ctx: Context, case: dict[str, Any]) -> tuple[dict[str, 
 
 @needs_corpus
 @pytest.mark.parametrize("case_id", [c for c in GIT_CASES if c != "pinned-git-range-guidance"])
-def test_corpus_diff_cases_match_exactly(repo: Repo, ctx: Context, case_id: str) -> None:
+def test_corpus_diff_cases_match_exactly(repo: Repo, ctx: Workspace, case_id: str) -> None:
     case = corpus_case(case_id)
     plan, data = run_case(repo, ctx, case)
     expected = case["expected"]
@@ -151,7 +152,7 @@ def test_corpus_pinned_git_range(repo: Repo) -> None:
     """The corpus's commit ids cannot be rebuilt (unknown commit metadata): ours are substituted for them in the
     request and the expected locator; everything else, the rendered diff's hash and spans included, is exact."""
     base, head = git_range_repo(repo)
-    ctx = api.context(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki", initialized=False)
+    ctx = workspace.open_workspace(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki", initialized=False)
     case = corpus_case("pinned-git-range-guidance")
     locator = case["request"]["sources"][0]["locator"]
     case = substitute(substitute(case, locator["base"], f"sha1:{base}"), locator["head"], f"sha1:{head}")
@@ -171,7 +172,7 @@ def test_corpus_pinned_git_range(repo: Repo) -> None:
     assert len(inputs) == 3 and all(i["source_content_hash"].startswith("blake3:") for i in inputs)
 
 
-def test_supplied_bytes_plan_review_apply(repo: Repo, ctx: Context) -> None:
+def test_supplied_bytes_plan_review_apply(repo: Repo, ctx: Workspace) -> None:
     request = supplied_request(CHANGE)
     before = tree(repo.root)
     plan = capture.plan_request(ctx, request, {"source-1": CHANGE})
@@ -202,14 +203,14 @@ def test_supplied_bytes_plan_review_apply(repo: Repo, ctx: Context) -> None:
     assert "Preserve evidence" in text and "git_change" in text and "supplied_bytes" in text
 
 
-def blocked_code(ctx: Context, request: dict[str, Any], supplied: dict[str, bytes]) -> str:
+def blocked_code(ctx: Workspace, request: dict[str, Any], supplied: dict[str, bytes]) -> str:
     plan = capture.plan_or_blocked(ctx, request, supplied)
     assert (plan["status"], plan["data_class"], plan["candidates"]) == ("blocked", "blocked", [])
     assert "sources" not in plan
     return str(plan["diagnostics"][0]["code"]) + "/" + str(plan["diagnostics"][0]["reason"])
 
 
-def error_code(ctx: Context, request: dict[str, Any], supplied: dict[str, bytes]) -> str:
+def error_code(ctx: Workspace, request: dict[str, Any], supplied: dict[str, bytes]) -> str:
     with pytest.raises(CaptureError) as err:
         capture.plan_request(ctx, request, supplied)
     return err.value.code
@@ -238,7 +239,7 @@ BAD_DIFFS = {
 
 
 @pytest.mark.parametrize("name", sorted(BAD_DIFFS))
-def test_bad_diffs_fail_closed_without_writes(repo: Repo, ctx: Context, name: str) -> None:
+def test_bad_diffs_fail_closed_without_writes(repo: Repo, ctx: Workspace, name: str) -> None:
     data = BAD_DIFFS[name]
     before = tree(repo.root)
     assert blocked_code(ctx, supplied_request(data), {"source-1": data}) == \
@@ -252,7 +253,7 @@ def test_bad_diffs_fail_closed_without_writes(repo: Repo, ctx: Context, name: st
     assert tree(repo.root) == before
 
 
-def test_supplied_bytes_must_match_their_descriptor(repo: Repo, ctx: Context) -> None:
+def test_supplied_bytes_must_match_their_descriptor(repo: Repo, ctx: Workspace) -> None:
     before = tree(repo.root)
     request = supplied_request(CHANGE)
     assert error_code(ctx, request, {}) == "supplied_bytes_missing"
@@ -273,7 +274,7 @@ def test_supplied_bytes_must_match_their_descriptor(repo: Repo, ctx: Context) ->
     assert tree(repo.root) == before
 
 
-def test_project_diff_path_rules(repo: Repo, ctx: Context) -> None:
+def test_project_diff_path_rules(repo: Repo, ctx: Workspace) -> None:
     request = supplied_request(CHANGE)
     for path, code in (("../x.diff", "unsafe_source_path"), ("changes/x.txt", "unsupported_media_type"),
                        ("changes/missing.diff", "source_not_found")):  # fmt: skip
@@ -288,7 +289,7 @@ def test_project_diff_path_rules(repo: Repo, ctx: Context) -> None:
     assert (loc["old_line_start"], loc["old_line_end"], loc["new_line_start"], loc["new_line_end"]) == (1, 1, 2, 4)
 
 
-def test_added_file_and_deleted_guidance_without_body(repo: Repo, ctx: Context) -> None:
+def test_added_file_and_deleted_guidance_without_body(repo: Repo, ctx: Workspace) -> None:
     new = "4" * 40
     data = ("diff --git a/docs/new.md b/docs/new.md\nnew file mode 100644\nindex " + ZERO + ".." + new + "\n"
             "--- /dev/null\n+++ b/docs/new.md\n@@ -0,0 +1,5 @@\n+# Risk: Flaky mirror\n+Retries hide outages.\n"

@@ -18,10 +18,11 @@ from click.testing import CliRunner
 from git_memzoi.cli.memzoi import cli
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi import api, capture
-from git_memzoi.memzoi import capture_gitchange as gc
-from git_memzoi.memzoi.api import Context
-from git_memzoi.memzoi.capture_markdown import CaptureError
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.capture import plan as capture
+from git_memzoi.memzoi.capture.profiles import gitchange as gc
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
 from tests.conftest import Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
@@ -49,9 +50,9 @@ def history(repo: Repo) -> tuple[str, str, str]:
 
 
 @pytest.fixture
-def ctx(repo: Repo, history: tuple[str, str, str]) -> Context:
-    api.init(repo.root)
-    return api.context(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")
+def ctx(repo: Repo, history: tuple[str, str, str]) -> Workspace:
+    workspace.init(repo.root)
+    return workspace.open_workspace(repo.root, clock=FixedClock(NOW.date(), NOW), actor="zoki")
 
 
 def request(base: str, head: str, merge_parent: str = "base_to_head", **extra: Any) -> dict[str, Any]:
@@ -70,13 +71,13 @@ def tree(root: Path) -> dict[str, bytes]:
             if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
 
 
-def code_of(ctx: Context, req: dict[str, Any]) -> str:
+def code_of(ctx: Workspace, req: dict[str, Any]) -> str:
     with pytest.raises(CaptureError) as err:
         capture.plan_request(ctx, req)
     return err.value.code
 
 
-def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Context, history: tuple[str, str, str]) -> None:
+def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Workspace, history: tuple[str, str, str]) -> None:
     base, _, head = history
     before = tree(repo.root)
     plan = capture.plan_request(ctx, request(base, head))
@@ -138,7 +139,7 @@ def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Context, history: t
             for m in c["action"]["matches"]} == {"pending_proposal"}  # fmt: skip
 
 
-def test_first_parent_mode_and_partial_range(ctx: Context, history: tuple[str, str, str]) -> None:
+def test_first_parent_mode_and_partial_range(ctx: Workspace, history: tuple[str, str, str]) -> None:
     base, middle, head = history
     plan = capture.plan_request(ctx, request(base, middle, "first_parent"))
     assert {c["memory"]["title"] for c in plan["candidates"]} == {"Lock files", "Run tests", "Old cache"}
@@ -146,7 +147,7 @@ def test_first_parent_mode_and_partial_range(ctx: Context, history: tuple[str, s
     assert capture.plan_request(ctx, request(head, base))["status"] == "ready"  # base_to_head: any two trees
 
 
-def test_ref_names_and_bad_requests_are_refused(repo: Repo, ctx: Context, history: tuple[str, str, str]) -> None:
+def test_ref_names_and_bad_requests_are_refused(repo: Repo, ctx: Workspace, history: tuple[str, str, str]) -> None:
     base, _, head = history
     before = tree(repo.root)
     for bad_base in ("main", "HEAD", base[:12], f"sha1:{base[:12]}", base.upper(), "HEAD~1"):
@@ -166,7 +167,7 @@ def test_ref_names_and_bad_requests_are_refused(repo: Repo, ctx: Context, histor
     assert tree(repo.root) == before
 
 
-def test_caps_and_binary_fail_closed(repo: Repo, ctx: Context, history: tuple[str, str, str],
+def test_caps_and_binary_fail_closed(repo: Repo, ctx: Workspace, history: tuple[str, str, str],
                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     base, middle, head = history
     monkeypatch.setattr(gc, "MAX_FILES", 3)
@@ -181,7 +182,7 @@ def test_caps_and_binary_fail_closed(repo: Repo, ctx: Context, history: tuple[st
     assert code_of(ctx, request(head, binary)) == "extractor_safeguard_failed"
 
 
-def test_secret_in_range_blocks_and_is_never_echoed(repo: Repo, ctx: Context, history: tuple[str, str, str]) -> None:
+def test_secret_in_range_blocks_and_is_never_echoed(repo: Repo, ctx: Workspace, history: tuple[str, str, str]) -> None:
     _, _, head = history
     rng = random.Random(41)
     token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))
@@ -193,7 +194,7 @@ def test_secret_in_range_blocks_and_is_never_echoed(repo: Repo, ctx: Context, hi
     assert not any(token[i : i + 8] in out for i in range(len(token) - 7))
 
 
-def test_cli_request_file_review_apply(repo: Repo, ctx: Context, history: tuple[str, str, str]) -> None:
+def test_cli_request_file_review_apply(repo: Repo, ctx: Workspace, history: tuple[str, str, str]) -> None:
     base, middle, _ = history
     runner = CliRunner()
     req = request(base, middle)
@@ -240,7 +241,7 @@ def test_cli_request_file_review_apply(repo: Repo, ctx: Context, history: tuple[
     assert ok.exit_code == 0 and json.loads(ok.output)["extractor"]["id"] == "memzoi-markdown"
 
 
-def test_rendering_matches_git_diff_byte_for_byte(repo: Repo, ctx: Context, history: tuple[str, str, str]) -> None:
+def test_rendering_matches_git_diff_byte_for_byte(repo: Repo, ctx: Workspace, history: tuple[str, str, str]) -> None:
     """``git diff --full-index -M``: adds, edits, renames (exact and edited, with git's similarity score),
     deletes, mode changes, empty files and missing final newlines, in git's file order."""
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
@@ -274,13 +275,13 @@ def test_rendering_matches_git_diff_byte_for_byte(repo: Repo, ctx: Context, hist
     assert (loc["change_kind"], loc["old_path"], loc["new_path"]) == ("renamed", "notes/a.md", "notes/c.md")
 
 
-def test_policy_inputs_are_scanned_and_hashed(repo: Repo, ctx: Context, history: tuple[str, str, str]) -> None:
+def test_policy_inputs_are_scanned_and_hashed(repo: Repo, ctx: Workspace, history: tuple[str, str, str]) -> None:
     base, middle, head = history
     plan = capture.plan_request(ctx, request(base, middle))
     inputs = plan["sources"][0]["policy_inputs"]
     ignore = repo.root / ".gitignore"
     assert [i["path"] for i in inputs][:3] == [".git", ".git/config", ".git/renderer-version"]
-    if ignore.exists():  # api.init writes one; it is read from the head tree only when committed there
+    if ignore.exists():  # workspace.init writes one; it is read from the head tree only when committed there
         assert ".gitignore" in [i["path"] for i in inputs] or repo.git("ls-tree", middle, ".gitignore") == ""
     secret = repo.commit("ignore", **{".gitignore": "password: hunter2-but-longer\n", "docs/x.md": "# X\n"})
     blocked = capture.plan_or_blocked(ctx, request(head, secret))

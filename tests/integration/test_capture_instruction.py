@@ -16,9 +16,11 @@ import pytest
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.core.yamlio import load_mapping
 from git_memzoi.integrations import agents
-from git_memzoi.memzoi import capture, capture_instruction, export
-from git_memzoi.memzoi.api import Context
-from git_memzoi.memzoi.capture_markdown import CaptureError
+from git_memzoi.memzoi.capture import plan as capture
+from git_memzoi.memzoi.capture.profiles import instruction as capture_instruction
+from git_memzoi.memzoi import export
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
 from tests.conftest import SHARED, Repo
 from tests.integration.memzoi_ctx import tree
 
@@ -39,7 +41,7 @@ def request(path: str, source_id: str = "source-1", media_type: str = "text/mark
                          "media_type": media_type}]}  # fmt: skip
 
 
-def plan_of(ctx: Context, path: str) -> dict[str, Any]:
+def plan_of(ctx: Workspace, path: str) -> dict[str, Any]:
     return capture.plan_request(ctx, request(path))
 
 
@@ -53,7 +55,7 @@ def route(candidate: dict[str, Any]) -> tuple[str, str, str]:
     return c["destination"], c["sensitivity"], candidate["action"]["kind"]
 
 
-def review_and_apply(ctx: Context, plan: dict[str, Any], outcomes: dict[str, str]) -> dict[str, Any]:
+def review_and_apply(ctx: Workspace, plan: dict[str, Any], outcomes: dict[str, str]) -> dict[str, Any]:
     items = [{"candidate_id": c["candidate_id"], "outcome": outcomes[c["candidate_id"]]} for c in plan["candidates"]]
     rev = capture.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
                                      "decisions": items}, reviewed_by="zoki", reviewed_at=REVIEWED_AT)  # fmt: skip
@@ -92,7 +94,7 @@ def assert_matches_expected(data: dict[str, bytes], got: dict[str, Any], want: d
 
 @needs_corpus
 @pytest.mark.parametrize("case_id", CORPUS_CASES)
-def test_corpus_case(repo: Repo, ctx: Context, case_id: str) -> None:
+def test_corpus_case(repo: Repo, ctx: Workspace, case_id: str) -> None:
     case = corpus_case(case_id)
     data = {}
     for item in case["project_files"]:
@@ -122,7 +124,7 @@ def test_corpus_case(repo: Repo, ctx: Context, case_id: str) -> None:
 
 
 @needs_corpus
-def test_corpus_stale_source_rejects_the_review(repo: Repo, ctx: Context) -> None:
+def test_corpus_stale_source_rejects_the_review(repo: Repo, ctx: Workspace) -> None:
     case = corpus_case("explicit-agent-instructions")
     (item,) = case["project_files"]
     repo.write(item["path"], (CORPUS_DIR / item["fixture"]).read_text("utf-8"))
@@ -137,7 +139,7 @@ def test_corpus_stale_source_rejects_the_review(repo: Repo, ctx: Context) -> Non
 # ------------------------------------------------------------------------------------------------ own cases
 
 
-def test_nested_and_root_files_scope_to_their_directory(repo: Repo, ctx: Context) -> None:
+def test_nested_and_root_files_scope_to_their_directory(repo: Repo, ctx: Workspace) -> None:
     repo.write("services/api/CLAUDE.md", "# Testing\nRun the contract tests before merging.\n")
     repo.write("CLAUDE.md", "Keep commits small.\n\n# Style\n\nFormat with the project formatter.\n\n# Empty\n\n")
     nested = plan_of(ctx, "services/api/CLAUDE.md")
@@ -159,7 +161,7 @@ def test_nested_and_root_files_scope_to_their_directory(repo: Repo, ctx: Context
     assert (root["data_class"], root["diagnostics"]) == ("repo_safe", [])
 
 
-def test_typed_headings_keep_their_mapping(repo: Repo, ctx: Context) -> None:
+def test_typed_headings_keep_their_mapping(repo: Repo, ctx: Workspace) -> None:
     repo.write("AGENTS.md", "# Agent instructions\n\n## Workflow\n\nReview changes.\n\n### Procedure: Nested rule\n\n"
                "Use stable cache keys.\n\n## Preference: Terse answers\nPrefer short replies.\n\n"
                "## Episode: Debugged CI\nThe cache was cold.\n\n```\n# Fact: not a heading\n```\n")  # fmt: skip
@@ -191,7 +193,7 @@ def test_review_marker_words(text: str, marked: bool) -> None:
     assert capture_instruction.has_review_marker(text) is marked
 
 
-def test_review_markers_route_to_needs_review(repo: Repo, ctx: Context) -> None:
+def test_review_markers_route_to_needs_review(repo: Repo, ctx: Workspace) -> None:
     repo.write("AGENTS.md", "WIP: everything below is shared.\n\n# Agent instructions\n\n## Temporary notes\n\n"
                "Use this override during migration.\n\n## Private instructions\n\nKeep this out of shared memory.\n\n"
                "### Procedure: Nested shared rule\n\nUse a stable cache key.\n\n## Temporarily stable\n\n"
@@ -210,7 +212,7 @@ def test_review_markers_route_to_needs_review(repo: Repo, ctx: Context) -> None:
     assert plan["data_class"] == "private" and plan["summary"]["needs_review"] == 5
 
 
-def test_generated_blocks_inside_a_file_are_excluded(repo: Repo, ctx: Context) -> None:
+def test_generated_blocks_inside_a_file_are_excluded(repo: Repo, ctx: Workspace) -> None:
     projection = "\n".join([export.begin_marker("agents-md"), "## Procedure: Exported rule", "",
                             "Never capture exportedblockcanary.", export.end_marker("agents-md")])  # fmt: skip
     text = (f"# Workflow\n\nReview durable changes.\n\n{agents.block('codex')}\n\nAfter the block.\n\n"
@@ -235,7 +237,7 @@ def test_generated_blocks_inside_a_file_are_excluded(repo: Repo, ctx: Context) -
     assert route(workflow) == ("repo", "repo-safe", "create_proposal")
 
 
-def test_generated_projections_and_broken_markers(repo: Repo, ctx: Context) -> None:
+def test_generated_projections_and_broken_markers(repo: Repo, ctx: Workspace) -> None:
     repo.write("AGENTS.md", export.standalone([], "agents-md") + "# Procedure: Exported\nNever reingest this.\n")
     plan = plan_of(ctx, "AGENTS.md")
     assert (plan["status"], plan["data_class"], plan["candidates"]) == ("ready", "repo_safe", [])
@@ -253,7 +255,7 @@ def test_generated_projections_and_broken_markers(repo: Repo, ctx: Context) -> N
     assert (empty["candidates"], [d["code"] for d in empty["diagnostics"]]) == ([], ["unsupported_instruction_content"])
 
 
-def test_other_sources_are_refused(repo: Repo, ctx: Context) -> None:
+def test_other_sources_are_refused(repo: Repo, ctx: Workspace) -> None:
     repo.write("guide.md", "# Workflow\nNever scan this implicitly.\n")
     repo.write("docs/agents.md", "# Workflow\nLower-case names are not instruction files.\n")
     repo.write("AGENTS.md", "# Workflow\nReview.\n")
@@ -275,7 +277,7 @@ def test_other_sources_are_refused(repo: Repo, ctx: Context) -> None:
     assert err.value.code == "source_not_found"
 
 
-def test_secret_blocks_the_plan_and_is_never_echoed(repo: Repo, ctx: Context) -> None:
+def test_secret_blocks_the_plan_and_is_never_echoed(repo: Repo, ctx: Workspace) -> None:
     token = "ghp_" + "".join(random.Random(55).choice(string.ascii_letters + string.digits) for _ in range(36))
     repo.write("AGENTS.md", f"# Deploy\nSet DEPLOY_TOKEN={token} before the release job.\n\n"
                f"{agents.START}\npassword = 123456789012\n{agents.END}\n")  # fmt: skip
@@ -290,7 +292,7 @@ def test_secret_blocks_the_plan_and_is_never_echoed(repo: Repo, ctx: Context) ->
     assert not any(token[i : i + 8] in out for i in range(len(token) - 7)) and "123456789012" not in out
 
 
-def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Context) -> None:
+def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Workspace) -> None:
     repo.write("nested/AGENTS.md", "# Agent rules\nAlways review source changes before applying them.\n\n"
                "## Temporary notes\nKeep this out of shared memory.\n")  # fmt: skip
     before = tree(repo.root)
@@ -311,7 +313,7 @@ def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Context)
     assert [c["action"]["kind"] for c in replanned["candidates"]] == ["duplicate", "no_write"]
 
 
-def test_root_file_proposal_with_no_paths_applies(repo: Repo, ctx: Context) -> None:
+def test_root_file_proposal_with_no_paths_applies(repo: Repo, ctx: Workspace) -> None:
     repo.write("AGENTS.md", "# Release\nTag releases from main only after CI passes.\n")
     plan = plan_of(ctx, "AGENTS.md")
     (only,) = plan["candidates"]

@@ -12,9 +12,10 @@ from typing import Any
 
 import pytest
 
-from git_memzoi.memzoi import capture, capture_artifacts
-from git_memzoi.memzoi.api import Context
-from git_memzoi.memzoi.capture_markdown import CaptureError
+from git_memzoi.memzoi.capture import plan as capture
+from git_memzoi.memzoi.capture import artifacts as capture_artifacts
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
 from tests.conftest import Repo
 from tests.integration.memzoi_ctx import tree
 
@@ -34,7 +35,7 @@ def decisions(plan: dict[str, Any], *items: dict[str, Any]) -> dict[str, Any]:
     return {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": list(items)}
 
 
-def test_typed_plan_has_exact_evidence_and_writes_nothing(repo: Repo, ctx: Context) -> None:
+def test_typed_plan_has_exact_evidence_and_writes_nothing(repo: Repo, ctx: Workspace) -> None:
     repo.write("notes/typed.md", TYPED)
     before = tree(repo.root)
     plan = capture.plan(ctx, "notes/typed.md", "source-1")
@@ -61,7 +62,7 @@ def test_typed_plan_has_exact_evidence_and_writes_nothing(repo: Repo, ctx: Conte
     assert fact["classification"]["policy"] == {"suggested_destination": "repo"}
 
 
-def test_mixed_and_untyped_documents(repo: Repo, ctx: Context) -> None:
+def test_mixed_and_untyped_documents(repo: Repo, ctx: Workspace) -> None:
     repo.write("notes/mixed.md", "Unclassified preamble.\n\n# Fact: Supported capture candidate\nOnly the typed "
                "section becomes a candidate.\n\n# Temporary notes\nThis implementation chatter must not become "
                "durable memory.\n")  # fmt: skip
@@ -78,7 +79,7 @@ def test_mixed_and_untyped_documents(repo: Repo, ctx: Context) -> None:
     assert only["evidence"][0]["heading_path"] == [] and only["action"]["reason_code"] == "needs_review"
 
 
-def test_duplicates_and_conflicts_within_the_source(repo: Repo, ctx: Context) -> None:
+def test_duplicates_and_conflicts_within_the_source(repo: Repo, ctx: Workspace) -> None:
     repo.write("notes/m.md", "# Fact: Exact candidate\nSame body.\n\n# Fact: Exact candidate\nSame body.\n\n"
                "# Decision: Workflow\nA.\n\n# Decision: Workflow\nB.\n\n# Decision: Workflow\nC.\n")  # fmt: skip
     kinds = [(c["action"]["kind"], c["action"].get("match_count")) for c in capture.plan(ctx, "notes/m.md")
@@ -86,7 +87,7 @@ def test_duplicates_and_conflicts_within_the_source(repo: Repo, ctx: Context) ->
     assert kinds == [("no_write", None), ("duplicate", 1), ("no_write", None), ("conflict", 1), ("conflict", 2)]
 
 
-def test_review_and_apply_route_repo_local_and_session(repo: Repo, ctx: Context) -> None:
+def test_review_and_apply_route_repo_local_and_session(repo: Repo, ctx: Workspace) -> None:
     repo.write("notes/s.md", "## Decision: Verify release archives\nCheck the SHA-256 before extracting.\n\n"
                "## Preference: Terse answers\nPrefer short replies.\n\n## Episode: Debugged CI\nThe cache was cold.\n")
     plan = capture.plan(ctx, "notes/s.md", "notes")
@@ -119,7 +120,7 @@ def test_review_and_apply_route_repo_local_and_session(repo: Repo, ctx: Context)
     assert [c["action"]["kind"] for c in replanned["candidates"]] == ["duplicate", "duplicate", "no_write"]
 
 
-def test_apply_is_zero_write_on_changed_source_or_edited_artifacts(repo: Repo, ctx: Context) -> None:
+def test_apply_is_zero_write_on_changed_source_or_edited_artifacts(repo: Repo, ctx: Workspace) -> None:
     repo.write("notes/typed.md", TYPED)
     plan = capture.plan(ctx, "notes/typed.md")
     fact, procedure = plan["candidates"]
@@ -139,7 +140,7 @@ def test_apply_is_zero_write_on_changed_source_or_edited_artifacts(repo: Repo, c
     assert err.value.code == "stale_capture_plan" and tree(repo.root) == before
 
 
-def test_review_rejects_bad_decisions(repo: Repo, ctx: Context) -> None:
+def test_review_rejects_bad_decisions(repo: Repo, ctx: Workspace) -> None:
     repo.write("notes/typed.md", TYPED)
     plan = capture.plan(ctx, "notes/typed.md")
     fact, procedure = plan["candidates"]
@@ -161,7 +162,7 @@ def _token(rng: random.Random, prefix: str, n: int) -> str:
     return prefix + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(n))
 
 
-def test_br25_secret_blocks_and_is_never_echoed(repo: Repo, ctx: Context) -> None:
+def test_br25_secret_blocks_and_is_never_echoed(repo: Repo, ctx: Workspace) -> None:
     token = _token(random.Random(25), "ghp_", 36)
     repo.write("ops/runbook.md", f"## Procedure: Deploy token rotation\nSet DEPLOY_TOKEN={token} before the "
                "release job.\npassword = 123456789012\nDB password: ${DB_PASSWORD}\n")  # fmt: skip
@@ -182,7 +183,7 @@ def test_br25_secret_blocks_and_is_never_echoed(repo: Repo, ctx: Context) -> Non
     assert capture.plan(ctx, "ops/placeholder.md")["status"] == "ready"
 
 
-def test_br26_ordinary_text_passes_and_the_control_is_blocked(repo: Repo, ctx: Context) -> None:
+def test_br26_ordinary_text_passes_and_the_control_is_blocked(repo: Repo, ctx: Workspace) -> None:
     prose = ("Adopt a risk-based rollout; ask-first for task-scheduler changes. Introduced in commit "
              "9f2c4e1a7b3d5f60c8e2a4b6d8f0123456789abc.")
     repo.write("docs/adr.md", f"# Decision: Rollout policy\n{prose}\n")
@@ -200,7 +201,7 @@ def test_br26_ordinary_text_passes_and_the_control_is_blocked(repo: Repo, ctx: C
     ("notes/missing.md", "source_not_found"), ("notes/link.md", "unsafe_source_path"),
     ("notes/big.md", "source_too_large"), ("notes/bad.md", "invalid_encoding"),
 ])  # fmt: skip
-def test_bad_sources_are_rejected_without_writes(repo: Repo, ctx: Context, path: str, code: str) -> None:
+def test_bad_sources_are_rejected_without_writes(repo: Repo, ctx: Workspace, path: str, code: str) -> None:
     repo.write("notes/x.txt", "# Fact: x\ny\n")
     repo.write("notes/real.md", "# Fact: x\ny\n")
     os.symlink("real.md", repo.root / "notes/link.md")
@@ -212,7 +213,7 @@ def test_bad_sources_are_rejected_without_writes(repo: Repo, ctx: Context, path:
     assert err.value.code == code and tree(repo.root) == before
 
 
-def test_artifact_output_rules(repo: Repo, ctx: Context) -> None:
+def test_artifact_output_rules(repo: Repo, ctx: Workspace) -> None:
     repo.write("notes/typed.md", TYPED)
     plan = capture.plan(ctx, "notes/typed.md")
     with pytest.raises(CaptureError) as err:
@@ -225,7 +226,7 @@ def test_artifact_output_rules(repo: Repo, ctx: Context) -> None:
     assert err.value.code == "output_exists"
 
 
-def test_artifact_and_request_files_are_refused_without_writes(repo: Repo, ctx: Context) -> None:
+def test_artifact_and_request_files_are_refused_without_writes(repo: Repo, ctx: Workspace) -> None:
     """Artifacts over 2 MiB, symlinked, not UTF-8 JSON, or of the wrong schema; requests with unknown fields."""
     repo.write("notes/typed.md", TYPED)
     plan = capture.plan(ctx, "notes/typed.md")
@@ -252,7 +253,7 @@ def test_artifact_and_request_files_are_refused_without_writes(repo: Repo, ctx: 
     assert err.value.code == "unsupported_capture_profile" and tree(repo.root) == before
 
 
-def test_no_labelled_secret_reaches_a_plan(repo: Repo, ctx: Context) -> None:
+def test_no_labelled_secret_reaches_a_plan(repo: Repo, ctx: Workspace) -> None:
     """Every positive of the labelled set (tests/unit/test_secrets.py), written under a typed heading, blocks the
     plan: no candidate, no evidence, and no part of the secret in the plan; every negative plans normally."""
     from tests.unit.test_secrets import negatives, positives

@@ -12,8 +12,11 @@ import pytest
 
 from git_memzoi.core import frontmatter
 from git_memzoi.core.clock import FixedClock
-from git_memzoi.memzoi import index_db, lifecycle, okf, record_store
-from git_memzoi.memzoi.api import Context
+from git_memzoi.memzoi.recall.index import db as index_db
+from git_memzoi.memzoi.proposals import lifecycle
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.layout import Layout, init
 from tests.conftest import SHARED, Repo
 
@@ -61,7 +64,7 @@ def test_tombstoning_a_record_rewrites_only_its_status_line(layout: Layout, repo
     target = "prefer-source-files-below-1000-lines"
     path: Path = layout.records / f"{target}.md"
     before = path.read_bytes().splitlines()
-    ctx = Context(layout, CLOCK, "test")
+    ctx = Workspace(layout, CLOCK, "test")
     lifecycle.tombstone(ctx, target, reason="obsolete", actor="test")
     after = path.read_bytes().splitlines()
     changed = [(b, a) for b, a in zip(before, after) if b != a]

@@ -257,7 +257,7 @@ def test_shim_is_silent_when_the_pinned_interpreter_lost_the_package(hooked: Rep
 
 
 def test_checkout_and_merge_refresh_the_derived_index(hooked: Repo) -> None:
-    from git_memzoi.memzoi import index_db
+    from git_memzoi.memzoi.recall.index import db as index_db
 
     index = index_db.index_path(Layout(hooked.root))
     index.unlink(missing_ok=True)
@@ -282,7 +282,7 @@ def _indexed_ids(index: Path) -> set[str]:
 
 
 def test_index_refresh_failure_never_fails_the_checkout(hooked: Repo) -> None:
-    from git_memzoi.memzoi import index_db
+    from git_memzoi.memzoi.recall.index import db as index_db
 
     index = index_db.index_path(Layout(hooked.root))
     index.unlink(missing_ok=True)

@@ -1,4 +1,4 @@
-"""The index freshness watcher (memzoi/index_watch.py, core/fswatch.py) on real files in tmp_path.
+"""The index freshness watcher (memzoi/recall/index/watch.py, core/fswatch.py) on real files in tmp_path.
 
 With a watcher, ``refresh`` skips its stat walk while nothing changed; every kind of change must still show in
 the next search: external edits once the watcher delivered their event (waited for with a bounded poll, never
@@ -17,8 +17,12 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from git_memzoi.core import fswatch
-from git_memzoi.memzoi import index_db, index_watch, lifecycle, runtime, search
-from git_memzoi.memzoi.api import Context
+from git_memzoi.memzoi.recall.index import db as index_db
+from git_memzoi.memzoi.recall.index import watch as index_watch
+from git_memzoi.memzoi.proposals import lifecycle
+from git_memzoi.memzoi.runtime import local as runtime
+from git_memzoi.memzoi.recall import search
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import Repo
 from tests.integration.test_memzoi_recall import ctx_of, record
 
@@ -37,11 +41,11 @@ def until(condition: Callable[[], bool], timeout_s: float = 10.0) -> bool:
     return True
 
 
-def titles(ctx: Context, query: str, destination: str = "repo") -> list[str]:
+def titles(ctx: Workspace, query: str, destination: str = "repo") -> list[str]:
     return [r["record"]["title"] for r in search.search(ctx, query, destination=destination, log=False).results]
 
 
-def walks_skipped(ctx: Context) -> bool:
+def walks_skipped(ctx: Workspace) -> bool:
     """Refresh, then report whether the next refresh would skip its walk (the folders' racy window passed)."""
     index_db.refresh(ctx.layout)
     ticket = index_watch.begin(ctx.layout)
@@ -49,7 +53,7 @@ def walks_skipped(ctx: Context) -> bool:
 
 
 @pytest.fixture
-def watched(repo: Repo) -> Iterator[Context]:
+def watched(repo: Repo) -> Iterator[Workspace]:
     ctx = ctx_of(repo)
     record(repo, "alpha", title="Alpha cache rule", body="The cache is keyed by commit.")
     record(repo, "beta", title="Beta token rule", body="Tokens expire after an hour.")
@@ -59,24 +63,24 @@ def watched(repo: Repo) -> Iterator[Context]:
     index_watch.unwatch(ctx.layout)
 
 
-def generation(ctx: Context) -> int:
+def generation(ctx: Workspace) -> int:
     return index_watch._STATES[str(ctx.layout.root)].watch.generation
 
 
-def after_event(ctx: Context, change: Callable[[], object]) -> None:
+def after_event(ctx: Workspace, change: Callable[[], object]) -> None:
     """Make ``change`` and wait (bounded) until the watcher counted an event for it."""
     before = generation(ctx)
     change()
     assert until(lambda: generation(ctx) > before), "the watcher delivered no event"
 
 
-def test_unchanged_store_is_not_walked(watched: Context, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_unchanged_store_is_not_walked(watched: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(index_db._Scan, "of", lambda layout: pytest.fail("walked an unchanged store"))
     assert titles(watched, "cache") == ["Alpha cache rule"]
     assert index_db.refresh(watched.layout).scanned == 2
 
 
-def test_external_in_place_edit(watched: Context) -> None:
+def test_external_in_place_edit(watched: Workspace) -> None:
     path = watched.layout.records / "alpha.md"
     inode = path.stat().st_ino
     data = path.read_bytes().replace(b"Alpha cache rule", b"Alpha store rule")
@@ -91,7 +95,7 @@ def test_external_in_place_edit(watched: Context) -> None:
     assert titles(watched, "store") == ["Alpha store rule"]
 
 
-def test_external_new_file_delete_and_rename(watched: Context, repo: Repo) -> None:
+def test_external_new_file_delete_and_rename(watched: Workspace, repo: Repo) -> None:
     after_event(watched, lambda: record(repo, "gamma", title="Gamma cache note", body="Another cache fact."))
     assert "Gamma cache note" in titles(watched, "cache")
     after_event(watched, lambda: (watched.layout.records / "gamma.md").unlink())
@@ -106,7 +110,7 @@ def test_external_new_file_delete_and_rename(watched: Context, repo: Repo) -> No
     assert "Alpha cache rule" not in titles(watched, "cache")
 
 
-def test_subfolder_created_later_is_watched(watched: Context, repo: Repo) -> None:
+def test_subfolder_created_later_is_watched(watched: Workspace, repo: Repo) -> None:
     after_event(watched, lambda: record(repo, "area/epsilon", title="Epsilon cache", body="In a new folder."))
     assert "Epsilon cache" in titles(watched, "cache")
     assert until(lambda: walks_skipped(watched))
@@ -122,11 +126,11 @@ def test_subfolder_created_later_is_watched(watched: Context, repo: Repo) -> Non
     assert titles(watched, "store") == ["Epsilon store"]
 
 
-def test_own_writes_are_seen_at_once(watched: Context) -> None:
+def test_own_writes_are_seen_at_once(watched: Workspace) -> None:
     runtime.add_local(watched, memory_type="fact", title="Local cache hint", body="Only on this machine.")
     assert titles(watched, "hint", destination="local") == ["Local cache hint"]  # runtime/local appeared
     assert until(lambda: walks_skipped(watched))
-    runtime.add_local(watched, memory_type="fact", title="Second cache hint", body="Also local.")
+    runtime.add_local(watched, memory_type="fact", title="Second cache hint", body="Also runtime.")
     assert sorted(titles(watched, "hint", destination="local")) == ["Local cache hint", "Second cache hint"]
     assert until(lambda: walks_skipped(watched))
     lifecycle.supersede(watched, "beta", title="Beta token rule v2", body="Tokens expire after a day.",
@@ -134,7 +138,7 @@ def test_own_writes_are_seen_at_once(watched: Context) -> None:
     assert titles(watched, "token") == ["Beta token rule v2"]
 
 
-def test_index_replaced_by_another_process_is_walked(watched: Context, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_index_replaced_by_another_process_is_walked(watched: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     index_db.rebuild(watched.layout)  # a new file: the walk the next refresh does is the proof
     walked: list[int] = []
     scan = index_db._Scan.of
@@ -143,7 +147,7 @@ def test_index_replaced_by_another_process_is_walked(watched: Context, monkeypat
     assert walked
 
 
-def test_stopped_watcher_walks_as_before(watched: Context) -> None:
+def test_stopped_watcher_walks_as_before(watched: Workspace) -> None:
     index_watch.unwatch(watched.layout)
     assert index_watch.begin(watched.layout) is None
     path = watched.layout.records / "alpha.md"
@@ -151,7 +155,7 @@ def test_stopped_watcher_walks_as_before(watched: Context) -> None:
     assert titles(watched, "index") == ["Alpha index rule"]  # no wait: the walk sees it
 
 
-def test_dead_watcher_falls_back_to_walking(watched: Context) -> None:
+def test_dead_watcher_falls_back_to_walking(watched: Workspace) -> None:
     index_watch._STATES[str(watched.layout.root)].watch.stop()  # as if its thread died
     path = watched.layout.records / "alpha.md"
     with open(path, "r+b") as handle:

@@ -8,7 +8,7 @@ from click.testing import CliRunner
 from mcp import ClientSession
 
 from git_memzoi.cli.memzoi import cli
-from git_memzoi.memzoi import packets
+from git_memzoi.memzoi.proposals import packets
 from tests.conftest import Repo
 from tests.integration.test_mcp_server import call, drive
 

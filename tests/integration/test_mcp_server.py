@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from git_memzoi.cli.memkeep import cli as memkeep_cli
 from git_memzoi.cli.memzoi import cli
 from git_memzoi.mcp.server import TOOL_NAMES
-from git_memzoi.memzoi import okf
+from git_memzoi.memzoi.records import okf
 from tests.conftest import Repo, entry_text
 
 NOW = "2026-07-10T12:00:00Z"

@@ -17,8 +17,11 @@ from typing import Any
 import pytest
 
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import context, eval_corpus, eval_recall, eval_report
-from git_memzoi.memzoi.eval_corpus import CorpusError
+from git_memzoi.memzoi.recall import pack as context_pack
+from git_memzoi.memzoi.eval.recall import corpus as eval_corpus
+from git_memzoi.memzoi.eval.recall import run as eval_recall
+from git_memzoi.memzoi.eval import report as eval_report
+from git_memzoi.memzoi.eval.recall.corpus import CorpusError
 from tests.conftest import SHARED, Repo
 
 RECALL_V2 = SHARED / "conformance" / "memzoi" / "recall-v2"
@@ -103,7 +106,7 @@ def test_own_corpus_passes_and_its_baseline_is_current() -> None:
 def test_own_staleness_cases_rank_suspect_records_below_current_ones() -> None:
     corpus = eval_corpus.load(OWN / "corpus.yaml")
     with eval_recall.sandbox(corpus) as box:
-        pack = context.build(box.ctx, "price TTL", token_budget=500).to_json()
+        pack = context_pack.build(box.ws, "price TTL", token_budget=500).to_json()
         order = [(r["record"]["id"], r["suspect"] is not None) for r in pack["records"]]
         assert order == [("price-cache-ttl-is-five-minutes", False), ("price-cache-invalidation-races", True)]
         assert pack["records"][1]["score"] > pack["records"][0]["score"]  # it outscores the fact, yet ranks below
@@ -117,20 +120,20 @@ def test_the_sandbox_is_a_fresh_git_repository_that_is_removed_afterwards(tmp_pa
 
     corpus = eval_corpus.load(OWN / "corpus.yaml")
     with eval_recall.sandbox(corpus) as box:
-        root = box.ctx.layout.root
+        root = box.ws.layout.root
         view = Pygit2RepoView(root)
         assert view.root == root.resolve() and view.head() is None
         assert Repo(root).git("status", "--porcelain", "--untracked-files=no") == ""
         assert sorted(p.name for p in (root / ".memzoi" / "records").glob("*.md")) == sorted(
             [Path(r.path).name for r in corpus.records] + ["emit-structured-json-logs.md"])
-        assert box.ctx.actor == "memzoi-eval" and box.ctx.clock.now() == corpus.evaluated_at
+        assert box.ws.actor == "memzoi-eval" and box.ws.clock.now() == corpus.evaluated_at
     assert not root.exists()
 
 
 def test_the_current_project_is_never_opened_or_mutated(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
-    from git_memzoi.memzoi import api
+    from git_memzoi.memzoi import workspace
 
-    api.init(repo.root)
+    workspace.init(repo.root)
     (repo.root / ".memzoi" / "records" / "note.md").write_text("not a record", "utf-8")
     before = {p: p.read_bytes() for p in sorted(repo.root.rglob("*")) if p.is_file()}
     monkeypatch.chdir(repo.root)

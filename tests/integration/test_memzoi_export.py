@@ -16,8 +16,11 @@ import pytest
 
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import api, events, export, okf
-from git_memzoi.memzoi.api import Context
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.records import events
+from git_memzoi.memzoi import export
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.layout import Layout
 from tests.conftest import SHARED, Repo
 
@@ -26,7 +29,7 @@ DOGFOOD = SHARED / "conformance" / "memzoi" / "dogfood-records" / "records"
 USER_TEXT = "# Agent notes\r\n\r\nRun `make test` before pushing.\r\n"
 
 
-def write_record(ctx: Context, record_id: str, memory_type: str, title: str, body: str, **extra: Any) -> None:
+def write_record(ctx: Workspace, record_id: str, memory_type: str, title: str, body: str, **extra: Any) -> None:
     fields: dict[str, Any] = {
         "id": record_id, "type": memory_type, "lane": "procedural" if memory_type == "procedure" else "semantic",
         "title": title, "scope": "repo", "visibility": "repo", "content_class": "general_repo_knowledge",
@@ -38,9 +41,9 @@ def write_record(ctx: Context, record_id: str, memory_type: str, title: str, bod
 
 
 @pytest.fixture
-def ctx(repo: Repo) -> Context:
-    api.init(repo.root)
-    c = Context(Layout(repo.root), FixedClock(NOW.date(), NOW), "tester")
+def ctx(repo: Repo) -> Workspace:
+    workspace.init(repo.root)
+    c = Workspace(Layout(repo.root), FixedClock(NOW.date(), NOW), "tester")
     write_record(c, "run-migrations", "procedure", "Run migrations with make migrate",
                  "Apply migrations locally before opening a pull request.", applies_to=("db/migrations/**",))
     write_record(c, "money-in-cents", "decision", 'Store money as "integer" cents', "Floats never hold money.",
@@ -64,7 +67,7 @@ def tree(root: Path) -> dict[str, bytes]:
 # ------------------------------------------------------------------------------------------------ okf
 
 
-def test_okf_writes_one_quoted_file_per_current_non_private_record(ctx: Context) -> None:
+def test_okf_writes_one_quoted_file_per_current_non_private_record(ctx: Workspace) -> None:
     result = export.export(ctx, "okf")
     assert result.records == ("money-in-cents", "redis-port", "run-migrations", "orders-table-lock", "lockfile")
     assert result.skipped_private == 1
@@ -79,7 +82,7 @@ def test_okf_writes_one_quoted_file_per_current_non_private_record(ctx: Context)
     assert export.export(ctx, "okf", scope_kind="team").records == ("team-rule",)
 
 
-def test_okf_regeneration_is_byte_stable_and_removes_only_its_own_stale_files(ctx: Context) -> None:
+def test_okf_regeneration_is_byte_stable_and_removes_only_its_own_stale_files(ctx: Workspace) -> None:
     export.export(ctx, "okf")
     folder = ctx.layout.base / "exports" / "okf"
     (folder / "README.md").write_text("my notes about the exports\n", "utf-8")
@@ -97,7 +100,7 @@ def test_okf_regeneration_is_byte_stable_and_removes_only_its_own_stale_files(ct
 # ------------------------------------------------------------------------------------------------ agents-md
 
 
-def test_agents_md_standalone_layout(ctx: Context) -> None:
+def test_agents_md_standalone_layout(ctx: Workspace) -> None:
     result = export.export(ctx, "agents-md")
     assert [(f.path, f.action) for f in result.files] == [(".memzoi/exports/AGENTS.memory.md", "written")]
     text = (ctx.layout.base / "exports" / "AGENTS.memory.md").read_text("utf-8")
@@ -117,7 +120,7 @@ def test_agents_md_standalone_layout(ctx: Context) -> None:
     assert export.export(ctx, "agents-md").files[0].action == "unchanged"
 
 
-def test_a_marked_block_only_rewrites_the_bytes_between_its_markers(ctx: Context) -> None:
+def test_a_marked_block_only_rewrites_the_bytes_between_its_markers(ctx: Workspace) -> None:
     agents = ctx.layout.root / "AGENTS.md"
     agents.write_bytes(USER_TEXT.encode())
     first = export.export(ctx, "agents-md", target="AGENTS.md")
@@ -150,7 +153,7 @@ def test_a_marked_block_only_rewrites_the_bytes_between_its_markers(ctx: Context
     assert b"Use pnpm add or pnpm remove." in changed
 
 
-def test_a_missing_target_is_created_and_two_formats_keep_separate_blocks(ctx: Context) -> None:
+def test_a_missing_target_is_created_and_two_formats_keep_separate_blocks(ctx: Workspace) -> None:
     result = export.export(ctx, "claude-md", target="CLAUDE.md")
     assert result.files[0].action == "created"
     text = (ctx.layout.root / "CLAUDE.md").read_text("utf-8")
@@ -167,7 +170,7 @@ def test_a_missing_target_is_created_and_two_formats_keep_separate_blocks(ctx: C
     "{end}\nx\n{begin}\n",
     "{begin}\n{end}\n{begin}\n{end}\n",
 ])  # fmt: skip
-def test_broken_markers_are_refused_without_writing(ctx: Context, content: str) -> None:
+def test_broken_markers_are_refused_without_writing(ctx: Workspace, content: str) -> None:
     agents = ctx.layout.root / "AGENTS.md"
     agents.write_text(content.format(begin=export.begin_marker("agents-md"), end=export.end_marker("agents-md")),
                       "utf-8")  # fmt: skip
@@ -180,7 +183,7 @@ def test_broken_markers_are_refused_without_writing(ctx: Context, content: str) 
 @pytest.mark.parametrize("target", ["../AGENTS.md", "/tmp/AGENTS.md", "docs/../AGENTS.md", "./AGENTS.md",
                                     ".git/AGENTS.md", "AGENTS.txt", "missing/AGENTS.md", "linked.md",
                                     "linkdir/AGENTS.md", "docs", "C:/AGENTS.md"])  # fmt: skip
-def test_unsafe_targets_are_refused(ctx: Context, tmp_path: Path, target: str) -> None:
+def test_unsafe_targets_are_refused(ctx: Workspace, tmp_path: Path, target: str) -> None:
     root = ctx.layout.root
     outside = tmp_path / "outside"
     outside.mkdir()
@@ -195,14 +198,14 @@ def test_unsafe_targets_are_refused(ctx: Context, tmp_path: Path, target: str) -
     assert tree(root) == before and (outside / "AGENTS.md").read_text("utf-8") == "outside\n"
 
 
-def test_a_directory_named_like_a_markdown_file_is_refused(ctx: Context) -> None:
+def test_a_directory_named_like_a_markdown_file_is_refused(ctx: Workspace) -> None:
     (ctx.layout.root / "docs.md").mkdir()
     with pytest.raises(InputError) as info:
         export.export(ctx, "claude-md", target="docs.md")
     assert info.value.code == "unsafe_target"
 
 
-def test_bad_arguments(ctx: Context) -> None:
+def test_bad_arguments(ctx: Workspace) -> None:
     for kwargs, code in (({"fmt": "html"}, "invalid_format"), ({"fmt": "okf", "target": "AGENTS.md"}, "bad_usage"),
                          ({"fmt": "okf", "scope_kind": "galaxy"}, "invalid_scope_kind")):  # fmt: skip
         with pytest.raises(InputError) as info:
@@ -211,7 +214,7 @@ def test_bad_arguments(ctx: Context) -> None:
     assert not (ctx.layout.base / "exports").exists()
 
 
-def test_export_logs_counts_only(ctx: Context) -> None:
+def test_export_logs_counts_only(ctx: Workspace) -> None:
     export.export(ctx, "agents-md")
     last = list(events.export(ctx.layout))[-1]
     assert '"event_type":"memory.exported"' in last and "Floats never hold money" not in last
@@ -219,17 +222,17 @@ def test_export_logs_counts_only(ctx: Context) -> None:
 
 @pytest.mark.skipif(not DOGFOOD.is_dir(), reason="../shared/conformance is not present (a user's clone)")
 def test_dogfood_records_export_stably(repo: Repo) -> None:
-    api.init(repo.root)
+    workspace.init(repo.root)
     for file in sorted(DOGFOOD.glob("*.md")):
         shutil.copyfile(file, repo.root / ".memzoi" / "records" / file.name)
-    c = Context(Layout(repo.root), FixedClock(dt.date(2026, 7, 20)), "tester")
+    c = Workspace(Layout(repo.root), FixedClock(dt.date(2026, 7, 20)), "tester")
     first = export.export(c, "okf")
     assert len(first.records) == 34 and not first.unreadable  # 35 records, one superseded
     agents = export.export(c, "agents-md")
     snapshot = tree(repo.root)
     assert {f.action for f in export.export(c, "okf").files} == {"unchanged"}
     assert export.export(c, "agents-md").files[0].action == "unchanged" and tree(repo.root) == snapshot
-    from git_memzoi.memzoi import record_store
+    from git_memzoi.memzoi.records import store as record_store
 
     types = {r.id: r.type for r in record_store.scan(c.layout).records}
     text = (repo.root / agents.files[0].path).read_text("utf-8")

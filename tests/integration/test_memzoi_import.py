@@ -11,9 +11,11 @@ from typing import Any
 
 import pytest
 
-from git_memzoi.memzoi import importer, importer_apply, proposal_files
-from git_memzoi.memzoi.api import Context
-from git_memzoi.memzoi.importer import ImportManifestError
+from git_memzoi.memzoi.imports import plan as importer
+from git_memzoi.memzoi.imports import apply as importer_apply
+from git_memzoi.memzoi.proposals import files as proposal_files
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.imports.plan import ImportManifestError
 from tests.conftest import Repo
 from tests.integration.memzoi_ctx import tree
 
@@ -47,7 +49,7 @@ def secret() -> str:
     ("session", "decision", "semantic", ("episode", "session")),
     ("session", None, None, ("episode", "session")),
 ])  # fmt: skip
-def test_inference_table(ctx: Context, destination: str, given_type: str | None, lane: str | None,
+def test_inference_table(ctx: Workspace, destination: str, given_type: str | None, lane: str | None,
                          expected: tuple[str, str]) -> None:  # fmt: skip
     c = cand(destination)
     c.pop("type", None)
@@ -57,14 +59,14 @@ def test_inference_table(ctx: Context, destination: str, given_type: str | None,
 
 
 @pytest.mark.parametrize("lane", [None, "semantic"])
-def test_type_that_cannot_be_inferred_is_rejected(ctx: Context, lane: str | None) -> None:
+def test_type_that_cannot_be_inferred_is_rejected(ctx: Workspace, lane: str | None) -> None:
     c = cand("local", **({"lane": lane} if lane else {}))
     with pytest.raises(ImportManifestError) as err:
         importer.plan(ctx, manifest(c), actor="cli")
     assert err.value.code == "invalid_import_manifest" and "candidates[0].type" in err.value.message
 
 
-def test_normalization_and_plan_shape(repo: Repo, ctx: Context) -> None:
+def test_normalization_and_plan_shape(repo: Repo, ctx: Workspace) -> None:
     c = cand(title="  Verify release archives ", body="\n Check the SHA-256.\n", reason=" durable ",
              tags=[" workflow", "auth", "workflow "], scope={"paths": ["src/**", " lib/** ", "src/**"]})  # fmt: skip
     raw = manifest(c, cand("discard", title="Old", body="Stale note.", type="fact"),
@@ -122,7 +124,7 @@ def test_normalization_and_plan_shape(repo: Repo, ctx: Context) -> None:
     (manifest(cand(scope={"paths": ["../x"]})), "scope.paths[0]"),
     (manifest(cand(scope={"id": " "})), "scope.id"),
 ])  # fmt: skip
-def test_strict_manifest_rejections(repo: Repo, ctx: Context, raw: dict[str, Any], where: str) -> None:
+def test_strict_manifest_rejections(repo: Repo, ctx: Workspace, raw: dict[str, Any], where: str) -> None:
     before = tree(repo.root)
     with pytest.raises(ImportManifestError) as err:
         importer.plan(ctx, raw, actor="cli")
@@ -132,13 +134,13 @@ def test_strict_manifest_rejections(repo: Repo, ctx: Context, raw: dict[str, Any
 
 @pytest.mark.parametrize(("name", "text"), [("empty.yml", "  \n"), ("list.yml", "- a\n"), ("bad.yml", "a: [\n"),
                                             ("dup.json", '{"version": 1, "version": 2}'), ("bad.json", "{")])
-def test_unreadable_manifest_files(repo: Repo, ctx: Context, name: str, text: str) -> None:
+def test_unreadable_manifest_files(repo: Repo, ctx: Workspace, name: str, text: str) -> None:
     with pytest.raises(ImportManifestError) as err:
         importer.read_manifest(repo.write(name, text))
     assert err.value.code == "invalid_import_manifest"
 
 
-def test_duplicates_against_inventory_and_earlier_candidates(repo: Repo, ctx: Context) -> None:
+def test_duplicates_against_inventory_and_earlier_candidates(repo: Repo, ctx: Workspace) -> None:
     raw = manifest(cand(), cand("local", title="Local note", body="Use make -j8.", type="procedure"),
                    cand("session", title="Today", body="Chasing a flaky test."))  # fmt: skip
     plan = importer.plan(ctx, raw, actor="zoki")
@@ -164,7 +166,7 @@ def test_duplicates_against_inventory_and_earlier_candidates(repo: Repo, ctx: Co
         {"kind": "earlier_candidate", "id": "candidate-0", "destination": None, "candidate_index": 0}]  # fmt: skip
 
 
-def test_same_title_reserves_the_next_proposal_id(ctx: Context) -> None:
+def test_same_title_reserves_the_next_proposal_id(ctx: Workspace) -> None:
     raw = manifest(cand(body="One."), cand(body="Two."))
     plan = importer.plan(ctx, raw, actor="cli")
     assert [c["action"]["proposal_id"] for c in plan["candidates"]] == [
@@ -173,7 +175,7 @@ def test_same_title_reserves_the_next_proposal_id(ctx: Context) -> None:
     assert [w["proposal_id"] for w in result["writes"]] == [c["action"]["proposal_id"] for c in plan["candidates"]]
 
 
-def test_non_repo_safe_repo_candidate_blocks_repo_writes_only(repo: Repo, ctx: Context) -> None:
+def test_non_repo_safe_repo_candidate_blocks_repo_writes_only(repo: Repo, ctx: Workspace) -> None:
     raw = manifest(cand(title="Private thing", body="Internal hostname layout.", sensitivity="sensitive",
                         tags=["infra"], scope={"paths": ["ops/**"]}),
                    cand(title="Safe thing", body="Safe body."),
@@ -193,14 +195,14 @@ def test_non_repo_safe_repo_candidate_blocks_repo_writes_only(repo: Repo, ctx: C
     assert not any(repo.root.glob(".memzoi/proposals/pending/*.md"))
 
 
-def test_omitted_sensitivity_is_unknown_and_blocks(ctx: Context) -> None:
+def test_omitted_sensitivity_is_unknown_and_blocks(ctx: Workspace) -> None:
     c = cand()
     del c["sensitivity"]
     (out,) = importer.plan(ctx, manifest(c), actor="cli")["candidates"]
     assert out["sensitivity"] == "unknown" and out["action"]["kind"] == "blocked"
 
 
-def test_prohibited_content_blocks_the_plan_and_is_never_echoed(repo: Repo, ctx: Context) -> None:
+def test_prohibited_content_blocks_the_plan_and_is_never_echoed(repo: Repo, ctx: Workspace) -> None:
     token = secret()
     raw = manifest(cand("local", title="Deploy", body=f"Set DEPLOY_TOKEN={token} first.", type="procedure"),
                    cand(title="Clean one", body="Nothing to see."))  # fmt: skip
@@ -221,7 +223,7 @@ def test_prohibited_content_blocks_the_plan_and_is_never_echoed(repo: Repo, ctx:
     assert importer.plan(ctx, in_source, actor="cli")["diagnostics"][0]["field"] == "sources[0].url"
 
 
-def test_stale_plan_id_is_refused_with_zero_writes(repo: Repo, ctx: Context) -> None:
+def test_stale_plan_id_is_refused_with_zero_writes(repo: Repo, ctx: Workspace) -> None:
     raw = manifest(cand(), cand("local", title="Mine", body="Local body.", type="fact"))
     plan = importer.plan(ctx, raw, actor="cli")
     before = tree(repo.root)
@@ -237,7 +239,7 @@ def test_stale_plan_id_is_refused_with_zero_writes(repo: Repo, ctx: Context) -> 
     assert tree(repo.root) == before
 
 
-def test_apply_routes_and_keeps_private_items_out_of_the_repo(repo: Repo, ctx: Context) -> None:
+def test_apply_routes_and_keeps_private_items_out_of_the_repo(repo: Repo, ctx: Workspace) -> None:
     raw = manifest(cand(scope={"paths": ["src/**"]}, tags=["release"]),
                    cand("local", title="Local secretless note", body="Private local body.", type="fact"),
                    cand("session", title="Today", body="Private session body."),

@@ -17,11 +17,16 @@ import pytest
 
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import api, inbox, packets, policy, proposal_files, record_store
-from git_memzoi.memzoi.api import Context
-from git_memzoi.memzoi.inbox import ProposalNotFound, TransitionRefused
-from git_memzoi.memzoi.packets import SensitivityBlocked
-from git_memzoi.memzoi.policy import ApprovalPolicy, PolicyError
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.proposals import inbox
+from git_memzoi.memzoi.proposals import packets
+from git_memzoi.memzoi.records import policy
+from git_memzoi.memzoi.proposals import files as proposal_files
+from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.proposals.inbox import ProposalNotFound, TransitionRefused
+from git_memzoi.memzoi.proposals.packets import SensitivityBlocked
+from git_memzoi.memzoi.records.policy import ApprovalPolicy, PolicyError
 from tests.conftest import Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.timezone.utc)
@@ -36,15 +41,15 @@ NON_REPO_SAFE = ("local-only", "sensitive", "secret", "raw-transcript", "private
                  "unknown")  # fmt: skip
 
 
-def init(repo: Repo, when: dt.datetime = NOW) -> Context:
+def init(repo: Repo, when: dt.datetime = NOW) -> Workspace:
     """Initialise ``.memzoi/``, commit it, and return a context with a fixed clock."""
-    api.init(repo.root)
+    workspace.init(repo.root)
     repo.commit("memzoi init")
     return context(repo, when)
 
 
-def context(repo: Repo, when: dt.datetime) -> Context:
-    return api.context(repo.root, clock=FixedClock(when.date(), when), actor="agent")
+def context(repo: Repo, when: dt.datetime) -> Workspace:
+    return workspace.open_workspace(repo.root, clock=FixedClock(when.date(), when), actor="agent")
 
 
 def draft(**kw: Any) -> inbox.Draft:
@@ -53,7 +58,7 @@ def draft(**kw: Any) -> inbox.Draft:
     return inbox.make_draft(**{**fields, **kw})
 
 
-def propose(ctx: Context, home: Path | None = None, **kw: Any) -> inbox.ProposeResult:
+def propose(ctx: Workspace, home: Path | None = None, **kw: Any) -> inbox.ProposeResult:
     override = kw.pop("override", None)
     apply = kw.pop("apply", False)
     return inbox.propose(ctx, draft(**kw), memzoi_home=home, override=override, apply=apply)

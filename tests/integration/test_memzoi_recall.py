@@ -20,10 +20,19 @@ from hypothesis import strategies as st
 from git_memzoi.core import yamlio
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import api, budget, context, events, okf, precheck, proposal_files, runtime, search
-from git_memzoi.memzoi.api import Context
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.recall import budget
+from git_memzoi.memzoi.recall import pack as context_pack
+from git_memzoi.memzoi.records import events
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.recall import precheck
+from git_memzoi.memzoi.proposals import files as proposal_files
+from git_memzoi.memzoi.runtime import checkpoint as checkpoints
+from git_memzoi.memzoi.runtime import local as runtime
+from git_memzoi.memzoi.recall import search
+from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.pathmatch import best_path, citation_path, path_matches_request, path_score
+from git_memzoi.memzoi.recall.pathmatch import best_path, citation_path, path_matches_request, path_score
 from tests.conftest import SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
@@ -32,10 +41,10 @@ needs_corpus = pytest.mark.skipif(not (RECALL_V2 / "corpus.yaml").is_file(),
                                   reason="../shared/conformance/memzoi/recall-v2 is not present")  # fmt: skip
 
 
-def ctx_of(repo: Repo, now: dt.datetime = NOW) -> Context:
+def ctx_of(repo: Repo, now: dt.datetime = NOW) -> Workspace:
     if not (repo.root / ".memzoi").exists():
-        api.init(repo.root)
-    return Context(Layout(repo.root), FixedClock(now.date(), now), "tester")
+        workspace.init(repo.root)
+    return Workspace(Layout(repo.root), FixedClock(now.date(), now), "tester")
 
 
 def record(repo: Repo, concept_id: str, *, title: str, body: str, memory_type: str = "fact", lane: str = "semantic",
@@ -60,7 +69,7 @@ def ids(results: Any) -> list[str]:
 
 
 @pytest.fixture
-def corpus(repo: Repo) -> tuple[Context, dict[str, Any], dict[str, Any]]:
+def corpus(repo: Repo) -> tuple[Workspace, dict[str, Any], dict[str, Any]]:
     """A scratch repository holding the recall-v2 records, its applied proposal fixture and the two runtime
     fixtures, built the way the upstream eval builds it (memzoi-spec.md §10.3)."""
     if not (RECALL_V2 / "corpus.yaml").is_file():
@@ -79,7 +88,7 @@ def corpus(repo: Repo) -> tuple[Context, dict[str, Any], dict[str, Any]]:
         if fixture["destination"] == "local":
             written = runtime.add_local(ctx, memory_type=fixture["type"], title=fixture["title"], body=fixture["body"])
         else:
-            written = runtime.add_checkpoint(ctx, task=fixture["title"], note=fixture["body"])
+            written = checkpoints.add_checkpoint(ctx, task=fixture["title"], note=fixture["body"])
         assert written.record["id"] == fixture["id"]
     return ctx, spec, {case["id"]: case for case in baseline["cases"]}
 
@@ -88,15 +97,15 @@ def corpus(repo: Repo) -> tuple[Context, dict[str, Any], dict[str, Any]]:
 def test_context_pack_reproduces_the_recall_v2_word_counts(corpus: Any) -> None:
     ctx, _, expected = corpus
     task = "onyx memory plane sentinel"
-    repo_only = context.build(ctx, task, token_budget=500).to_json()
+    repo_only = context_pack.build(ctx, task, token_budget=500).to_json()
     assert (len(repo_only["records"]), repo_only["budget"]["estimated_used"]) == (16, 329)
     assert budget.estimate(repo_only["prompt"]) == repo_only["budget"]["rendered_words"] == 329
     assert [r["record"]["id"] for r in repo_only["records"]] == expected["context-default-plane"]["retrieved_ids"]
-    with_local = context.build(ctx, task, token_budget=500, include_local=True).to_json()
+    with_local = context_pack.build(ctx, task, token_budget=500, include_local=True).to_json()
     assert with_local["budget"]["estimated_used"] == 354
     assert with_local["prompt"].endswith("\n  Source: local memory")
     assert with_local["policy"]["included_destinations"] == ["repo", "local"]
-    both = context.build(ctx, task, token_budget=500, include_local=True, include_session=True).to_json()
+    both = context_pack.build(ctx, task, token_budget=500, include_local=True, include_session=True).to_json()
     assert both["budget"]["estimated_used"] == 379
     assert repo_only["prompt"].startswith("# Memzoi Context\n- [precheck-path-target] (risk/provenance=git/"
                                           "destination=repo/scope=repo) Magenta precheck sentinel risk: ")  # fmt: skip
@@ -115,7 +124,7 @@ def test_every_recall_v2_case_returns_its_baseline_ids(corpus: Any) -> None:
             result = precheck.precheck(ctx, path=case.get("path"), scope_kind=case.get("scope_kind"))
             got = [w["record_id"] for w in result.warnings]
         elif case["surface"] == "context":
-            pack = context.build(ctx, case["task"], token_budget=case.get("token_budget"),
+            pack = context_pack.build(ctx, case["task"], token_budget=case.get("token_budget"),
                                  include_local=bool(case.get("include_local")),
                                  include_session=bool(case.get("include_session")))  # fmt: skip
             got = pack.record_ids
@@ -191,8 +200,8 @@ def test_search_is_repo_only_current_and_filtered(repo: Repo) -> None:
     record(repo, "gone", title="Cobalt gone", body="Cobalt sentinel.", status="superseded")
     record(repo, "expired", title="Cobalt expired", body="Cobalt sentinel.",
            retention={"explicit_expires_at": "2026-07-10T12:00:00Z"})  # fmt: skip
-    runtime.add_local(ctx, memory_type="fact", title="Cobalt local", body="Cobalt sentinel local.")
-    runtime.add_checkpoint(ctx, task="Cobalt session", note="Cobalt sentinel session.")
+    runtime.add_local(ctx, memory_type="fact", title="Cobalt local", body="Cobalt sentinel runtime.")
+    checkpoints.add_checkpoint(ctx, task="Cobalt session", note="Cobalt sentinel session.")
     assert ids(search.search(ctx, "cobalt").results) == ["live"]
     assert ids(search.search(ctx, "cobalt", path="src/a/b.py").results) == ["live"]
     assert ids(search.search(ctx, "cobalt", path="src/b").results) == []
@@ -213,7 +222,7 @@ def test_search_events_hold_ids_not_text(repo: Repo) -> None:
     record(repo, "r", title="Secretive title", body="A body.")
     search.search(ctx, "secretive hunter2")
     precheck.precheck(ctx, command="echo hunter2")
-    context.build(ctx, "secretive hunter2")
+    context_pack.build(ctx, "secretive hunter2")
     logged = "\n".join(events.export(ctx.layout))
     assert "hunter2" not in logged
     kinds = [json.loads(line)["event_type"] for line in events.export(ctx.layout)]
@@ -257,7 +266,7 @@ def test_br24_estimates_unspaced_scripts_per_character() -> None:
 
 
 @pytest.fixture
-def br24(repo: Repo) -> Context:
+def br24(repo: Repo) -> Workspace:
     ctx = ctx_of(repo)
     english = " ".join(["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"] * 10)[:400]
     record(repo, "j", title="Memory budget J", body="記憶管理" * 100)
@@ -269,8 +278,8 @@ def br24(repo: Repo) -> Context:
 @pytest.mark.parametrize(("task", "token_budget"), [("memory budget", 150), ("word", 50), ("memory budget", 3),
                                                     ("memory budget", 0), ("memory budget", 2**31),
                                                     ("word", 3), ("memory budget", 4), ("memory budget", 12)])
-def test_br24_packs_never_exceed_their_budget(br24: Context, task: str, token_budget: int) -> None:
-    pack = context.build(br24, task, token_budget=token_budget).to_json()
+def test_br24_packs_never_exceed_their_budget(br24: Workspace, task: str, token_budget: int) -> None:
+    pack = context_pack.build(br24, task, token_budget=token_budget).to_json()
     used = budget.estimate(pack["prompt"])
     assert used == pack["budget"]["used"] == pack["budget"]["estimated_used"] <= token_budget
     if token_budget < 400:
@@ -280,30 +289,30 @@ def test_br24_packs_never_exceed_their_budget(br24: Context, task: str, token_bu
     assert pack["budget"]["effective"] == token_budget
 
 
-def test_br24_expectations(br24: Context) -> None:
-    j150 = context.build(br24, "memory budget", token_budget=150).to_json()
+def test_br24_expectations(br24: Workspace) -> None:
+    j150 = context_pack.build(br24, "memory budget", token_budget=150).to_json()
     assert "記憶管理" * 100 not in j150["prompt"] and j150["budget"]["truncated"] is True
     assert j150["prompt"].endswith("\n[truncated]") and any("cut to the budget" in w for w in j150["warnings"])
-    w50 = context.build(br24, "word", token_budget=50).to_json()
+    w50 = context_pack.build(br24, "word", token_budget=50).to_json()
     assert budget.estimate(w50["prompt"]) == 50
     for small in (0, 3):
-        empty = context.build(br24, "memory budget", token_budget=small).to_json()
+        empty = context_pack.build(br24, "memory budget", token_budget=small).to_json()
         assert (empty["prompt"], empty["records"], empty["budget"]["used"]) == ("", [], 0)
         assert {o["record_id"] for o in empty["omitted"]} == {"j", "e"}
-    everything = context.build(br24, "memory budget word", token_budget=2**31).to_json()
+    everything = context_pack.build(br24, "memory budget word", token_budget=2**31).to_json()
     assert sorted(everything["policy"]["included_destinations"]) == ["repo"]
     assert sorted(r["record"]["id"] for r in everything["records"]) == ["e", "j", "w"]
     assert everything["budget"]["truncated"] is False and everything["omitted"] == []
-    default = context.build(br24, "memory budget").to_json()
+    default = context_pack.build(br24, "memory budget").to_json()
     assert (default["budget"]["requested"], default["budget"]["effective"]) == (None, 400)
     with pytest.raises(InputError):
-        context.build(br24, "memory budget", token_budget=-1)
+        context_pack.build(br24, "memory budget", token_budget=-1)
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(token_budget=st.integers(min_value=0, max_value=700), task=st.sampled_from(["memory budget", "word", "j e w"]))
-def test_every_pack_fits_its_budget(br24: Context, token_budget: int, task: str) -> None:
-    pack = context.build(br24, task, token_budget=token_budget, log=False).to_json()
+def test_every_pack_fits_its_budget(br24: Workspace, token_budget: int, task: str) -> None:
+    pack = context_pack.build(br24, task, token_budget=token_budget, log=False).to_json()
     assert budget.estimate(pack["prompt"]) == pack["budget"]["used"] <= token_budget
 
 
@@ -315,7 +324,7 @@ def test_context_ranks_path_bound_records_and_dedupes(repo: Repo) -> None:
     record(repo, "plain", title="Cache notes", body="The cache is warmed at boot.")
     record(repo, "bound", title="Unrelated words", body="Nothing matching here.", applies_to=("src/cache/**",))
     record(repo, "copy", title="Cache notes", body="The  cache is WARMED at boot.", memory_type="risk")
-    pack = context.build(ctx, "cache", path="src/cache/lru.py").to_json()
+    pack = context_pack.build(ctx, "cache", path="src/cache/lru.py").to_json()
     assert [i["record_id"] for i in pack["included"]] == ["bound", "copy"]  # "plain" duplicates "copy"
     bound = pack["included"][0]
     assert bound["rationale"] == "path matched requested path; fact memory type priority; repo destination"
@@ -324,17 +333,17 @@ def test_context_ranks_path_bound_records_and_dedupes(repo: Repo) -> None:
     assert pack["citations"][0]["path"] == "src/cache/**"
     assert pack["id"].startswith("ctx_") and pack["created_at"] == "2026-07-10T12:00:00Z"
     with pytest.raises(InputError):
-        context.build(ctx, "  ")
+        context_pack.build(ctx, "  ")
 
 
 def test_context_is_repo_only_unless_asked(repo: Repo) -> None:
     ctx = ctx_of(repo)
     record(repo, "r", title="Basalt repo", body="Basalt sentinel.")
-    runtime.add_local(ctx, memory_type="fact", title="Basalt local", body="Basalt sentinel local.")
-    runtime.add_checkpoint(ctx, task="Basalt session", note="Basalt sentinel session.")
-    assert context.build(ctx, "basalt").record_ids == ["r"]
-    assert context.build(ctx, "basalt", include_local=True).record_ids == ["r", "local-basalt-local"]
-    pack = context.build(ctx, "basalt", include_session=True).to_json()
+    runtime.add_local(ctx, memory_type="fact", title="Basalt local", body="Basalt sentinel runtime.")
+    checkpoints.add_checkpoint(ctx, task="Basalt session", note="Basalt sentinel session.")
+    assert context_pack.build(ctx, "basalt").record_ids == ["r"]
+    assert context_pack.build(ctx, "basalt", include_local=True).record_ids == ["r", "local-basalt-local"]
+    pack = context_pack.build(ctx, "basalt", include_session=True).to_json()
     assert [r["record"]["id"] for r in pack["records"]] == ["r", "session-basalt-session"]
     assert pack["citations"][1]["provenance"] == "runtime" and "Source: session memory" in pack["prompt"]
 
@@ -342,15 +351,15 @@ def test_context_is_repo_only_unless_asked(repo: Repo) -> None:
 def test_handoff_carries_the_pack_and_the_inbox_counts(repo: Repo) -> None:
     ctx = ctx_of(repo)
     record(repo, "r", title="Granite", body="Granite sentinel.", applies_to=("src/g.py",))
-    result = context.handoff(ctx, path="src/g.py").to_json()
+    result = context_pack.handoff(ctx, path="src/g.py").to_json()
     assert result["task"] == "Handoff for path src/g.py" and result["path_prefix"] == "src/g.py"
     assert result["proposal_inbox"] == {"source": "files", "open_total": 0, "pending": 0, "validated": 0,
                                         "approved": 0}  # fmt: skip
     assert result["context"]["records"][0]["record"]["id"] == "r"
-    text = context.handoff(ctx, task="continue granite").text()
+    text = context_pack.handoff(ctx, task="continue granite").text()
     assert text.startswith("# Memzoi Handoff\nTask: continue granite\nProposal inbox: 0 open")
     with pytest.raises(InputError):
-        context.handoff(ctx)
+        context_pack.handoff(ctx)
 
 
 # --------------------------------------------------------------------------------------------- precheck
@@ -390,7 +399,7 @@ def test_a_record_whose_scope_changed_is_suspect_and_ranked_below_an_equal_curre
            memory_type="warning", applies_to=("src/",), memkeep=_envelope(anchor, "src/app.py"))  # fmt: skip
     record(repo, "bbb-current", title="Retry idempotency", body="Client retries must remain idempotent.",
            memory_type="warning", applies_to=("src/",), memkeep=_envelope(anchor, "src/other.py"))  # fmt: skip
-    before = context.build(ctx, "retry idempotency").to_json()
+    before = context_pack.build(ctx, "retry idempotency").to_json()
     assert [i["record_id"] for i in before["included"]] == ["aaa-changed", "bbb-current"]  # equal: id order
     assert before["warnings"] == []
     repo.commit("change", **{"src/app.py": "a changed\n"})
@@ -399,7 +408,7 @@ def test_a_record_whose_scope_changed_is_suspect_and_ranked_below_an_equal_curre
     reason = found[0]["suspect"]["reasons"][0]
     assert (reason["reason"], reason["evidence"]["files"]) == ("scope_hit", ["src/app.py"])
     assert found[1]["suspect"] is None
-    after = context.build(ctx, "retry idempotency").to_json()
+    after = context_pack.build(ctx, "retry idempotency").to_json()
     assert [i["record_id"] for i in after["included"]] == ["bbb-current", "aaa-changed"]
     assert after["included"][0]["score"] == after["included"][1]["score"]
     assert after["warnings"] == [f"suspect memory aaa-changed is ranked below current records: scope_hit "
@@ -430,7 +439,7 @@ def test_a_repository_without_commits_does_not_crash(repo: Repo) -> None:
     record(repo, "r", title="Onyx", body="Onyx sentinel.", memkeep=_envelope("a" * 40, "src/**"))
     found = search.search(ctx, "onyx").results
     assert found[0]["suspect"]["reasons"][0]["reason"] == "anchor_unreachable"
-    assert context.build(ctx, "onyx").record_ids == ["r"]
+    assert context_pack.build(ctx, "onyx").record_ids == ["r"]
 
 
 def test_records_without_an_envelope_never_open_git(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -442,7 +451,7 @@ def test_records_without_an_envelope_never_open_git(repo: Repo, monkeypatch: pyt
 
     monkeypatch.setattr("git_memzoi.core.gitview_pygit2.Pygit2RepoView", refuse)
     assert ids(search.search(ctx, "quartz").results) == ["r"]
-    assert context.build(ctx, "quartz", path="src/x").record_ids == ["r"]
+    assert context_pack.build(ctx, "quartz", path="src/x").record_ids == ["r"]
     assert [w["record_id"] for w in precheck.precheck(ctx, path="src/x").warnings] == ["r"]
 
 
@@ -456,7 +465,7 @@ def test_recall_over_the_upstream_dogfood_records(repo: Repo) -> None:
     found = ids(search.search(ctx, "runtime index proposal").results)
     assert found[0] == "runtime-index-updates-atomically-after-file-proposal-resolution"
     assert "rebuild-runtime-index-after-applying-proposal-files" not in found  # superseded
-    pack = context.build(ctx, "apply proposal files and rebuild the runtime index", token_budget=200).to_json()
+    pack = context_pack.build(ctx, "apply proposal files and rebuild the runtime index", token_budget=200).to_json()
     assert pack["records"] and budget.estimate(pack["prompt"]) <= 200 and pack["omitted"]
     assert [i["type"] for i in pack["included"]][:3] == ["warning"] * 3
     warnings = precheck.precheck(ctx, action="source install", command="scripts/install.sh").warnings

@@ -21,8 +21,15 @@ from hypothesis import strategies as st
 from git_memzoi.core import frontmatter, yamlio
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import api, events, index_db, okf, okf_subset, runtime
-from git_memzoi.memzoi.api import Context
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.records import events
+from git_memzoi.memzoi.recall.index import db as index_db
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.records import okf_subset
+from git_memzoi.memzoi.runtime import checkpoint as checkpoints
+from git_memzoi.memzoi.runtime import local as runtime
+from git_memzoi.memzoi.runtime import session_end as ending
+from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.layout import Layout
 from tests.conftest import SEED_YAML, SHARED, Repo
 
@@ -30,10 +37,10 @@ NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
 DOGFOOD = SHARED / "conformance" / "memzoi" / "dogfood-records" / "records"
 
 
-def context(repo: Repo, now: dt.datetime = NOW) -> Context:
+def context(repo: Repo, now: dt.datetime = NOW) -> Workspace:
     if not (repo.root / ".memzoi").exists():
-        api.init(repo.root)
-    return Context(Layout(repo.root), FixedClock(now.date(), now), "tester")
+        workspace.init(repo.root)
+    return Workspace(Layout(repo.root), FixedClock(now.date(), now), "tester")
 
 
 def tree(root: Path) -> dict[str, bytes]:
@@ -101,10 +108,10 @@ def test_local_add_rejects_bad_input_and_writes_nothing(repo: Repo) -> None:
 
 def test_checkpoint_stores_only_the_explicit_note(repo: Repo, tmp_path: Path) -> None:
     ctx = context(repo)
-    note = runtime.add_checkpoint(ctx, task="Implement auth middleware", note="Routes wired; tests next.")
+    note = checkpoints.add_checkpoint(ctx, task="Implement auth middleware", note="Routes wired; tests next.")
     notes = tmp_path / "notes.md"
     notes.write_text("  From a file.\n\nSecond paragraph.\n", "utf-8")
-    from_file = runtime.add_checkpoint(ctx, task="Implement auth middleware", from_file=notes)
+    from_file = checkpoints.add_checkpoint(ctx, task="Implement auth middleware", from_file=notes)
 
     record = note.record
     assert (record["id"], record["destination"], record["lane"], record["memory_type"]) == (
@@ -116,11 +123,11 @@ def test_checkpoint_stores_only_the_explicit_note(repo: Repo, tmp_path: Path) ->
     assert from_file.record["id"] == "session-implement-auth-middleware-2"
     assert from_file.record["body"] == "From a file.\n\nSecond paragraph."
     with pytest.raises(InputError, match="exactly one"):
-        runtime.add_checkpoint(ctx, task="t", note="n", from_file=notes)
+        checkpoints.add_checkpoint(ctx, task="t", note="n", from_file=notes)
 
 
 def test_checkpoints_leave_the_list_after_their_session_lease(repo: Repo) -> None:
-    runtime.add_checkpoint(context(repo), task="Short task", note="Done soon.")
+    checkpoints.add_checkpoint(context(repo), task="Short task", note="Done soon.")
     assert [r["id"] for r in runtime.list_records(context(repo, NOW + dt.timedelta(hours=23)), "session")] == [
         "session-short-task"]  # fmt: skip
     assert runtime.list_records(context(repo, NOW + dt.timedelta(hours=24)), "session") == []
@@ -131,7 +138,7 @@ def test_local_search_finds_local_records_only(repo: Repo) -> None:
     ctx = context(repo)
     canonical(repo, "repo-uses-pnpm", title="Repo uses pnpm", body="The package manager is pnpm.")
     runtime.add_local(ctx, memory_type="preference", title="Pnpm flags", body="Run pnpm with --frozen-lockfile.")
-    runtime.add_checkpoint(ctx, task="Pnpm upgrade", note="pnpm upgraded halfway.")
+    checkpoints.add_checkpoint(ctx, task="Pnpm upgrade", note="pnpm upgraded halfway.")
 
     result = runtime.search_local(ctx, "pnpm", limit=0)
     assert [r["record"]["id"] for r in result["results"]] == ["local-pnpm-flags"]
@@ -156,7 +163,7 @@ def test_session_end_seed_example_becomes_one_pending_proposal(repo: Repo, tmp_p
     notes = tmp_path / "notes.yml"
     notes.write_text(SEED_YAML, "utf-8")
 
-    result = runtime.session_end(ctx, from_file=notes)
+    result = ending.session_end(ctx, from_file=notes)
 
     path = ".memzoi/proposals/pending/protected-routes-validate-sessions-server-side.md"
     assert result.to_json() == {
@@ -202,7 +209,7 @@ def test_session_end_routes_every_destination(repo: Repo, tmp_path: Path) -> Non
     body: Unsure whether this is shareable.
 """, "utf-8")  # fmt: skip
 
-    result = runtime.session_end(ctx, from_file=notes)
+    result = ending.session_end(ctx, from_file=notes)
 
     assert [(r["index"], r["action"]) for r in result.results] == [
         (0, "create_proposal"), (1, "create_runtime"), (2, "create_runtime"), (3, "no_write"), (4, "no_write")]
@@ -234,7 +241,7 @@ def test_one_unsafe_repo_candidate_blocks_the_whole_batch(repo: Repo, tmp_path: 
 """, "utf-8")  # fmt: skip
     before = tree(repo.root)
 
-    result = runtime.session_end(ctx, from_file=notes)
+    result = ending.session_end(ctx, from_file=notes)
 
     assert tree(repo.root) == before  # no proposal, no runtime record, no event
     out = result.to_json()
@@ -272,7 +279,7 @@ def test_invalid_batches_are_rejected_before_any_write(repo: Repo, tmp_path: Pat
     notes.write_text(text + "", "utf-8")
     before = tree(repo.root)
     with pytest.raises(InputError) as err:
-        runtime.session_end(ctx, from_file=notes)
+        ending.session_end(ctx, from_file=notes)
     assert err.value.code == code
     assert message in err.value.message
     assert tree(repo.root) == before
@@ -284,26 +291,26 @@ def test_an_invalid_later_candidate_stops_earlier_valid_ones(repo: Repo, tmp_pat
     notes.write_text(SEED_YAML + "  - destination: local\n    type: fact\n    title: x\n    body: 7\n", "utf-8")
     before = tree(repo.root)
     with pytest.raises(InputError, match=r"candidates\[1\]\.body"):
-        runtime.session_end(ctx, from_file=notes)
+        ending.session_end(ctx, from_file=notes)
     assert tree(repo.root) == before
 
 
 def test_session_end_from_checkpoint(repo: Repo) -> None:
     ctx = context(repo)
-    checkpoint = runtime.add_checkpoint(ctx, task="Auth", note=SEED_YAML.replace("repo-safe", "repo-safe"))
-    free_text = runtime.add_checkpoint(ctx, task="Auth notes", note="Remember: middleware order matters.")
+    checkpoint = checkpoints.add_checkpoint(ctx, task="Auth", note=SEED_YAML.replace("repo-safe", "repo-safe"))
+    free_text = checkpoints.add_checkpoint(ctx, task="Auth notes", note="Remember: middleware order matters.")
 
-    result = runtime.session_end(ctx, from_checkpoint=checkpoint.record["id"])
+    result = ending.session_end(ctx, from_checkpoint=checkpoint.record["id"])
     assert [w["proposal_id"] for w in result.writes] == ["protected-routes-validate-sessions-server-side"]
 
     with pytest.raises(InputError) as err:
-        runtime.session_end(ctx, from_checkpoint=free_text.record["id"])
+        ending.session_end(ctx, from_checkpoint=free_text.record["id"])
     assert err.value.code == "invalid_session_end"  # a mapping, but not a session-end batch
     with pytest.raises(InputError) as err:
-        runtime.session_end(ctx, from_checkpoint="session-nope")
+        ending.session_end(ctx, from_checkpoint="session-nope")
     assert err.value.code == "unknown_checkpoint"
     with pytest.raises(InputError) as err:
-        runtime.session_end(ctx, from_checkpoint="../../records/x")
+        ending.session_end(ctx, from_checkpoint="../../records/x")
     assert err.value.code == "unknown_checkpoint"
 
 
@@ -316,9 +323,9 @@ def test_a_failure_after_the_proposal_removes_every_file_of_the_batch(repo: Repo
     def boom(*_args: Any, **_kwargs: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(runtime, "_session_end_events", boom)
+    monkeypatch.setattr(ending, "_session_end_events", boom)
     with pytest.raises(OSError, match="disk full"):
-        runtime.session_end(ctx, from_file=notes)
+        ending.session_end(ctx, from_file=notes)
     assert list(ctx.layout.pending.iterdir()) == []
     assert list(index_db.runtime_dir(ctx.layout, "local").iterdir()) == []
 
@@ -396,7 +403,7 @@ def test_rebuild_after_deleting_the_index_loses_nothing(repo: Repo) -> None:
     ctx = context(repo)
     canonical(repo, "uses-pnpm", title="Repo uses pnpm", body="The package manager is pnpm.")
     runtime.add_local(ctx, memory_type="preference", title="Pnpm flags", body="Use --frozen-lockfile.")
-    runtime.add_checkpoint(ctx, task="Upgrade pnpm", note="Halfway.")
+    checkpoints.add_checkpoint(ctx, task="Upgrade pnpm", note="Halfway.")
     repo.write(".memzoi/proposals/pending/open-question.md", "not even a packet\n")
     index_db.refresh(ctx.layout)
     index_db.index_path(ctx.layout).unlink()

@@ -20,8 +20,17 @@ import pytest
 from git_memzoi.core import frontmatter, yamlio
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import api, drafts, inbox, lifecycle, okf, packets, proposal_files, receipts, record_store, vocab
-from git_memzoi.memzoi.api import Context
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.proposals import drafts
+from git_memzoi.memzoi.proposals import inbox
+from git_memzoi.memzoi.proposals import lifecycle
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.proposals import packets
+from git_memzoi.memzoi.proposals import files as proposal_files
+from git_memzoi.memzoi.proposals import receipts
+from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.records import vocab
+from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.layout import Layout
 from tests.conftest import Repo
 from tests.integration.test_proposal_files import packet_text, record_text
@@ -31,12 +40,12 @@ PAST = 1_700_000_000  # 2023: older than any cache written by a test
 
 
 @pytest.fixture
-def ctx(repo: Repo) -> Context:
-    api.init(repo.root)
-    return api.context(repo.root, clock=FixedClock(NOW.date(), NOW), actor="reviewer")
+def ctx(repo: Repo) -> Workspace:
+    workspace.init(repo.root)
+    return workspace.open_workspace(repo.root, clock=FixedClock(NOW.date(), NOW), actor="reviewer")
 
 
-def pending(ctx: Context, name: str, text: str) -> Path:
+def pending(ctx: Workspace, name: str, text: str) -> Path:
     path = ctx.layout.pending / f"{name}.md"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text, "utf-8")
@@ -66,7 +75,7 @@ def cache_file(layout: Layout) -> Path:
     return layout.local / proposal_files.IDENTITY_CACHE
 
 
-def store(ctx: Context) -> None:
+def store(ctx: Workspace) -> None:
     """Pending packets (one whose id differs from its file id, one secret), an applied and a rejected one."""
     pending(ctx, "applied-one", packet_text("mem_applied"))
     proposal_files.apply_packet(ctx, "mem_applied", actor="r")
@@ -87,7 +96,7 @@ def aliases(layout: Layout) -> list[str]:
 # --------------------------------------------------------------------------------------------- identity cache
 
 
-def test_identities_find_and_take_exactly_what_the_inventory_does(ctx: Context) -> None:
+def test_identities_find_and_take_exactly_what_the_inventory_does(ctx: Workspace) -> None:
     store(ctx)
     full = proposal_files.inventory(ctx.layout)
     for warm in (False, True):  # computed from the files, then from the cache a writer saved
@@ -105,7 +114,7 @@ def test_identities_find_and_take_exactly_what_the_inventory_does(ctx: Context) 
             known.save()
 
 
-def test_a_warm_cache_reads_only_the_files_that_changed(ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_warm_cache_reads_only_the_files_that_changed(ctx: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     store(ctx)
     age(ctx.layout)
     proposal_files.identities(ctx.layout).save()
@@ -123,7 +132,7 @@ def test_a_warm_cache_reads_only_the_files_that_changed(ctx: Context, monkeypatc
             known.find(gone)
 
 
-def test_a_file_not_older_than_the_cache_is_read_again(ctx: Context, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_file_not_older_than_the_cache_is_read_again(ctx: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     pending(ctx, "one", packet_text("mem_one"))
     racy = pending(ctx, "two", packet_text("mem_two"))
     age(ctx.layout)
@@ -136,7 +145,7 @@ def test_a_file_not_older_than_the_cache_is_read_again(ctx: Context, monkeypatch
     assert reads == [".memzoi/proposals/pending/two.md"]
 
 
-def test_a_duplicate_behind_a_warm_cache_is_refused_with_the_inventory_message(ctx: Context) -> None:
+def test_a_duplicate_behind_a_warm_cache_is_refused_with_the_inventory_message(ctx: Workspace) -> None:
     store(ctx)
     age(ctx.layout)
     proposal_files.identities(ctx.layout).save()
@@ -152,7 +161,7 @@ def test_a_duplicate_behind_a_warm_cache_is_refused_with_the_inventory_message(c
 
 @pytest.mark.parametrize("content", [b"not json", b'{"version": 2, "files": {}}', b'{"version": 1, "files": []}',
                                      b'{"version": 1, "files": {"k": 5}}', b"[1, 2]", b""])  # fmt: skip
-def test_a_foreign_or_corrupt_cache_is_ignored_and_rewritten(ctx: Context, content: bytes) -> None:
+def test_a_foreign_or_corrupt_cache_is_ignored_and_rewritten(ctx: Workspace, content: bytes) -> None:
     store(ctx)
     cache_file(ctx.layout).write_bytes(content)
     assert proposal_files.identities(ctx.layout).taken() == proposal_files.inventory(ctx.layout).taken()
@@ -160,7 +169,7 @@ def test_a_foreign_or_corrupt_cache_is_ignored_and_rewritten(ctx: Context, conte
     assert json.loads(cache_file(ctx.layout).read_bytes())["version"] == 1
 
 
-def test_a_cache_entry_with_stray_values_is_read_from_the_file(ctx: Context) -> None:
+def test_a_cache_entry_with_stray_values_is_read_from_the_file(ctx: Workspace) -> None:
     pending(ctx, "one", packet_text("mem_one"))
     age(ctx.layout)
     known = proposal_files.identities(ctx.layout)
@@ -172,7 +181,7 @@ def test_a_cache_entry_with_stray_values_is_read_from_the_file(ctx: Context) -> 
     assert proposal_files.identities(ctx.layout).find("mem_one").rel == ".memzoi/proposals/pending/one.md"
 
 
-def test_the_cache_holds_no_name_or_id_of_a_redacted_packet(ctx: Context) -> None:
+def test_the_cache_holds_no_name_or_id_of_a_redacted_packet(ctx: Workspace) -> None:
     store(ctx)
     proposal_files.identities(ctx.layout).save()
     text = cache_file(ctx.layout).read_text()
@@ -180,7 +189,7 @@ def test_the_cache_holds_no_name_or_id_of_a_redacted_packet(ctx: Context) -> Non
         assert secret not in text
 
 
-def test_read_only_commands_never_write_the_cache(ctx: Context) -> None:
+def test_read_only_commands_never_write_the_cache(ctx: Workspace) -> None:
     store(ctx)
     cache_file(ctx.layout).unlink(missing_ok=True)
     proposal_files.show_packet(ctx.layout, "mem_one")
@@ -189,7 +198,7 @@ def test_read_only_commands_never_write_the_cache(ctx: Context) -> None:
     assert not cache_file(ctx.layout).exists()
 
 
-def test_a_new_packet_skips_an_id_used_only_inside_another_resolved_file(ctx: Context) -> None:
+def test_a_new_packet_skips_an_id_used_only_inside_another_resolved_file(ctx: Workspace) -> None:
     pending(ctx, "other-name", packet_text("mem_new"))
     proposal_files.apply_packet(ctx, "other-name", actor="r")  # resolved/applied/other-name.md has id mem_new
     age(ctx.layout)
@@ -199,7 +208,7 @@ def test_a_new_packet_skips_an_id_used_only_inside_another_resolved_file(ctx: Co
         assert (file_id, path.name) == (expected, f"{expected}.md")
 
 
-def test_apply_and_reject_save_the_cache_only_when_they_write(ctx: Context) -> None:
+def test_apply_and_reject_save_the_cache_only_when_they_write(ctx: Workspace) -> None:
     pending(ctx, "one", packet_text("mem_one"))
     proposal_files.apply_packet(ctx, "mem_one", actor="r")
     assert cache_file(ctx.layout).exists()
@@ -245,7 +254,7 @@ def test_parse_fields_equals_frontmatter_parse(name: str) -> None:
 
 @pytest.mark.parametrize("name", [n for n in SAMPLES if n != "no frontmatter"])
 @pytest.mark.parametrize("status", vocab.RECORD_STATUSES)
-def test_the_status_rewrite_equals_frontmatter_update(name: str, status: str, ctx: Context) -> None:
+def test_the_status_rewrite_equals_frontmatter_update(name: str, status: str, ctx: Workspace) -> None:
     path = ctx.layout.records / "r.md"
     path.write_bytes(SAMPLES[name])
     changed = record_store.update_fields(ctx.layout, "r", {"status": status})
@@ -259,7 +268,7 @@ def test_the_status_rewrite_leaves_everything_else_to_frontmatter(changes: dict[
     assert record_store._update_subset(record_text("legacy").encode(), {"status": "superseded"}) is None
 
 
-def test_a_record_check_of_the_whole_store_reads_the_same_records(ctx: Context) -> None:
+def test_a_record_check_of_the_whole_store_reads_the_same_records(ctx: Workspace) -> None:
     for n, data in enumerate((written_record("a"), record_text("b").encode(), written_record("c", scope_id="t"))):
         (ctx.layout.records / f"{'abc'[n]}.md").write_bytes(data)
     for record_id in "abc":
@@ -309,9 +318,9 @@ SCRIPT = """
 import datetime as dt, sys
 from pathlib import Path
 from git_memzoi.core.clock import FixedClock
-from git_memzoi.memzoi import api, inbox, lifecycle
+from git_memzoi.memzoi import inbox, lifecycle, workspace
 now = dt.datetime(2026, 7, 10, 12, tzinfo=dt.timezone.utc)
-ctx = api.context(Path(sys.argv[1]), clock=FixedClock(now.date(), now), actor="agent")
+ctx = workspace.open_workspace(Path(sys.argv[1]), clock=FixedClock(now.date(), now), actor="agent")
 draft = inbox.make_draft(title="Use pnpm", body="Install with pnpm.", sensitivity="repo-safe", actor="agent")
 result = inbox.propose(ctx, draft, memzoi_home=None, apply=True)
 lifecycle.supersede(ctx, result.applied.record_id, title="Use uv", body="Install with uv.", actor="agent",
@@ -321,7 +330,7 @@ print(sorted(m for m in sys.modules if m.startswith("ruamel")))
 """
 
 
-def test_propose_apply_supersede_and_tombstone_never_load_the_yaml_library(ctx: Context) -> None:
+def test_propose_apply_supersede_and_tombstone_never_load_the_yaml_library(ctx: Workspace) -> None:
     proc = subprocess.run([sys.executable, "-c", SCRIPT, str(ctx.layout.root)], capture_output=True, text=True,
                           check=True, cwd=Path(__file__).resolve().parents[2])  # fmt: skip
     assert proc.stdout.strip() == "[]"
@@ -332,7 +341,7 @@ def test_propose_apply_supersede_and_tombstone_never_load_the_yaml_library(ctx: 
 # --------------------------------------------------------------------------------------------- inbox apply
 
 
-def test_propose_apply_returns_the_state_a_fresh_load_reconciles(ctx: Context) -> None:
+def test_propose_apply_returns_the_state_a_fresh_load_reconciles(ctx: Workspace) -> None:
     draft = inbox.make_draft(title="Use pnpm", body="Install with pnpm.", sensitivity="repo-safe", actor="agent")
     result = inbox.propose(ctx, draft, memzoi_home=None, apply=True)
     assert result.applied is not None and result.proposal.status == "applied"

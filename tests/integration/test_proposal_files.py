@@ -19,10 +19,14 @@ from blake3 import blake3
 
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import api, lifecycle, packets, proposal_files, record_store
-from git_memzoi.memzoi.api import Context
-from git_memzoi.memzoi.lifecycle import TargetError
-from git_memzoi.memzoi.packets import PacketError, SensitivityBlocked
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.proposals import lifecycle
+from git_memzoi.memzoi.proposals import packets
+from git_memzoi.memzoi.proposals import files as proposal_files
+from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.proposals.lifecycle import TargetError
+from git_memzoi.memzoi.proposals.packets import PacketError, SensitivityBlocked
 from tests.conftest import SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
@@ -63,10 +67,10 @@ def record_text(rid: str, *, status: str = "active", scope: str = "repo", scope_
             f"Evidence body for {rid}.\n")  # fmt: skip
 
 
-def init(repo: Repo) -> Context:
+def init(repo: Repo) -> Workspace:
     """Initialise ``.memzoi/`` and return a context with the fixed clock."""
-    api.init(repo.root)
-    return api.context(repo.root, clock=FixedClock(NOW.date(), NOW), actor="reviewer")
+    workspace.init(repo.root)
+    return workspace.open_workspace(repo.root, clock=FixedClock(NOW.date(), NOW), actor="reviewer")
 
 
 def pending(repo: Repo, name: str, text: str) -> Path:
@@ -90,7 +94,7 @@ def b3(data: bytes) -> str:
 
 
 @pytest.fixture
-def ctx(repo: Repo) -> Context:
+def ctx(repo: Repo) -> Workspace:
     return init(repo)
 
 
@@ -127,7 +131,7 @@ Install dependencies with pnpm, never npm.
 """
 
 
-def test_create_writes_one_active_record_and_resolves_the_packet(repo: Repo, ctx: Context) -> None:
+def test_create_writes_one_active_record_and_resolves_the_packet(repo: Repo, ctx: Workspace) -> None:
     pending(repo, "create-one", packet_text())
     result = proposal_files.apply_packet(ctx, "mem_test_one", actor="reviewer")
     assert result == proposal_files.ApplyResult(
@@ -148,7 +152,7 @@ def test_create_writes_one_active_record_and_resolves_the_packet(repo: Repo, ctx
     assert event["payload"] == {"action": "create", "target_id": None}
 
 
-def test_record_id_collision_takes_a_numeric_suffix_and_file_id_fallback(repo: Repo, ctx: Context) -> None:
+def test_record_id_collision_takes_a_numeric_suffix_and_file_id_fallback(repo: Repo, ctx: Workspace) -> None:
     record(repo, "use-pnpm-for-installs")
     pending(repo, "first", packet_text("mem_a"))
     pending(repo, "mem_only_symbols", packet_text("mem_b", title="+++"))
@@ -156,7 +160,7 @@ def test_record_id_collision_takes_a_numeric_suffix_and_file_id_fallback(repo: R
     assert proposal_files.apply_packet(ctx, "mem_only_symbols", actor="r").record_id == "mem-only-symbols"
 
 
-def test_replay_of_an_applied_packet_is_an_idempotent_no_op(repo: Repo, ctx: Context) -> None:
+def test_replay_of_an_applied_packet_is_an_idempotent_no_op(repo: Repo, ctx: Workspace) -> None:
     pending(repo, "create-one", packet_text())
     proposal_files.apply_packet(ctx, "create-one", actor="reviewer")
     before = tree(repo)
@@ -165,7 +169,7 @@ def test_replay_of_an_applied_packet_is_an_idempotent_no_op(repo: Repo, ctx: Con
     assert tree(repo) == before
 
 
-def test_opposite_outcomes_are_refused(repo: Repo, ctx: Context) -> None:
+def test_opposite_outcomes_are_refused(repo: Repo, ctx: Workspace) -> None:
     pending(repo, "one", packet_text("mem_one"))
     pending(repo, "two", packet_text("mem_two", title="Another title"))
     proposal_files.apply_packet(ctx, "mem_one", actor="r")
@@ -179,7 +183,7 @@ def test_opposite_outcomes_are_refused(repo: Repo, ctx: Context) -> None:
     assert tree(repo) == before
 
 
-def test_reject_moves_the_packet_and_replay_is_a_no_op(repo: Repo, ctx: Context) -> None:
+def test_reject_moves_the_packet_and_replay_is_a_no_op(repo: Repo, ctx: Workspace) -> None:
     pending(repo, "create-one", packet_text())
     result = proposal_files.reject_packet(ctx, "create-one", reason="duplicate of an ADR", actor="reviewer")
     assert (result.proposal_id, result.redacted, result.replayed) == ("mem_test_one", False, False)
@@ -203,7 +207,7 @@ def supersede_packet(target: str = "legacy-auth", **kw: Any) -> str:
                        proposal_extra="  reason: the old flow is deprecated\n", **kw)  # fmt: skip
 
 
-def test_supersede_keeps_the_target_bytes_but_status_and_links_the_replacement(repo: Repo, ctx: Context) -> None:
+def test_supersede_keeps_the_target_bytes_but_status_and_links_the_replacement(repo: Repo, ctx: Workspace) -> None:
     old = record(repo, "legacy-auth").read_text()
     pending(repo, "replace", supersede_packet())
     result = proposal_files.apply_packet(ctx, "replace", actor="reviewer")
@@ -216,7 +220,7 @@ def test_supersede_keeps_the_target_bytes_but_status_and_links_the_replacement(r
     assert "  record_id: use-oauth-device-flow\n  target_id: legacy-auth\n" in resolved
 
 
-def test_tombstone_keeps_the_evidence(repo: Repo, ctx: Context) -> None:
+def test_tombstone_keeps_the_evidence(repo: Repo, ctx: Workspace) -> None:
     old = record(repo, "legacy-auth").read_text()
     pending(repo, "drop", packet_text("mem_drop", action="tombstone",
                                       proposal_extra="  reason: obsolete\n  target: legacy-auth\n"))  # fmt: skip
@@ -246,7 +250,7 @@ SHAPES = {
 
 
 @pytest.mark.parametrize("case", sorted(SHAPES))
-def test_every_action_shape_error_names_file_and_field(repo: Repo, ctx: Context, case: str) -> None:
+def test_every_action_shape_error_names_file_and_field(repo: Repo, ctx: Workspace, case: str) -> None:
     knobs, field = SHAPES[case]
     record(repo, "legacy-auth")
     pending(repo, "shape", packet_text(**knobs))
@@ -270,7 +274,7 @@ TARGETS = {
 
 @pytest.mark.parametrize("code", sorted(TARGETS))
 @pytest.mark.parametrize("action", ["supersede", "tombstone"])
-def test_every_target_check_refuses_before_mutation(repo: Repo, ctx: Context, code: str, action: str) -> None:
+def test_every_target_check_refuses_before_mutation(repo: Repo, ctx: Workspace, code: str, action: str) -> None:
     record_kw, target, _ = TARGETS[code]
     record(repo, "legacy-auth", **record_kw)
     if action == "supersede":
@@ -290,7 +294,7 @@ def test_every_target_check_refuses_before_mutation(repo: Repo, ctx: Context, co
     assert [(i.code, i.field) for i in issues] == [(code, field)]
 
 
-def test_same_scope_with_scope_id_and_same_instant_is_accepted(repo: Repo, ctx: Context) -> None:
+def test_same_scope_with_scope_id_and_same_instant_is_accepted(repo: Repo, ctx: Workspace) -> None:
     record(repo, "legacy-auth", scope="team", scope_id="alpha", updated="2026-07-05T00:00:00Z")
     pending(repo, "replace", supersede_packet(scope="  kind: team\n  id: alpha\n"))
     assert proposal_files.validate(ctx.layout)[0][1] == ()
@@ -323,7 +327,7 @@ def test_schema_errors_name_the_field(text: str, field: str) -> None:
     assert caught.value.field == field
 
 
-def test_missing_sensitivity_defaults_to_unknown_and_is_blocked(repo: Repo, ctx: Context) -> None:
+def test_missing_sensitivity_defaults_to_unknown_and_is_blocked(repo: Repo, ctx: Workspace) -> None:
     pending(repo, "nosens", packet_text(sensitivity=None))
     with pytest.raises(SensitivityBlocked) as caught:
         proposal_files.apply_packet(ctx, "nosens", actor="r")
@@ -350,7 +354,7 @@ SECRET_BODY = "ghp_SENTINEL_0123456789abcdefghijklmnop lives in the staging vaul
 
 
 @pytest.mark.parametrize("sensitivity", NON_REPO_SAFE)
-def test_non_repo_safe_packets_are_never_applied(repo: Repo, ctx: Context, sensitivity: str) -> None:
+def test_non_repo_safe_packets_are_never_applied(repo: Repo, ctx: Workspace, sensitivity: str) -> None:
     pending(repo, "secret-file", packet_text("mem_secret", title=SECRET_TITLE, body=SECRET_BODY,
                                              sensitivity=sensitivity))  # fmt: skip
     before = tree(repo)
@@ -367,7 +371,7 @@ def test_non_repo_safe_packets_are_never_applied(repo: Repo, ctx: Context, sensi
     assert [i.code for i in issues] == ["repo_sensitivity_required"] and entry.redacted
 
 
-def test_malformed_secret_packet_is_preflighted_into_an_exact_receipt(repo: Repo, ctx: Context) -> None:
+def test_malformed_secret_packet_is_preflighted_into_an_exact_receipt(repo: Repo, ctx: Workspace) -> None:
     raw = (f"---\nid: mem_secret\nsensitivity: secret\ncontent_class: raw-transcript\ntitle: {SECRET_TITLE}\n"
            f"proposal: [this is: not valid\n---\n\n{SECRET_BODY}\n")  # fmt: skip
     pending(repo, "nested/secret-file", raw)
@@ -433,7 +437,7 @@ Original classification hash (BLAKE3): `{cls}`.
     assert refused.value.code == "opposite_outcome"
 
 
-def test_missing_id_receipt_hashes_the_digest(repo: Repo, ctx: Context) -> None:
+def test_missing_id_receipt_hashes_the_digest(repo: Repo, ctx: Workspace) -> None:
     raw = "---\nsensitivity: sensitive\n---\n\nbody\n"
     pending(repo, "anon", raw)
     digest = b3(b"proposal-id\0<missing-or-non-string>\0proposal-file-id\0anon\0proposal-markdown\0" + raw.encode())
@@ -446,7 +450,7 @@ def test_missing_id_receipt_hashes_the_digest(repo: Repo, ctx: Context) -> None:
 # --------------------------------------------------------------------------------------------- inventory rules
 
 
-def test_symlinked_pending_root_is_refused_without_reading(repo: Repo, ctx: Context, tmp_path: Path) -> None:
+def test_symlinked_pending_root_is_refused_without_reading(repo: Repo, ctx: Workspace, tmp_path: Path) -> None:
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "x.md").write_text(packet_text())
@@ -461,14 +465,14 @@ def test_symlinked_pending_root_is_refused_without_reading(repo: Repo, ctx: Cont
     assert not list((repo.root / ".memzoi/records").iterdir())
 
 
-def test_hidden_and_symlinked_files_are_skipped(repo: Repo, ctx: Context) -> None:
+def test_hidden_and_symlinked_files_are_skipped(repo: Repo, ctx: Workspace) -> None:
     target = pending(repo, ".hidden", packet_text("mem_hidden"))
     (repo.root / ".memzoi/proposals/pending/link.md").symlink_to(target)
     pending(repo, "index", "# not a packet\n")
     assert proposal_files.list_packets(ctx.layout) == ()
 
 
-def test_duplicate_identity_is_refused(repo: Repo, ctx: Context) -> None:
+def test_duplicate_identity_is_refused(repo: Repo, ctx: Workspace) -> None:
     pending(repo, "one", packet_text("mem_same"))
     pending(repo, "two", packet_text("mem_same", title="Other"))
     with pytest.raises(InputError) as caught:
@@ -477,7 +481,7 @@ def test_duplicate_identity_is_refused(repo: Repo, ctx: Context) -> None:
     assert "pending/one.md" in caught.value.message and "pending/two.md" in caught.value.message
 
 
-def test_a_resolved_identity_cannot_return_to_pending(repo: Repo, ctx: Context) -> None:
+def test_a_resolved_identity_cannot_return_to_pending(repo: Repo, ctx: Workspace) -> None:
     pending(repo, "one", packet_text("mem_one"))
     proposal_files.apply_packet(ctx, "mem_one", actor="r")
     pending(repo, "renamed", packet_text("mem_one", title="Sneaky second copy"))
@@ -486,13 +490,13 @@ def test_a_resolved_identity_cannot_return_to_pending(repo: Repo, ctx: Context) 
     assert caught.value.code == "duplicate_identity"
 
 
-def test_unknown_id_is_not_echoed(repo: Repo, ctx: Context) -> None:
+def test_unknown_id_is_not_echoed(repo: Repo, ctx: Workspace) -> None:
     with pytest.raises(InputError) as caught:
         proposal_files.show_packet(ctx.layout, "mem_private_alias")
     assert caught.value.code == "unknown_proposal" and "mem_private_alias" not in caught.value.message
 
 
-def test_write_pending_packet_reserves_the_next_free_identity(repo: Repo, ctx: Context) -> None:
+def test_write_pending_packet_reserves_the_next_free_identity(repo: Repo, ctx: Workspace) -> None:
     pending(repo, "mem_new", packet_text("mem_new"))
     proposal_files.reject_packet(ctx, "mem_new", reason="no", actor="r")
     pending(repo, "mem_new-2", packet_text("mem_other"))
@@ -521,7 +525,7 @@ def fail_on_call(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     monkeypatch.setattr(lifecycle, "write_bytes_atomic", flaky)
 
 
-def test_a_failed_write_rolls_back_the_first_file_byte_for_byte(repo: Repo, ctx: Context,
+def test_a_failed_write_rolls_back_the_first_file_byte_for_byte(repo: Repo, ctx: Workspace,
                                                                 monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     record(repo, "legacy-auth")
     pending(repo, "replace", supersede_packet())
@@ -534,7 +538,7 @@ def test_a_failed_write_rolls_back_the_first_file_byte_for_byte(repo: Repo, ctx:
     assert lifecycle.pending_transactions(ctx.layout) == ()
 
 
-def test_an_interrupted_operation_is_reported_and_repaired(repo: Repo, ctx: Context,
+def test_an_interrupted_operation_is_reported_and_repaired(repo: Repo, ctx: Workspace,
                                                            monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     old = record(repo, "legacy-auth").read_bytes()
     pending(repo, "replace", supersede_packet())
@@ -558,7 +562,7 @@ def test_an_interrupted_operation_is_reported_and_repaired(repo: Repo, ctx: Cont
     assert proposal_files.apply_packet(ctx, "replace", actor="r").record_id == "use-oauth-device-flow"
 
 
-def test_the_next_guarded_write_repairs_a_leftover_first(repo: Repo, ctx: Context,
+def test_the_next_guarded_write_repairs_a_leftover_first(repo: Repo, ctx: Workspace,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     record(repo, "legacy-auth")
     pending(repo, "replace", supersede_packet())
@@ -575,7 +579,7 @@ def test_the_next_guarded_write_repairs_a_leftover_first(repo: Repo, ctx: Contex
 # --------------------------------------------------------------------------------------------- conformance, concurrency
 
 
-def test_upstream_evidence_round_trip_fixture_applies(repo: Repo, ctx: Context) -> None:
+def test_upstream_evidence_round_trip_fixture_applies(repo: Repo, ctx: Workspace) -> None:
     if not FIXTURE.is_file():
         pytest.skip(f"upstream conformance fixture not present at {FIXTURE}")
     pending(repo, "evidence-round-trip", FIXTURE.read_text("utf-8"))
@@ -589,7 +593,7 @@ def test_upstream_evidence_round_trip_fixture_applies(repo: Repo, ctx: Context) 
     assert rec.tags == ("eval", "provenance") and rec.origin["origin_key"] == "eval:proposal-evidence-round-trip"
 
 
-def test_two_processes_applying_at_once_both_succeed(repo: Repo, ctx: Context) -> None:
+def test_two_processes_applying_at_once_both_succeed(repo: Repo, ctx: Workspace) -> None:
     for n in range(2):
         pending(repo, f"packet-{n}", packet_text(f"mem_proc_{n}", title=f"Concurrent record {n}"))
     env = {**os.environ, "MEMZOI_NOW": "2026-07-10T12:00:00Z"}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from hypothesis import given, strategies as st
 
 from git_memzoi.core import yamlio
-from git_memzoi.memzoi import okf
+from git_memzoi.memzoi.records import okf
 
 
 @given(st.text())

@@ -18,10 +18,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from git_memzoi.core.clock import FixedClock
-from git_memzoi.memzoi import api, index_db, okf, search
-from git_memzoi.memzoi.api import Context
+from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.recall.index import db as index_db
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.recall import search
+from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.pathmatch import path_matches_request
+from git_memzoi.memzoi.recall.pathmatch import path_matches_request
 from tests.conftest import Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
@@ -97,9 +100,9 @@ cuts = st.one_of(st.none(), st.integers(0, 40).map(lambda extra: lambda limit: l
 
 
 def test_fast_path_equals_the_full_query(repo: Repo, monkeypatch: Any) -> None:
-    api.init(repo.root)
+    workspace.init(repo.root)
     write_store(repo, 360, seed=7)
-    ctx = Context(Layout(repo.root), FixedClock(NOW.date(), NOW), "tester")
+    ctx = Workspace(Layout(repo.root), FixedClock(NOW.date(), NOW), "tester")
     assert index_db.refresh(ctx.layout).problems == ()
     seen, verdict = counting_verdicts()
     monkeypatch.setattr(index_db, "_top_is_exact", verdict)
@@ -133,7 +136,7 @@ def test_fast_path_equals_the_full_query(repo: Repo, monkeypatch: Any) -> None:
 
 def test_ties_at_the_cut_fall_back(repo: Repo) -> None:
     """Forty records with one identical text tie in bm25; whichever the cut keeps, the answer is the full one."""
-    api.init(repo.root)
+    workspace.init(repo.root)
     for n in range(40):
         record = okf.Record(
             id=f"tie-{n:02d}", type="fact", lane="semantic", title="Token cache", scope="repo", visibility="repo",
@@ -142,7 +145,7 @@ def test_ties_at_the_cut_fall_back(repo: Repo) -> None:
             origin={"origin_key": f"repository-record:tie-{n:02d}", "route": "repository_materialization"},
         )  # fmt: skip
         repo.write(f".memzoi/records/tie-{n:02d}.md", okf.render(record))
-    ctx = Context(Layout(repo.root), FixedClock(NOW.date(), NOW), "tester")
+    ctx = Workspace(Layout(repo.root), FixedClock(NOW.date(), NOW), "tester")
     for limit in range(1, 41):
         for extra in (0, 1, 5, 30):
             with cut(lambda lim, extra=extra: lim + extra):

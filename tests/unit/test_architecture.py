@@ -19,7 +19,7 @@ OWNERS = {
     "pathspec": ("core/globs.py",),
     "dulwich": ("core/gitignore_policy.py",),
     "subprocess": ("memkeep/checks.py",),
-    "sqlite3": ("memzoi/index_db.py",),
+    "sqlite3": ("memzoi/recall/index/db.py",),
     "watchdog": ("core/fswatch.py",),
 }
 PURE = ("memkeep/staleness.py", "memkeep/entries.py", "memkeep/lint.py", "memkeep/index.py", "memkeep/refs.py",

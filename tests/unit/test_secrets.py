@@ -8,7 +8,7 @@ import json
 import random
 import string
 
-from git_memzoi.memzoi.secrets import Finding, classify, is_placeholder
+from git_memzoi.memzoi.records.secrets import Finding, classify, is_placeholder
 
 ALNUM = string.ascii_letters + string.digits
 

@@ -10,7 +10,7 @@ from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import transient_settings
 
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import secrets
+from git_memzoi.memzoi.records import secrets
 from tests.unit.test_secrets import negatives, positives
 
 

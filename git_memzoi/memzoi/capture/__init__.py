@@ -1,0 +1,1 @@
+"""Capture: plans, review and apply, artifacts, sources, and the deterministic profiles (memzoi-spec.md §9)."""

@@ -1,0 +1,104 @@
+"""Capture artifact files (io): reading plan, review and request files, and saving artifacts where their data
+class allows (memzoi-spec.md §9.6: regular, non-symlink UTF-8 files of at most 2 MiB, never overwritten)."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from git_memzoi.errors import MemzoiError
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
+
+MAX_ARTIFACT_BYTES = 2 * 1024 * 1024
+
+
+def small_file(path: Path, what: str, code: str) -> bytes:
+    """The bytes of a regular, non-symlink file of at most 2 MiB; else CaptureError ``code``."""
+    import stat
+
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        raise CaptureError(f"{path.name}: no such {what}", code) from None
+    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ARTIFACT_BYTES:
+        raise CaptureError(f"{path.name}: {_with_article(what)} is a regular file of at most 2 MiB", code)
+    return path.read_bytes()
+
+
+def _with_article(what: str) -> str:
+    """``an artifact`` / ``a request file``: the noun with its article."""
+    return ("an " if what[0] in "aeiou" else "a ") + what
+
+
+def read_artifact(path: Path, schema: str | None = None) -> dict[str, Any]:
+    """A JSON artifact: a regular, non-symlink UTF-8 file ≤ 2 MiB holding one object (``invalid_artifact``)."""
+    data = small_file(path, "artifact", "invalid_artifact")
+    try:
+        value = json.loads(data.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError):
+        raise CaptureError(f"{path.name}: not valid UTF-8 JSON", "invalid_artifact") from None
+    if not isinstance(value, dict) or (schema is not None and value.get("schema") != schema):
+        raise CaptureError(f"{path.name}: expected a {schema} object", "invalid_artifact")
+    return value
+
+
+def read_request(path: Path) -> dict[str, Any]:
+    """A capture request file: JSON, or YAML for ``.yaml``/``.yml`` (same file rules as artifacts; code
+    ``invalid_capture_request`` for text that does not parse to one object)."""
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        try:
+            return read_artifact(path)
+        except CaptureError as exc:
+            raise CaptureError(str(exc), "invalid_capture_request") from None
+    from git_memzoi.core import yamlio
+
+    data = small_file(path, "request file", "invalid_capture_request")
+    try:
+        fields, _ = yamlio.load_mapping(data.decode("utf-8"))
+    except (UnicodeDecodeError, MemzoiError, ValueError, yamlio.YamlProblem):
+        raise CaptureError(f"{path.name}: not a UTF-8 YAML mapping", "invalid_capture_request") from None
+    return dict(yamlio.plain(fields))
+
+
+def save_artifact(ws: Workspace, path: Path, artifact: dict[str, Any]) -> Path:
+    """Install ``artifact`` at ``path`` without replacing anything, where its data class allows.
+
+    blocked → refused (stdout only); private → only under ``.memzoi/local/``; repo_safe → anywhere in or out of
+    the project except under ``.memzoi/``. Codes ``unsafe_output_path``, ``output_exists``.
+    """
+    data_class = artifact.get("data_class")
+    target = path.parent.resolve() / path.name
+    memzoi = ws.layout.base.resolve()
+    local = ws.layout.local.resolve()
+    if data_class == "blocked":
+        raise CaptureError("a blocked plan may only be printed to stdout", "unsafe_output_path")
+    if data_class == "private" and not target.is_relative_to(local):
+        raise CaptureError("a private artifact may only be saved under .memzoi/local/", "unsafe_output_path")
+    if data_class != "private" and target.is_relative_to(memzoi):
+        raise CaptureError("a repo-safe artifact is never saved under .memzoi/", "unsafe_output_path")
+    if os.path.lexists(target):
+        raise CaptureError(f"{path.name}: the output exists; capture never replaces a file", "output_exists")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    temp = target.parent / f".{target.name}.{os.getpid()}.tmp"
+    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if data_class == "private" else 0o644)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(dump(artifact).encode("utf-8"))
+            handle.flush()
+            os.fsync(handle.fileno())
+        try:
+            os.link(temp, target)
+        except FileExistsError:
+            raise CaptureError(f"{path.name}: the output exists; capture never replaces a file",
+                               "output_exists") from None  # fmt: skip
+    finally:
+        temp.unlink(missing_ok=True)
+    return target
+
+
+def dump(artifact: dict[str, Any]) -> str:
+    """The artifact's file text: sorted-key, indented JSON and a final newline."""
+    return json.dumps(artifact, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

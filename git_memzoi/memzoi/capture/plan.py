@@ -1,0 +1,218 @@
+"""``git memzoi capture plan`` (io): the plan of one named source under one of the four deterministic profiles
+(memzoi-spec.md §9).
+
+A plan never writes memory state: it reads the source and the memory inventory and returns a JSON artifact whose
+id (``capture_…``) is a hash of its content. Candidates are classified against the inventory (duplicate,
+conflict) and routed as their profile says: a pending proposal for repo guidance, a runtime record for local and
+session memory, ``needs_review`` for anything a reviewer must classify first. Review and apply live in
+:mod:`~git_memzoi.memzoi.capture.review`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from git_memzoi.core.hashing import content_hash
+from git_memzoi.errors import MemzoiError
+from git_memzoi.memzoi.capture.profiles import markdown as md
+from git_memzoi.memzoi.capture import sources
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
+from git_memzoi.memzoi.capture.review import (  # noqa: F401  (the capture API in one place)
+    APPLY_SCHEMA,
+    PLAN_SCHEMA,
+    REVIEW_INPUT_SCHEMA,
+    REVIEW_SCHEMA,
+    apply,
+    review,
+)
+from git_memzoi.memzoi.capture.sources import REQUEST_SCHEMA
+
+# where each routed destination lands: (sensitivity, action)
+_ROUTES = {"repo": ("repo-safe", "create_proposal"), "local": ("private", "create_runtime"),
+           "session": ("private", "create_runtime")}  # fmt: skip
+
+
+def plan(ws: Workspace, source: str, source_id: str = "source-1") -> dict[str, Any]:
+    """``capture plan --source``: the markdown-deterministic plan of one project-relative ``.md`` file.
+
+    Raises:
+        CaptureError: a rejected path or source (``unsafe_source_path``, ``unsupported_media_type``,
+            ``source_not_found``, ``source_too_large``, ``invalid_encoding``, ``capture_limit_exceeded``, …).
+    """
+    md.check_source_id(source_id)
+    md.check_source_path(source)
+    request = {"schema": REQUEST_SCHEMA, "sources": [{"source_id": source_id, "locator": {"kind": "project_path",
+               "path": source}, "media_type": "text/markdown"}], "extractor": {"profile": md.PROFILE}}  # fmt: skip
+    return plan_request(ws, request)
+
+
+def plan_request(ws: Workspace, request: Any, supplied: Mapping[str, bytes] | None = None) -> dict[str, Any]:
+    """``capture plan --request-file``: the plan of a strict capture request (reads only).
+
+    Args:
+        request: a ``memzoi/capture-request-v1`` mapping with one source.
+        supplied: source id → the bytes given with ``--source-bytes`` for a ``supplied_bytes`` locator.
+
+    Raises:
+        CaptureError: ``invalid_capture_request`` (unknown keys), ``unsupported_capture_profile``, and every
+            source and extractor rule of the profile.
+    """
+    profile, _, loaded = sources.load_request(ws, request, supplied or {})
+    return _assemble(ws, request, profile, loaded)
+
+
+def plan_or_blocked(ws: Workspace, request: Any, supplied: Mapping[str, bytes] | None = None) -> dict[str, Any]:
+    """:func:`plan_request`, except that a source that fails preflight or an extractor safeguard becomes the
+    redacted blocked plan upstream prints (diagnostic ``source_preflight_failed`` / ``extractor_safeguard_failed``).
+
+    Request-shape errors still raise.
+    """
+    try:
+        return plan_request(ws, request, supplied)
+    except CaptureError as exc:
+        if exc.code in sources.PREFLIGHT_CODES:
+            code = "source_preflight_failed"
+        elif exc.code == "extractor_safeguard_failed":
+            code = exc.code
+        else:
+            raise
+        profile, source = sources.check_request(request)
+        diagnostic = {"code": code, "source_id": source["source_id"], "line_start": 0, "reason": exc.code}
+        return _blocked(profile, [diagnostic])
+
+
+def _blocked(profile: str, diagnostics: list[dict[str, Any]], extractor: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The redacted blocked plan: no sources, candidates or evidence, only safe diagnostics (§9.6)."""
+    body: dict[str, Any] = {"schema": PLAN_SCHEMA, "status": "blocked", "data_class": "blocked",
+                            "request": {"schema": REQUEST_SCHEMA, "extractor": {"profile": profile}},
+                            "candidates": [], "summary": _summary([], 1, blocked=True),
+                            "diagnostics": diagnostics}  # fmt: skip
+    if extractor is not None:
+        body["extractor"] = extractor
+    return {"plan_id": "capture_" + canonical_hash(body)[:32], **body}
+
+
+def _assemble(ws: Workspace, request: dict[str, Any], profile: str, loaded: sources.Loaded) -> dict[str, Any]:
+    """The plan of one extracted source: classified against the inventory, or the redacted blocked plan."""
+    extraction = loaded.extraction
+    if extraction.blocked:
+        return _blocked(profile, extraction.diagnostics, loaded.extractor)
+    inventory = _inventory(ws)
+    candidates = [_classify(c, inventory, extraction.candidates[:i]) for i, c in enumerate(extraction.candidates)]
+    preconditions = {"source_content_hash": loaded.snapshot["source_content_hash"],
+                     "inventory_hash": "blake3:" + canonical_hash(inventory)}  # fmt: skip
+    private = any(c["classification"]["destination"] != "repo" for c in candidates)
+    body = {"schema": PLAN_SCHEMA, "status": "ready", "data_class": "private" if private else "repo_safe",
+            "request": request, "sources": [loaded.snapshot], "safeguards": {"prohibited_content": "clear"},
+            "preconditions": preconditions, "extractor": loaded.extractor, "candidates": candidates,
+            "summary": _summary(candidates, 1), "diagnostics": extraction.diagnostics}  # fmt: skip
+    return {"plan_id": "capture_" + canonical_hash(body)[:32], **body}
+
+
+def _summary(candidates: list[dict[str, Any]], sources: int, *, blocked: bool = False) -> dict[str, int]:
+    """The plan's counts; ``needs_review`` counts every candidate a reviewer must resolve: no-write ones and
+    conflicts (upstream's capture-v1 baseline counts them so)."""
+    kinds = [c["action"]["kind"] for c in candidates]
+    return {"sources": sources, "candidates": len(candidates), "create_proposals": kinds.count("create_proposal"),
+            "runtime_writes": kinds.count("create_runtime"), "duplicates": kinds.count("duplicate"),
+            "conflicts": kinds.count("conflict"), "needs_review": kinds.count("no_write") + kinds.count("conflict"),
+            "blocked": 1 if blocked else kinds.count("blocked")}  # fmt: skip
+
+
+def memory_hash(memory_type: str, title: str, body: str) -> str:
+    """The content identity used for duplicate matching: BLAKE3 of type, title and trimmed body."""
+    return content_hash(f"{memory_type}\0{title.strip()}\0{body.strip()}".encode())
+
+
+def _inventory(ws: Workspace) -> list[dict[str, Any]]:
+    """Active canonical records, pending packets and active runtime records, as match stubs (read-only)."""
+    from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.proposals import files as proposal_files
+    from git_memzoi.memzoi.records import store as record_store
+
+    layout = ws.layout
+    items: list[dict[str, Any]] = []
+    for r in record_store.scan(layout).records:
+        if r.status == "active":
+            items.append(_stub("canonical_record", r.id, "repo", r, r.status, r.updated_at))
+    for entry in proposal_files.inventory(layout).pending():
+        p = entry.packet
+        if p is not None and not entry.redacted:
+            items.append(_stub("pending_proposal", p.file_id, "repo", p, p.status, p.proposed_at))
+    for destination in ("local", "session"):
+        directory = index_db.runtime_dir(layout, destination)
+        for file in sorted(directory.glob("*.md")) if directory.is_dir() and not directory.is_symlink() else ():
+            rel = file.relative_to(layout.root).as_posix()
+            try:
+                r = index_db.parse_record(file.stem, rel, file.read_bytes())
+            except (OSError, MemzoiError):  # an unreadable runtime file is no inventory item, never fatal
+                continue
+            if r.status == "active":
+                items.append(_stub("runtime_record", r.id, destination, r, r.status, r.updated_at))
+    return items
+
+
+def _stub(kind: str, ident: str, destination: str, item: Any, status: str, updated: str) -> dict[str, Any]:
+    return {"kind": kind, "id": ident, "destination": destination, "status": status, "updated_at": updated,
+            "content_hash": memory_hash(item.type, item.title, item.body), "title": item.title.strip()}  # fmt: skip
+
+
+def _classify(c: dict[str, Any], inventory: list[dict[str, Any]], earlier: list[dict[str, Any]]) -> dict[str, Any]:
+    """Route one extracted candidate (memzoi-spec.md §9.6).
+
+    Exact matches in the inventory or among earlier candidates → ``duplicate`` (the route's destination kept);
+    the same title with a different body → ``conflict`` (destination ``needs_review``); otherwise the profile's
+    ``routed_destination``: repo → a pending proposal, local/session → a runtime record, ``None`` →
+    ``needs_review`` until a reviewer edits it to a destination.
+    """
+    memory = c["memory"]
+    own = memory_hash(memory["type"], memory["title"], memory["body"])
+    pool = inventory + [{"kind": "earlier_candidate", "id": e["candidate_id"], "destination": "needs_review",
+                         "status": "planned", "updated_at": None, "title": e["memory"]["title"].strip(),
+                         "content_hash": memory_hash(e["memory"]["type"], e["memory"]["title"],
+                                                     e["memory"]["body"])} for e in earlier]  # fmt: skip
+    title = memory["title"].strip().casefold()
+    dupes = [_match(m) for m in pool if m["content_hash"] == own]
+    conflicts = [_match(m) for m in pool if m["title"].casefold() == title and m["content_hash"] != own]
+    routed = c["routed_destination"]
+    destination = routed if routed in _ROUTES else "needs_review"
+    sensitivity, kind = _ROUTES.get(routed, ("unknown", "no_write"))
+    action: dict[str, Any]
+    if dupes:
+        action = {"kind": "duplicate", "matches": dupes, "match_count": len(dupes)}
+    elif conflicts:
+        action, destination = {"kind": "conflict", "matches": conflicts, "match_count": len(conflicts)}, "needs_review"
+    elif kind == "create_proposal":
+        action = {"kind": kind, "proposal_id": proposal_id(memory["title"], c["candidate_id"])}
+    elif kind == "create_runtime":
+        action = {"kind": kind, "route": f"runtime_{routed}"}
+    else:
+        action = {"kind": "no_write", "reason_code": c.get("reason_code", "needs_review")}
+    classification = {"destination": destination, "destination_reason": c.get("destination_reason") or (
+                          "profile_route" if routed in _ROUTES else "explicit_classification_required"),
+                      "sensitivity": sensitivity, "sensitivity_reason": "profile_route" if routed in _ROUTES
+                      else "unclassified_capture", "content_class": c.get("content_class") or (
+                          {"repo": "general_repo_knowledge", "local": "local_only_state",
+                           "session": "temporary_task_state"}.get(routed)),
+                      "policy": {"suggested_destination": c.get("suggested_destination", routed)}}  # fmt: skip
+    out = {k: v for k, v in c.items() if k not in _ROUTING_KEYS}
+    return {**out, "classification": classification, "action": action}
+
+
+# extractor hints consumed by :func:`_classify`, never part of the plan's candidate
+_ROUTING_KEYS = ("routed_destination", "suggested_destination", "reason_code", "destination_reason",
+                 "content_class")  # fmt: skip
+
+
+def proposal_id(title: str, ident: str) -> str:
+    """The pending-proposal id reserved for a candidate: ``capture-<title slug>-<8 hex of its id>``."""
+    from git_memzoi.memzoi.records.okf import concept_slug
+
+    slug = concept_slug(title)[:60].strip("-") or "capture"
+    return f"capture-{slug}-{ident.split('_', 1)[1][:8]}"
+
+
+def _match(m: dict[str, Any]) -> dict[str, Any]:
+    return {k: m[k] for k in ("kind", "id", "destination", "content_hash", "status", "updated_at")}

@@ -1,0 +1,1 @@
+"""The deterministic capture profiles: markdown, instruction files, ADRs, git changes and diffs."""

@@ -1,0 +1,1 @@
+"""The capture eval: its corpus format, scoring, report and run."""

@@ -1,0 +1,1 @@
+"""The recall eval: its corpus format, the record catalog it builds, and the run."""

@@ -1,0 +1,1 @@
+"""Import: classified import manifests, planned and then applied."""

@@ -1,0 +1,509 @@
+"""``git memzoi import plan|apply`` (io): classified import of an explicit ``memzoi/import-v1`` manifest (seed
+"Classified import"; the duplicate and prohibited-content rules it shares with capture: memzoi-spec.md §9.6, §9.8).
+
+A manifest names its sources and candidates; every candidate already carries its destination and the reason for
+it. Nothing is inferred from prose: only the narrow type/lane inference of the seed. ``plan`` reads the manifest
+and the memory inventory and returns the ``memzoi/import-plan-v1`` plan (id ``import_…``, a hash of the actor and
+the normalized plan); it never writes. ``apply`` takes the lifecycle lock, recomputes the plan, and writes nothing
+unless the recomputed id equals the one given: repo candidates become pending proposal packets, local and
+session candidates private runtime records. The manifest parser and the plan live here; the write path
+(split out for size) in :mod:`~git_memzoi.memzoi.imports.apply`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from git_memzoi.core.hashing import content_hash
+from git_memzoi.errors import InputError, MemzoiError
+from git_memzoi.memzoi.records import vocab
+from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture.profiles.markdown import canonical_hash
+
+MANIFEST_VERSION = "memzoi/import-v1"
+PLAN_SCHEMA = "memzoi/import-plan-v1"
+TOP_KEYS = ("version", "sources", "candidates")
+SOURCE_KEYS = ("path", "url", "ref")
+CANDIDATE_KEYS = ("destination", "reason", "type", "lane", "title", "body", "sensitivity", "scope", "tags")
+REQUIRED_KEYS = ("destination", "reason", "title", "body")
+SCOPE_KEYS = ("kind", "id", "paths")
+# destination → (plane, write route, review): the seed's policy mapping ("Memory planes and destinations")
+POLICY = {"repo": ("git", "file_backed_proposal", "proposal_review"),
+          "local": ("runtime", "runtime_local", "no_review"),
+          "session": ("runtime", "runtime_session", "no_review"),
+          "discard": (None, "no_write", "no_review"),
+          "needs_review": (None, "no_write", "human_decision")}  # fmt: skip
+MATCH_ORDER = ("canonical_record", "pending_proposal", "runtime_record", "earlier_candidate")
+SPLIT_REASON = ("another repo candidate in this manifest is not repo-safe; split the manifest so repo-safe "
+                "candidates retain their evidence sources")  # fmt: skip
+UNSAFE_TITLE = "Redacted non-repo-safe import candidate"
+UNSAFE_BODY = "Original non-repo-safe import candidate content was redacted."
+UNSAFE_REASON = "non-repo-safe repo candidate requires classification or rerouting"
+BLOCKED_TITLE = "Redacted import candidate"
+BLOCKED_BODY = "Original import candidate content was redacted: the manifest holds prohibited content."
+BLOCKED_REASON = "prohibited content detected in this manifest; remove it and plan again"
+
+
+class ImportManifestError(InputError):
+    """An import that cannot be planned or applied: the code names the rule; the message names fields, never
+    their values (exit 2, nothing written). Codes: ``invalid_import_manifest``, ``invalid_actor``,
+    ``stale_import_plan``, ``blocked_import_plan``."""
+
+    default_code = "invalid_import_manifest"
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """One normalized manifest candidate (trimmed, inferred, sorted; ``content_hash`` of the trimmed body)."""
+
+    index: int
+    destination: str
+    reason: str
+    type: str
+    lane: str
+    title: str
+    body: str
+    sensitivity: str
+    scope: dict[str, Any]
+    tags: list[str]
+    content_hash: str
+
+
+@dataclass(frozen=True)
+class Manifest:
+    """A validated ``memzoi/import-v1`` manifest: sources trimmed and sorted, candidates normalized."""
+
+    sources: list[dict[str, str]]
+    candidates: list[Candidate]
+
+
+# ------------------------------------------------------------------------------------------------ the manifest
+
+
+def read_manifest(path: Path) -> Any:
+    """The raw document of a manifest file: JSON for ``.json``, else YAML (a regular, non-symlink UTF-8 file of at
+    most 2 MiB, as capture artifacts are read).
+
+    Raises:
+        ImportManifestError: missing or unreadable file, not UTF-8, malformed JSON/YAML, duplicate keys, an empty
+            document (``invalid_import_manifest``; messages carry line numbers, never text).
+    """
+    from git_memzoi.core import yamlio
+    from git_memzoi.memzoi.capture.artifacts import small_file
+
+    try:
+        data = small_file(path, "manifest", "invalid_import_manifest")
+    except MemzoiError as exc:
+        raise ImportManifestError(exc.message) from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ImportManifestError(f"{path.name}: the manifest is not UTF-8") from None
+    if not text.strip():
+        raise ImportManifestError(f"{path.name}: the manifest is empty")
+    if path.suffix.lower() == ".json":
+        try:
+            return json.loads(text, object_pairs_hook=_unique_pairs)
+        except ValueError as exc:
+            line = getattr(exc, "lineno", None)
+            raise ImportManifestError(f"{path.name}: not valid JSON" + (f" (line {line})" if line else "")) from None
+    try:
+        fields, _ = yamlio.load_mapping(text)
+    except yamlio.YamlProblem as exc:
+        line = getattr(exc, "line", None)
+        where = f" (line {line + 1})" if isinstance(line, int) else ""
+        raise ImportManifestError(f"{path.name}: not a valid YAML mapping{where}") from None
+    return fields
+
+
+def _unique_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError("duplicate key")
+        out[key] = value
+    return out
+
+
+def parse_manifest(raw: Any) -> Manifest:
+    """Validate a raw manifest document strictly and normalize it (seed "Manifest (memzoi/import-v1)").
+
+    Unknown keys are rejected at every level. Sources: at least one, each a non-empty ``path``, ``url`` or
+    ``ref`` (a path POSIX project-relative). Candidates: at least one; ``destination``, ``reason``, ``title`` and
+    ``body`` required and trimmed; type/lane inferred (:func:`infer_kind`); omitted sensitivity is ``unknown``;
+    scope defaults to ``{kind: repo, id: null, paths: []}``; tags and scope paths trimmed, sorted, deduplicated.
+
+    Raises:
+        ImportManifestError: the first problem, naming the field (``invalid_import_manifest``).
+    """
+    _keys(raw, "manifest", TOP_KEYS, TOP_KEYS)
+    if raw["version"] != MANIFEST_VERSION:
+        raise ImportManifestError(f"manifest: version must be {MANIFEST_VERSION}")
+    sources, candidates = raw["sources"], raw["candidates"]
+    if not isinstance(sources, list) or not sources:
+        raise ImportManifestError("manifest: sources must be a non-empty list")
+    if not isinstance(candidates, list) or not candidates:
+        raise ImportManifestError("manifest: candidates must be a non-empty list")
+    normalized = sorted((_source(i, s) for i, s in enumerate(sources)),
+                        key=lambda s: tuple(s.get(k, "") for k in SOURCE_KEYS))  # fmt: skip
+    return Manifest(normalized, [_candidate(i, c) for i, c in enumerate(candidates)])
+
+
+def _keys(value: Any, where: str, allowed: tuple[str, ...], required: tuple[str, ...]) -> None:
+    if not isinstance(value, dict):
+        raise ImportManifestError(f"{where}: expected a mapping")
+    unknown = sorted(set(value) - set(allowed))
+    if unknown:
+        raise ImportManifestError(f"{where}: unknown field {_shown_key(unknown[0])} (allowed: {', '.join(allowed)})")
+    missing = [k for k in required if k not in value]
+    if missing:
+        raise ImportManifestError(f"{where}: required field {missing[0]} is missing")
+
+
+def _shown_key(key: Any) -> str:
+    """An unknown key as it may be printed: plain short names only, anything else stays unnamed."""
+    import re
+
+    from git_memzoi.memzoi.records.secrets import classify
+
+    text = str(key)
+    return repr(text) if re.fullmatch(r"[A-Za-z0-9_-]{1,40}", text) and not classify(text) else "(unnamed)"
+
+
+def _text(where: str, value: Any, *, required: bool = True) -> str | None:
+    """A trimmed non-empty string; ``None`` stands for absent when not ``required``."""
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ImportManifestError(f"{where}: must be a non-empty string")
+    return value.strip()
+
+
+def _choice(where: str, value: Any, allowed: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value.strip() not in allowed:
+        raise ImportManifestError(f"{where}: must be one of {', '.join(allowed)}")
+    return value.strip()
+
+
+def check_path(where: str, value: Any) -> str:
+    """A trimmed POSIX project-relative path: not empty, not absolute, no drive prefix, backslash, control
+    character, or ``.``/``..`` component.
+
+    Raises:
+        ImportManifestError: naming ``where`` (``invalid_import_manifest``).
+    """
+    path = _text(where, value)
+    assert path is not None
+    if (path.startswith("/") or "\\" in path or (len(path) >= 2 and path[1] == ":" and path[0].isascii()
+            and path[0].isalpha()) or any(ord(c) < 32 or ord(c) == 127 for c in path)
+            or any(part in (".", "..") for part in path.split("/"))):  # fmt: skip
+        raise ImportManifestError(f"{where}: must be a POSIX project-relative path without . or .. components")
+    return path
+
+
+def _source(index: int, value: Any) -> dict[str, str]:
+    where = f"sources[{index}]"
+    _keys(value, where, SOURCE_KEYS, ())
+    out: dict[str, str] = {}
+    for key in SOURCE_KEYS:
+        if key in value:
+            text = check_path(f"{where}.path", value[key]) if key == "path" else _text(f"{where}.{key}", value[key])
+            assert text is not None
+            out[key] = text
+    if not out:
+        raise ImportManifestError(f"{where}: needs a non-empty path, url or ref")
+    return out
+
+
+def _candidate(index: int, value: Any) -> Candidate:
+    where = f"candidates[{index}]"
+    _keys(value, where, CANDIDATE_KEYS, REQUIRED_KEYS)
+    destination = _choice(f"{where}.destination", value["destination"], vocab.DESTINATIONS)
+    reason, title, body = (_text(f"{where}.{k}", value[k]) for k in ("reason", "title", "body"))
+    assert reason is not None and title is not None and body is not None
+    given_type = None if value.get("type") is None else _choice(f"{where}.type", value["type"], vocab.TYPES)
+    given_lane = None if value.get("lane") is None else _choice(f"{where}.lane", value["lane"], vocab.LANES)
+    kind = infer_kind(destination, given_type, given_lane)
+    if kind is None:
+        raise ImportManifestError(f"{where}.type: required (it cannot be inferred from the lane)")
+    sensitivity = _choice(f"{where}.sensitivity", value["sensitivity"], vocab.SENSITIVITIES) \
+        if "sensitivity" in value else "unknown"  # fmt: skip
+    tags = value.get("tags", [])
+    if not isinstance(tags, list):
+        raise ImportManifestError(f"{where}.tags: must be a list of non-empty strings")
+    clean = sorted({str(_text(f"{where}.tags[{n}]", t)) for n, t in enumerate(tags)})
+    return Candidate(index, destination, reason, kind[0], kind[1], title, body, sensitivity,
+                     _scope(where, value.get("scope")), clean, body_hash(body))  # fmt: skip
+
+
+def _scope(where: str, value: Any) -> dict[str, Any]:
+    if value is None:
+        return {"kind": "repo", "id": None, "paths": []}
+    _keys(value, f"{where}.scope", SCOPE_KEYS, ())
+    kind = "repo" if value.get("kind") is None else _choice(f"{where}.scope.kind", value["kind"], vocab.SCOPE_KINDS)
+    paths = value.get("paths", [])
+    if paths is None:
+        paths = []
+    if not isinstance(paths, list):
+        raise ImportManifestError(f"{where}.scope.paths: must be a list of project-relative paths")
+    clean = sorted({check_path(f"{where}.scope.paths[{n}]", p) for n, p in enumerate(paths)})
+    return {"kind": kind, "id": _text(f"{where}.scope.id", value.get("id"), required=False), "paths": clean}
+
+
+def infer_kind(destination: str, memory_type: str | None, lane: str | None) -> tuple[str, str] | None:
+    """``(type, lane)`` by the seed's deliberately narrow inference, or ``None`` when the type cannot be inferred.
+
+    A session destination is always ``(episode, session)``. Without a type: lane ``episodic``/``session`` →
+    episode, ``procedural`` → procedure, otherwise ``None``. Without a lane: procedure → procedural, episode →
+    episodic, any other type → semantic.
+    """
+    if destination == "session":
+        return "episode", "session"
+    if memory_type is None:
+        memory_type = {"episodic": "episode", "session": "episode", "procedural": "procedure"}.get(lane or "")
+        if memory_type is None:
+            return None
+    if lane is None:
+        lane = {"procedure": "procedural", "episode": "episodic"}.get(memory_type, "semantic")
+    return memory_type, lane
+
+
+def body_hash(body: str) -> str:
+    """The import ``content_hash``: lowercase hex BLAKE3 of the trimmed body, no prefix (memzoi-spec.md §2.5)."""
+    return content_hash(body.strip().encode("utf-8")).removeprefix("blake3:")
+
+
+# ------------------------------------------------------------------------------------------------ the plan
+
+
+def plan(ws: Workspace, raw: Any, *, actor: str) -> dict[str, Any]:
+    """``import plan``: the ``memzoi/import-plan-v1`` plan of a raw manifest document (reads only).
+
+    Args:
+        raw: the parsed manifest document (:func:`read_manifest`).
+        actor: who plans (trimmed, non-empty); part of the plan fingerprint.
+
+    Returns:
+        ``{schema, plan_id, status: ready|blocked, data_class: repo_safe|private|blocked, sources, summary,
+        candidates, diagnostics}`` (seed "Plan and apply semantics").
+
+    Raises:
+        ImportManifestError: an invalid manifest or actor, or a candidate that would not validate as the packet
+            or runtime record it routes to.
+    """
+    who = check_actor(actor)
+    manifest = parse_manifest(raw)
+    findings = prohibited(manifest)
+    if findings:
+        body = _blocked(manifest, findings)
+    else:
+        existing, taken = inventory(ws)
+        body = _ready(ws, manifest, existing, taken)
+    out = {"schema": PLAN_SCHEMA, "plan_id": "import_" + canonical_hash({"actor": who, "plan": body})[:32], **body}
+    if not findings:
+        from git_memzoi.memzoi.imports.apply import prepare
+
+        prepare(ws, out, who)  # every routed candidate must validate as what apply would write
+    return out
+
+
+def check_actor(actor: str) -> str:
+    """The trimmed actor. Raises ImportManifestError ``invalid_actor`` when it is empty."""
+    if not isinstance(actor, str) or not actor.strip():
+        raise ImportManifestError("--actor must not be empty", "invalid_actor")
+    return actor.strip()
+
+
+def prohibited(manifest: Manifest) -> list[dict[str, Any]]:
+    """Safe diagnostics for prohibited content (:func:`~git_memzoi.memzoi.records.secrets.classify`) in any source locator
+    or candidate field: ``{code: prohibited_content_detected, field, line_start, detector, class}`` and, for a
+    candidate, its ``index``; never the matched text. Empty when the manifest is clear."""
+    from git_memzoi.memzoi.records.secrets import classify
+
+    fields: list[tuple[int | None, str, str]] = []
+    for n, source in enumerate(manifest.sources):
+        fields += [(None, f"sources[{n}].{k}", v) for k, v in source.items()]
+    for c in manifest.candidates:
+        texts = [("reason", c.reason), ("title", c.title), ("body", c.body)]
+        texts += [(f"tags[{n}]", t) for n, t in enumerate(c.tags)]
+        texts += [(f"scope.paths[{n}]", p) for n, p in enumerate(c.scope["paths"])]
+        texts += [("scope.id", c.scope["id"])] if c.scope["id"] is not None else []
+        fields += [(c.index, name, text) for name, text in texts]
+    out = []
+    for index, name, text in fields:
+        for f in classify(text):
+            entry = {"code": "prohibited_content_detected", "field": name, "line_start": f.line, "detector": f.rule,
+                     "class": f.kind}  # fmt: skip
+            out.append(entry if index is None else {"index": index, **entry})
+    return out
+
+
+def _policy(destination: str) -> dict[str, Any]:
+    plane, route, review = POLICY[destination]
+    return {"destination": destination, "plane": plane, "write_route": route, "review": review}
+
+
+def _entry(c: Candidate, duplicates: list[dict[str, Any]], action: dict[str, Any], *,
+           redact: tuple[str, str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+    """One plan candidate; ``redact`` = (placeholder title, body, reason) hides every content field."""
+    title, body, reason = redact or (c.title, c.body, c.reason)
+    scope = {"kind": c.scope["kind"], "id": None, "paths": []} if redact else c.scope
+    return {"index": c.index, "classification": {"destination": c.destination, "reason": reason},
+            "policy": _policy(c.destination), "type": c.type, "lane": c.lane, "title": title, "body": body,
+            "sensitivity": c.sensitivity, "scope": scope, "tags": [] if redact else c.tags,
+            "content_hash": c.content_hash, "duplicates": duplicates, "action": action}  # fmt: skip
+
+
+def _blocked(manifest: Manifest, findings: list[dict[str, Any]]) -> dict[str, Any]:
+    """The redacted plan of a manifest holding prohibited content: no sources, every candidate a placeholder with
+    a ``blocked`` action, only safe diagnostics (as capture's blocked plan, memzoi-spec.md §9.6)."""
+    candidates = [_entry(c, [], {"kind": "blocked", "reason": BLOCKED_REASON},
+                         redact=(BLOCKED_TITLE, BLOCKED_BODY, BLOCKED_REASON)) for c in manifest.candidates]  # fmt: skip
+    return {"status": "blocked", "data_class": "blocked", "sources": [], "summary": _summary(candidates),
+            "candidates": candidates, "diagnostics": findings}  # fmt: skip
+
+
+def _ready(ws: Workspace, manifest: Manifest, existing: list[dict[str, Any]], taken: set[str]) -> dict[str, Any]:
+    unsafe = any(c.destination == "repo" and c.sensitivity != "repo-safe" for c in manifest.candidates)
+    by_hash: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for item in existing:
+        match = {"kind": item["kind"], "id": item["id"], "destination": item["destination"], "candidate_index": None}
+        if match not in by_hash[item["hash"]]:
+            by_hash[item["hash"]].append(match)
+    prior: dict[str, int] = {}
+    reserved = set(taken)
+    candidates = []
+    for c in manifest.candidates:
+        non_repo_safe = c.destination == "repo" and c.sensitivity != "repo-safe"
+        blocked_repo = c.destination == "repo" and unsafe
+        duplicates = [] if blocked_repo else list(by_hash.get(c.content_hash, []))
+        if not blocked_repo and c.content_hash in prior:
+            earlier = prior[c.content_hash]
+            duplicates.append({"kind": "earlier_candidate", "id": f"candidate-{earlier}", "destination": None,
+                               "candidate_index": earlier})  # fmt: skip
+        duplicates.sort(key=_match_key)
+        action: dict[str, Any]
+        if blocked_repo:
+            action = {"kind": "blocked", "reason": _sensitivity_reason(c.sensitivity) if non_repo_safe
+                      else SPLIT_REASON}  # fmt: skip
+        elif duplicates:
+            action = {"kind": "duplicate", "matches": duplicates}
+        elif c.destination == "repo":
+            proposal_id = reserve_proposal_id(c.title, reserved)
+            path = (ws.layout.pending / f"{proposal_id}.md").relative_to(ws.layout.root).as_posix()
+            action = {"kind": "create_proposal", "proposal_id": proposal_id, "path": path}
+        elif c.destination in ("local", "session"):
+            action = {"kind": "create_runtime", "route": POLICY[c.destination][1]}
+        elif c.destination == "needs_review":
+            action = {"kind": "blocked", "reason": c.reason}
+        else:
+            action = {"kind": "no_write", "reason": c.reason}
+        if not blocked_repo:
+            prior.setdefault(c.content_hash, c.index)
+        candidates.append(_entry(c, duplicates, action, redact=(UNSAFE_TITLE, UNSAFE_BODY, UNSAFE_REASON)
+                                 if non_repo_safe else None))  # fmt: skip
+    private = any(c.destination != "repo" or c.sensitivity != "repo-safe" for c in manifest.candidates)
+    return {"status": "ready", "data_class": "private" if private else "repo_safe",
+            "sources": [] if unsafe else manifest.sources, "summary": _summary(candidates),
+            "candidates": candidates, "diagnostics": []}  # fmt: skip
+
+
+def _match_key(m: dict[str, Any]) -> tuple[int, str, str, int]:
+    return (MATCH_ORDER.index(m["kind"]), m["id"], m["destination"] or "",
+            -1 if m["candidate_index"] is None else m["candidate_index"])  # fmt: skip
+
+
+def _sensitivity_reason(sensitivity: str) -> str:
+    return (f"repo destination requires sensitivity repo-safe; got {sensitivity}; classify the candidate as "
+            "repo-safe or choose a non-repo destination")  # fmt: skip
+
+
+def _summary(candidates: list[dict[str, Any]]) -> dict[str, int]:
+    """The seed's seven counters; ``needs_review`` counts every ``blocked`` action."""
+    kinds = [(c["action"]["kind"], c["action"].get("route")) for c in candidates]
+    return {"total": len(candidates), "create_proposals": sum(k == "create_proposal" for k, _ in kinds),
+            "local_writes": kinds.count(("create_runtime", "runtime_local")),
+            "session_writes": kinds.count(("create_runtime", "runtime_session")),
+            "duplicates": sum(k == "duplicate" for k, _ in kinds), "discarded": sum(k == "no_write" for k, _ in kinds),
+            "needs_review": sum(k == "blocked" for k, _ in kinds)}  # fmt: skip
+
+
+def reserve_proposal_id(title: str, reserved: set[str]) -> str:
+    """The first free ``mem_import_<slug>``, ``…-2``, … for ``title``, by identity token; adds it to ``reserved``
+    (identity tokens of every packet in pending and resolved, plus those reserved earlier in the same plan)."""
+    from git_memzoi.memzoi.records.okf import concept_slug
+    from git_memzoi.memzoi.proposals.packets import candidates, identity_token
+
+    base = "mem_import_" + (concept_slug(title)[:64].strip("-") or "memory")
+    chosen = next(c for c in candidates(base) if identity_token(c) not in reserved)
+    reserved.add(identity_token(chosen))
+    return chosen
+
+
+def inventory(ws: Workspace) -> tuple[list[dict[str, Any]], set[str]]:
+    """What an import is compared with (read-only): active canonical records, pending repo-safe packets and active
+    runtime records as ``{kind, id, destination, hash}`` (hash: :func:`body_hash`), sorted by kind then id; and
+    every proposal identity token in use (pending and resolved).
+
+    Raises:
+        InputError: a proposal root is a symlink or not a folder; DuplicateIdentity: two packets share an id.
+    """
+    from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.proposals import files as proposal_files
+    from git_memzoi.memzoi.records import store as record_store
+
+    layout = ws.layout
+    items: list[dict[str, Any]] = []
+    for r in record_store.scan(layout).records:
+        if r.status == "active":
+            items.append({"kind": "canonical_record", "id": r.id, "destination": "repo", "hash": body_hash(r.body)})
+    packets = proposal_files.inventory(layout)
+    for entry in packets.pending():
+        p = entry.packet
+        if p is not None and not entry.redacted:
+            items.append({"kind": "pending_proposal", "id": p.id, "destination": "repo", "hash": body_hash(p.body)})
+    for destination in ("local", "session"):
+        directory = index_db.runtime_dir(layout, destination)
+        for file in sorted(directory.glob("*.md")) if directory.is_dir() and not directory.is_symlink() else ():
+            try:
+                r = index_db.parse_record(file.stem, file.relative_to(layout.root).as_posix(), file.read_bytes())
+            except (OSError, MemzoiError):  # an unreadable runtime file is no inventory item (as capture)
+                continue
+            if r.status == "active":
+                items.append({"kind": "runtime_record", "id": r.id, "destination": destination,
+                              "hash": body_hash(r.body)})  # fmt: skip
+    items.sort(key=lambda i: (MATCH_ORDER.index(i["kind"]), i["id"]))
+    return items, set(packets.taken())
+
+
+# ------------------------------------------------------------------------------------------------ files
+
+
+def source_file(ws: Workspace, path: Path) -> str | None:
+    """The manifest path relative to the project root when it resolves under it; ``None`` when it is outside or
+    either path cannot be resolved."""
+    try:
+        resolved, root = path.resolve(strict=True), ws.layout.root.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return None
+    return resolved.relative_to(root).as_posix() if resolved.is_relative_to(root) else None
+
+
+def plan_file(ws: Workspace, path: Path, *, actor: str = "cli") -> dict[str, Any]:
+    """``import plan --from-file``: :func:`plan` of the manifest at ``path`` plus ``mode: "plan"``, ``actor`` and
+    ``source_file``; no ``writes`` field. Raises ImportManifestError as :func:`read_manifest` and :func:`plan`."""
+    raw = read_manifest(path)
+    out = plan(ws, raw, actor=actor)
+    return {**out, "mode": "plan", "actor": check_actor(actor), "source_file": source_file(ws, path)}
+
+
+def apply_file(ws: Workspace, path: Path, *, plan_id: str, actor: str = "cli") -> dict[str, Any]:
+    """``import apply --from-file --plan-id``: :func:`~git_memzoi.memzoi.imports.apply.apply` of the manifest at
+    ``path`` plus ``source_file``. Raises ImportManifestError as :func:`read_manifest` and that function."""
+    from git_memzoi.memzoi.imports.apply import apply
+
+    return {**apply(ws, read_manifest(path), plan_id=plan_id, actor=actor), "source_file": source_file(ws, path)}

@@ -1,0 +1,587 @@
+"""File-backed proposal packets under ``.memzoi/proposals/`` (io): inventory, list/show/validate, apply, reject.
+
+memzoi-spec.md §3 and seed "Proposal file review commands". One inventory serves every operation: it refuses
+symlinked proposal roots before reading anything, skips hidden and symlinked files, reads ``*.md`` only, and
+requires packet and file identities to be unique across ``pending/`` and ``resolved/*`` (so a resolved identity
+can never come back to pending). Each file's sensitivity is preflighted from raw top-level lines before the rest
+is parsed; a non-repo-safe packet is only ever seen as its redacted receipt (``redacted-identity-…`` ids, no
+title, body, source, scope or authorship), and can be looked up by either original alias, which is hashed.
+
+Commands that need one packet or the identities in use (show, apply, reject, a new packet) use :func:`identities`:
+the same tokens and uniqueness check, reading only files changed since the derived identity cache was written.
+
+Writes (:func:`apply_packet`, :func:`reject_packet`, :func:`write_pending_packet`) hold the lifecycle lock and
+go through ``lifecycle.run_steps`` (journaled, rolled back on a reported failure; see ``lifecycle`` for crash
+repair: :func:`pending_transactions` and :func:`repair` are re-exported here for ``doctor``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, NamedTuple
+
+from git_memzoi.core.atomic import write_bytes_atomic
+from git_memzoi.core.hashing import short_hash
+from git_memzoi.errors import InputError, MemzoiError
+from git_memzoi.memzoi.records import events
+from git_memzoi.memzoi.proposals import lifecycle
+from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.proposals.lifecycle import Step, pending_transactions, repair
+from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
+from git_memzoi.memzoi.proposals.packets import (
+    Packet,
+    PacketError,
+    Resolution,
+    SensitivityBlocked,
+    base_record_id,
+    candidates,
+    check_shape,
+    identifier_problem,
+    identity_token,
+    parse,
+    project_record,
+    render,
+)
+from git_memzoi.memzoi.proposals.receipts import Preflight, is_receipt, preflight, receipt
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.workspace import Workspace
+
+__all__ = ["ApplyResult", "Entry", "Identities", "Inventory", "Issue", "RejectResult", "apply_packet", "identities",
+           "inventory", "list_packets", "pending_transactions", "reject_packet", "repair", "show_packet", "validate",
+           "write_pending_packet"]  # fmt: skip
+
+MAX_PACKET_BYTES = 256 * 1024
+STATES = ("pending", "applied", "rejected")
+IDENTITY_CACHE = "packet-identities.json"
+NOT_FOUND = "no proposal packet has that id (see `git memzoi proposal-files list`)"
+
+
+class ProposalNotFound(InputError):
+    """No packet has that identity (the lookup is never echoed: it may be a redacted alias)."""
+
+    default_code = "unknown_proposal"
+
+
+class DuplicateIdentity(InputError):
+    """Two packets share a packet or file identity across pending and resolved."""
+
+    default_code = "duplicate_identity"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One packet file. ``packet`` is the parsed packet (the receipt stand-in when ``redacted``), or ``None``
+    with ``problem`` set when a repo-safe file does not parse. ``rel`` is the repository-relative path."""
+
+    state: str
+    path: Path
+    rel: str
+    pre: Preflight
+    packet: Packet | None
+    problem: InputError | None
+    tokens: frozenset[str]
+
+    @property
+    def redacted(self) -> bool:
+        """Whether the file is not repo-safe and is shown only as its redacted receipt."""
+        return not self.pre.repo_safe
+
+    @property
+    def shown_path(self) -> str | None:
+        """The path people may see: ``None`` for a redacted file (its name is part of its identity)."""
+        return None if self.redacted else self.rel
+
+    @property
+    def shown_id(self) -> str | None:
+        """The id people may see: the packet id, the receipt id when redacted, the raw id of a broken file."""
+        return self.packet.id if self.packet is not None else self.pre.raw_id
+
+    @property
+    def shown_file_id(self) -> str:
+        """The file id people may see (the receipt's when redacted)."""
+        return self.packet.file_id if self.packet is not None else self.pre.file_id
+
+
+@dataclass(frozen=True)
+class Inventory:
+    """Every packet file under pending/ and resolved/, identities checked unique."""
+
+    entries: tuple[Entry, ...]
+
+    def pending(self) -> tuple[Entry, ...]:
+        """The pending inbox, in file order."""
+        return tuple(e for e in self.entries if e.state == "pending")
+
+    def find(self, identity: str) -> Entry:
+        """The packet whose id, file id or redacted alias is ``identity`` (compared by identity token).
+
+        Raises:
+            ProposalNotFound: no packet matches.
+        """
+        token = identity_token(identity.strip())
+        for entry in self.entries:
+            if token in entry.tokens:
+                return entry
+        raise ProposalNotFound(NOT_FOUND)
+
+    def taken(self) -> frozenset[str]:
+        """Every identity token in use."""
+        return frozenset(t for e in self.entries for t in e.tokens)
+
+
+@dataclass(frozen=True)
+class Issue:
+    """One reason a pending packet cannot be applied: stable ``code``, the ``field``, a content-free message."""
+
+    code: str
+    field: str
+    message: str
+
+
+@dataclass(frozen=True)
+class ApplyResult:
+    """What ``apply`` did: the packet, the record written (or tombstoned) and the files touched.
+
+    ``record_id`` is the new record for create/supersede and the tombstoned record for tombstone; ``target_id``
+    the superseded or tombstoned record (``None`` for create). ``replayed`` is true when the packet was already
+    applied and nothing was written; ``drift`` then lists what no longer matches. Paths are repository-relative.
+    """
+
+    proposal_id: str
+    file_id: str
+    action: str
+    record_id: str
+    target_id: str | None
+    replayed: bool
+    resolved_path: str
+    written: tuple[str, ...] = ()
+    drift: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class RejectResult:
+    """What ``reject`` did. Ids are the receipt's when ``redacted`` (``written`` then omits the original file's
+    path, which is part of its identity); ``replayed`` means it was already rejected and nothing changed."""
+
+    proposal_id: str
+    file_id: str
+    redacted: bool
+    replayed: bool
+    reason: str
+    resolved_path: str
+    written: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------------------------------------ inventory
+
+
+def inventory(layout: Layout) -> Inventory:
+    """Read every packet under ``.memzoi/proposals/`` (read-only).
+
+    Raises:
+        InputError: a proposal root is a symlink or not a folder (``symlinked_root``, ``bad_layout``).
+        DuplicateIdentity: two packets share an identity.
+    """
+    entries = [_entry(layout, state, root, file) for state, root in _roots(layout)
+               for file in record_store.markdown_files(root)]  # fmt: skip
+    _check_unique(entries)
+    return Inventory(tuple(entries))
+
+
+def _roots(layout: Layout) -> list[tuple[str, Path]]:
+    proposals = layout.base / "proposals"
+    for folder in (layout.base, proposals, layout.pending, proposals / "resolved", layout.resolved("applied"),
+                   layout.resolved("rejected")):  # fmt: skip
+        if folder.is_symlink():
+            rel = folder.relative_to(layout.root).as_posix()
+            raise InputError(f"{rel} is a symlink; proposal roots must be real folders", "symlinked_root")
+        if folder.exists() and not folder.is_dir():
+            raise InputError(f"{folder.relative_to(layout.root).as_posix()} is not a folder", "bad_layout")
+    return [("pending", layout.pending), ("applied", layout.resolved("applied")),
+            ("rejected", layout.resolved("rejected"))]  # fmt: skip
+
+
+def _entry(layout: Layout, state: str, root: Path, file: Path) -> Entry:
+    rel = file.relative_to(layout.root).as_posix()
+    data = file.read_bytes()
+    pre = preflight(file.relative_to(root).as_posix()[: -len(".md")], data)
+    if not pre.repo_safe:
+        stand_in = receipt(pre)
+        return Entry(state, file, rel, pre, stand_in, None, frozenset({stand_in.id, stand_in.file_id}))
+    tokens = {identity_token(pre.file_id)} | ({identity_token(pre.raw_id)} if pre.raw_id else set())
+    try:
+        if len(data) > MAX_PACKET_BYTES:
+            raise PacketError(rel, "file", f"larger than {MAX_PACKET_BYTES} bytes")
+        packet = parse(pre.file_id, rel, data)
+    except InputError as exc:
+        return Entry(state, file, rel, pre, None, exc, frozenset(tokens))
+    return Entry(state, file, rel, pre, packet, None, packet.tokens)
+
+
+def _check_unique(entries: list[Entry]) -> None:
+    owner: dict[str, Entry] = {}
+    for entry in entries:
+        for token in sorted(entry.tokens):
+            other = owner.setdefault(token, entry)
+            if other is not entry:
+                raise DuplicateIdentity(f"proposal identity is not unique: {_describe(other)} and {_describe(entry)} "
+                                        "share a packet or file id; a resolved identity cannot return to pending")  # fmt: skip
+
+
+def _describe(entry: Entry) -> str:
+    return entry.shown_path or f"a redacted {entry.state} packet ({entry.shown_file_id})"
+
+
+# ------------------------------------------------------------------------------------------------ identity lookups
+
+
+class _Known(NamedTuple):
+    """One packet file's identity tokens; ``entry`` is set when this call read the file (it changed)."""
+
+    state: str
+    root: Path
+    path: str
+    tokens: Collection[str]
+    entry: Entry | None
+
+
+@dataclass(frozen=True)
+class Identities:
+    """Every packet file's identity tokens, checked unique (see :func:`identities`)."""
+
+    layout: Layout
+    known: tuple[_Known, ...]
+    cache: dict[str, list[object]]
+    stale: bool
+
+    def save(self) -> None:
+        """Rewrite the cache if a file was read or removed (after a successful write, holding the lock)."""
+        if self.stale:
+            _write_cache(self.layout.local / IDENTITY_CACHE, self.cache)
+
+    def find(self, identity: str) -> Entry:
+        """:meth:`Inventory.find`, parsing only the packet found. Raises ProposalNotFound."""
+        token = identity_token(identity.strip())
+        for k in self.known:
+            if token in k.tokens:
+                return k.entry or _entry(self.layout, k.state, k.root, Path(k.path))
+        raise ProposalNotFound(NOT_FOUND)
+
+    def taken(self) -> frozenset[str]:
+        """Every identity token in use (as :meth:`Inventory.taken`)."""
+        return frozenset(t for k in self.known for t in k.tokens)
+
+
+def identities(layout: Layout) -> Identities:
+    """Every packet file's identity tokens as :func:`inventory` computes them, re-reading only files changed since
+    the derived cache (keyed by path hashes: a redacted file name is part of an identity) was written: same size,
+    mtime_ns and inode, and older than the cache (git's racily-clean rule). Writers :meth:`~Identities.save` it.
+
+    Raises:
+        InputError, DuplicateIdentity: as :func:`inventory` (which raises the duplicate, with its message).
+    """
+    roots = _roots(layout)  # refused before anything is read
+    cached, cache_mtime = _read_cache(layout.local / IDENTITY_CACHE)
+    known: list[_Known] = []
+    fresh: dict[str, list[object]] = {}
+    for state, root in roots:
+        files: list[tuple[str, str, list[int]]] = []
+        record_store.signed_markdown_files(str(root), f"{_rel(layout, root)}/", files)
+        for rel, path, signature in files:
+            key = short_hash(rel.encode("utf-8"), 32)
+            hit = cached.pop(key, None)
+            if (type(hit) is list and hit[:3] == signature and signature[1] < cache_mtime
+                    and all(type(t) is str for t in hit[3:])):  # fmt: skip
+                known.append(_Known(state, root, path, hit[3:], None))  # type: ignore[arg-type]
+                fresh[key] = hit
+            else:
+                entry = _entry(layout, state, root, Path(path))
+                known.append(_Known(state, root, path, entry.tokens, entry))
+                fresh[key] = [*signature, *sorted(entry.tokens)]
+    tokens = [t for k in known for t in k.tokens]  # each entry's tokens are a set: repeats are across files
+    if len(tokens) != len(set(tokens)):
+        inventory(layout)  # raises DuplicateIdentity, naming both files exactly as every other command does
+    return Identities(layout, tuple(known), fresh, bool(cached) or any(k.entry is not None for k in known))
+
+
+def _read_cache(path: Path) -> tuple[dict[str, list[object]], int]:
+    """(files, the cache's own mtime_ns); nothing when missing, unreadable or of another shape."""
+    try:
+        with open(path, "rb") as handle:
+            mtime, data = os.fstat(handle.fileno()).st_mtime_ns, json.loads(handle.read())
+        files = data["files"] if data["version"] == 1 else None
+        return (files if isinstance(files, dict) else {}), mtime
+    except (OSError, ValueError, LookupError, TypeError, AttributeError):
+        return {}, 0
+
+
+def _write_cache(path: Path, files: dict[str, list[object]]) -> None:
+    with contextlib.suppress(OSError, MemzoiError):  # a derived cache: the next writer tries again
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, json.dumps({"version": 1, "files": files}, separators=(",", ":")).encode("utf-8"))
+
+
+# ------------------------------------------------------------------------------------------------ read-only commands
+
+
+def list_packets(layout: Layout) -> tuple[Entry, ...]:
+    """``proposal-files list``: the pending inbox (read-only)."""
+    return inventory(layout).pending()
+
+
+def show_packet(layout: Layout, identity: str) -> Entry:
+    """``proposal-files show``: one packet, pending or resolved, by id, file id or redacted alias (read-only).
+
+    Raises:
+        ProposalNotFound: no packet has that identity.
+    """
+    return identities(layout).find(identity)
+
+
+def validate(layout: Layout) -> tuple[tuple[Entry, tuple[Issue, ...]], ...]:
+    """``proposal-files validate``: every pending packet with the issues that would stop ``apply`` (read-only).
+
+    Includes target existence, active state, scope and freshness for repo-safe supersede/tombstone packets;
+    a non-repo-safe packet gets one classification-only issue.
+    """
+    return tuple((entry, _issues(layout, entry)) for entry in inventory(layout).pending())
+
+
+def _issues(layout: Layout, entry: Entry) -> tuple[Issue, ...]:
+    try:
+        packet = _applicable(entry)
+        check_shape(packet, entry.rel)
+        try:
+            _target(layout, entry, packet)
+        except lifecycle.TargetError as exc:
+            field = "supersedes" if packet.action == "supersede" else "proposal.target"
+            return (Issue(exc.code, field, exc.message),)
+    except SensitivityBlocked as exc:
+        return (Issue(exc.code, "sensitivity", exc.message),)
+    except InputError as exc:
+        return (Issue(exc.code, getattr(exc, "field", ""), exc.message),)
+    return ()
+
+
+# ------------------------------------------------------------------------------------------------ apply
+
+
+def apply_packet(ws: Workspace, proposal_id: str, *, actor: str) -> ApplyResult:
+    """Apply the pending packet ``proposal_id`` (packet id, file id, or a redacted alias) under the lifecycle lock.
+
+    Only a ``status: proposed``, ``sensitivity: repo-safe`` packet is applied; the record changes and the move of
+    the packet to ``resolved/applied/`` happen as one journaled, rolled-back-on-failure operation. Applying an
+    already applied packet is a no-op (``replayed``). Takes the lock itself: never call it while holding it.
+
+    Raises:
+        SensitivityBlocked: the packet is not repo-safe (content-free; ``code`` ``repo_sensitivity_required``).
+        PacketError: the packet is malformed or has the wrong action shape (names file and field).
+        TargetError: a supersede/tombstone target is missing, inactive, cross-scope or newer than the proposal.
+        InputError: unknown id (``unknown_proposal``), already rejected (``opposite_outcome``), duplicate identity.
+    """
+    layout = ws.layout
+    with lifecycle.guarded(layout):
+        known = identities(layout)
+        entry = known.find(proposal_id)
+        if entry.state != "pending":
+            return _replay_apply(ws, entry, actor)
+        packet = _applicable(entry)
+        check_shape(packet, entry.rel)
+        target = _target(layout, entry, packet)
+        steps, record_id = _record_steps(layout, packet, target)
+        now = ws.clock.now()
+        resolution = Resolution("applied", actor, format_timestamp(now), record_id=record_id,
+                                target_id=target.id if target else None)  # fmt: skip
+        dest = layout.resolved("applied") / f"{packet.file_id}.md"
+        resolved = replace(packet, status="applied", resolution=resolution)
+        steps += [Step(dest, render(resolved).encode("utf-8")), Step(entry.path, None)]
+        written = lifecycle.run_steps(layout, "proposal_files_apply", steps)
+        known.save()
+        events.append(layout, "proposal_file_applied", actor, now, {"action": packet.action,
+                      "target_id": resolution.target_id}, record_id=record_id, proposal_id=packet.id)  # fmt: skip
+    return ApplyResult(packet.id, packet.file_id, packet.action, record_id, resolution.target_id, False,
+                       _rel(layout, dest), written)  # fmt: skip
+
+
+def _applicable(entry: Entry) -> Packet:
+    """The packet of a pending entry that may be applied: repo-safe first, then parsed, then ``proposed``."""
+    if entry.redacted:
+        raise SensitivityBlocked("proposal_files_apply", entry.pre.sensitivity)
+    if entry.packet is None:
+        raise entry.problem or PacketError(entry.rel, "file", "cannot be read")
+    if entry.packet.status != "proposed":
+        raise PacketError(entry.rel, "status", f"a pending packet must be proposed, not {entry.packet.status}")
+    return entry.packet
+
+
+def _target(layout: Layout, entry: Entry, packet: Packet) -> Record | None:
+    target_id = packet.target_id
+    if packet.action == "create" or target_id is None:
+        return None
+    where = f"{entry.rel}: {'supersedes' if packet.action == 'supersede' else 'proposal.target'}"
+    return lifecycle.check_target(layout, target_id, scope_kind=packet.scope_kind, scope_id=packet.scope_id,
+                                  not_after=parse_timestamp(packet.proposed_at), where=where)  # fmt: skip
+
+
+def _record_steps(layout: Layout, packet: Packet, target: Record | None) -> tuple[list[Step], str]:
+    if packet.action == "tombstone" and target is not None:
+        return [lifecycle.status_step(layout, target.id, "tombstoned")], target.id
+    record_id = lifecycle.free_record_id(layout, base_record_id(packet))
+    record = project_record(packet, record_id, supersedes=target.id if target else None,
+                            path=_rel(layout, record_store.record_path(layout, record_id)))  # fmt: skip
+    steps = [lifecycle.status_step(layout, target.id, "superseded")] if target is not None else []
+    return [*steps, lifecycle.record_step(layout, record)], record_id
+
+
+def _replay_apply(ws: Workspace, entry: Entry, actor: str) -> ApplyResult:
+    if entry.state == "rejected":
+        raise InputError("that proposal packet was already rejected; it cannot be applied", "opposite_outcome")
+    packet = entry.packet
+    if packet is None or packet.resolution is None or packet.resolution.record_id is None:
+        raise entry.problem or PacketError(entry.rel, "resolution", "an applied packet needs a record_id")
+    res = packet.resolution
+    drift = _drift(ws.layout, packet, res.record_id or "", res.target_id)
+    events.append(ws.layout, "proposal_file_apply_replayed", actor, ws.clock.now(), {"drift": len(drift)},
+                  record_id=res.record_id, proposal_id=packet.id)  # fmt: skip
+    return ApplyResult(packet.id, packet.file_id, packet.action, res.record_id or "", res.target_id, True,
+                       entry.rel, (), drift)  # fmt: skip
+
+
+def _drift(layout: Layout, packet: Packet, record_id: str, target_id: str | None) -> tuple[str, ...]:
+    """What no longer matches an applied packet (current canonical bytes are the source of truth)."""
+    found: list[str] = []
+    expect = {"tombstone": [(record_id, "tombstoned")], "supersede": [(target_id, "superseded")]}
+    for rid, status in expect.get(packet.action, []):
+        record = _load_or_none(layout, rid)
+        if record is None or record.status != status:
+            found.append(f"record {rid} is {record.status if record else 'missing'}, expected {status}")
+    if packet.action != "tombstone":
+        record = _load_or_none(layout, record_id)
+        if record is None:
+            found.append(f"record {record_id} is missing")
+        elif record.proposal_id != packet.id or record.scope != packet.scope_kind:
+            found.append(f"record {record_id} no longer carries this packet's lineage and scope")
+    return tuple(found)
+
+
+def _load_or_none(layout: Layout, record_id: str | None) -> Record | None:
+    try:
+        return record_store.load(layout, record_id) if record_id else None
+    except InputError:
+        return None
+
+
+# ------------------------------------------------------------------------------------------------ reject
+
+
+def reject_packet(ws: Workspace, proposal_id: str, *, reason: str, actor: str) -> RejectResult:
+    """Move the pending packet ``proposal_id`` to ``resolved/rejected/`` with ``reason``; no record is created.
+
+    A non-repo-safe packet is archived as its redacted receipt (``redacted-identity-…`` ids, hashes only).
+    Rejecting an already rejected packet is an auditable no-op (``replayed``).
+
+    Raises:
+        InputError: an empty reason (``missing_reason``), unknown id, already applied (``opposite_outcome``).
+        PacketError: a repo-safe packet that does not parse (it cannot be archived).
+    """
+    reason = (reason or "").strip()
+    if not reason:
+        raise InputError("--reason must not be empty", "missing_reason")
+    layout = ws.layout
+    with lifecycle.guarded(layout):
+        known = identities(layout)
+        entry = known.find(proposal_id)
+        if entry.state == "applied":
+            raise InputError("that proposal packet was already applied; it cannot be rejected", "opposite_outcome")
+        if entry.state == "rejected":
+            return _replay_reject(ws, entry, actor)
+        packet = entry.packet
+        if packet is None:
+            raise entry.problem or PacketError(entry.rel, "file", "cannot be read")
+        if not entry.redacted and packet.status != "proposed":
+            raise PacketError(entry.rel, "status", f"a pending packet must be proposed, not {packet.status}")
+        now = ws.clock.now()
+        resolved = replace(packet, status="rejected", resolution=Resolution("rejected", actor, format_timestamp(now),
+                                                                            reason=reason))  # fmt: skip
+        dest = layout.resolved("rejected") / f"{packet.file_id}.md"
+        steps = [Step(dest, render(resolved).encode("utf-8")), Step(entry.path, None)]
+        written = lifecycle.run_steps(layout, "proposal_files_reject", steps)
+        known.save()
+        if entry.redacted:  # the original file name is part of the redacted identity
+            written = tuple(p for p in written if p != entry.rel)
+        events.append(layout, "proposal_file_rejected", actor, now, {"redacted": entry.redacted,
+                      "classification": entry.pre.sensitivity}, proposal_id=packet.id)  # fmt: skip
+    return RejectResult(packet.id, packet.file_id, entry.redacted, False, reason, _rel(layout, dest), written)
+
+
+def _replay_reject(ws: Workspace, entry: Entry, actor: str) -> RejectResult:
+    packet = entry.packet
+    if packet is None:
+        raise entry.problem or PacketError(entry.rel, "file", "cannot be read")
+    reason = packet.resolution.reason if packet.resolution and packet.resolution.reason else ""
+    redacted = is_receipt(packet)
+    events.append(ws.layout, "proposal_file_reject_replayed", actor, ws.clock.now(), {}, proposal_id=packet.id)
+    return RejectResult(packet.id, packet.file_id, redacted, True, reason, entry.rel)
+
+
+# ------------------------------------------------------------------------------------------------ writer
+
+
+def write_pending_packet(ws: Workspace, packet: Packet) -> tuple[str, Path]:
+    """Reserve an identity for ``packet`` and install it in ``pending/``, holding the lifecycle lock.
+
+    The identity is ``packet.id``, else ``<id>-2``, ``<id>-3``, … (the first free one across pending and
+    resolved); the packet's id and file id both become it, its status ``proposed``. The packet must be repo-safe
+    and valid; build it with :class:`~git_memzoi.memzoi.proposals.packets.Packet` (``file_id`` is ignored; set
+    ``created_by``, which the create writer emits). Takes the lock itself: never call it while holding it.
+
+    Returns:
+        (file_id, absolute path of the new pending file).
+
+    Raises:
+        SensitivityBlocked: the packet is not repo-safe. PacketError: the rendered packet does not validate.
+        InputError: ``packet.id`` is not a proposal identifier (``bad_id``), or the packet holds a credential
+        (``prohibited_content_detected``).
+    """
+    from git_memzoi.memzoi.records.secrets import require_clean
+
+    if packet.sensitivity != "repo-safe":
+        raise SensitivityBlocked("write_pending_packet", packet.sensitivity)
+    problem = identifier_problem(packet.id)
+    if problem:
+        raise InputError(f"proposal id: {problem}", "bad_id")
+    layout = ws.layout
+    with lifecycle.guarded(layout):
+        known = identities(layout)
+        taken = known.taken()
+        file_id = next(c for c in candidates(packet.id) if _free(layout, c, taken))
+        path = layout.pending / f"{file_id}.md"
+        fresh = replace(packet, id=file_id, file_id=file_id, status="proposed", resolution=None)
+        text = render(fresh)
+        require_clean(text, f"new proposal {file_id}", document=True)  # not written yet: name the field
+        data = text.encode("utf-8")
+        check_shape(parse(file_id, _rel(layout, path), data), _rel(layout, path))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, data)
+        known.save()
+        events.append(layout, "proposal_file_written", ws.actor, ws.clock.now(), {"action": packet.action},
+                      proposal_id=file_id)  # fmt: skip
+    return file_id, path
+
+
+def _free(layout: Layout, candidate: str, taken: frozenset[str]) -> bool:
+    if identity_token(candidate) in taken:
+        return False
+    paths = [layout.pending / f"{candidate}.md"] + [layout.resolved(s) / f"{candidate}.md" for s in STATES[1:]]
+    return not any(p.exists() or p.is_symlink() for p in paths)
+
+
+def _rel(layout: Layout, path: Path) -> str:
+    return path.relative_to(layout.root).as_posix()

@@ -1,0 +1,501 @@
+"""The proposal inbox (io): propose, approve, reject and apply memory proposals (seed "Status values").
+
+Upstream keeps this inbox in a database; here the working tree is the only store, so a proposal is two files:
+its content, an OKF create packet (repo-safe: in ``.memzoi/proposals/pending/`` via
+``proposal_files.write_pending_packet``; anything else: privately in ``.memzoi/local/proposals/``, never
+git-visible, never appliable), and its workflow state ``.memzoi/local/inbox/<id>.json`` (status, packet file id,
+who approved, rejected or applied it and when, the reason; classifications only, never a title or a body).
+Transitions only move forward: repeating approve or reject of the current state changes nothing, ``applied`` and
+``rejected`` are terminal, the opposite outcome is refused. Where the packet lives wins over the state file: a
+packet applied or rejected directly through ``proposal-files`` reads as applied or rejected.
+Ids are ``prop_`` + a UUIDv7-shaped value derived, not drawn (:func:`proposal_id`): the clock's ``now()`` in
+milliseconds and BLAKE3 bits of the normalized proposal, so one proposal at one instant has one id.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.core.atomic import write_bytes_atomic
+from git_memzoi.core.hashing import content_hash
+from git_memzoi.errors import InputError, MemzoiError
+from git_memzoi.memzoi.records import events
+from git_memzoi.memzoi.proposals import lifecycle
+from git_memzoi.memzoi.records import vocab
+from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.proposals.drafts import (  # noqa: F401 - re-exported for callers of the inbox
+    ID_PATTERN,
+    REPO_SAFE,
+    Draft,
+    build_packet,
+    check_id,
+    make_draft,
+    proposal_id,
+)
+from git_memzoi.memzoi.records.okf import format_timestamp
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.workspace import Workspace
+    from git_memzoi.memzoi.proposals.packets import Packet
+    from git_memzoi.memzoi.records.policy import ApprovalPolicy
+    from git_memzoi.memzoi.proposals.files import ApplyResult
+
+SCHEMA = "memzoi/inbox-proposal-v1"
+STATUS_FILTERS = ("open", *vocab.INBOX_STATUSES, "all")
+
+
+class ProposalNotFound(InputError):
+    """No inbox proposal with that id (exit 2)."""
+
+    default_code = "unknown_proposal"
+
+
+class TransitionRefused(InputError):
+    """A status change the inbox never makes: reopening a terminal proposal, the opposite outcome (exit 2)."""
+
+    default_code = "invalid_transition"
+
+
+@dataclass(frozen=True)
+class Proposal:
+    """One inbox proposal's workflow state. ``location`` is ``pending`` (the git-visible packet folder) or
+    ``private`` (``.memzoi/local/proposals/``); ``packet_missing`` is true when its packet file is gone."""
+
+    id: str
+    status: str
+    sensitivity: str
+    type: str
+    lane: str
+    scope_kind: str
+    visibility: str
+    source_kind: str | None
+    file_id: str
+    location: str
+    content_hash: str
+    proposed_by: str
+    created_at: str
+    updated_at: str
+    approval_mode: str
+    approval_source: str
+    approved_by: str | None = None
+    approved_at: str | None = None
+    rejected_by: str | None = None
+    rejected_at: str | None = None
+    reason: str | None = None
+    applied_by: str | None = None
+    applied_at: str | None = None
+    record_id: str | None = None
+    packet_missing: bool = False
+
+    @property
+    def repo_safe(self) -> bool:
+        """Whether the proposal may be applied into repo records."""
+        return self.sensitivity == REPO_SAFE and self.location == "pending"
+
+    @property
+    def is_open(self) -> bool:
+        """pending, validated or approved."""
+        return self.status in vocab.OPEN_INBOX_STATUSES
+
+    def as_json(self) -> dict[str, Any]:
+        """The state as ``--json`` shows it, plus ``repo_safe``."""
+        return {**asdict(self), "repo_safe": self.repo_safe}
+
+
+def state_dir(layout: Layout) -> Path:
+    """``.memzoi/local/inbox/``: one JSON state file per proposal (packets that are not repo-safe live in
+    ``.memzoi/local/proposals/``, never git-visible)."""
+    return layout.local / "inbox"
+
+
+def packet_path(layout: Layout, proposal: Proposal) -> Path:
+    """Where the proposal's packet is now: private, pending, resolved/applied or resolved/rejected."""
+    name = f"{proposal.file_id}.md"
+    if proposal.location == "private":
+        return layout.local / "proposals" / name
+    folders = (layout.pending, layout.resolved("applied"), layout.resolved("rejected"))
+    return next((f / name for f in folders if (f / name).is_file()), layout.pending / name)
+
+
+def load(layout: Layout, prop_id: str) -> Proposal:
+    """The proposal ``prop_id``, reconciled with where its packet is.
+
+    Raises:
+        InputError: malformed id or state file (``bad_proposal_id``, ``invalid_inbox_state``); ProposalNotFound.
+    """
+    path = state_dir(layout) / f"{check_id(prop_id)}.json"
+    if not path.is_file() or path.is_symlink():
+        raise ProposalNotFound(f"no proposal {prop_id} in the inbox (see `git memzoi proposals list --status all`)")
+    return _reconcile(layout, _read_state(path, prop_id))
+
+
+def _load_unresolved(layout: Layout, prop_id: str) -> Proposal:
+    """:func:`load` without reading the resolution of a packet just applied: the caller overwrites every field
+    it would fill (status, applied_by, applied_at, record_id), so only ``packet_missing`` is reconciled."""
+    proposal = _read_state(state_dir(layout) / f"{check_id(prop_id)}.json", prop_id)
+    return replace(proposal, packet_missing=not packet_path(layout, proposal).is_file())
+
+
+def _read_state(path: Path, prop_id: str) -> Proposal:
+    names = set(Proposal.__dataclass_fields__)
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        if not isinstance(data, dict) or data.pop("schema", None) != SCHEMA or data.get("id") != prop_id:
+            raise ValueError("unexpected schema or id")
+        proposal = Proposal(**{k: v for k, v in data.items() if k in names})
+        if proposal.status not in vocab.INBOX_STATUSES or proposal.sensitivity not in vocab.SENSITIVITIES:
+            raise ValueError("unknown status or sensitivity")
+    except (ValueError, TypeError) as exc:
+        raise InputError(f"{path}: not a readable inbox state file ({exc})", "invalid_inbox_state") from None
+    return proposal
+
+
+def _reconcile(layout: Layout, proposal: Proposal) -> Proposal:
+    path = packet_path(layout, proposal)
+    if not path.is_file():
+        return replace(proposal, packet_missing=True)
+    outcome = path.parent.name if path.parent.parent.name == "resolved" else None
+    if outcome is None or proposal.status == outcome:
+        return proposal
+    packet = _parse(path, proposal.file_id)  # resolved directly through proposal-files
+    res = asdict(packet.resolution) if packet is not None and packet.resolution is not None else {}
+    by, at = res.get("resolved_by"), res.get("resolved_at")
+    if outcome == "applied":
+        return replace(proposal, status=outcome, applied_by=by, applied_at=at, record_id=res.get("record_id"))
+    return replace(proposal, status=outcome, rejected_by=by, rejected_at=at, reason=res.get("reason"))
+
+
+def _parse(path: Path, file_id: str) -> Packet | None:
+    from git_memzoi.memzoi.proposals import packets
+
+    try:
+        return packets.parse(file_id, path.name, path.read_bytes())
+    except (InputError, OSError):
+        return None
+
+
+def _save(layout: Layout, proposal: Proposal) -> None:
+    stored = {"schema": SCHEMA, **asdict(replace(proposal, packet_missing=False))}
+    state_dir(layout).mkdir(parents=True, exist_ok=True)
+    text = json.dumps(stored, indent=2, ensure_ascii=False) + "\n"
+    write_bytes_atomic(state_dir(layout) / f"{proposal.id}.json", text.encode("utf-8"))
+
+
+def iter_proposals(layout: Layout) -> Iterator[Proposal | InputError]:
+    """Every proposal in id (= creation) order; an unreadable state file yields its error instead."""
+    folder = state_dir(layout)
+    for path in sorted(folder.glob("prop_*.json")) if folder.is_dir() else ():
+        prop_id = path.name[: -len(".json")]
+        if path.is_symlink() or not ID_PATTERN.match(prop_id):
+            continue
+        try:
+            yield _reconcile(layout, _read_state(path, prop_id))
+        except InputError as exc:
+            yield exc
+
+
+@dataclass(frozen=True)
+class Listing:
+    """``proposals list``: (proposal, title if repo-safe) pairs, and unreadable state files' messages."""
+
+    status: str
+    items: tuple[tuple[Proposal, str | None], ...]
+    problems: tuple[str, ...] = ()
+
+
+def list_proposals(layout: Layout, status: str = "open") -> Listing:
+    """The inbox filtered by ``status`` (``open``, one status, or ``all``; else ``invalid_status``), oldest first."""
+    if status not in STATUS_FILTERS:
+        raise InputError(f"status {status!r} is not one of {', '.join(STATUS_FILTERS)}", "invalid_status")
+    items: list[tuple[Proposal, str | None]] = []
+    problems: list[str] = []
+    for item in iter_proposals(layout):
+        if isinstance(item, InputError):
+            problems.append(item.message)
+        elif status == "all" or item.status == status or (status == "open" and item.is_open):
+            packet = read_packet(layout, item)
+            items.append((item, packet.title if packet is not None else None))
+    return Listing(status, tuple(items), tuple(problems))
+
+
+@dataclass(frozen=True)
+class Shown:
+    """``proposals show``: the state, the packet and its path (both ``None`` when withheld or unreadable)."""
+
+    proposal: Proposal
+    packet: Packet | None
+    path: str | None
+
+
+def show(layout: Layout, prop_id: str) -> Shown:
+    """One proposal with its packet; a packet that is not repo-safe is withheld (path and content)."""
+    proposal = load(layout, prop_id)
+    path = packet_path(layout, proposal).relative_to(layout.root).as_posix() if proposal.repo_safe else None
+    return Shown(proposal, read_packet(layout, proposal), path)
+
+
+def read_packet(layout: Layout, proposal: Proposal) -> Packet | None:
+    """The packet when repo-safe and readable, else ``None``: private content is never returned, never echoed."""
+    return _parse(packet_path(layout, proposal), proposal.file_id) if proposal.repo_safe else None
+
+
+def inbox_counts(layout: Layout) -> dict[str, int]:
+    """Open proposal counts by status, for handoff: ``{"open", "pending", "validated", "approved"}``."""
+    counts = dict.fromkeys(vocab.OPEN_INBOX_STATUSES, 0)
+    for item in iter_proposals(layout):
+        if isinstance(item, Proposal) and item.is_open:
+            counts[item.status] += 1
+    return {"open": sum(counts.values()), **counts}
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one inbox operation did: the proposal afterwards, whether it changed, the apply result if any."""
+
+    proposal: Proposal
+    changed: bool
+    applied: ApplyResult | None = None
+
+
+@dataclass(frozen=True)
+class ProposeResult:
+    """``propose``: the proposal, whether it is new, the policy that decided approval, and any apply."""
+
+    proposal: Proposal
+    created: bool
+    policy: ApprovalPolicy
+    auto_approved: bool
+    applied: ApplyResult | None = None
+    warnings: tuple[str, ...] = ()
+
+
+def propose(
+    ws: Workspace, draft: Draft, *, memzoi_home: Path | None, override: str | None = None, apply: bool = False
+) -> ProposeResult:
+    """Record ``draft``; approve it when the policy (``memzoi_home`` config < repo config < ``override``, see
+    :mod:`~git_memzoi.memzoi.records.policy`) is ``auto``; apply it with ``apply``. Auto-approval means approved, not
+    applied; a draft that is not repo-safe is kept privately and stays pending, as it can never be applied.
+
+    Raises:
+        InputError: ``apply`` with ``override="manual"`` (``conflicting_options``); PolicyError: bad config.
+        SensitivityBlocked: ``apply`` of a draft that is not repo-safe. PacketError: not a valid packet.
+        InputError: the draft holds a credential (``prohibited_content_detected``; never echoed).
+        (Every check runs before anything is written.)
+    """
+    from git_memzoi.memzoi.proposals import packets
+    from git_memzoi.memzoi.records.policy import resolve
+    from git_memzoi.memzoi.records.secrets import require_clean, require_clean_fields
+
+    if apply and override == "manual":
+        raise InputError("--apply cannot be combined with --manual", "conflicting_options")
+    if apply and not draft.repo_safe:
+        raise packets.SensitivityBlocked("propose_apply", draft.sensitivity)
+    policy = resolve(ws.layout.config, memzoi_home, override)
+    now = ws.clock.now()
+    prop_id = proposal_id(now, draft.identity())
+    packet = build_packet(draft, prop_id, now)
+    text = packets.render(packet)
+    packets.parse(prop_id, f"{prop_id}.md", text.encode("utf-8"))  # validate before writing anything
+    # the fields as the user gave them first ("body line 1"), then the rendered packet (derived fields)
+    require_clean_fields({"title": draft.title, "body": draft.body, "source_ref": draft.source_ref,
+                          "--applies-to": list(draft.applies_to) or None}, "the proposal")  # fmt: skip
+    require_clean(text, "the proposal", document=True)
+    try:
+        proposal, created = load(ws.layout, prop_id), False
+    except ProposalNotFound:
+        proposal, created = _create(ws, draft, packet, text, policy, now), True
+    auto = (policy.mode == "auto" or apply) and proposal.repo_safe and proposal.status in ("pending", "validated")
+    if auto:
+        proposal = approve(ws, prop_id, actor=draft.actor, auto=True).proposal
+    applied = None
+    if apply:
+        outcome = apply_proposal(ws, prop_id, actor=draft.actor, operation="propose_apply")
+        proposal, applied = outcome.proposal, outcome.applied
+    return ProposeResult(proposal, created, policy, auto, applied, _warnings(draft, policy))
+
+
+def _warnings(draft: Draft, policy: ApprovalPolicy) -> tuple[str, ...]:
+    private = (f"not auto-approved: sensitivity {draft.sensitivity} is not repo-safe, so the proposal is kept "
+               "privately and can never be applied to the repo")  # fmt: skip
+    visibility = (f"visibility {draft.visibility} is kept in the inbox only: proposal packets carry no "
+                  "visibility, and an applied record is written with visibility repo")  # fmt: skip
+    return tuple(w for w, on in ((private, policy.mode == "auto" and not draft.repo_safe),
+                                 (visibility, draft.visibility != "repo" and draft.repo_safe)) if on)  # fmt: skip
+
+
+def _create(ws: Workspace, draft: Draft, packet: Packet, text: str, policy: ApprovalPolicy,
+            now: dt.datetime) -> Proposal:  # fmt: skip
+    from git_memzoi.core.atomic import lifecycle_lock
+
+    with lifecycle_lock(ws.layout.lock):  # re-entrant: the packet install and the state file under one lock
+        return _create_locked(ws, draft, packet, text, policy, now)
+
+
+def _create_locked(ws: Workspace, draft: Draft, packet: Packet, text: str, policy: ApprovalPolicy,
+                   now: dt.datetime) -> Proposal:  # fmt: skip
+    layout, stamp, file_id = ws.layout, format_timestamp(now), packet.id
+    if draft.repo_safe and not _adoptable(layout.pending / f"{packet.id}.md", text):
+        from git_memzoi.memzoi.proposals.files import write_pending_packet
+
+        file_id, _ = write_pending_packet(ws, packet)
+    proposal = Proposal(
+        id=packet.id, status="pending", sensitivity=draft.sensitivity, type=draft.type, lane=draft.lane,
+        scope_kind=draft.scope_kind, visibility=draft.visibility, source_kind=draft.source_kind, file_id=file_id,
+        location="pending" if draft.repo_safe else "private", proposed_by=draft.actor, created_at=stamp,
+        content_hash=content_hash(draft.body.encode("utf-8")).removeprefix("blake3:"), updated_at=stamp,
+        approval_mode=policy.mode, approval_source=policy.source,
+    )  # fmt: skip
+    try:
+        with lifecycle.guarded(layout):
+            if not draft.repo_safe:
+                (layout.local / "proposals").mkdir(parents=True, exist_ok=True)
+                write_bytes_atomic(packet_path(layout, proposal), text.encode("utf-8"))
+            _save(layout, proposal)
+            payload = {"sensitivity": draft.sensitivity, "location": proposal.location, "file_id": file_id,
+                       "approval_mode": policy.mode, "approval_source": policy.source}  # fmt: skip
+            events.append(layout, "proposal.proposed", draft.actor, now, payload, proposal_id=packet.id)
+    except BaseException:
+        if draft.repo_safe:  # roll back the pending packet this call installed
+            (layout.pending / f"{file_id}.md").unlink(missing_ok=True)
+        raise
+    return proposal
+
+
+def _adoptable(path: Path, text: str) -> bool:
+    # A pending packet with exactly these bytes but no state file is this proposal from an interrupted run.
+    try:
+        return path.is_file() and not path.is_symlink() and path.read_bytes() == text.encode("utf-8")
+    except OSError:
+        return False
+
+
+def approve(ws: Workspace, prop_id: str, *, actor: str, auto: bool = False) -> Outcome:
+    """pending|validated → approved; approving an approved proposal changes nothing.
+
+    Raises:
+        TransitionRefused: applied or rejected (``proposal_applied``, ``proposal_rejected``). SensitivityBlocked:
+            not repo-safe, so never approvable for a repo write. ProposalNotFound, InputError: bad id.
+    """
+    from git_memzoi.memzoi.proposals.packets import SensitivityBlocked
+
+    with lifecycle.guarded(ws.layout):
+        proposal = load(ws.layout, prop_id)
+        _refuse_terminal(proposal, "be approved")
+        if proposal.status == "approved":
+            return Outcome(proposal, changed=False)
+        if not proposal.repo_safe:
+            raise SensitivityBlocked("approve", proposal.sensitivity)
+        now = ws.clock.now()
+        stamp = format_timestamp(now)
+        proposal = replace(proposal, status="approved", approved_by=actor, approved_at=stamp, updated_at=stamp)
+        _save(ws.layout, proposal)
+        events.append(ws.layout, "proposal.approved", actor, now, {"auto": auto}, proposal_id=proposal.id)
+    return Outcome(proposal, changed=True)
+
+
+def reject(ws: Workspace, prop_id: str, *, reason: str, actor: str) -> Outcome:
+    """pending|validated|approved → rejected, with a reason; rejecting a rejected proposal changes nothing.
+
+    A repo-safe proposal's packet moves to ``resolved/rejected/`` through ``proposal_files.reject_packet``; a
+    private one stays where it is (git never sees it). The reason is kept in the state file, not in events.
+
+    Raises:
+        InputError: empty reason (``missing_reason``), bad id. TransitionRefused: applied (``proposal_applied``).
+    """
+    clean = (reason or "").strip()
+    if not clean:
+        raise InputError("reject needs a non-empty --reason", "missing_reason")
+    proposal = load(ws.layout, prop_id)
+    if proposal.status == "rejected":
+        return Outcome(proposal, changed=False)
+    _refuse_terminal(proposal, "be rejected")
+    if proposal.repo_safe and not proposal.packet_missing:
+        from git_memzoi.memzoi.proposals.files import reject_packet
+
+        reject_packet(ws, proposal.file_id, reason=clean, actor=actor)
+    with lifecycle.guarded(ws.layout):
+        now = ws.clock.now()
+        stamp = format_timestamp(now)
+        proposal = replace(load(ws.layout, prop_id), status="rejected", rejected_by=actor, rejected_at=stamp,
+                           reason=clean, updated_at=stamp)  # fmt: skip
+        _save(ws.layout, proposal)
+        events.append(ws.layout, "proposal.rejected", actor, now, {}, proposal_id=proposal.id)
+    return Outcome(proposal, changed=True)
+
+
+def apply_proposal(ws: Workspace, prop_id: str, *, actor: str, operation: str = "apply") -> Outcome:
+    """approved → applied: the packet becomes a canonical record through ``proposal_files.apply_packet``.
+
+    Applying an applied proposal changes nothing. A proposal that is not repo-safe is refused with the
+    content-free :class:`~git_memzoi.memzoi.proposals.packets.SensitivityBlocked` error.
+
+    Raises:
+        SensitivityBlocked: not repo-safe. TransitionRefused: not approved yet (``proposal_not_approved``) or
+            rejected (``proposal_rejected``). PacketError, TargetError: from the apply. InputError: bad id.
+    """
+    from git_memzoi.core.atomic import lifecycle_lock
+
+    # One lock over the packet apply and the inbox state (the lock is re-entrant), so no crash window between.
+    with lifecycle_lock(ws.layout.lock):
+        return _apply_locked(ws, prop_id, actor=actor, operation=operation)
+
+
+def _apply_locked(ws: Workspace, prop_id: str, *, actor: str, operation: str) -> Outcome:
+    from git_memzoi.memzoi.proposals.packets import SensitivityBlocked
+    from git_memzoi.memzoi.proposals.files import apply_packet
+
+    proposal = load(ws.layout, prop_id)
+    if not proposal.repo_safe:
+        raise SensitivityBlocked(operation, proposal.sensitivity)
+    if proposal.status == "applied":
+        return Outcome(proposal, changed=False)
+    _refuse_terminal(proposal, "be applied")
+    if proposal.status != "approved":
+        raise TransitionRefused(f"proposal {prop_id} is {proposal.status}; approve it first "
+                                f"(`git memzoi approve {prop_id}`)", "proposal_not_approved")  # fmt: skip
+    result = apply_packet(ws, proposal.file_id, actor=actor)
+    with lifecycle.guarded(ws.layout):
+        now = ws.clock.now()
+        stamp = format_timestamp(now)
+        proposal = replace(_load_unresolved(ws.layout, prop_id), status="applied", applied_by=actor,
+                           applied_at=stamp, record_id=result.record_id, updated_at=stamp)  # fmt: skip
+        _save(ws.layout, proposal)
+        events.append(ws.layout, "proposal.applied", actor, now, {"file_id": result.file_id},
+                      record_id=result.record_id, proposal_id=proposal.id)  # fmt: skip
+    return Outcome(proposal, changed=True, applied=result)
+
+
+def _refuse_terminal(proposal: Proposal, verb: str) -> None:
+    if proposal.status == "applied":
+        raise TransitionRefused(f"proposal {proposal.id} is already applied (record {proposal.record_id}) and "
+                                f"cannot {verb}; supersede or tombstone the record instead",
+                                "proposal_applied")  # fmt: skip
+    if proposal.status == "rejected":
+        raise TransitionRefused(f"proposal {proposal.id} was rejected and cannot {verb}; rejected proposals "
+                                "are never reopened", "proposal_rejected")  # fmt: skip
+
+
+@dataclass(frozen=True)
+class BulkResult:
+    """``proposals apply --all-approved``: what was applied and what failed (id, error), in id order."""
+
+    applied: tuple[Outcome, ...]
+    failed: tuple[tuple[str, MemzoiError], ...]
+
+
+def apply_all_approved(ws: Workspace, *, actor: str) -> BulkResult:
+    """Apply every approved proposal, oldest first; a failure is reported and the others still run."""
+    applied: list[Outcome] = []
+    failed: list[tuple[str, MemzoiError]] = []
+    for item in list(iter_proposals(ws.layout)):
+        if isinstance(item, Proposal) and item.status == "approved":
+            try:
+                applied.append(apply_proposal(ws, item.id, actor=actor, operation="proposals_apply"))
+            except MemzoiError as exc:
+                failed.append((item.id, exc))
+    return BulkResult(tuple(applied), tuple(failed))

@@ -1,0 +1,387 @@
+"""Record lifecycle transitions and the one guarded, journaled write path every lifecycle change uses (io).
+
+``supersede`` and ``tombstone`` (seed "CLI commands") change an active, non-private repo record directly;
+``proposal_files`` applies packets through the same pieces: :func:`check_target`, :func:`status_step`,
+:func:`record_step` and :func:`run_steps`.
+
+Crash safety (DESIGN.md principle 3). Every write holds the lifecycle lock (:func:`guarded`). A multi-file change
+is a list of :class:`Step` run by :func:`run_steps`, which first saves the old bytes of every file it will touch
+and a content-free journal (operation name, repository-relative paths, whether each file existed) under
+``.memzoi/local/transactions/<txid>/``, then writes each file atomically. A reported failure restores the old
+bytes, byte for byte, and removes new files. A process killed between steps leaves the journal behind:
+:func:`pending_transactions` lists such leftovers (for ``doctor``; no paths or content) and :func:`repair` rolls
+them back. :func:`guarded` runs the repair itself before any new write, so the next command heals the tree.
+The saved bytes live only in the git-ignored private plane and are deleted when the operation ends.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime as dt
+import json
+import os
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.core import atomic
+from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
+from git_memzoi.errors import InputError, ToolError
+from git_memzoi.memzoi.records import events
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.records import vocab
+from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
+from git_memzoi.memzoi.proposals.packets import REPO_SAFE, SensitivityBlocked, candidates
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.workspace import Workspace
+
+JOURNAL = "journal.json"
+
+
+class TargetError(InputError):
+    """A supersede/tombstone target that fails a check: missing, inactive, private, cross-scope or newer."""
+
+    default_code = "invalid_target"
+
+
+class RollbackError(ToolError):
+    """A failed operation whose rollback failed too; the journal is kept for :func:`repair` (exit 2)."""
+
+    default_code = "rollback_failed"
+
+
+@dataclass(frozen=True)
+class Step:
+    """One file change of a guarded operation: write ``data`` to ``path``, or delete ``path`` when ``None``."""
+
+    path: Path
+    data: bytes | None
+
+
+@dataclass(frozen=True)
+class Transaction:
+    """An interrupted guarded operation left on disk (content-free: id, operation name, file count)."""
+
+    txid: str
+    operation: str
+    files: int
+    committed: bool
+
+
+@dataclass(frozen=True)
+class SupersedeResult:
+    """``supersede``: the new active record, the record it superseded, and the files written."""
+
+    record_id: str
+    target_id: str
+    written: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class TombstoneResult:
+    """``tombstone``: the tombstoned record and the files written."""
+
+    record_id: str
+    written: tuple[str, ...]
+
+
+# ------------------------------------------------------------------------------------------------ the write path
+
+
+@contextlib.contextmanager
+def guarded(layout: Layout) -> Iterator[tuple[Transaction, ...]]:
+    """Hold the lifecycle lock for the block, after rolling back any interrupted operation (yielded).
+
+    The lock is not re-entrant: code already inside ``guarded`` (or ``lifecycle_lock``) must not call a function
+    that takes it again (``apply_packet``, ``write_pending_packet``, ``supersede``, ``tombstone``, ``repair``).
+
+    Raises:
+        ToolError: the lock cannot be taken (``lock_timeout``). RollbackError: a leftover cannot be repaired.
+    """
+    with lifecycle_lock(layout.lock):
+        yield _repair_locked(layout)
+
+
+def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[str, ...]:
+    """Apply ``steps`` in order as one journaled operation; the caller holds the lifecycle lock.
+
+    Returns:
+        The repository-relative POSIX paths changed, in step order.
+
+    Raises:
+        The error of the failing step, after every changed file is restored; RollbackError when the
+        restore fails as well (the journal stays for :func:`repair`).
+    """
+    txdir = _tx_root(layout) / os.urandom(8).hex()  # 16 hex digits, as uuid4().hex[:16] (without importing uuid)
+    txdir.mkdir(parents=True)
+    entries: list[dict[str, Any]] = []
+    journal = {"version": 1, "operation": operation, "committed": False, "entries": entries}
+    try:
+        for n, step in enumerate(steps):
+            old = step.path.read_bytes() if step.path.is_file() else None
+            if old is not None:
+                atomic.write_bytes_atomic(txdir / f"{n}.bak", old)
+            entries.append({"path": step.path.relative_to(layout.root).as_posix(), "existed": old is not None})
+        atomic.write_bytes_atomic(txdir / JOURNAL, json.dumps(journal).encode("utf-8"))
+    except BaseException:
+        _remove_tx(txdir)  # nothing was changed yet
+        raise
+    for n, step in enumerate(steps):
+        try:
+            _perform(step)
+        except BaseException as exc:
+            problems = _rollback(layout, txdir, entries[: n + 1])
+            if problems:
+                raise RollbackError(f"{operation} failed and could not be rolled back ({problems[0]}); "
+                                    "the next guarded command repairs it") from exc  # fmt: skip
+            _remove_tx(txdir)
+            raise
+    atomic.write_bytes_atomic(txdir / JOURNAL, json.dumps({**journal, "committed": True}).encode("utf-8"))
+    _remove_tx(txdir)
+    return tuple(e["path"] for e in entries)
+
+
+def pending_transactions(layout: Layout) -> tuple[Transaction, ...]:
+    """Interrupted operations left under ``.memzoi/local/transactions/`` (read-only; for ``doctor``)."""
+    found: list[Transaction] = []
+    root = _tx_root(layout)
+    for txdir in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else ():
+        journal = _read_journal(txdir)
+        if journal is None:
+            found.append(Transaction(txdir.name, "unknown", 0, False))
+        else:
+            found.append(Transaction(txdir.name, str(journal.get("operation")), len(journal.get("entries", [])),
+                                     bool(journal.get("committed"))))  # fmt: skip
+    return tuple(found)
+
+
+def repair(layout: Layout) -> tuple[Transaction, ...]:
+    """Roll back every interrupted operation (committed ones are only cleaned up), holding the lock.
+
+    Returns:
+        The operations found and repaired.
+
+    Raises:
+        RollbackError: a saved file is missing or cannot be restored (the journal is kept).
+    """
+    with lifecycle_lock(layout.lock):
+        return _repair_locked(layout)
+
+
+def _repair_locked(layout: Layout) -> tuple[Transaction, ...]:
+    repaired = pending_transactions(layout)
+    for tx in repaired:
+        txdir = _tx_root(layout) / tx.txid
+        journal = _read_journal(txdir)
+        if journal is not None and not journal.get("committed"):
+            problems = _rollback(layout, txdir, list(journal.get("entries", [])))
+            if problems:
+                raise RollbackError(f"interrupted operation {tx.txid} could not be rolled back: {problems[0]}")
+        _remove_tx(txdir)
+    return repaired
+
+
+def _perform(step: Step) -> None:
+    if step.data is None:
+        step.path.unlink(missing_ok=True)
+    else:
+        step.path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(step.path, step.data)
+
+
+def _rollback(layout: Layout, txdir: Path, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+    problems: list[str] = []
+    for n in reversed(range(len(entries))):
+        path = layout.root / str(entries[n]["path"])
+        try:
+            if entries[n]["existed"]:
+                old = (txdir / f"{n}.bak").read_bytes()
+                if not path.is_file() or path.read_bytes() != old:
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    write_bytes_atomic(path, old)
+            else:
+                path.unlink(missing_ok=True)
+        except (OSError, ToolError) as exc:
+            problems.append(f"{entries[n]['path']}: {exc}")
+    return problems
+
+
+def _tx_root(layout: Layout) -> Path:
+    return layout.local / "transactions"
+
+
+def _read_journal(txdir: Path) -> dict[str, Any] | None:
+    try:
+        data = json.loads((txdir / JOURNAL).read_text("utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _remove_tx(txdir: Path) -> None:
+    for item in txdir.iterdir():
+        item.unlink()
+    txdir.rmdir()
+
+
+# ------------------------------------------------------------------------------------------------ steps and checks
+
+
+def check_target(layout: Layout, target_id: str, *, scope_kind: str | None, scope_id: str | None,
+                 not_after: dt.datetime | None, where: str = "target") -> Record:  # fmt: skip
+    """The active record ``target_id``, checked before any mutation (memzoi-spec.md §3 Apply).
+
+    Args:
+        scope_kind, scope_id: the scope the change claims; the target must have exactly this scope
+            (``scope_kind=None`` skips the scope check).
+        not_after: the target must not have been updated after this instant (the proposal's ``proposed_at``).
+        where: prefix for messages, e.g. ``".memzoi/proposals/pending/x.md: supersedes"``.
+
+    Raises:
+        TargetError: codes ``target_missing``, ``target_inactive``, ``target_cross_scope``, ``target_newer``.
+        RecordError: the target file is not a valid record.
+    """
+    try:
+        record = record_store.load(layout, target_id)
+    except InputError as exc:
+        if exc.code not in ("unknown_record", "bad_id"):
+            raise
+        raise TargetError(f"{where}: target record {target_id!r} does not exist", "target_missing") from None
+    if record.status != "active":
+        raise TargetError(f"{where}: target record {target_id!r} is {record.status}, not active", "target_inactive")
+    if scope_kind is not None and (record.scope, record.scope_id) != (scope_kind, scope_id):
+        raise TargetError(f"{where}: target record {target_id!r} has scope {_scope(record.scope, record.scope_id)}, "
+                          f"not {_scope(scope_kind, scope_id)}", "target_cross_scope")  # fmt: skip
+    updated = parse_timestamp(record.updated_at)
+    if not_after is not None and updated is not None and updated > not_after:
+        raise TargetError(f"{where}: target record {target_id!r} was updated at {record.updated_at}, after the "
+                          f"proposal ({format_timestamp(not_after)})", "target_newer")  # fmt: skip
+    return record
+
+
+def _scope(kind: str, scope_id: str | None) -> str:
+    return f"{kind}/{scope_id}" if scope_id else kind
+
+
+def status_step(layout: Layout, record_id: str, status: str) -> Step:
+    """The byte-stable rewrite of one record's ``status`` line (everything else, evidence included, kept)."""
+    path, _old, new = record_store.update_fields(layout, record_id, {"status": status})
+    return Step(path, new)
+
+
+def record_step(layout: Layout, record: Record) -> Step:
+    """The write of a new record file, checked to read back as the same record and to hold no credential
+    (``prohibited_content_detected``) before anything is written."""
+    from git_memzoi.memzoi.records.secrets import require_clean, require_clean_fields
+
+    text = okf.render(record)
+    path = record_store.record_path(layout, record.id)
+    # the file does not exist yet: name the field (and its line) the text came from, then check the rest
+    where = f"new record {record.id}"
+    require_clean_fields({"title": record.title, "body": record.body, "source_ref": record.source_ref,
+                          "applies_to": record.applies_to, "tags": record.tags}, where)  # fmt: skip
+    require_clean(text, where, document=True)
+    data = text.encode("utf-8")
+    parts, fields = record_store.parse_fields(data)
+    okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), fields, parts.body)
+    return Step(path, data)
+
+
+def free_record_id(layout: Layout, base: str) -> str:
+    """``base``, else ``base-2``, ``base-3``, … : the first id with no record file."""
+    for candidate in candidates(base):
+        path = record_store.record_path(layout, candidate)
+        if not path.exists() and not path.is_symlink():
+            return candidate
+    raise AssertionError("unreachable: candidates() is unbounded")
+
+
+# ------------------------------------------------------------------------------------------------ direct commands
+
+
+def supersede(ws: Workspace, target_id: str, *, title: str, body: str, actor: str, record_type: str | None = None,
+              scope_kind: str | None = None, visibility: str | None = None, sensitivity: str = "unknown",
+              source_kind: str | None = None, source_ref: str | None = None) -> SupersedeResult:  # fmt: skip
+    """``git memzoi supersede``: replace an active, non-private record with a same-scope repo-safe record.
+
+    The target keeps every byte but its ``status`` (``superseded``); the replacement (id = concept slug of the
+    title, ``-2``… on collision) is active, has ``supersedes: <target>`` and inherits lane, scope id, tags,
+    applies_to and retention facts. Both files change in one guarded operation.
+
+    Raises:
+        SensitivityBlocked: ``sensitivity`` is not ``repo-safe`` (checked first; nothing echoed).
+        TargetError: the target is missing, inactive, private or of another scope. InputError: bad options, or
+            a credential in ``--title``, ``--body`` or ``--source-ref`` (``prohibited_content_detected``; the field
+            and its line are named, never the value; nothing written).
+    """
+    from git_memzoi.memzoi.records.secrets import require_clean_fields
+
+    _check_choice("--sensitivity", sensitivity, vocab.SENSITIVITIES)
+    if sensitivity != REPO_SAFE:
+        raise SensitivityBlocked("supersede", sensitivity)
+    for name, value in (("--title", title), ("--body", body)):
+        if not value or not value.strip():
+            raise InputError(f"{name} must not be empty", "missing_option")
+    require_clean_fields({"--title": title, "--body": body, "--source-ref": source_ref}, "the replacement")
+    _check_choice("--type", record_type, vocab.TYPES)
+    _check_choice("--scope-kind", scope_kind, vocab.SCOPE_KINDS)
+    _check_choice("--visibility", visibility, vocab.VISIBILITIES)
+    if visibility == "private":
+        raise InputError("a repo record cannot be private; keep private memory local", "private_visibility")
+    layout = ws.layout
+    with guarded(layout):
+        target = _direct_target(layout, target_id, scope_kind)
+        now = format_timestamp(ws.clock.now())
+        new_id = free_record_id(layout, okf.concept_slug(title) or target.id)
+        fields = {"id": new_id, "kind": "memory", "profile": "memzoi", "type": record_type or target.type,
+                  "lane": target.lane, "title": title.strip(), "scope": target.scope, "scope_id": target.scope_id,
+                  "visibility": visibility or target.visibility, "content_class": "general_repo_knowledge",
+                  "status": "active", "confidence": 1.0, "timestamp": now, "updated": now,
+                  "source": source_kind, "source_ref": source_ref, "supersedes": target.id,
+                  "applies_to": list(target.applies_to), "tags": list(target.tags),
+                  "retention": dict(target.retention),
+                  "origin": {"origin_key": f"owner-command:supersede:{target.id}", "route": "owner_command"}}  # fmt: skip
+        rel = record_store.record_path(layout, new_id).relative_to(layout.root).as_posix()
+        record = okf.record_from_fields(new_id, rel, {k: v for k, v in fields.items() if v is not None}, body)
+        steps = [status_step(layout, target.id, "superseded"), record_step(layout, record)]
+        written = run_steps(layout, "supersede", steps)
+        events.append(layout, "record_superseded", actor, ws.clock.now(), {"target_id": target.id},
+                      record_id=new_id)  # fmt: skip
+    return SupersedeResult(new_id, target.id, written)
+
+
+def tombstone(ws: Workspace, target_id: str, *, reason: str, actor: str) -> TombstoneResult:
+    """``git memzoi tombstone``: mark an active, non-private record ``tombstoned``, keeping all its evidence.
+
+    Raises:
+        TargetError: the target is missing, inactive or private. InputError: an empty reason.
+    """
+    if not reason or not reason.strip():
+        raise InputError("--reason must not be empty", "missing_reason")
+    layout = ws.layout
+    with guarded(layout):
+        target = _direct_target(layout, target_id, None)
+        written = run_steps(layout, "tombstone", [status_step(layout, target.id, "tombstoned")])
+        events.append(layout, "record_tombstoned", actor, ws.clock.now(), {"reason": reason.strip()},
+                      record_id=target.id)  # fmt: skip
+    return TombstoneResult(target.id, written)
+
+
+def _direct_target(layout: Layout, target_id: str, scope_kind: str | None) -> Record:
+    target = check_target(layout, target_id, scope_kind=None, scope_id=None, not_after=None, where="target")
+    if target.visibility == "private":
+        raise TargetError(f"target: record {target_id!r} is private; private memory is not changed here",
+                          "target_private")  # fmt: skip
+    if scope_kind is not None and scope_kind != target.scope:
+        raise TargetError(f"target: record {target_id!r} has scope {target.scope}, not {scope_kind}; a replacement "
+                          "keeps its target's scope", "target_cross_scope")  # fmt: skip
+    return target
+
+
+def _check_choice(option: str, value: str | None, allowed: Sequence[str]) -> None:
+    if value is not None and value not in allowed:
+        raise InputError(f"{option} must be one of {', '.join(allowed)}", "bad_option")

@@ -1,0 +1,600 @@
+"""The derived SQLite full-text index over every record file (io; the only memzoi module that imports sqlite3).
+
+``.memzoi/local/index.sqlite`` is a disposable cache (DESIGN.md principle 1; aesthetics habit 13). It indexes
+canonical records (``.memzoi/records/``: plane ``git``, destination ``repo``) and private runtime records
+(``.memzoi/local/runtime/local|session/``: plane ``runtime``). Deleting it loses nothing: the next command
+rebuilds it in a temporary file and renames it into place. A foreign ``PRAGMA user_version`` or a corrupt file
+is rebuilt the same way, never migrated. :func:`refresh` re-reads only files whose (size, mtime_ns, inode)
+changed. The FTS5 table holds exactly ``title`` and ``body`` (memzoi-spec.md §4), so bm25 matches upstream.
+Reads go through one kept connection per thread and file (:func:`_reader`); a search filters and sorts the best
+bm25 matches first and runs the full query only when that could change the answer (:func:`_top_is_exact`).
+How a record file becomes a row lives in :mod:`~git_memzoi.memzoi.recall.index.rows`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import datetime as dt
+import json
+import os
+import re
+import sqlite3
+import sys
+import threading
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from stat import S_ISDIR, S_ISLNK, S_ISREG
+from typing import Any
+
+from git_memzoi.core.atomic import lifecycle_lock
+from git_memzoi.errors import ToolError
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.recall.index.rows import COLUMNS, RUNTIME_DESTINATIONS, SOURCES, Signature, Source, micros
+from git_memzoi.memzoi.recall.index.rows import parse_record, read_file, record_json, record_row  # re-exported
+from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.records.store import Problem
+
+__all__ = ["RUNTIME_DESTINATIONS", "SOURCES", "Source", "parse_record", "read_file", "record_json", "record_row"]
+
+SCHEMA_VERSION = 2  # the file's PRAGMA user_version; another one is rebuilt, never migrated
+JSON_VERSION = 1  # the ``rebuild --json`` object's own version, as every --json object's
+_IGNORED = ("index.md", "log.md")
+_SCHEMA = """
+CREATE TABLE files (
+    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
+    problem_code TEXT, problem_reason TEXT
+) WITHOUT ROWID;
+CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB);
+CREATE TABLE records (
+    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, id TEXT NOT NULL, plane TEXT NOT NULL,
+    destination TEXT NOT NULL, type TEXT NOT NULL, lane TEXT NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL,
+    description TEXT, scope_kind TEXT NOT NULL, scope_id TEXT, visibility TEXT NOT NULL,
+    content_class TEXT NOT NULL, status TEXT NOT NULL, confidence REAL NOT NULL, applies_to TEXT NOT NULL,
+    tags TEXT NOT NULL, source_kind TEXT, source_ref TEXT, proposal_id TEXT, supersedes_id TEXT,
+    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, updated_us INTEGER NOT NULL, retention TEXT NOT NULL,
+    retention_boundary_us INTEGER, retention_reason TEXT NOT NULL, origin TEXT NOT NULL, lineage TEXT,
+    capture TEXT, memkeep TEXT, content_hash TEXT NOT NULL
+);
+CREATE INDEX files_with_problems ON files(path) WHERE problem_code IS NOT NULL;
+CREATE INDEX records_by_id ON records(id);
+CREATE INDEX records_by_destination ON records(destination, status);
+CREATE VIRTUAL TABLE records_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
+CREATE TABLE screened (key TEXT PRIMARY KEY, field TEXT, rule TEXT) WITHOUT ROWID;
+"""
+_INSERT = f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+_CURRENT = "r.status = 'active' AND (r.retention_boundary_us IS NULL OR r.retention_boundary_us > ?)"
+
+
+@dataclass(frozen=True)
+class RefreshResult:
+    """What :func:`refresh` did. ``read`` lists the files it (re-)read; an unchanged store reads none."""
+
+    scanned: int
+    read: tuple[str, ...]
+    removed: tuple[str, ...]
+    problems: tuple[Problem, ...]
+    rebuilt: bool
+
+
+@dataclass(frozen=True)
+class RebuildResult:
+    """What :func:`rebuild` indexed, per destination, and the files it could not read (the others are served).
+
+    ``pending_proposals`` counts packet files in ``.memzoi/proposals/pending/``: proposals are files, so a
+    rebuild never discards them (the index does not hold them).
+    """
+
+    path: str
+    records: Mapping[str, int]
+    unreadable: tuple[Problem, ...]
+    pending_proposals: int
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``rebuild --json`` object."""
+        note = "pending proposals are files under .memzoi/proposals/pending/; rebuild never discards them"
+        proposals = {"pending": self.pending_proposals, "discarded": 0, "note": note}
+        return {
+            "ok": True, "index": self.path, "schema_version": JSON_VERSION, "records": dict(self.records),
+            "total": sum(self.records.values()), "proposals": proposals, "runtime_preserved": True,
+            "unreadable": [{"path": p.path, "code": p.code, "reason": p.reason} for p in self.unreadable],
+        }  # fmt: skip
+
+
+def index_path(layout: Layout) -> Path:
+    """``.memzoi/local/index.sqlite``."""
+    return layout.local / "index.sqlite"
+
+
+def runtime_dir(layout: Layout, destination: str) -> Path:
+    """``.memzoi/local/runtime/<local|session>/``: the private runtime record files of ``destination``."""
+    if destination not in RUNTIME_DESTINATIONS:
+        raise ValueError(destination)
+    return layout.local / "runtime" / destination
+
+
+# ------------------------------------------------------------------------------------------------ refresh
+
+
+def refresh(layout: Layout) -> RefreshResult:
+    """Bring the index up to date; a missing, foreign or corrupt index is rebuilt from the files.
+
+    One directory walk stats every record file; when the walk equals the stored snapshot of the last one,
+    nothing else happens (no lock, no write). Otherwise only files whose (size, mtime_ns, inode) changed are
+    read, and rows of deleted files are removed, under the lifecycle lock. In a process that keeps a watcher
+    (:mod:`~git_memzoi.memzoi.recall.index.watch`), the walk is skipped while the watcher saw no change since the last.
+
+    Raises:
+        ToolError: the index stays locked by another process (``index_busy``) or cannot be written.
+    """
+    watcher = sys.modules.get(f"{__package__}.watch")  # imported only where a process watches: lazy
+    ticket = None if watcher is None else watcher.begin(layout)
+    if ticket is not None and ticket.fresh and (reader := _reader(layout)) is not None:
+        with contextlib.suppress(sqlite3.DatabaseError):  # unreadable: the full path below decides
+            return RefreshResult(ticket.scanned, (), (), _problems(reader), False)
+        _drop_reader(index_path(layout))
+    conn = _open(layout)
+    if conn is not None:
+        try:
+            scan = _Scan.of(layout)
+            stored = conn.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
+            changes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+            if stored is None or stored[0] != scan.snapshot():
+                with lifecycle_lock(layout.lock, counted=False):  # a file changed after the walk: next time
+                    changes = _apply(conn, layout, scan, index_path(layout))
+            if watcher is not None:
+                watcher.settle(layout, ticket, len(scan.rels), scan.dirs)
+            return RefreshResult(len(scan.rels), *changes, _problems(conn), False)
+        except sqlite3.DatabaseError as exc:
+            _raise_if_busy(exc)
+        finally:
+            conn.close()
+    with lifecycle_lock(layout.lock, counted=False):
+        result = _rebuild(layout)
+    return RefreshResult(sum(result.records.values()) + len(result.unreadable), (), (), result.unreadable, True)
+
+
+def rebuild(layout: Layout) -> RebuildResult:
+    """Build the index from scratch into a temporary file and rename it into place (atomic), under the lock.
+
+    The old index is never read, so a corrupt one cannot block the rebuild, and runtime memory (files) is
+    never touched.
+    """
+    with lifecycle_lock(layout.lock, counted=False):
+        return _rebuild(layout)
+
+
+def _rebuild(layout: Layout) -> RebuildResult:
+    import tempfile
+
+    target = index_path(layout)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".index.sqlite.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        raise ToolError(f"cannot write the memory index in {target.parent}: {exc.strerror}", "write_failed") from exc
+    os.close(fd)
+    try:
+        conn = sqlite3.connect(tmp, isolation_level=None)
+        try:
+            conn.execute("PRAGMA journal_mode = OFF")
+            conn.execute("PRAGMA synchronous = OFF")
+            conn.executescript(_SCHEMA)
+            _apply(conn, layout, _Scan.of(layout), Path(tmp))
+            conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
+            counts = dict(conn.execute("SELECT destination, count(*) FROM records GROUP BY destination").fetchall())
+            problems = _problems(conn)
+        finally:
+            conn.close()
+        with open(tmp, "rb") as handle:
+            os.fsync(handle.fileno())
+        _drop_reader(target)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    # A journal left by a crashed writer of the old file would be "rolled back" into the new one.
+    with contextlib.suppress(FileNotFoundError):
+        os.unlink(str(target) + "-journal")
+    records = {d: int(counts.get(d, 0)) for d in ("repo", *RUNTIME_DESTINATIONS)}
+    rel = target.relative_to(layout.root).as_posix()
+    return RebuildResult(rel, records, problems, _count_pending(layout))
+
+
+def _open(layout: Layout) -> sqlite3.Connection | None:
+    """The index if it exists and carries this schema version; ``None`` when it must be rebuilt."""
+    path = index_path(layout)
+    if not path.is_file():
+        return None
+    conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
+    try:
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:
+            return conn
+    except sqlite3.DatabaseError as exc:
+        conn.close()
+        _raise_if_busy(exc)
+        return None
+    conn.close()
+    return None
+
+
+def _raise_if_busy(exc: sqlite3.DatabaseError) -> None:
+    text = str(exc).lower()
+    if "locked" in text or "busy" in text:
+        raise ToolError("the memory index is busy in another process; try again", "index_busy") from exc
+
+
+@dataclass(frozen=True)
+class _Scan:
+    """One walk of every source: repository-relative paths and, flat, (size, mtime_ns, inode) per path; and the
+    subfolders walked as (absolute path, mtime_ns, inode), each stat taken before it was listed."""
+
+    rels: list[str]
+    ints: list[int]
+    dirs: list[tuple[str, int, int]]
+
+    @classmethod
+    def of(cls, layout: Layout) -> _Scan:
+        scan = cls([], [], [])
+        for source in SOURCES:
+            _walk(f"{layout.root}/{source.prefix}", source.prefix, scan.rels, scan.ints, scan.dirs, links=True)
+        return scan
+
+    def signature(self, n: int) -> Signature:
+        return self.ints[3 * n], self.ints[3 * n + 1], self.ints[3 * n + 2]
+
+    def snapshot(self) -> bytes | None:
+        """The walk as bytes: equal bytes mean no file was added, removed, renamed or changed."""
+        from array import array
+
+        try:
+            return "\0".join(self.rels).encode("utf-8") + b"\0\0" + array("q", self.ints).tobytes()
+        except OverflowError:  # a pre-1970 mtime: no snapshot, so every refresh compares file by file
+            return None
+
+
+def _walk(directory: str, prefix: str, rels: list[str], ints: list[int], dirs: list[tuple[str, int, int]], *,
+          links: bool = False) -> None:  # fmt: skip
+    """Add the record files below ``directory``: hidden names skipped, only ``*.md``, no index.md/log.md. With
+    ``links`` a symlinked file is added with its own (lstat) signature, never followed (``read_file`` reports it
+    unreadable); without, symlinks are skipped. One stat per entry, through the directory's descriptor (the
+    refresh's main cost)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return
+    try:
+        for name in os.listdir(fd):
+            if name[0] == ".":
+                continue
+            try:
+                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
+            except OSError:  # removed since the listing, or a name the file system cannot stat
+                continue
+            if S_ISREG(st.st_mode) or links and S_ISLNK(st.st_mode):
+                if name.endswith(".md") and name not in _IGNORED and name.isprintable():
+                    rels.append(prefix + name)
+                    ints += (st.st_size, st.st_mtime_ns, st.st_ino)
+            elif S_ISDIR(st.st_mode):
+                dirs.append((f"{directory}/{name}", st.st_mtime_ns, st.st_ino))
+                _walk(f"{directory}/{name}", f"{prefix}{name}/", rels, ints, dirs, links=links)
+    finally:
+        os.close(fd)
+
+
+def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Re-read the changed files of ``scan``, forget the vanished ones, and store the walk's snapshot."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        rows = conn.execute("SELECT path, size, mtime_ns, ino FROM files")
+        known: dict[str, Signature] = {path: (size, mtime, ino) for path, size, mtime, ino in rows}
+        changed = [(rel, sig) for n, rel in enumerate(scan.rels) if known.pop(rel, None) != (sig := scan.signature(n))]
+        removed = sorted(known)
+        consistent, mtimes = True, []
+        for path in removed:
+            _forget(conn, path)
+        for rel, walked in changed:
+            _forget(conn, rel)
+            source = next(s for s in SOURCES if rel.startswith(s.prefix))
+            signature, outcome = read_file(source, rel, f"{layout.root}/{rel}")
+            consistent = consistent and signature == walked
+            mtimes.append((rel, signature[1]))
+            problem = (outcome.code, outcome.reason) if isinstance(outcome, Problem) else (None, None)
+            conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", (rel, *signature, *problem))
+            if not isinstance(outcome, Problem):
+                rowid = conn.execute(_INSERT, outcome).lastrowid
+                conn.execute("INSERT INTO records_fts (rowid, title, body) VALUES (?, ?, ?)",
+                             (rowid, outcome[6], outcome[7]))  # fmt: skip
+        snapshot = scan.snapshot() if consistent else None
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    _forget_racy(conn, db, mtimes)
+    return tuple(rel for rel, _ in changed), tuple(removed)
+
+
+def _forget_racy(conn: sqlite3.Connection, db: Path, read: list[tuple[str, int]]) -> None:
+    """Git's "racily clean" rule: a file whose mtime is not older than the index write may change again within
+    the same timestamp tick, unseen; its signature is voided so the next refresh reads it once more."""
+    if not read:
+        return
+    written = db.stat().st_mtime_ns
+    racy = [(rel,) for rel, mtime in read if mtime >= written]
+    if racy:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("UPDATE files SET size = -1 WHERE path = ?", racy)
+        conn.execute("DELETE FROM meta WHERE key = 'snapshot'")
+        conn.execute("COMMIT")
+
+
+def _forget(conn: sqlite3.Connection, path: str) -> None:
+    row = conn.execute("SELECT rowid FROM records WHERE path = ?", (path,)).fetchone()
+    if row is not None:
+        conn.execute("DELETE FROM records_fts WHERE rowid = ?", row)
+        conn.execute("DELETE FROM records WHERE rowid = ?", row)
+    conn.execute("DELETE FROM files WHERE path = ?", (path,))
+
+
+def _problems(conn: sqlite3.Connection) -> tuple[Problem, ...]:
+    rows = conn.execute(
+        "SELECT path, problem_reason, problem_code FROM files WHERE problem_code IS NOT NULL ORDER BY path"
+    )
+    return tuple(Problem(*row) for row in rows)
+
+
+def _count_pending(layout: Layout) -> int:
+    rels: list[str] = []
+    _walk(str(layout.pending), "", rels, [], [])
+    return len(rels)
+
+
+# ------------------------------------------------------------------------------------------------ queries
+
+
+def fts_query(text: str) -> str | None:
+    """The FTS5 query for free text (memzoi-spec.md §4): every run of letters, digits and ``_`` as a quoted
+    term, joined with ``OR``; ``None`` when there is no term (the caller returns no results)."""
+    return " OR ".join(f'"{term}"' for term in re.findall(r"\w+", text)) or None
+
+
+FILTERS = ("scope_kind", "scope_id", "type", "lane")
+
+
+_FRESH: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("memzoi_fresh", default=frozenset())
+
+
+@contextlib.contextmanager
+def read_session(layout: Layout) -> Iterator[None]:
+    """Refresh the index once for everything read inside the block (one command, one MCP tool call).
+
+    Reads in the block skip their own refresh, so a context pack that runs several searches walks the files
+    once; nested sessions are free. Outside any session every read refreshes first.
+    """
+    root = str(layout.root)
+    seen = _FRESH.get()
+    if root in seen:
+        yield
+        return
+    refresh(layout)
+    token = _FRESH.set(seen | {root})
+    try:
+        yield
+    finally:
+        _FRESH.reset(token)
+
+
+def _ensure_fresh(layout: Layout) -> None:
+    if str(layout.root) not in _FRESH.get():
+        refresh(layout)
+
+
+def search_rows(
+    layout: Layout,
+    query: str,
+    *,
+    now: dt.datetime,
+    destinations: Sequence[str] = ("repo",),
+    filters: Mapping[str, str] | None = None,
+    path: str | None = None,
+    path_match: Callable[[str, str], bool] | None = None,
+    limit: int = 10,
+) -> list[dict[str, Any]]:
+    """Current-assertion records of ``destinations`` matching the FTS5 ``query`` (see :func:`fts_query`).
+
+    ``filters`` (exact values of :data:`FILTERS`) and ``path`` (kept when ``path_match(stored, path)`` holds for
+    one of the record's ``applies_to``) apply inside the candidate set, before ``limit`` (memzoi-spec.md §4).
+    Rows come best first: bm25 rank, ``updated_at`` newest first, id. Each row is a dict of the records columns
+    plus ``rank`` (bm25; lower is better). Refreshes the index first (once per :func:`read_session`).
+
+    Fast path, exact: the filters and the sort run on the best :func:`_top_size` matches by bm25 alone, and that
+    answer is kept only when it cannot differ from the full query's (see :func:`_top_is_exact`); else the full
+    query runs. Raises ``ToolError`` (``index_unavailable``, ``index_corrupt``, ``index_busy``).
+    """
+    _ensure_fresh(layout)
+    where = [f"r.destination IN ({', '.join('?' * len(destinations))})", _CURRENT]
+    params: list[Any] = [*destinations, micros(okf.format_timestamp(now))]
+    for key, value in (filters or {}).items():
+        if key not in FILTERS:
+            raise ValueError(f"unknown search filter {key!r}")
+        where.append(f"r.{key} = ?")
+        params.append(value)
+    functions: dict[str, Callable[..., Any]] = {}
+    if path is not None:
+        if path_match is None:
+            raise ValueError("a path filter needs path_match")
+        functions["memzoi_path_match"] = lambda stored, requested: any(
+            path_match(item, requested) for item in json.loads(stored)
+        )
+        where.append("memzoi_path_match(r.applies_to, ?)")
+        params.append(path)
+    if 0 < limit <= MAX_FAST_LIMIT:
+        top = _top_size(limit)
+        sql = (
+            "WITH top(rowid, rank) AS MATERIALIZED (SELECT rowid, bm25(records_fts) FROM records_fts"
+            " WHERE records_fts MATCH ? ORDER BY 2 LIMIT ?) SELECT r.*, top.rank AS rank,"
+            " (SELECT count(*) FROM top) AS memzoi_top_count, (SELECT max(rank) FROM top) AS memzoi_top_edge"
+            f" FROM top JOIN records r ON r.rowid = top.rowid WHERE {' AND '.join(where)}"
+            " ORDER BY top.rank, r.updated_us DESC, r.id LIMIT ?"
+        )
+        rows = _query(layout, sql, (query, top, *params, limit), functions)
+        if _top_is_exact(rows, limit, top):
+            return rows
+    sql = (
+        "SELECT r.*, bm25(records_fts) AS rank FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
+        f"WHERE records_fts MATCH ? AND {' AND '.join(where)} ORDER BY rank, r.updated_us DESC, r.id LIMIT ?"
+    )
+    return _query(layout, sql, (query, *params, limit), functions)
+
+
+MAX_FAST_LIMIT = 200
+
+
+def _top_size(limit: int) -> int:
+    """How many best bm25 matches the fast path takes for ``limit`` rows: room for filtered-out rows."""
+    return 2 * limit + 100
+
+
+def _top_is_exact(rows: list[dict[str, Any]], limit: int, top: int) -> bool:
+    """Whether the fast path's ``rows`` (the filtered, sorted best ``top`` matches; popped of their two extra
+    columns here) equal the full query's.
+
+    They do when the ``top`` matches were all matches (fewer came back), or when ``limit`` rows came back and
+    the last ranks strictly better than the worst of the ``top``: every match ranking better than that worst
+    one is in the ``top`` (ties at the cut are not), so every row the full query could put before the last
+    one is there, with the same rank, ``updated_us`` and id to sort by. No rows at all: unknown, not exact.
+    """
+    if not rows:
+        return False
+    count, edge = rows[0]["memzoi_top_count"], rows[0]["memzoi_top_edge"]
+    for row in rows:
+        del row["memzoi_top_count"], row["memzoi_top_edge"]
+    return count < top or (len(rows) == limit and rows[-1]["rank"] < edge)
+
+
+def list_rows(layout: Layout, destination: str, *, now: dt.datetime) -> list[dict[str, Any]]:
+    """Current-assertion records of one destination, newest first (``updated_at`` DESC, id). Refreshes first."""
+    _ensure_fresh(layout)
+    sql = f"SELECT r.* FROM records r WHERE r.destination = ? AND {_CURRENT} ORDER BY r.updated_us DESC, r.id"
+    return _query(layout, sql, (destination, micros(okf.format_timestamp(now))))
+
+
+def path_rows(layout: Layout, destination: str, path: str, path_match: Callable[[str, str], bool], *,
+              now: dt.datetime, types: Sequence[str] = (), scope_kind: str | None = None,
+              limit: int = -1) -> list[dict[str, Any]]:  # fmt: skip
+    """Current-assertion records of one destination with an ``applies_to`` path that ``path_match(stored, path)``
+    accepts (recall's path candidates), only of ``types``/``scope_kind`` when given; newest first (``updated_at``
+    DESC, id), at most ``limit`` (-1: all). Refreshes first."""
+    _ensure_fresh(layout)
+    where = ["r.destination = ?", _CURRENT, "r.applies_to != '[]'", "memzoi_path_match(r.applies_to, ?)"]
+    params: list[Any] = [destination, micros(okf.format_timestamp(now)), path]
+    if types:
+        where.append(f"r.type IN ({', '.join('?' * len(types))})")
+        params += types
+    if scope_kind is not None:
+        where.append("r.scope_kind = ?")
+        params.append(scope_kind)
+    match = {"memzoi_path_match": lambda stored, requested: any(path_match(p, requested) for p in json.loads(stored))}
+    sql = f"SELECT r.* FROM records r WHERE {' AND '.join(where)} ORDER BY r.updated_us DESC, r.id LIMIT ?"
+    return _query(layout, sql, (*params, limit), match)
+
+
+def _query(
+    layout: Layout, sql: str, params: Sequence[Any], functions: Mapping[str, Callable[..., Any]] | None = None
+) -> list[dict[str, Any]]:
+    conn = _reader(layout)
+    if conn is None:
+        raise ToolError("the memory index could not be opened; run `git memzoi rebuild`", "index_unavailable")
+    try:
+        for name, function in (functions or {}).items():
+            conn.create_function(name, 2, function, deterministic=True)
+        return [dict(row) for row in conn.execute(sql, params)]
+    except sqlite3.DatabaseError as exc:
+        _drop_reader(index_path(layout))
+        _raise_if_busy(exc)
+        raise ToolError(f"the memory index is unreadable ({exc}); run `git memzoi rebuild`", "index_corrupt") from exc
+
+
+_READERS = threading.local()  # per thread: {index path: ((pid, device, inode, mtime_ns), connection)}
+_KEEP_READERS = 4
+
+
+def _reader(layout: Layout) -> sqlite3.Connection | None:
+    """This thread's read connection to the index (rows as ``sqlite3.Row``, memory-mapped), kept open between
+    reads; ``None`` without a usable index. Re-opened when the file's (device, inode, mtime) changed (a rebuild
+    renames a new file into place) or in a forked child; at most four index files per thread stay open."""
+    path = index_path(layout)
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    held: dict[str, tuple[tuple[int, ...], sqlite3.Connection]] = _READERS.__dict__.setdefault("held", {})
+    key, stamp = str(path), (os.getpid(), st.st_dev, st.st_ino, st.st_mtime_ns)
+    kept = held.pop(key, None)
+    if kept is not None and kept[0] == stamp:
+        held[key] = kept  # the most recently used last
+        return kept[1]
+    if kept is not None:
+        kept[1].close()
+    conn = _open(layout)
+    if conn is None:
+        return None
+    conn.execute("PRAGMA mmap_size = 268435456").fetchall()
+    conn.row_factory = sqlite3.Row
+    held[key] = (stamp, conn)
+    while len(held) > _KEEP_READERS:
+        held.pop(next(iter(held)))[1].close()
+    return conn
+
+
+def _drop_reader(path: Path) -> None:
+    """Close this thread's kept connection to ``path`` (before a rebuild replaces it, or after an error)."""
+    kept = _READERS.__dict__.get("held", {}).pop(str(path), None)
+    if kept is not None:
+        kept[1].close()
+
+
+def screened(layout: Layout, keys: Sequence[str]) -> dict[str, tuple[str, str] | None]:
+    """The remembered screening outcomes of ``keys`` (:func:`~git_memzoi.memzoi.records.secrets.screening_key`): per known
+    key, ``(field, rule)`` of the first credential or ``None`` (clean); unknown keys are absent. Never raises."""
+    try:
+        conn = _reader(layout) if keys else None
+        sql = f"SELECT key, field, rule FROM screened WHERE key IN ({', '.join('?' * len(keys))})"
+        rows = [] if conn is None else conn.execute(sql, list(keys)).fetchall()
+    except (sqlite3.DatabaseError, ToolError):
+        return {}
+    return {key: None if rule is None else (field, rule) for key, field, rule in rows}
+
+
+def remember_screened(layout: Layout, rows: Sequence[tuple[str, str | None, str | None]]) -> None:
+    """Remember ``(key, field, rule)`` screening outcomes (field and rule ``None``: clean) under the lock, best-effort:
+    nothing when busy or unwritable, nor in a process whose watcher would take the write for another's and walk."""
+    watcher = sys.modules.get(f"{__package__}.watch")
+    if not rows or watcher is not None and watcher.watching(layout):  # the MCP server: its in-process cache serves
+        return
+    uri = f"{index_path(layout).absolute().as_uri()}?mode=rw"  # never creates a missing index
+    with contextlib.suppress(OSError, sqlite3.Error, ToolError), lifecycle_lock(layout.lock, 0, counted=False):
+        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0.05, isolation_level=None)) as conn:
+            if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:  # closing rolls back a failure
+                conn.execute("BEGIN IMMEDIATE")
+                conn.executemany("INSERT OR IGNORE INTO screened VALUES (?, ?, ?)", rows)
+                conn.execute("COMMIT")
+
+
+def drift(layout: Layout) -> str:
+    """Read-only: ``missing`` (no usable index), ``current`` (matches the files) or ``stale`` (files changed
+    since the last refresh; the next read refreshes it). For ``doctor``; never writes or locks."""
+    conn = _open(layout)
+    if conn is None:
+        return "missing"
+    try:
+        stored = conn.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
+    except sqlite3.DatabaseError:
+        return "missing"
+    finally:
+        conn.close()
+    snapshot = _Scan.of(layout).snapshot()
+    return "current" if stored is not None and snapshot is not None and stored[0] == snapshot else "stale"

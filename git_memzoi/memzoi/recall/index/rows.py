@@ -1,0 +1,146 @@
+"""Record files as rows of the derived index (io: reads one file; no SQL): the sources, the column values of one
+record, and the record JSON of a row (memzoi-spec.md §4).
+
+Split from :mod:`git_memzoi.memzoi.recall.index.db`, which owns the SQLite file and re-exports these names. A record
+that cannot be read or validated becomes a :class:`~git_memzoi.memzoi.records.store.Problem`, never an exception.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import errno
+import json
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from git_memzoi.core import frontmatter
+from git_memzoi.core.hashing import content_hash
+from git_memzoi.errors import InputError
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.records import okf_subset
+from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES, SYMLINK_REASON, Problem
+from git_memzoi.memzoi.records.retention import decide
+
+RUNTIME_DESTINATIONS = ("local", "session")
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+COLUMNS = ("path", "id", "plane", "destination", "type", "lane", "title", "body", "description", "scope_kind",
+           "scope_id", "visibility", "content_class", "status", "confidence", "applies_to", "tags", "source_kind",
+           "source_ref", "proposal_id", "supersedes_id", "created_at", "updated_at", "updated_us", "retention",
+           "retention_boundary_us", "retention_reason", "origin", "lineage", "capture", "memkeep",
+           "content_hash")  # fmt: skip
+
+Signature = tuple[int, int, int]  # (size, mtime_ns, inode) of a record file
+
+
+@dataclass(frozen=True)
+class Source:
+    """One folder of record files: its plane, destination and repository-relative POSIX prefix (with ``/``)."""
+
+    plane: str
+    destination: str
+    prefix: str
+
+
+SOURCES = (Source("git", "repo", ".memzoi/records/"),
+           *(Source("runtime", d, f".memzoi/local/runtime/{d}/") for d in RUNTIME_DESTINATIONS))  # fmt: skip
+
+
+def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple[Any, ...] | Problem]:
+    """Read one record file: its signature (from the open file) and its row values, or why it is unreadable (a
+    symlink is never followed: ``symlink``, with the link's own signature)."""
+    try:
+        fd = os.open(absolute, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:  # a symlink: its own signature, so an unchanged link is not read again
+            st = os.lstat(absolute)
+            return (st.st_size, st.st_mtime_ns, st.st_ino), Problem(rel, f"{rel}: {SYMLINK_REASON}", "symlink")
+        return (0, 0, 0), Problem(rel, f"cannot read: {exc.strerror}", "unreadable")
+    with os.fdopen(fd, "rb") as handle:
+        st = os.fstat(handle.fileno())
+        signature = (st.st_size, st.st_mtime_ns, st.st_ino)
+        if st.st_size > MAX_RECORD_BYTES:
+            return signature, Problem(rel, f"{rel}: file: larger than {MAX_RECORD_BYTES} bytes", "invalid_record")
+        data = handle.read()
+    concept_id = rel[len(source.prefix) : -len(".md")]
+    try:
+        record = parse_record(concept_id, rel, data)
+        if source.plane == "git" and record.content_class == "unknown":
+            raise InputError(f"{rel}: content_class: canonical records need an explicit classification",
+                             "unclassified_record")  # fmt: skip
+        decision = decide(record, _EPOCH)
+    except InputError as exc:
+        return signature, Problem(rel, exc.message, exc.code)
+    except (ValueError, TypeError, KeyError) as exc:  # a value the validators did not foresee: never a crash
+        return signature, Problem(rel, f"{rel}: unreadable record ({type(exc).__name__})", "invalid_record")
+    return signature, row_values(source, rel, record, decision.effective_boundary, decision.reason)
+
+
+def parse_record(concept_id: str, rel: str, data: bytes) -> okf.Record:
+    """Parse and validate one record file; its ``id`` must equal the concept id of its path (spec §13.2).
+
+    Raises:
+        RecordError, FrontmatterError: the file is not a valid record.
+    """
+    parts = frontmatter.split(data)
+    if not parts.has_frontmatter:
+        raise okf.RecordError(rel, "frontmatter", "a record starts with a --- frontmatter block")
+    fields = okf_subset.load(parts.yaml_text)
+    if fields is None:
+        fields = frontmatter.parse(data).fields
+    record = okf.record_from_fields(concept_id, rel, fields, parts.body)
+    if record.id != concept_id:
+        raise okf.RecordError(rel, "id", f"must equal the file's concept id {concept_id!r}")
+    return record
+
+
+def row_values(source: Source, rel: str, r: okf.Record, boundary: str | None, reason: str) -> tuple[Any, ...]:
+    """The values of the records table for one record, in :data:`COLUMNS` order."""
+    return (
+        rel, r.id, source.plane, source.destination, r.type, r.lane, r.title, r.body, r.description, r.scope,
+        r.scope_id, r.visibility, r.content_class, r.status, r.confidence, _json(list(r.applies_to)),
+        _json(list(r.tags)), r.source, r.source_ref, r.proposal_id, r.supersedes, r.timestamp, r.updated_at,
+        micros(r.updated_at), _json(r.retention), None if boundary is None else micros(boundary), reason,
+        _json(r.origin), _json(r.lineage), _json(r.capture), _json(r.memkeep),
+        content_hash(r.body.strip().encode("utf-8")).removeprefix("blake3:"),
+    )  # fmt: skip
+
+
+def record_row(destination: str, rel: str, record: okf.Record) -> dict[str, Any]:
+    """The index row ``record`` would have (for :func:`record_json` before the index has seen the file)."""
+    source = next(s for s in SOURCES if s.destination == destination)
+    decision = decide(record, _EPOCH)
+    return dict(zip(COLUMNS, row_values(source, rel, record, decision.effective_boundary, decision.reason)))
+
+
+def _json(value: Any) -> str | None:
+    if value is None:
+        return None
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+
+
+def micros(timestamp: str) -> int:
+    """Microseconds since 1970 of a validated record timestamp (the index's sortable time)."""
+    parsed = okf.parse_timestamp(timestamp)
+    assert parsed is not None  # validated by record_from_fields
+    return (parsed - _EPOCH) // dt.timedelta(microseconds=1)
+
+
+def record_json(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The record JSON of memzoi-spec.md §4 (``memory_type``, ``scope_kind`` ...) from an index row."""
+    out: dict[str, Any] = {
+        "id": row["id"], "memory_type": row["type"], "lane": row["lane"], "destination": row["destination"],
+        "scope_kind": row["scope_kind"], "scope_id": row["scope_id"], "visibility": row["visibility"],
+        "title": row["title"], "body": row["body"], "status": row["status"], "confidence": row["confidence"],
+        "source_kind": row["source_kind"], "source_ref": row["source_ref"], "proposal_id": row["proposal_id"],
+    }  # fmt: skip
+    if row["capture"] is not None:
+        out["capture"] = json.loads(row["capture"])
+    out.update({
+        "content_hash": row["content_hash"], "created_at": row["created_at"], "updated_at": row["updated_at"],
+        "supersedes_id": row["supersedes_id"], "retention": json.loads(row["retention"]),
+        "origin": json.loads(row["origin"]), "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
+    })  # fmt: skip
+    return out
+

@@ -1,0 +1,387 @@
+"""Prompt-ready context packs and agent handoffs (memzoi-spec.md §5), staleness-aware (io).
+
+A pack gathers candidates per requested destination (repo, plus local and session only when asked): up to 50
+full-text matches of the task and, with a path, up to 50 current records bound to that path. It scores them
+(path binding, memory type, text match, lane, destination, confidence, bm25), drops duplicates, walks them in
+rank order into the budget and renders the prompt. Records whose memkeep envelope makes them suspect
+(:mod:`git_memzoi.memzoi.recall.suspect`) rank below every current record, in the same order among themselves, and
+each one is named in ``warnings`` with its reasons. A candidate holding a credential (a hand-edited record file)
+is never packed: it is listed first in ``omitted`` (reason ``prohibited_content_detected``, field and rule, no
+title) and named in ``warnings``.
+
+The budget is counted in ``approx_words`` (:mod:`git_memzoi.memzoi.recall.budget`) and never exceeded. When the
+rendered prompt is larger (the first record is always taken, as upstream does, even when it alone is too big),
+it is cut after a whole number of units and ends with the one-unit marker ``[truncated]``; a record whose
+``- [id] (meta)`` head no longer fits is moved to ``omitted``; if none fits, the pack is empty. Differences from
+upstream, all outside its corpus: budget 0 is an empty pack (upstream: the default 400), the truncated prompt
+keeps its line breaks and the marker (upstream: the first words joined by spaces, no marker), and suspect
+handling.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.errors import InputError
+from git_memzoi.memzoi.recall import budget as units
+from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request
+from git_memzoi.memzoi.recall.search import fresh_index, withheld_warning
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.workspace import Workspace
+
+DEFAULT_BUDGET = 400
+CANDIDATE_LIMIT = 50
+OMITTED_LIMIT = 10
+HEADER = "# Memzoi Context"
+MARKER = "[truncated]"
+HEAD_UNITS = 3  # "-", "[id]", "(type/provenance=…)": a record shows in the prompt when its head does
+TYPE_PRIORITY = {"risk": 9, "warning": 8, "failed_attempt": 7, "decision": 6, "procedure": 5, "preference": 4,
+                 "fact": 3, "episode": 2, "relationship": 2, "instruction_projection": 1}  # fmt: skip
+LANE_PRIORITY = {"procedural": 3, "session": 3, "semantic": 2, "episodic": 1}
+DESTINATION_PRIORITY = {"repo": 3, "local": 2, "session": 1}
+RUNTIME_SOURCE = {"local": "local memory", "session": "session memory"}
+
+
+@dataclass(frozen=True)
+class ContextPack:
+    """One context pack: the §5 JSON object (``prompt``, ``records``, ``citations``, ``budget``, ``included``,
+    ``omitted``, ``warnings``, ``next_queries`` ...)."""
+
+    payload: Mapping[str, Any]
+
+    @property
+    def prompt(self) -> str:
+        """The prompt text (``""`` for an empty pack)."""
+        return str(self.payload["prompt"])
+
+    @property
+    def record_ids(self) -> list[str]:
+        """Ids of the records in the prompt, in rank order."""
+        return [r["record"]["id"] for r in self.payload["records"]]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``context --json`` object."""
+        return dict(self.payload)
+
+
+@dataclass
+class _Candidate:
+    row: Mapping[str, Any]
+    fts: bool
+    result: dict[str, Any]
+    suspect: Mapping[str, Any] | None = None
+    estimate: int = 0
+    line: str = ""
+
+
+@fresh_index
+def build(ws: Workspace, task: str, *, path: str | None = None, token_budget: int | None = None,
+          include_local: bool = False, include_session: bool = False, log: bool = True) -> ContextPack:  # fmt: skip
+    """``git memzoi context``: the context pack for ``task`` (and ``path``) within ``token_budget`` approx_words
+    (default 400; 0 gives an empty pack). Appends a ``memory.context_pack_built`` event (ids and counts).
+
+    Raises:
+        InputError: a negative budget (``bad_budget``), neither a task nor a path (``bad_usage``), or a path
+            outside the repository (``path_outside_repo``, :func:`~git_memzoi.core.paths.request_path`).
+    """
+    from git_memzoi.core.paths import request_path
+    from git_memzoi.memzoi.records import okf
+    from git_memzoi.memzoi.recall import suspect
+
+    if token_budget is not None and token_budget < 0:
+        raise InputError("--token-budget must be 0 or more", "bad_budget")
+    path = request_path(path, ws.layout.root)
+    if not task.strip() and path is None:
+        raise InputError("a context pack needs a task or a path", "bad_usage")
+    effective = DEFAULT_BUDGET if token_budget is None else token_budget
+    requested = ["repo", *(["local"] if include_local else []), *(["session"] if include_session else [])]
+    candidates, withheld = _withhold(ws, _candidates(ws, task, path, requested))
+    suspects = suspect.assess(ws, [c.row for c in candidates])
+    for candidate in candidates:
+        candidate.suspect = suspects.get(candidate.row["id"])
+        _score(candidate, path)
+    ranked = _dedupe(sorted(candidates, key=_order))
+    selected = _walk(ranked, effective)
+    prompt, shown, partial = _render(selected, effective)
+    shown_ids = {id(c) for c in shown}
+    left_out = [c for c in ranked if id(c) not in shown_ids]
+    now = ws.clock.now()
+    payload: dict[str, Any] = {
+        "id": _pack_id(now, "ctx_", [task, path, effective, requested, [c.row["id"] for c in shown]]),
+        "task": task, "prompt": prompt, "records": [c.result for c in shown],
+        "citations": [cite for c in shown for cite in c.result["citations"]], "token_budget": token_budget,
+        "policy": {"include_local": include_local, "include_session": include_session,
+                   "requested_destinations": requested,
+                   "included_destinations": [d for d in requested if any(c.row["destination"] == d for c in shown)]},
+        "budget": _budget(token_budget, effective, prompt, len(ranked), len(shown), partial is not None or
+                          len(shown) < len(selected)),
+        "included": [_included(c, c is partial) for c in shown],
+        "omitted": [*withheld, *(_omitted(c) for c in left_out[:OMITTED_LIMIT])],
+        "warnings": [*_warnings(shown, left_out, partial, effective, len(selected) > len(shown)),
+                     *(withheld_warning(w) for w in withheld)],
+        "next_queries": [c.row["title"] for c in left_out[:3]],
+        "created_at": okf.format_timestamp(now),
+    }  # fmt: skip
+    if log:
+        from git_memzoi.memzoi.recall.search import log_event
+
+        log_event(ws, "memory.context_pack_built", {
+            "context_id": payload["id"], "record_ids": [c.row["id"] for c in shown], "count": len(shown),
+            "candidate_records": len(ranked), "omitted": len(left_out), "budget": effective,
+            "estimated_used": payload["budget"]["estimated_used"], "destinations": requested,
+            "suspect_ids": [c.row["id"] for c in shown if c.suspect],
+            "withheld_ids": [w["record_id"] for w in withheld]})  # fmt: skip
+    return ContextPack(payload)
+
+
+# ------------------------------------------------------------------------------------------------ candidates
+
+
+def _candidates(ws: Workspace, task: str, path: str | None, destinations: Sequence[str]) -> list[_Candidate]:
+    """FTS candidates, then path candidates (score 0, "path match"), merged by record id: FTS wins."""
+    from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.recall.search import result, search_rows
+
+    merged: dict[str, _Candidate] = {}
+    for destination in destinations:
+        for row in search_rows(ws, task, destination=destination, limit=CANDIDATE_LIMIT):
+            merged.setdefault(row["id"], _Candidate(row, True, result(row, task, path)))
+    if path is not None:
+        for destination in destinations:
+            rows = index_db.path_rows(ws.layout, destination, path, path_matches_request, now=ws.clock.now(),
+                                      limit=CANDIDATE_LIMIT)  # fmt: skip
+            for row in rows:
+                if row["id"] not in merged:
+                    found = result(row, task, path)
+                    found.update(score=0.0, rationale="path match")
+                    merged[row["id"]] = _Candidate(row, False, found)
+    return list(merged.values())
+
+
+def _withhold(ws: Workspace, candidates: list[_Candidate]) -> tuple[list[_Candidate], list[dict[str, Any]]]:
+    """Leave out every candidate holding a credential (:func:`~git_memzoi.memzoi.recall.search.withhold`): a pack is a
+    prompt and never carries one. Each is listed as an ``omitted`` entry with ``estimated_size`` 0."""
+    from git_memzoi.memzoi.recall.search import withhold
+
+    withheld = withhold(ws.layout, [c.row for c in candidates], sized=True)[1]
+    left_out = {w["record_id"] for w in withheld}
+    return [c for c in candidates if c.row["id"] not in left_out], withheld
+
+
+def _score(c: _Candidate, path: str | None) -> None:
+    """The §5 ranking score, signals and reasons; replaces the result's score and rationale."""
+    row = c.row
+    path_score = best_path(json.loads(row["applies_to"]), path)[0]
+    fts_score = min(max(-float(row["rank"]), 0.0), 100.0) if c.fts else 0.0
+    confidence = min(max(float(row["confidence"]), 0.0), 1.0)
+    signals = {
+        "fts_match": c.fts, "fts_score": fts_score, "path_score": path_score,
+        "type_priority": TYPE_PRIORITY.get(row["type"], 0), "lane_priority": LANE_PRIORITY.get(row["lane"], 0),
+        "destination_priority": DESTINATION_PRIORITY.get(row["destination"], 0), "confidence": confidence,
+    }  # fmt: skip
+    score = (path_score * 10000 + signals["type_priority"] * 1000 + (500 if c.fts else 0)
+             + signals["lane_priority"] * 100 + signals["destination_priority"] * 10 + confidence * 25 + fts_score)
+    reasons = ["task text matched title/body"] if c.fts else []
+    if path is not None:
+        reasons.append("path matched requested path" if path_score else "no path match")
+    reasons += [f"{row['type']} memory type priority", f"{row['destination']} destination"]
+    if c.suspect:
+        from git_memzoi.memzoi.recall.suspect import summary
+
+        reasons.append(f"suspect, ranked below current records: {summary(c.suspect)}")
+    c.result.update(score=score, rationale="; ".join(reasons), suspect=None if c.suspect is None else dict(c.suspect),
+                    ranking={"score": score, "signals": signals, "reasons": reasons})  # fmt: skip
+
+
+def _order(c: _Candidate) -> tuple[Any, ...]:
+    """Current records first; then score, destination priority, newest, id (memzoi-spec.md §5 step 6)."""
+    signals = c.result["ranking"]["signals"]
+    return (c.suspect is not None, -c.result["score"], -signals["destination_priority"], -int(c.row["updated_us"]),
+            c.row["id"])  # fmt: skip
+
+
+def _dedupe(ranked: Sequence[_Candidate]) -> list[_Candidate]:
+    """Keep the better-ranked of records with the same content hash or the same normalized title and body."""
+    hashes: set[str] = set()
+    texts: set[str] = set()
+    out = []
+    for c in ranked:
+        text = re.sub(r"\s+", " ", f"{c.row['title']}\n{c.row['body']}").strip().lower()
+        if c.row["content_hash"] in hashes or text in texts:
+            continue
+        hashes.add(c.row["content_hash"])
+        texts.add(text)
+        out.append(c)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ budget
+
+
+def _line(c: _Candidate) -> str:
+    """One record in the prompt (memzoi-spec.md §5 step 8), plus a ``Suspect:`` line for a suspect record."""
+    row = c.row
+    plane = "git" if row["destination"] == "repo" else "runtime"
+    source = row["source_ref"] or "unknown" if row["destination"] == "repo" else RUNTIME_SOURCE[row["destination"]]
+    line = (f"- [{row['id']}] ({row['type']}/provenance={plane}/destination={row['destination']}/"
+            f"scope={row['scope_kind']}) {row['title']}: {row['body']}\n  Source: {source}")  # fmt: skip
+    if c.suspect:
+        reasons = ", ".join(r["reason"] for r in c.suspect["reasons"])
+        line += f"\n  Suspect: {reasons}; re-verify before relying on it"
+    return line
+
+
+def _walk(ranked: Sequence[_Candidate], budget: int) -> list[_Candidate]:
+    """Select in rank order: the first record always, any later one whose estimate still fits; a miss does not
+    stop the walk (memzoi-spec.md §5 step 7)."""
+    selected: list[_Candidate] = []
+    used = 0
+    for c in ranked:
+        c.line = _line(c)
+        c.estimate = units.record_estimate(c.row["title"], c.row["body"])
+        if c.suspect:
+            c.estimate += units.estimate(c.line.rpartition("\n")[2])
+        if not selected or used + c.estimate <= budget:
+            selected.append(c)
+            used += c.estimate
+    return selected
+
+
+def _render(selected: Sequence[_Candidate], budget: int) -> tuple[str, list[_Candidate], _Candidate | None]:
+    """The prompt, the records it shows and the one it shows only in part (if any); never over ``budget``."""
+    if not selected:
+        return "", [], None
+    prompt = "\n".join([HEADER, *(c.line for c in selected)])
+    if units.estimate(prompt) <= budget:
+        return prompt, list(selected), None
+    keep = budget - units.estimate(MARKER)
+    start, shown, partial, end = units.estimate(HEADER), [], None, 0
+    for c in selected:
+        size = units.estimate(c.line)
+        if start + HEAD_UNITS > keep:
+            break
+        shown.append(c)
+        end = min(start + size, keep)
+        if start + size > keep:
+            partial = c
+            break
+        start += size
+    if not shown:
+        return "", [], None
+    return f"{units.cut(prompt, end)}\n{MARKER}", shown, partial
+
+
+def _budget(requested: int | None, effective: int, prompt: str, candidates: int, selected: int,
+            truncated: bool) -> dict[str, Any]:  # fmt: skip
+    used = units.estimate(prompt)
+    return {"requested": requested, "effective": effective, "used": used, "unit": units.UNIT,
+            "estimated_used": used, "estimate_unit": units.UNIT, "estimator": units.ESTIMATOR,
+            "candidate_records": candidates, "selected_records": selected, "rendered_words": used,
+            "truncated": truncated}  # fmt: skip
+
+
+def _included(c: _Candidate, partial: bool) -> dict[str, Any]:
+    result, row = c.result, c.row
+    paths = result["paths"]
+    return {
+        "record_id": row["id"], "title": row["title"], "type": row["type"], "lane": row["lane"],
+        "scope_kind": row["scope_kind"], "path": paths[0]["path"] if paths else None,
+        "citation": result["citations"][0], "provenance": result["citations"][0]["provenance"],
+        "destination": row["destination"], "score": result["score"], "rationale": result["rationale"],
+        "estimated_size": c.estimate, "truncated": partial, "suspect": result["suspect"],
+    }  # fmt: skip
+
+
+def _omitted(c: _Candidate) -> dict[str, Any]:
+    row = c.row
+    return {"record_id": row["id"], "title": row["title"], "type": row["type"], "lane": row["lane"],
+            "destination": row["destination"], "estimated_size": c.estimate or units.record_estimate(
+                row["title"], row["body"]), "reason": "budget_exceeded"}  # fmt: skip
+
+
+def _warnings(shown: Sequence[_Candidate], left_out: Sequence[_Candidate], partial: _Candidate | None, budget: int,
+              cut_whole: bool) -> list[str]:  # fmt: skip
+    from git_memzoi.memzoi.recall.suspect import summary
+
+    out = [f"suspect memory {c.row['id']} is ranked below current records: {summary(c.suspect)}"
+           for c in shown if c.suspect]  # fmt: skip
+    if partial is not None:
+        out.append(f"the prompt was cut to the budget of {budget} {units.UNIT}: {partial.row['id']} is only partly "
+                   f"included")  # fmt: skip
+    elif cut_whole and not shown:
+        out.append(f"the budget of {budget} {units.UNIT} is too small for any record: the pack is empty")
+    if left_out:
+        out.append(f"{len(left_out)} relevant record(s) did not fit the budget of {budget} {units.UNIT}; "
+                   "see omitted")  # fmt: skip
+    return out
+
+
+def _pack_id(now: Any, prefix: str, content: Any) -> str:
+    """A UUIDv7-shaped id: the clock's milliseconds and the hash of what the pack holds (reproducible)."""
+    from git_memzoi.memzoi.proposals.drafts import proposal_id
+
+    data = json.dumps(content, ensure_ascii=False, sort_keys=True, default=str).encode("utf-8")
+    return prefix + proposal_id(now, data).removeprefix("prop_")
+
+
+# ------------------------------------------------------------------------------------------------ handoff
+
+
+@dataclass(frozen=True)
+class Handoff:
+    """``git memzoi handoff``: the context pack for switching agents and the open proposal inbox counts."""
+
+    payload: Mapping[str, Any]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``handoff --json`` object (memzoi-spec.md §5 "Handoff")."""
+        return dict(self.payload)
+
+    def text(self) -> str:
+        """``# Memzoi Handoff``, the task, the path if any, the inbox counts, then the context prompt."""
+        p = self.payload
+        inbox = p["proposal_inbox"]
+        lines = ["# Memzoi Handoff", f"Task: {p['task']}"]
+        if p["path_prefix"]:
+            lines.append(f"Path: {p['path_prefix']}")
+        lines.append(f"Proposal inbox: {inbox['open_total']} open ({inbox['pending']} pending, "
+                     f"{inbox['validated']} validated, {inbox['approved']} approved)")  # fmt: skip
+        return "\n".join(lines) + "\n\n" + p["context"]["prompt"]
+
+
+@fresh_index
+def handoff(ws: Workspace, *, task: str | None = None, path: str | None = None, token_budget: int | None = None,
+            include_local: bool = False, include_session: bool = False) -> Handoff:  # fmt: skip
+    """The compact pack for handing work to another agent: the context pack of ``task`` (or ``Handoff for path
+    <path>``) and the open proposal counts of :func:`git_memzoi.memzoi.proposals.inbox.inbox_counts`.
+
+    Raises:
+        InputError: neither a task nor a path (``bad_usage``), a negative budget, or a path outside the
+            repository (``path_outside_repo``).
+    """
+    from git_memzoi.core.paths import request_path
+    from git_memzoi.memzoi.proposals import inbox
+    from git_memzoi.memzoi.records import okf
+
+    task = task.strip() if task else ""
+    path = request_path(path, ws.layout.root)
+    if not task and not path:
+        raise InputError("handoff needs --task or --path", "bad_usage")
+    task = task or f"Handoff for path {path}"
+    pack = build(ws, task, path=path, token_budget=token_budget, include_local=include_local,
+                 include_session=include_session)  # fmt: skip
+    counts = inbox.inbox_counts(ws.layout)
+    now = ws.clock.now()
+    payload = {
+        "id": _pack_id(now, "handoff_", [pack.payload["id"], counts]), "task": task, "path_prefix": path,
+        "token_budget": token_budget, "include_local": include_local, "include_session": include_session,
+        "proposal_inbox": {"source": "files", "open_total": counts["open"], "pending": counts["pending"],
+                           "validated": counts["validated"], "approved": counts["approved"]},
+        "context": pack.to_json(), "created_at": okf.format_timestamp(now),
+    }  # fmt: skip
+    return Handoff(payload)

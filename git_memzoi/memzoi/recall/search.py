@@ -1,0 +1,303 @@
+"""Full-text recall over current records (memzoi-spec.md §4): the query rule, filters and the result JSON (io).
+
+Only current assertions (status ``active``, retention ``current`` at the clock's now) of one destination are
+searched; ``git memzoi search`` is repo-only, so local and session records never leak into it. The SQL lives in
+:mod:`git_memzoi.memzoi.recall.index.db`; this module turns free text into an FTS5 query that cannot fail.
+
+The query rule (upstream's, with two refinements from field report BR-01):
+
+- The text is cut into *terms*: maximal runs of letters, digits and ``_``. Runs joined by ``-``, ``.``, ``'``,
+  the right single quote, ``/``, ``:`` or ``@`` form one compound term (``pre-edit``, ``node.js``, ``gpt-4o``,
+  ``src/app.py``), searched as one phrase: ``pre-edit`` finds "pre-edit", not every record with "edit".
+  Every other character (quotes, ``*``, parentheses, emoji, ...) only separates terms, and each term is quoted,
+  so words like ``AND``, ``OR``, ``NOT`` and ``NEAR`` are plain words. Text without a term finds nothing.
+  A term ending in a character of an unspaced script (Han, kana, Thai, ...) is a prefix query, since the
+  tokenizer keeps such a run as one long token.
+- Terms are OR-ed and ranked by bm25 (lower is better), then ``updated_at`` newest first, then id, as upstream.
+  Refinement: with several terms, records holding *every* term come first (each tier in that order). So
+  ``database migration`` returns the records about both first, and records holding only one of the words
+  after them, never an empty result because the words are not adjacent. For a single term, and for upstream's
+  recall-v2 corpus, the order is exactly upstream's.
+- Filters (scope kind, scope id, type, lane, path) apply inside the candidate set, before the limit.
+
+A returned record holding a credential (a hand-edited record file) is withheld, as ``context`` does: it is left
+out of ``results`` and listed in ``withheld`` by id, field and rule, never its text (:func:`withhold`). Whether a
+record holds one is remembered in the index by its content, so a later process skips detect-secrets for it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from git_memzoi.core.paths import request_path
+from git_memzoi.errors import InputError
+from git_memzoi.memzoi.recall.index import db as index_db
+from git_memzoi.memzoi.records import vocab
+from git_memzoi.memzoi.recall.budget import UNSPACED
+from git_memzoi.memzoi.recall.pathmatch import citation_path, path_matches_request
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.workspace import Workspace
+    from git_memzoi.memzoi.layout import Layout
+
+DEFAULT_LIMIT, MAX_LIMIT = 10, 100
+MAX_TERMS = 64
+RATIONALE = "fts5 title/body match"
+_TERM = re.compile("\\w+(?:[-.'\u2019/:@]+\\w+)*")
+_WORD = re.compile(r"[^\W_]+")
+_UNSPACED_END = re.compile(f"[{UNSPACED}]$")
+
+
+@dataclass(frozen=True)
+class SearchResponse:
+    """``git memzoi search``: the query, destination, effective limit, filters and results (best first).
+
+    Each result is the §4 result object: ``{record, score, snippet, rationale, ranking, paths, citations,
+    suspect}`` where ``suspect`` is ``{"reasons": [...]}`` or ``None``.
+    """
+
+    query: str
+    destination: str
+    limit: int
+    filters: Mapping[str, str]
+    path: str | None
+    results: tuple[dict[str, Any], ...]
+    withheld: tuple[dict[str, Any], ...] = ()
+
+    @property
+    def warnings(self) -> list[str]:
+        """One line per withheld record: its id, field and rule, never the value."""
+        return [withheld_warning(w) for w in self.withheld]
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``search --json`` object."""
+        return {"query": self.query, "destination": self.destination, "limit": self.limit,
+                "filters": dict(self.filters), "path": self.path, "results": list(self.results),
+                "withheld": [dict(w) for w in self.withheld], "warnings": self.warnings}  # fmt: skip
+
+
+def terms(text: str) -> list[str]:
+    """The search terms of free text, each as the words of one phrase joined by a space (deduplicated,
+    case-insensitively, first spelling kept; at most 64). ``"pre-edit (draft)"`` → ``["pre edit", "draft"]``."""
+    seen: dict[str, str] = {}
+    for match in _TERM.finditer(text):
+        phrase = " ".join(_WORD.findall(match.group()))
+        if phrase and phrase.casefold() not in seen:
+            seen[phrase.casefold()] = phrase
+    return list(seen.values())[:MAX_TERMS]
+
+
+def fts_expression(phrases: Sequence[str], operator: str = "OR") -> str | None:
+    """The FTS5 expression joining quoted ``phrases`` with ``operator`` (``OR`` or ``AND``); ``None`` if empty.
+
+    A phrase never contains ``"`` (terms hold only word characters), so quoting is always safe.
+    """
+    if not phrases:
+        return None
+    quoted = (f'"{p}"*' if _UNSPACED_END.search(p) else f'"{p}"' for p in phrases)
+    return f" {operator} ".join(quoted)
+
+
+def check_filters(*, scope_kind: str | None = None, memory_type: str | None = None, lane: str | None = None,
+                  scope_id: str | None = None) -> dict[str, str]:  # fmt: skip
+    """The index filters of the given values.
+
+    Raises:
+        InputError: a value outside its vocabulary (``invalid_scope_kind``, ``invalid_type``, ``invalid_lane``)
+            or an empty scope id (``invalid_scope_id``).
+    """
+    filters: dict[str, str] = {}
+    for key, value, allowed in (("scope_kind", scope_kind, vocab.SCOPE_KINDS), ("type", memory_type, vocab.TYPES),
+                                ("lane", lane, vocab.LANES)):  # fmt: skip
+        if value is not None:
+            if value not in allowed:
+                code = "invalid_type" if key == "type" else f"invalid_{key}"
+                raise InputError(f"{key} must be one of {', '.join(allowed)}", code)
+            filters[key] = value
+    if scope_id is not None:
+        if not scope_id.strip():
+            raise InputError("scope_id must not be empty", "invalid_scope_id")
+        filters["scope_id"] = scope_id
+    return filters
+
+
+def effective_limit(limit: int) -> int:
+    """``limit`` as applied: 0 means 10, at most 100.
+
+    Raises:
+        InputError: a negative limit (``bad_limit``).
+    """
+    if limit < 0:
+        raise InputError("--limit must be 0 or more", "bad_limit")
+    return min(limit or DEFAULT_LIMIT, MAX_LIMIT)
+
+
+def search_rows(ws: Workspace, query: str, *, destination: str = "repo", filters: Mapping[str, str] | None = None,
+                path: str | None = None, limit: int = DEFAULT_LIMIT) -> list[dict[str, Any]]:  # fmt: skip
+    """Index rows of current records of ``destination`` matching ``query``, best first (see the module rule).
+
+    Each row carries ``rank`` (bm25). ``limit`` is taken as given (callers apply :func:`effective_limit`).
+    """
+    from git_memzoi.memzoi.recall.index import db as index_db
+
+    phrases = terms(query)
+    if not phrases or limit <= 0:
+        return []
+    path = path.strip() if path else None
+    kwargs: dict[str, Any] = {"now": ws.clock.now(), "destinations": (destination,), "filters": filters or {}}
+    if path:
+        kwargs.update(path=path, path_match=path_matches_request)
+    first: list[dict[str, Any]] = []
+    if len(phrases) > 1:
+        first = index_db.search_rows(ws.layout, fts_expression(phrases, "AND") or "", limit=limit, **kwargs)
+        if len(first) >= limit:
+            return first
+    rest = index_db.search_rows(ws.layout, fts_expression(phrases) or "", limit=limit + len(first), **kwargs)
+    taken = {row["rowid"] for row in first}
+    return (first + [row for row in rest if row["rowid"] not in taken])[:limit]
+
+
+def result(row: Mapping[str, Any], query: str, requested_path: str | None,
+           suspect: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+    """The §4 result object of one index row: record JSON, ``score = -bm25`` (0 without a rank), snippet,
+    rationale, ``ranking: None``, paths, one citation, and ``suspect`` (``None`` when not suspect)."""
+    from git_memzoi.memzoi.recall.index import db as index_db
+
+    record = index_db.record_json(row)
+    paths = sorted(json.loads(row["applies_to"]))
+    lowered = query.strip().lower()
+    snippet = record["title"] if lowered and lowered in record["title"].lower() else record["body"][:240]
+    rank = row.get("rank")
+    return {
+        "record": record, "score": 0.0 if rank is None else -float(rank), "snippet": snippet,
+        "rationale": RATIONALE, "ranking": None,
+        "paths": [{"path": p, "symbol": None, "line_start": None, "line_end": None} for p in paths],
+        "citations": [citation(record, citation_path(paths, requested_path))],
+        "suspect": None if suspect is None else dict(suspect),
+    }  # fmt: skip
+
+
+def citation(record: Mapping[str, Any], path: str | None) -> dict[str, Any]:
+    """The §4 citation of a record JSON: ``provenance`` (and ``plane``) is ``git`` for repo records, ``runtime``
+    for local and session ones."""
+    plane = "git" if record["destination"] == "repo" else "runtime"
+    out = {
+        "record_id": record["id"], "memory_type": record["memory_type"], "scope_kind": record["scope_kind"],
+        "provenance": plane, "plane": plane, "destination": record["destination"],
+        "visibility": record["visibility"], "source_kind": record["source_kind"], "source_ref": record["source_ref"],
+        "path": path,
+    }  # fmt: skip
+    if "capture" in record:
+        out["capture"] = record["capture"]
+    return out
+
+
+def withhold(layout: Layout, rows: Sequence[Mapping[str, Any]], *,
+             sized: bool = False) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+    """Split index rows into those safe to show and those holding a credential (a hand-edited record file, one
+    pulled from a commit made with ``--no-verify``): ``search``, ``precheck`` and ``context`` withhold alike.
+
+    Rows screened before, by any process, are answered from the index's screening cache
+    (:func:`index_db.screened`, keyed by :func:`~git_memzoi.memzoi.records.secrets.screening_key`); the others get one
+    detect-secrets pass, and their outcome is remembered.
+
+    Returns:
+        ``(kept, withheld)``: ``kept`` in the given order; ``withheld`` as ``{record_id, title: "[withheld]", type,
+        lane, destination, reason: "prohibited_content_detected", rule, field, path}`` (``path`` is the record
+        file; with ``sized``, ``estimated_size: 0`` after ``destination``, as in a context pack's ``omitted``),
+        sorted by destination and id. Never the matched text, nor the record's title.
+    """
+    from git_memzoi.memzoi.records import secrets
+
+    fields = [_scanned(row) for row in rows]
+    keys = [secrets.screening_key(f) for f in fields]
+    known = index_db.screened(layout, [key for key in keys if key is not None])
+    missing = [n for n, key in enumerate(keys) if key is None or key not in known]
+    hits = [known.get(key) if key is not None else None for key in keys]
+    if missing:
+        found = secrets.first_credentials([fields[n] for n in missing])
+        for n, hit in zip(missing, found, strict=True):
+            hits[n] = None if hit is None else (hit[0], hit[1].rule)
+        index_db.remember_screened(layout, [(key, *(hits[n] or (None, None))) for n in missing
+                                            if (key := keys[n]) is not None])  # fmt: skip
+    kept = [row for row, hit in zip(rows, hits, strict=True) if hit is None]
+    size = {"estimated_size": 0} if sized else {}
+    withheld = [{"record_id": row["id"], "title": "[withheld]", "type": row["type"], "lane": row["lane"],
+                 "destination": row["destination"], **size, "reason": "prohibited_content_detected",
+                 "rule": hit[1], "field": hit[0], "path": row["path"]}
+                for row, hit in zip(rows, hits, strict=True) if hit is not None]  # fmt: skip
+    return kept, sorted(withheld, key=lambda w: (w["destination"], w["record_id"]))
+
+
+def _scanned(row: Mapping[str, Any]) -> dict[str, object]:
+    """The fields of a row that recall can print (the record JSON's text), in the order their finding is named."""
+    fields: dict[str, object] = {key: row[key] for key in ("title", "body", "description", "source_ref", "scope_id")}
+    fields["applies_to"] = json.loads(row["applies_to"])
+    for key in ("capture", "origin", "lineage"):
+        fields[key] = None if row[key] is None else json.loads(row[key])
+    fields.update(source_kind=row["source_kind"], proposal_id=row["proposal_id"], supersedes_id=row["supersedes_id"])
+    return fields
+
+
+def withheld_warning(entry: Mapping[str, Any]) -> str:
+    """The warning naming a withheld record (the wording of ``context``'s)."""
+    return (f"memory {entry['record_id']} was left out: its {entry['field']} holds a credential ({entry['rule']}; "
+            f"not printed); remove it from {entry['path']}")  # fmt: skip
+
+
+T = TypeVar("T")
+
+
+def fresh_index(func: Callable[..., T]) -> Callable[..., T]:
+    """Run a recall entry point (``fn(ws, ...)``) inside one :func:`index_db.read_session`: one refresh."""
+
+    @functools.wraps(func)
+    def wrapper(ws: Workspace, *args: Any, **kwargs: Any) -> T:
+        with index_db.read_session(ws.layout):
+            return func(ws, *args, **kwargs)
+
+    return wrapper
+
+
+@fresh_index
+def search(ws: Workspace, query: str, *, scope_kind: str | None = None, scope_id: str | None = None,
+           memory_type: str | None = None, lane: str | None = None, path: str | None = None,
+           limit: int = DEFAULT_LIMIT, destination: str = "repo", log: bool = True) -> SearchResponse:  # fmt: skip
+    """``git memzoi search``: current records of ``destination`` (repo unless a caller opts in) matching
+    ``query``, best first, each marked ``suspect`` when its memkeep envelope is stale.
+
+    Appends a ``memory.searched`` event (destination, result ids and count; never the query text) when ``log``.
+
+    Raises:
+        InputError: an invalid filter value or a negative limit; a path outside the repository
+            (``path_outside_repo``).
+    """
+    from git_memzoi.memzoi.recall import suspect
+
+    if destination not in ("repo", "local", "session"):
+        raise InputError("destination must be repo, local or session", "invalid_destination")
+    filters = check_filters(scope_kind=scope_kind, memory_type=memory_type, lane=lane, scope_id=scope_id)
+    limit = effective_limit(limit)
+    path = request_path(path, ws.layout.root)
+    found = search_rows(ws, query, destination=destination, filters=filters, path=path, limit=limit)
+    rows, withheld = withhold(ws.layout, found)
+    suspects = suspect.assess(ws, rows)
+    results = tuple(result(row, query, path, suspects.get(row["id"])) for row in rows)
+    if log:
+        log_event(ws, "memory.searched", {"destination": destination, "count": len(results),
+                                           "result_ids": [r["record"]["id"] for r in results]})  # fmt: skip
+    return SearchResponse(query, destination, limit, filters, path, results, tuple(withheld))
+
+
+def log_event(ws: Workspace, event_type: str, payload: Mapping[str, Any]) -> None:
+    """Append one audit event (ids and counts only) under the lifecycle lock."""
+    from git_memzoi.core.atomic import lifecycle_lock
+    from git_memzoi.memzoi.records import events
+
+    with lifecycle_lock(ws.layout.lock, counted=False):  # the event log is no record: the index stays fresh
+        events.append(ws.layout, event_type, ws.actor, ws.clock.now(), payload)

@@ -1,0 +1,136 @@
+"""Staleness-aware recall: which recalled records are suspect, by the same core as ``git memkeep status`` (io).
+
+A record may carry the ``memkeep`` envelope (``anchor``, ``scope``, ``verified_at``, ``ttl_days``, ``explains``,
+``evidence``; DESIGN.md "One model, two surfaces"). Each enveloped record becomes a memkeep
+:class:`~git_memzoi.memkeep.entries.Entry` (id = record id, path = its file) and
+:func:`git_memzoi.memkeep.staleness.compute` runs over them with the repository's
+:class:`~git_memzoi.core.gitview_pygit2.Pygit2RepoView` and the command's clock. So a record is suspect when a
+file in its scope changed since its anchor commit (``scope_hit``), ``verified_at`` is older than ``ttl_days``
+(``ttl_expired``), the anchor is not in HEAD's history (``anchor_unreachable``; also in a repository without
+commits), or a record it ``explains`` from is suspect, withdrawn (superseded, tombstoned, expired) or missing
+(``dependency_suspect``). An ``explains`` id naming a current record without an envelope is a claim nobody
+watches, so it is not followed. Records without an envelope are never suspect, and when no recalled record has
+one, nothing is read at all (the common path stays fast).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.errors import InputError
+
+if TYPE_CHECKING:
+    from git_memzoi.memkeep.entries import Entry
+    from git_memzoi.memzoi.workspace import Workspace
+
+Suspects = Mapping[str, dict[str, Any]]
+
+
+def envelope(row: Mapping[str, Any]) -> dict[str, Any] | None:
+    """The ``memkeep`` envelope of an index row, or ``None``."""
+    raw = row.get("memkeep")
+    if not raw:
+        return None
+    value = json.loads(raw) if isinstance(raw, str) else raw
+    return dict(value) if isinstance(value, Mapping) else None
+
+
+def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
+    """The suspect records among ``rows`` (index rows): ``{record_id: {"reasons": [...]}}``.
+
+    Each reason is ``{"reason", "message", "evidence"}`` (a memkeep verdict; reasons in the core's order:
+    scope_hit, ttl_expired, dependency_suspect, anchor_unreachable). Records that are not suspect are absent.
+    Returns ``{}`` without touching git when no row has an envelope.
+    """
+    wanted = [row for row in rows if envelope(row) is not None]
+    if not wanted:
+        return {}
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.memkeep import staleness
+    from git_memzoi.memzoi.recall.index import db as index_db
+
+    current = {row["id"]: row for row in index_db.list_rows(ws.layout, "repo", now=ws.clock.now())}
+    for row in wanted:
+        current.setdefault(row["id"], row)
+    entries = _entries(ws, current)
+    try:
+        view: Any = Pygit2RepoView(ws.layout.root)
+    except InputError:  # a Workspace built on a folder outside git: no anchor can be placed
+        view = _NoHistory()
+    report = staleness.compute(entries, view, ws.clock)
+    wanted_ids = {row["id"] for row in wanted}
+    out: dict[str, dict[str, Any]] = {}
+    for verdict in report.verdicts:
+        if verdict.id in wanted_ids:
+            reason = {"reason": verdict.reason, "message": verdict.message, "evidence": dict(verdict.evidence)}
+            out.setdefault(verdict.id, {"reasons": []})["reasons"].append(reason)
+    return out
+
+
+def summary(suspect: Mapping[str, Any]) -> str:
+    """One line naming why a record is suspect: ``scope_hit (src/a.py changed since 1a2b3c4d5e6f)``."""
+    return "; ".join(f"{r['reason']} ({r['message']})" for r in suspect["reasons"])
+
+
+def _entries(ws: Workspace, current: Mapping[str, Mapping[str, Any]]) -> list[Entry]:
+    """Memkeep entries for the enveloped current records, plus withdrawn records that one of them explains from
+    (as status ``stale``, so the dependent is dependency_suspect)."""
+    from git_memzoi.memkeep.entries import Entry
+
+    entries: list[Entry] = []
+    withdrawn: set[str] = set()
+    for record_id, row in sorted(current.items()):
+        env = envelope(row)
+        if env is None:
+            continue
+        fields: dict[str, Any] = {key: value for key, value in env.items() if key != "explains"}
+        fields.update(id=record_id, status="verified", written_at=str(row["created_at"])[:10])
+        if isinstance(fields.get("verified_at"), str):
+            fields["verified_at"] = fields["verified_at"][:10]  # a timestamp's date, as memkeep reads dates
+        explains = _ids(env.get("explains"))
+        if explains is not None:  # keep a malformed value as is: memkeep reports the entry as unchecked
+            fields["explains"] = [d for d in explains if envelope(current.get(d, {})) is not None
+                                  or d not in current]  # fmt: skip
+            withdrawn.update(d for d in fields["explains"] if d not in current and _exists(ws, d))
+        elif "explains" in env:
+            fields["explains"] = env["explains"]
+        entries.append(Entry(row["path"], fields, row["body"], 1, record_id))
+    for record_id in sorted(withdrawn):
+        entries.append(Entry(f".memzoi/records/{record_id}.md", {"id": record_id, "status": "stale"}, "", 1,
+                             record_id))  # fmt: skip
+    return entries
+
+
+def _ids(value: Any) -> Sequence[str] | None:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    return None
+
+
+def _exists(ws: Workspace, record_id: str) -> bool:
+    """A record file ``record_id`` exists (it is not current: superseded, tombstoned, expired ...)."""
+    from git_memzoi.memzoi.records.okf import concept_id_problem
+
+    return concept_id_problem(record_id) is None and (ws.layout.records / f"{record_id}.md").is_file()
+
+
+class _NoHistory:
+    """A repository view with no commits (every anchor is ``no_head``), for a folder git does not know."""
+
+    def head(self) -> None:
+        return None
+
+    def is_shallow(self) -> bool:
+        return False
+
+    def anchor_states(self, revs: Iterable[str]) -> dict[str, tuple[Any, None]]:
+        from git_memzoi.core.gitview import AnchorState
+
+        return {rev: (AnchorState.NO_HEAD, None) for rev in revs}
+
+    def changed_since(self, bases: Iterable[str], head: str) -> dict[str, frozenset[str]]:
+        return {}

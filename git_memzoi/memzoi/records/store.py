@@ -1,0 +1,205 @@
+"""Canonical record files under ``.memzoi/records/`` (io): scan, load, write new, rewrite fields byte-stably.
+
+Scans skip hidden names, read only ``*.md`` and ignore ``index.md`` and ``log.md`` at any depth (memzoi-spec.md
+§1); a symlinked record file is never followed but reported as unreadable (:data:`SYMLINK_REASON`). A record's
+identity is its concept id: the path below ``records/`` without ``.md``.
+Frontmatter in the record writer's YAML subset is read and rewritten without ruamel (:mod:`okf_subset`): a write
+command that reads one record and rewrites its status line never loads the YAML library.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from git_memzoi.core import frontmatter
+from git_memzoi.errors import InputError
+from git_memzoi.memzoi.records import okf_subset
+from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.records.okf import Record, RecordError, concept_id_problem, record_from_fields, scalar
+
+MAX_RECORD_BYTES = 256 * 1024
+_IGNORED = ("index.md", "log.md")
+SYMLINK_REASON = "a symlink; records must be regular files"  # the wording of memkeep's entries
+
+
+class RecordNotFound(InputError):
+    """No record with that id (exit 2)."""
+
+    default_code = "unknown_record"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """A record file that could not be read; the others are still served."""
+
+    path: str
+    reason: str
+    code: str
+
+
+@dataclass(frozen=True)
+class Scan:
+    """Every readable record (sorted by id) and the files that were not."""
+
+    records: tuple[Record, ...]
+    problems: tuple[Problem, ...]
+
+    def by_id(self) -> dict[str, Record]:
+        """Records keyed by concept id."""
+        return {r.id: r for r in self.records}
+
+
+def record_path(layout: Layout, concept_id: str) -> Path:
+    """The file of ``concept_id``.
+
+    Raises:
+        InputError: for an id that is not a safe concept id (traversal, uppercase, ...), code ``bad_id``.
+    """
+    problem = concept_id_problem(concept_id)
+    if problem:
+        raise InputError(f"record id {concept_id!r}: {problem}", "bad_id")
+    return layout.records / f"{concept_id}.md"
+
+
+def scan(layout: Layout) -> Scan:
+    """Read every record file; a broken or symlinked one becomes a :class:`Problem`, never an exception."""
+    records: list[Record] = []
+    problems: list[Problem] = []
+    links: list[Path] = []
+    for file in markdown_files(layout.records, links):
+        rel = file.relative_to(layout.root).as_posix()
+        try:
+            records.append(read(layout, file))
+        except InputError as exc:
+            problems.append(Problem(rel, exc.message, exc.code))
+    for link in links:
+        rel = link.relative_to(layout.root).as_posix()
+        problems.append(Problem(rel, f"{rel}: {SYMLINK_REASON}", "symlink"))
+    return Scan(tuple(sorted(records, key=lambda r: r.id)), tuple(sorted(problems, key=lambda p: p.path)))
+
+
+def load(layout: Layout, concept_id: str) -> Record:
+    """The record ``concept_id``.
+
+    Raises:
+        RecordNotFound: no such file. RecordError / FrontmatterError: the file is not a valid record.
+        InputError: the file is a symlink (``symlink``).
+    """
+    path = record_path(layout, concept_id)
+    if path.is_symlink():
+        rel = path.relative_to(layout.root).as_posix()
+        raise InputError(f"{rel}: {SYMLINK_REASON}", "symlink")
+    if not path.is_file():
+        raise RecordNotFound(f"no record {concept_id!r} in {layout.records.relative_to(layout.root)}/")
+    return read(layout, path)
+
+
+def read(layout: Layout, file: Path) -> Record:
+    """Parse and validate one record file.
+
+    Raises:
+        RecordError, FrontmatterError: the file is not a valid record (both are InputError, exit 2).
+    """
+    rel = file.relative_to(layout.root).as_posix()
+    if file.stat().st_size > MAX_RECORD_BYTES:
+        raise RecordError(rel, "file", f"larger than {MAX_RECORD_BYTES} bytes")
+    parts, fields = parse_fields(file.read_bytes())
+    if not parts.has_frontmatter:
+        raise RecordError(rel, "frontmatter", "a record starts with a --- frontmatter block")
+    concept_id = file.relative_to(layout.records).as_posix()[: -len(".md")]
+    return record_from_fields(concept_id, rel, fields, parts.body)
+
+
+def parse_fields(data: bytes) -> tuple[frontmatter.Split, dict[str, Any]]:
+    """``frontmatter.parse`` of ``data`` as (parts, fields): the writer's YAML subset is read without ruamel,
+    anything else with it (same values either way); a file without frontmatter has no fields.
+
+    Raises:
+        FrontmatterError: the file is not UTF-8, or its YAML does not parse.
+    """
+    parts = frontmatter.split(data)
+    if not parts.has_frontmatter:
+        return parts, {}
+    fields = okf_subset.load(parts.yaml_text)
+    return parts, fields if fields is not None else frontmatter.parse(data).fields
+
+
+def markdown_files(directory: Path, links: list[Path] | None = None) -> list[Path]:
+    """The ``*.md`` files below ``directory``, sorted: hidden names and symlinks skipped, ``index.md`` and
+    ``log.md`` ignored at any depth; nothing when the folder is missing (records and proposal packets alike).
+
+    Symlinks that would otherwise count (a ``*.md`` name) are appended to ``links`` when given, never followed.
+    """
+    found: list[Path] = []
+    try:
+        items = list(os.scandir(directory))
+    except OSError:
+        return found
+    for item in items:
+        if item.name.startswith("."):
+            continue
+        if item.is_symlink():
+            if links is not None and item.name.endswith(".md") and item.name not in _IGNORED:
+                links.append(Path(item.path))
+            continue
+        if item.is_dir():
+            found.extend(markdown_files(Path(item.path), links))
+        elif item.name.endswith(".md") and item.name not in _IGNORED:
+            found.append(Path(item.path))
+    return sorted(found)
+
+
+def signed_markdown_files(directory: str, prefix: str, out: list[tuple[str, str, list[int]]]) -> None:
+    """:func:`markdown_files` for change detection: appends ``(prefix + path below directory, path, [size,
+    mtime_ns, inode])`` per file to ``out``, unsorted, with one lstat each; a file removed meanwhile is left out."""
+    try:
+        items = list(os.scandir(directory))
+    except OSError:
+        return
+    for item in items:
+        if item.name.startswith(".") or item.is_symlink():
+            continue
+        if item.is_dir():
+            signed_markdown_files(item.path, f"{prefix}{item.name}/", out)
+        elif item.name.endswith(".md") and item.name not in _IGNORED:
+            with contextlib.suppress(OSError):
+                st = item.stat(follow_symlinks=False)
+                out.append((prefix + item.name, item.path, [st.st_size, st.st_mtime_ns, st.st_ino]))
+
+
+def update_fields(layout: Layout, concept_id: str, changes: Mapping[str, Any]) -> tuple[Path, bytes, bytes]:
+    """Compute the byte-stable rewrite of a record's fields; returns (path, old bytes, new bytes), writes nothing."""
+    path = record_path(layout, concept_id)
+    old = path.read_bytes()
+    return path, old, _update_subset(old, changes) or frontmatter.update(old, changes)
+
+
+def _update_subset(data: bytes, changes: Mapping[str, Any]) -> bytes | None:
+    """``frontmatter.update(data, changes)`` without ruamel, for frontmatter in the writer's YAML subset whose
+    changed keys are existing one-line scalars set to plain words (``status: superseded``); the result is the
+    same bytes. ``None`` for anything else, which the caller hands to ``frontmatter.update``."""
+    try:
+        parts = frontmatter.split(data)
+    except frontmatter.FrontmatterError:
+        return None
+    before = okf_subset.load(parts.yaml_text) if parts.has_frontmatter else None
+    if before is None:
+        return None
+    lines = parts.yaml_text.split("\n")
+    for key, value in changes.items():
+        old = before.get(key)
+        if not isinstance(value, str) or scalar(value) != value or isinstance(old, (dict, list)) or key not in before:
+            return None
+        if type(old) is not str or old != value:  # frontmatter.update leaves a same-typed equal value alone
+            # subset keys are unique per level and only top-level lines start unindented
+            index = next(i for i, line in enumerate(lines) if line.startswith(f"{key}:"))
+            lines[index] = f"{key}: {value}"
+    yaml_text = "\n".join(lines)
+    if okf_subset.load(yaml_text) != {**before, **changes}:  # a word the subset reads as something else
+        return None
+    return parts.bom + (parts.opening + yaml_text + parts.closing + parts.body).encode("utf-8")

@@ -1,0 +1,1 @@
+"""Private runtime memory: local records, session checkpoints and session-end promotion."""

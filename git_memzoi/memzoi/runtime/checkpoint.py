@@ -1,0 +1,58 @@
+"""Session checkpoints (io): private notes on a task in progress, kept as session runtime records (seed
+"Session checkpoints").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from git_memzoi.errors import InputError
+from git_memzoi.memzoi.recall.index import db as index_db
+from git_memzoi.memzoi.records import okf
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.runtime.local import (
+    Draft,
+    Written,
+    checked_body,
+    checked_title,
+    read_input,
+    write_draft,
+)
+
+
+def add_checkpoint(ws: Workspace, *, task: str, note: str | None = None, from_file: Path | None = None) -> Written:
+    """``checkpoint add``: write one session checkpoint (type episode, lane session) holding only the explicit
+    ``note`` or the content of ``from_file`` (exactly one of the two).
+
+    Raises:
+        InputError: both or neither of note/file, an unreadable or empty file, an empty task; a credential in the
+            task, note or file (``prohibited_content_detected``: the option and line named, never the value).
+    """
+    from git_memzoi.memzoi.records.secrets import require_clean_fields
+
+    if (note is None) == (from_file is None):
+        raise InputError("give exactly one of --note or --from-file", "bad_usage")
+    text = note if note is not None else read_input(from_file)  # type: ignore[arg-type]
+    source = "--note" if note is not None else f"--from-file {from_file}"
+    require_clean_fields({"--task": task, source: text}, "the checkpoint", private=True)
+    draft = Draft("session", "episode", "session", checked_title("--task", task), checked_body("the note", text),
+                  "checkpoint_create")  # fmt: skip
+    return write_draft(ws, draft, "memory.checkpoint_created")
+
+
+def load_checkpoint(ws: Workspace, checkpoint_id: str) -> okf.Record:
+    """The session checkpoint ``checkpoint_id``.
+
+    Raises:
+        InputError: an id that is not a concept id, or no such checkpoint (``unknown_checkpoint``);
+            RecordError: the checkpoint file is not a valid record.
+    """
+    if okf.concept_id_problem(checkpoint_id):
+        raise InputError(f"{checkpoint_id!r} is not a checkpoint id", "unknown_checkpoint")
+    path = index_db.runtime_dir(ws.layout, "session") / f"{checkpoint_id}.md"
+    if not path.is_file() or path.is_symlink():
+        raise InputError(f"no checkpoint {checkpoint_id!r}; see `git memzoi checkpoint list`", "unknown_checkpoint")
+    return index_db.parse_record(checkpoint_id, path.relative_to(ws.layout.root).as_posix(), path.read_bytes())

@@ -1,0 +1,73 @@
+"""One command's world (io): find the repository, open its layout, pass the clock and the actor (nothing prints).
+
+Commands open a :class:`Workspace` and call one core function; results are typed and rendered by the CLI.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from git_memzoi.core.clock import Clock, SystemClock
+from git_memzoi.errors import InputError
+from git_memzoi.memzoi.layout import InitResult, Layout
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """One command's world: the repository's Memzoi layout, the clock and the acting identity."""
+
+    layout: Layout
+    clock: Clock = field(default_factory=SystemClock)
+    actor: str = "cli"
+
+
+def find_root(start: Path) -> Path:
+    """The working-tree root of the git repository containing ``start``.
+
+    Raises:
+        InputError: ``start`` is missing or not inside a git working tree (codes ``bad_directory``,
+            ``not_a_repository``).
+    """
+    from git_memzoi.core.gitview_pygit2 import worktree_root
+
+    if not start.is_dir():
+        raise InputError(f"cannot run in {start}: no such directory", "bad_directory")
+    return worktree_root(start)
+
+
+def open_workspace(start: Path, *, clock: Clock | None = None, actor: str | None = None, initialized: bool = True) -> Workspace:
+    """A :class:`Workspace` for the repository around ``start``; with ``initialized``, ``.memzoi/`` must exist.
+
+    Raises:
+        InputError: not a repository; NotInitialized: no ``.memzoi/`` (names ``git memzoi init``).
+    """
+    from git_memzoi.core.gitview_pygit2 import git_dir
+    from git_memzoi.memzoi.records import secrets
+
+    layout = Layout(find_root(start))
+    if initialized:
+        layout.require()
+    # kept with the other derived caches, so the next write or recall whose text has no token shape skips it
+    secrets.remember_shapes_in(git_dir(layout.root) / "memzoi" / "cache")
+    return Workspace(layout, clock or SystemClock(), actor or "cli")
+
+
+def init(start: Path, *, force: bool = False) -> InitResult:
+    """``git memzoi init``: create ``.memzoi/`` in the repository around ``start`` (idempotent)."""
+    from git_memzoi.memzoi.layout import init as run_init
+
+    return run_init(open_workspace(start, initialized=False).layout, force=force)
+
+
+def expiry(ws: Workspace, record_id: str) -> dict[str, Any]:
+    """``git memzoi expiry <id>``: why the record is or is not a current assertion now (never mutates).
+
+    Raises:
+        RecordNotFound, RecordError, RetentionError: unknown id, invalid record, invalid retention facts.
+    """
+    from git_memzoi.memzoi.records import store as record_store
+    from git_memzoi.memzoi.records import retention
+
+    return retention.explain(record_store.load(ws.layout, record_id), ws.clock.now())
