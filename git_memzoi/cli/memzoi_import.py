@@ -83,9 +83,9 @@ def apply(ctx: click.Context, from_file: str, plan_id: str, actor: str, as_json:
 
     Example: git memzoi import apply --from-file imports/manifest.yml --plan-id import_… --json
     """
-    from git_memzoi.memzoi import importer
+    from git_memzoi.memzoi import import_apply
 
-    result = importer.apply_file(_context(ctx, actor), _path(ctx, from_file), plan_id=plan_id, actor=actor)
+    result = import_apply.apply_file(_context(ctx, actor), _path(ctx, from_file), plan_id=plan_id, actor=actor)
     if as_json:
         emit_json(result)
     else:

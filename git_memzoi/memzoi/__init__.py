@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.eval.capture import report as eval_capture_report
     from git_memzoi.memzoi.eval.capture import run as eval_capture
     from git_memzoi.memzoi.eval.recall import run as eval_recall
+    from git_memzoi.memzoi.imports import apply as import_apply
     from git_memzoi.memzoi.imports import plan as importer
     from git_memzoi.memzoi.layout import Layout, NotInitialized
     from git_memzoi.memzoi.proposals import files as proposal_files
@@ -59,14 +60,14 @@ _FACE = {
     "context_pack": "recall.pack", "precheck": "recall.precheck",
     "capture_plan": "capture.plan", "capture_review": "capture.review", "capture_artifacts": "capture.artifacts",
     "capture_sources": "capture.sources", "capture_markdown": "capture.profiles.markdown",
-    "importer": "imports.plan",
+    "importer": "imports.plan", "import_apply": "imports.apply",
     "local_memory": "runtime.local", "checkpoints": "runtime.checkpoint", "session_end": "runtime.session_end",
     "eval_recall": "eval.recall.run", "eval_capture": "eval.capture.run", "eval_report": "eval.report",
     "eval_capture_report": "eval.capture.report",
 }
 __all__ = ["Layout", "NotInitialized", "Workspace", "capture_artifacts", "capture_markdown", "capture_plan",
     "capture_review", "capture_sources", "checkpoints", "context_pack", "doctor", "eval_capture",
-    "eval_capture_report", "eval_recall", "eval_report", "events", "export", "importer", "inbox", "index_db",
+    "eval_capture_report", "eval_recall", "eval_report", "events", "export", "import_apply", "importer", "inbox", "index_db",
     "index_watch", "layout", "lifecycle", "local_memory", "okf", "packets", "precheck", "proposal_files",
     "record_store", "search", "secrets", "session_end", "workspace"]
 

@@ -19,6 +19,7 @@ from git_memzoi.core.gitignore_policy import ENGINE_VERSION
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.capture import plan as capture
+from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
 from tests.conftest import SHARED, Repo
@@ -156,7 +157,7 @@ def test_directory_follows_gitignore_and_snapshots_members_and_policy(repo: Repo
     assert plan == capture.plan_request(ctx, request(directory()))
     repo.write("docs/adr/.gitignore", "!0003-kept.tmp.md\n# reviewed\n")
     with pytest.raises(CaptureError) as err:
-        capture.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
+        capture_review.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
                                    "decisions": [{"candidate_id": c["candidate_id"], "outcome": "reject"}
                                                  for c in plan["candidates"]]},
                        reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")  # fmt: skip
@@ -300,11 +301,11 @@ def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Workspac
     repo.write("docs/adr/0002-draft.md", adr("Draft idea", "Draft", "Try something."))
     plan = capture.plan_request(ctx, request(directory()))
     accepted, draft = plan["candidates"]
-    rev = capture.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
+    rev = capture_review.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
                                      "decisions": [{"candidate_id": accepted["candidate_id"], "outcome": "accept"},
                                                    {"candidate_id": draft["candidate_id"], "outcome": "reject"}]},
                          reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")  # fmt: skip
-    result = capture.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
+    result = capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
     (write,) = result["writes"]
     assert write["kind"] == "proposal_file" and write["proposal_id"] == accepted["action"]["proposal_id"]
     assert write["path"].startswith(".memzoi/proposals/pending/capture-adr-evidence-identity-")

@@ -16,6 +16,7 @@ from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.capture import plan as capture
+from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
 from tests.conftest import SHARED, Repo
@@ -186,16 +187,16 @@ def test_supplied_bytes_plan_review_apply(repo: Repo, ctx: Workspace) -> None:
     decisions = {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
                  "decisions": [{"candidate_id": c["candidate_id"], "outcome": "accept"}]}  # fmt: skip
     with pytest.raises(CaptureError) as err:  # review needs the same bytes again
-        capture.review(ctx, plan, decisions, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")
+        capture_review.review(ctx, plan, decisions, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")
     assert err.value.code == "supplied_bytes_missing"
-    rev = capture.review(ctx, plan, decisions, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z",
+    rev = capture_review.review(ctx, plan, decisions, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z",
                          source_bytes={"source-1": CHANGE})  # fmt: skip
     changed = CHANGE.replace(b"Never", b"Nevar")
     with pytest.raises(CaptureError) as err:
-        capture.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"],
+        capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"],
                       source_bytes={"source-1": changed})  # fmt: skip
     assert err.value.code in ("supplied_bytes_mismatch", "stale_capture_plan") and tree(repo.root) == before
-    result = capture.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"],
+    result = capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"],
                            source_bytes={"source-1": CHANGE})  # fmt: skip
     [write] = result["writes"]
     assert write["kind"] == "proposal_file"

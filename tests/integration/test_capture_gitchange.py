@@ -20,6 +20,7 @@ from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.capture import plan as capture
+from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.capture.profiles import gitchange as gc
 from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
@@ -122,14 +123,14 @@ def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Workspace, history:
                           "requested_destination": "repo"})  # fmt: skip
         else:
             items.append({"candidate_id": c["candidate_id"], "outcome": "reject"})
-    rev = capture.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
+    rev = capture_review.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
                                      "decisions": items}, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")  # fmt: skip
-    result = capture.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
+    result = capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
     assert sorted(w["kind"] for w in result["writes"]) == ["proposal_file", "proposal_file"]
     text = "".join((repo.root / w["path"]).read_text() for w in result["writes"])
     assert "memzoi/capture-provenance-v1" in text and "git_change" in text
     with pytest.raises(CaptureError) as err:
-        capture.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
+        capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
     assert err.value.code == "stale_capture_plan"
     again = capture.plan_request(ctx, request(base, head))
     kinds = {c["memory"]["title"]: c["action"]["kind"] for c in again["candidates"]}

@@ -17,6 +17,7 @@ from git_memzoi.core.hashing import content_hash
 from git_memzoi.core.yamlio import load_mapping
 from git_memzoi.integrations import agents
 from git_memzoi.memzoi.capture import plan as capture
+from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.capture.profiles import instruction as capture_instruction
 from git_memzoi.memzoi import export
 from git_memzoi.memzoi.workspace import Workspace
@@ -57,9 +58,9 @@ def route(candidate: dict[str, Any]) -> tuple[str, str, str]:
 
 def review_and_apply(ctx: Workspace, plan: dict[str, Any], outcomes: dict[str, str]) -> dict[str, Any]:
     items = [{"candidate_id": c["candidate_id"], "outcome": outcomes[c["candidate_id"]]} for c in plan["candidates"]]
-    rev = capture.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
+    rev = capture_review.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
                                      "decisions": items}, reviewed_by="zoki", reviewed_at=REVIEWED_AT)  # fmt: skip
-    return capture.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
+    return capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
 
 
 # ------------------------------------------------------------------------------------------------ the corpus

@@ -13,6 +13,8 @@ from typing import Any
 import pytest
 
 from git_memzoi.memzoi.capture import plan as capture
+
+from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.capture import artifacts as capture_artifacts
 from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
@@ -92,15 +94,15 @@ def test_review_and_apply_route_repo_local_and_session(repo: Repo, ctx: Workspac
                "## Preference: Terse answers\nPrefer short replies.\n\n## Episode: Debugged CI\nThe cache was cold.\n")
     plan = capture.plan(ctx, "notes/s.md", "notes")
     decision, preference, episode = plan["candidates"]
-    rev = capture.review(ctx, plan, decisions(plan, edit(decision), edit(preference, "local"),
+    rev = capture_review.review(ctx, plan, decisions(plan, edit(decision), edit(preference, "local"),
                                               {"candidate_id": episode["candidate_id"], "outcome": "reject"}),
                          reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")  # fmt: skip
     assert rev["review_id"].startswith("review_") and rev["data_class"] == "private"
     before = tree(repo.root)
     with pytest.raises(CaptureError) as err:
-        capture.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id="review_wrong")
+        capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id="review_wrong")
     assert err.value.code == "id_mismatch" and tree(repo.root) == before
-    result = capture.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
+    result = capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
     kinds = sorted((w["kind"], w.get("destination")) for w in result["writes"])
     assert kinds == [("proposal_file", None), ("runtime_record", "local")]
     (proposal,) = [w for w in result["writes"] if w["kind"] == "proposal_file"]
@@ -114,7 +116,7 @@ def test_review_and_apply_route_repo_local_and_session(repo: Repo, ctx: Workspac
     # the same plan is now stale: the inventory holds the written memory
     after = tree(repo.root)
     with pytest.raises(CaptureError) as err:
-        capture.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
+        capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
     assert err.value.code == "stale_capture_plan" and tree(repo.root) == after
     replanned = capture.plan(ctx, "notes/s.md", "notes")
     assert [c["action"]["kind"] for c in replanned["candidates"]] == ["duplicate", "duplicate", "no_write"]
@@ -124,19 +126,19 @@ def test_apply_is_zero_write_on_changed_source_or_edited_artifacts(repo: Repo, c
     repo.write("notes/typed.md", TYPED)
     plan = capture.plan(ctx, "notes/typed.md")
     fact, procedure = plan["candidates"]
-    rev = capture.review(ctx, plan, decisions(plan, edit(fact), {"candidate_id": procedure["candidate_id"],
+    rev = capture_review.review(ctx, plan, decisions(plan, edit(fact), {"candidate_id": procedure["candidate_id"],
                          "outcome": "defer"}), reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")  # fmt: skip
     before = tree(repo.root)
     edited = json.loads(json.dumps(rev))
     edited["decisions"][0]["reviewed_candidate"]["memory"]["body"] = "Something else."
     for p, r, code in ((plan, edited, "artifact_modified"), ({**plan, "summary": {}}, rev, "artifact_modified")):
         with pytest.raises(CaptureError) as err:
-            capture.apply(ctx, p, r, plan_id=plan["plan_id"], review_id=rev["review_id"])
+            capture_review.apply(ctx, p, r, plan_id=plan["plan_id"], review_id=rev["review_id"])
         assert err.value.code == code and tree(repo.root) == before
     repo.write("notes/typed.md", TYPED + "\n## Risk: New\nAdded later.\n")
     before = tree(repo.root)
     with pytest.raises(CaptureError) as err:
-        capture.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
+        capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
     assert err.value.code == "stale_capture_plan" and tree(repo.root) == before
 
 
@@ -151,10 +153,10 @@ def test_review_rejects_bad_decisions(repo: Repo, ctx: Workspace) -> None:
            decisions(plan, {"candidate_id": fact["candidate_id"], "outcome": "reject", "memory": {}}, reject)]  # fmt: skip
     for item in bad:
         with pytest.raises(CaptureError) as err:
-            capture.review(ctx, plan, item, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")
+            capture_review.review(ctx, plan, item, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")
         assert err.value.code == "invalid_review"
     with pytest.raises(CaptureError) as err:
-        capture.review(ctx, plan, decisions(plan, edit(fact), reject), reviewed_by="zoki", reviewed_at="yesterday")
+        capture_review.review(ctx, plan, decisions(plan, edit(fact), reject), reviewed_by="zoki", reviewed_at="yesterday")
     assert err.value.code == "invalid_review"
 
 

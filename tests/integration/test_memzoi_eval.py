@@ -18,7 +18,7 @@ import pytest
 
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall import pack as context_pack
-from git_memzoi.memzoi.eval.recall import corpus as eval_corpus
+from git_memzoi.memzoi.eval.recall import catalog as eval_catalog
 from git_memzoi.memzoi.eval.recall import run as eval_recall
 from git_memzoi.memzoi.eval import report as eval_report
 from git_memzoi.memzoi.eval.recall.corpus import CorpusError
@@ -48,7 +48,7 @@ def edit(corpus: Path, old: str, new: str) -> Path:
 
 def code_of(corpus: Path) -> str:
     with pytest.raises(CorpusError) as info:
-        eval_corpus.load(corpus)
+        eval_catalog.load(corpus)
     return info.value.code
 
 
@@ -58,7 +58,7 @@ def code_of(corpus: Path) -> str:
 @needs_upstream
 def test_recall_v2_digest_equals_the_baseline() -> None:
     baseline = json.loads((RECALL_V2 / "baseline.json").read_text("utf-8"))
-    corpus = eval_corpus.load(RECALL_V2 / "corpus.yaml")
+    corpus = eval_catalog.load(RECALL_V2 / "corpus.yaml")
     assert corpus.digest == baseline["corpus"]["digest"] == (
         "c8b444043b1594a8b84724cc32594896218458f5ef69405d364cf5e0fb1cb3cd")
     assert dict(corpus.opportunities) == {"stale": 2, "expired": 1, "scope": 4, "prohibited": 1, "destination": 4,
@@ -104,7 +104,7 @@ def test_own_corpus_passes_and_its_baseline_is_current() -> None:
 
 
 def test_own_staleness_cases_rank_suspect_records_below_current_ones() -> None:
-    corpus = eval_corpus.load(OWN / "corpus.yaml")
+    corpus = eval_catalog.load(OWN / "corpus.yaml")
     with eval_recall.sandbox(corpus) as box:
         pack = context_pack.build(box.ws, "price TTL", token_budget=500).to_json()
         order = [(r["record"]["id"], r["suspect"] is not None) for r in pack["records"]]
@@ -118,7 +118,7 @@ def test_own_staleness_cases_rank_suspect_records_below_current_ones() -> None:
 def test_the_sandbox_is_a_fresh_git_repository_that_is_removed_afterwards(tmp_path: Path) -> None:
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 
-    corpus = eval_corpus.load(OWN / "corpus.yaml")
+    corpus = eval_catalog.load(OWN / "corpus.yaml")
     with eval_recall.sandbox(corpus) as box:
         root = box.ws.layout.root
         view = Pygit2RepoView(root)
@@ -188,7 +188,7 @@ def test_the_current_project_is_never_opened_or_mutated(repo: Repo, monkeypatch:
 def test_validation_codes(tmp_path: Path, old: str, new: str, code: str | None) -> None:
     corpus = edit(own_copy(tmp_path), old, new)
     if code is None:
-        eval_corpus.load(corpus)  # the control: a valid variation loads
+        eval_catalog.load(corpus)  # the control: a valid variation loads
     else:
         assert code_of(corpus) == code
 
@@ -234,7 +234,7 @@ def test_an_invalid_fixture_record_is_named(tmp_path: Path) -> None:
     record = corpus.parent / "records" / "release-checklist.md"
     record.write_text(record.read_text("utf-8").replace("status: active", "status: current"), "utf-8")
     with pytest.raises(CorpusError) as info:
-        eval_corpus.load(corpus)
+        eval_catalog.load(corpus)
     assert info.value.code == "corpus_invalid_fixture" and "release-checklist.md" in info.value.message
 
 
@@ -242,7 +242,7 @@ def test_a_runtime_fixture_id_must_be_what_the_runtime_writes(tmp_path: Path) ->
     corpus = own_copy(tmp_path)
     corpus.write_text(corpus.read_text("utf-8").replace("local-migration-scratch-database-on-port-5433",
                                                         "local-scratch-db"), "utf-8")  # fmt: skip
-    eval_corpus.load(corpus)  # statically fine: the id is only known once the runtime has written it
+    eval_catalog.load(corpus)  # statically fine: the id is only known once the runtime has written it
     with pytest.raises(CorpusError) as info:
         eval_recall.run(corpus)
     assert info.value.code == "corpus_fixture_mismatch"
@@ -251,7 +251,7 @@ def test_a_runtime_fixture_id_must_be_what_the_runtime_writes(tmp_path: Path) ->
 def test_digest_is_length_prefixed_blake3_over_corpus_records_then_proposals(tmp_path: Path) -> None:
     from blake3 import blake3
 
-    corpus = eval_corpus.load(OWN / "corpus.yaml")
+    corpus = eval_catalog.load(OWN / "corpus.yaml")
     stream = b""
     entries = [("corpus.yaml", (OWN / "corpus.yaml").read_bytes())]
     entries += [(f"records/{p.name}", p.read_bytes()) for p in sorted((OWN / "records").glob("*.md"))]

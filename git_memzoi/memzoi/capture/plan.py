@@ -19,15 +19,9 @@ from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture import sources
 from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
-from git_memzoi.memzoi.capture.review import (  # noqa: F401  (the capture API in one place)
-    APPLY_SCHEMA,
-    PLAN_SCHEMA,
-    REVIEW_INPUT_SCHEMA,
-    REVIEW_SCHEMA,
-    apply,
-    review,
-)
 from git_memzoi.memzoi.capture.sources import REQUEST_SCHEMA
+
+PLAN_SCHEMA = "memzoi/capture-plan-v1"
 
 # where each routed destination lands: (sensitivity, action)
 _ROUTES = {"repo": ("repo-safe", "create_proposal"), "local": ("private", "create_runtime"),

@@ -13,9 +13,9 @@ from typing import Any
 
 from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture.plan import PLAN_SCHEMA, plan_request, proposal_id
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
 
-PLAN_SCHEMA = "memzoi/capture-plan-v1"
 REVIEW_INPUT_SCHEMA = "memzoi/capture-review-input-v1"
 REVIEW_SCHEMA = "memzoi/capture-review-v1"
 APPLY_SCHEMA = "memzoi/capture-apply-result-v1"
@@ -31,8 +31,6 @@ PRIVATE_CLASSES = frozenset({"raw_transcript", "private_personal_data", "screen_
 
 def _replan(ws: Workspace, supplied: dict[str, Any], source_bytes: Mapping[str, bytes]) -> dict[str, Any]:
     """The live plan for a supplied plan's request; ``stale_capture_plan`` / ``artifact_modified`` on drift."""
-    from git_memzoi.memzoi.capture.plan import plan_request
-
     if supplied.get("schema") != PLAN_SCHEMA or supplied.get("status") == "blocked":
         code = "blocked_plan" if supplied.get("status") == "blocked" else "invalid_artifact"
         raise CaptureError("only a ready capture plan can be reviewed or applied", code)
@@ -163,8 +161,6 @@ def _edited(candidate: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
         raise CaptureError("the edited memory holds prohibited content", "prohibited_content_detected")
     claim_id = "claim_" + canonical_hash(memory)[:32]
     ident = "candidate_" + canonical_hash({"claim": claim_id, "evidence": candidate["evidence"]})[:32]
-    from git_memzoi.memzoi.capture.plan import proposal_id
-
     action: dict[str, Any] = ({"kind": "create_proposal", "proposal_id": proposal_id(memory["title"], ident)}
                               if destination == "repo" else
                               {"kind": "create_runtime", "route": f"runtime_{destination}"})  # fmt: skip

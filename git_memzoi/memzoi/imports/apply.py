@@ -15,55 +15,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.imports import plan as importer
 from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.imports.plan import ImportManifestError
-
-
-def prepare(ws: Workspace, live: dict[str, Any], actor: str) -> list[tuple[int, Any]]:
-    """``(index, packet or runtime draft)`` of every ``create_proposal`` / ``create_runtime`` candidate of a
-    ready plan, each validated the way its writer validates it (nothing is written).
-
-    Raises:
-        ImportManifestError: a candidate would not validate (``invalid_import_manifest``, naming the field).
-    """
-    from git_memzoi.memzoi.records import okf
-    from git_memzoi.memzoi.proposals import packets
-    from git_memzoi.memzoi.runtime import local
-
-    now = okf.format_timestamp(ws.clock.now())
-    out: list[tuple[int, Any]] = []
-    for c in live["candidates"]:
-        kind, scope, where = c["action"]["kind"], c["scope"], f"candidates[{c['index']}]"
-        try:
-            if kind == "create_proposal":
-                proposal_id = c["action"]["proposal_id"]
-                packet = packets.Packet(
-                    id=proposal_id, file_id=proposal_id, type=c["type"], lane=c["lane"], title=c["title"],
-                    body=c["body"], action="create", proposed_by=actor, proposed_at=now, timestamp=now,
-                    reason=c["classification"]["reason"], scope_kind=scope["kind"], scope_id=scope["id"],
-                    paths=tuple(scope["paths"]), tags=tuple(c["tags"]), created_by=actor,
-                    sources=tuple(packets.Source(**s) for s in live["sources"]), sensitivity="repo-safe",
-                    content_class="general_repo_knowledge",
-                    retention={"session": {"started_at": now}, "episodic": {"occurred_at": now}}.get(c["lane"], {}),
-                    origin={"origin_key": f"memzoi-import:{live['plan_id']}:{c['index']}", "route": "import"},
-                )  # fmt: skip
-                rendered = packets.render(packet).encode("utf-8")
-                packets.check_shape(packets.parse(proposal_id, where, rendered), where)
-                out.append((c["index"], packet))
-            elif kind == "create_runtime":
-                draft = local.Draft(c["classification"]["destination"], c["type"], c["lane"], c["title"],
-                                      c["body"], "import", scope["kind"], scope["id"], tuple(scope["paths"]),
-                                      tuple(c["tags"]))  # fmt: skip
-                local.check_draft(ws, draft)
-                out.append((c["index"], draft))
-        except MemzoiError as exc:
-            field = getattr(exc, "field", None)
-            what = "proposal packet" if kind == "create_proposal" else "runtime record"
-            raise ImportManifestError(f"{where}: would not validate as a {what}"
-                                      + (f" (field {field})" if isinstance(field, str) else "")) from None  # fmt: skip
-    return out
 
 
 def apply(ws: Workspace, raw: Any, *, plan_id: str, actor: str = "cli") -> dict[str, Any]:
@@ -95,7 +49,7 @@ def apply(ws: Workspace, raw: Any, *, plan_id: str, actor: str = "cli") -> dict[
         if live["status"] == "blocked":
             raise ImportManifestError("a blocked import plan cannot be applied; remove the prohibited content and "
                                       "plan again", "blocked_import_plan")  # fmt: skip
-        writes = _write(ws, live, prepare(ws, live, who))
+        writes = _write(ws, live, importer.prepare(ws, live, who))
     return {**live, "mode": "apply", "actor": who, "expected_plan_id": plan_id, "writes": writes}
 
 
@@ -144,3 +98,9 @@ def _write(ws: Workspace, live: dict[str, Any], items: list[tuple[int, Any]]) ->
                 os.unlink(path)
         raise
     return sorted(writes, key=lambda w: w["index"])
+
+
+def apply_file(ws: Workspace, path: Path, *, plan_id: str, actor: str = "cli") -> dict[str, Any]:
+    """``import apply --from-file --plan-id``: :func:`apply` of the manifest at
+    ``path`` plus ``source_file``. Raises ImportManifestError as :func:`~git_memzoi.memzoi.imports.plan.read_manifest` and that function."""
+    return {**apply(ws, importer.read_manifest(path), plan_id=plan_id, actor=actor), "source_file": importer.source_file(ws, path)}

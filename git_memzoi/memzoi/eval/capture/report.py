@@ -77,7 +77,7 @@ def metrics(cases: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def hard_gates(cases: Sequence[Mapping[str, Any]], corpus: CaptureCorpus) -> dict[str, int]:
     """Summed hard-gate counts (all must be 0); a required profile whose cases did not all execute counts as a
     ``required_profile_skips``."""
-    from git_memzoi.memzoi.eval.capture.run import HARD_GATES
+    from git_memzoi.memzoi.eval.capture.model import HARD_GATES
 
     out = {g: sum(c["hard_gates"].get(g, 0) for c in cases) for g in HARD_GATES if g != "required_profile_skips"}
     required = {p.profile for p in corpus.profiles if p.required}

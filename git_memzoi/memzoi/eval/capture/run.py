@@ -16,45 +16,15 @@ import json
 import tempfile
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.eval.capture.corpus import BURDEN, CaptureCorpus, case_profile
+from git_memzoi.memzoi.eval.capture.model import (ASSERTIONS, GATES, HARD_GATES, MAINTAINER, REVIEWER, ROUTER,
+                                                  Observed, Project)
 from git_memzoi.memzoi.eval.run import RunResult, previous_baseline
-
-REVIEWER = "capture-eval-reviewer"
-ROUTER = "capture-eval-router"
-MAINTAINER = "capture-eval-maintainer"
-ASSERTIONS = ("actions", "apply_workflow", "candidate_set", "classification", "data_class", "deterministic",
-              "diagnostics", "evidence_integrity", "forbidden_suppressed", "named_evidence_only", "plan_status",
-              "planning_no_write", "policy_inputs_declared", "profile_identity", "prohibited_no_echo",
-              "provenance_and_citations", "repo_candidates_proposal_only", "review_workflow", "stale_apply_rejected",
-              "stale_no_write", "stale_review_rejected")  # fmt: skip
-# assertion → the hard gate its failure counts against (§11.4)
-GATES = {"deterministic": "determinism_violations", "planning_no_write": "planning_mutation_violations",
-         "evidence_integrity": "invalid_evidence_items", "named_evidence_only": "unnamed_source_reads",
-         "prohibited_no_echo": "prohibited_output_echoes", "review_workflow": "review_workflow_violations",
-         "provenance_and_citations": "provenance_violations",
-         "stale_review_rejected": "stale_review_acceptance_violations",
-         "stale_apply_rejected": "stale_apply_acceptance_violations", "stale_no_write": "stale_write_violations",
-         "repo_candidates_proposal_only": "direct_canonical_write_violations"}  # fmt: skip
-HARD_GATES = (*GATES.values(), "required_profile_skips")
-
-
-@dataclass(frozen=True)
-class Project:
-    """One isolated case project: its context, the request (pinned ids mapped onto the built commits), the
-    supplied source bytes and the substitutions applied to the case."""
-
-    ws: Workspace
-    case: dict[str, Any]
-    request: dict[str, Any]
-    supplied: dict[str, bytes]
-    renames: Mapping[str, str]
-
 
 # ------------------------------------------------------------------------------------------------ setup
 
@@ -155,26 +125,6 @@ def run_case(corpus: CaptureCorpus, case: Mapping[str, Any]) -> dict[str, Any]:
     return score.report(case, profile, observed, checks)
 
 
-@dataclass
-class Observed:
-    """What the capture surface did for one case: both plans, timings, the review and apply results (or the
-    error codes they raised), and every text the surface emitted (for the no-echo check)."""
-
-    plan: dict[str, Any]
-    deterministic: bool
-    wrote_while_planning: bool
-    latency_ms: float
-    payload_bytes: int
-    review: dict[str, Any] | None = None
-    review_error: str | None = None
-    applied: dict[str, Any] | None = None
-    apply_error: str | None = None
-    records: list[dict[str, Any]] | None = None
-    records_before: dict[str, str] | None = None
-    direct_write: bool = False
-    emitted: str = ""
-
-
 def _observe(box: Project, case: Mapping[str, Any]) -> Observed:
     from git_memzoi.memzoi.capture import plan as capture
 
@@ -209,12 +159,12 @@ def decisions_for(plan: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str,
 
 
 def _review_and_apply(box: Project, case: Mapping[str, Any], observed: Observed) -> None:
-    from git_memzoi.memzoi.capture import plan as capture
+    from git_memzoi.memzoi.capture import review as capture_review
     from git_memzoi.memzoi.proposals import files as proposal_files
 
     plan, at = observed.plan, box.ws.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
-        observed.review = capture.review(box.ws, plan, decisions_for(plan, case), reviewed_by=REVIEWER,
+        observed.review = capture_review.review(box.ws, plan, decisions_for(plan, case), reviewed_by=REVIEWER,
                                          reviewed_at=at, source_bytes=box.supplied)  # fmt: skip
     except MemzoiError as exc:
         observed.review_error = exc.code
@@ -223,7 +173,7 @@ def _review_and_apply(box: Project, case: Mapping[str, Any], observed: Observed)
     observed.emitted += json.dumps(observed.review, ensure_ascii=False)
     observed.records_before = _records(box)
     try:
-        observed.applied = capture.apply(box.ws, plan, observed.review, plan_id=plan["plan_id"],
+        observed.applied = capture_review.apply(box.ws, plan, observed.review, plan_id=plan["plan_id"],
                                          review_id=observed.review["review_id"], source_bytes=box.supplied)  # fmt: skip
     except MemzoiError as exc:
         observed.apply_error = exc.code
@@ -257,12 +207,13 @@ def _record(box: Project, record_id: str) -> dict[str, Any]:
 def _stale(corpus: CaptureCorpus, box: Project, case: Mapping[str, Any], observed: Observed) -> dict[str, bool]:
     """Change the source after planning and reviewing; review and apply must both refuse, writing nothing."""
     from git_memzoi.memzoi.capture import plan as capture
+    from git_memzoi.memzoi.capture import review as capture_review
 
     stale = case.get("stale_check")
     if stale is None or observed.plan["status"] != "ready":
         return {"stale_review_rejected": True, "stale_apply_rejected": True, "stale_no_write": True}
     plan = capture.plan_or_blocked(box.ws, box.request, box.supplied)
-    review = capture.review(box.ws, plan, decisions_for(plan, case), reviewed_by=REVIEWER,
+    review = capture_review.review(box.ws, plan, decisions_for(plan, case), reviewed_by=REVIEWER,
                             reviewed_at=box.ws.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
                             source_bytes=box.supplied)  # fmt: skip
     supplied = dict(box.supplied)
@@ -277,10 +228,10 @@ def _stale(corpus: CaptureCorpus, box: Project, case: Mapping[str, Any], observe
         drop_object(box.ws.layout.root, str(stale["oid"]).split(":", 1)[-1])
     before = managed_state(box.ws.layout.root)
     out = {}
-    for name, call in (("stale_review_rejected", lambda: capture.review(
+    for name, call in (("stale_review_rejected", lambda: capture_review.review(
             box.ws, plan, decisions_for(plan, case), reviewed_by=REVIEWER, reviewed_at=review["reviewed_at"],
             source_bytes=supplied)),
-                       ("stale_apply_rejected", lambda: capture.apply(
+                       ("stale_apply_rejected", lambda: capture_review.apply(
             box.ws, plan, review, plan_id=plan["plan_id"], review_id=review["review_id"], source_bytes=supplied))):  # fmt: skip
         try:
             call()

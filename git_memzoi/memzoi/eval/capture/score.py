@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi.eval.capture.run import ASSERTIONS, GATES, Observed, Project
+from git_memzoi.memzoi.eval.capture.model import ASSERTIONS, GATES, Observed, Project
 from git_memzoi.memzoi.eval.capture.corpus import BURDEN
 
 _SHAPE = ("source_id", "locator", "source_content_hash", "span", "heading_path", "section_kind")

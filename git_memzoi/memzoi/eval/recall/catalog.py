@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import InputError
+from pathlib import Path
+
 from git_memzoi.memzoi.eval.recall.corpus import NEEDS_OPPORTUNITY, SURFACES, Case, Corpus, CorpusError
 from git_memzoi.memzoi.records.okf import Record
 
@@ -116,6 +118,20 @@ def _add(catalog: dict[str, Known], known: Known, where: str) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ semantics
+
+
+def load(path: Path) -> Corpus:
+    """The recall corpus at ``path``, read and validated (:func:`~git_memzoi.memzoi.eval.recall.corpus.read`),
+    then cross-checked over its fixture catalog (:func:`check_semantics`). Read-only.
+
+    Raises:
+        CorpusError: the first problem, with a stable code (see both functions).
+    """
+    from git_memzoi.memzoi.eval.recall.corpus import read
+
+    corpus = read(path)
+    check_semantics(corpus)
+    return corpus
 
 
 def check_semantics(corpus: Corpus) -> None:

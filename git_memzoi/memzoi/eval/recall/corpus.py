@@ -165,8 +165,9 @@ class Corpus:
 # ------------------------------------------------------------------------------------------------ loading
 
 
-def load(path: Path) -> Corpus:
-    """Read, validate and digest the corpus at ``path`` and its fixtures (read-only).
+def read(path: Path) -> Corpus:
+    """Read, validate and digest the corpus at ``path`` and its fixtures (read-only); the semantic
+    cross-checks over the fixture catalog are :func:`~git_memzoi.memzoi.eval.recall.catalog.load`'s.
 
     Raises:
         CorpusError: the first problem, with a stable code (``corpus_unreadable``, ``corpus_invalid_yaml``,
@@ -199,9 +200,6 @@ def load(path: Path) -> Corpus:
         thresholds=_thresholds(data["thresholds"]), cases=cases, digest=digest(raw, records, proposals),
         opportunities=opportunities(cases),
     )  # fmt: skip
-    from git_memzoi.memzoi.eval.recall.catalog import check_semantics
-
-    check_semantics(corpus)
     return corpus
 
 

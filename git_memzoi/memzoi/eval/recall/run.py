@@ -20,6 +20,7 @@ from typing import Any
 from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.eval.recall.catalog import Known, live_catalog
+from git_memzoi.memzoi.eval.recall.catalog import load as load_corpus
 from git_memzoi.memzoi.eval.recall.corpus import CATEGORIES, Case, Corpus, CorpusError, ProposalFixture
 from git_memzoi.memzoi.eval.run import RunResult, previous_baseline
 from git_memzoi.memzoi.layout import Layout
@@ -363,11 +364,10 @@ def run(corpus_path: Path, *, baseline: Path | None = None, update_baseline: boo
         InputError: ``update_baseline`` without ``baseline`` (``bad_usage``). CorpusError: an invalid corpus or
             fixture (no report). BaselineError: an unreadable or (without ``update_baseline``) missing baseline.
     """
-    from git_memzoi.memzoi.eval.recall import corpus as eval_corpus
     from git_memzoi.memzoi.eval import report as eval_report
 
     previous = previous_baseline(baseline, update_baseline)
-    corpus = eval_corpus.load(corpus_path)
+    corpus = load_corpus(corpus_path)
     with sandbox(corpus) as box:
         cases = [score(box, case, observe(box, case)) for case in corpus.cases]
         fixtures = list(box.fixtures.values())
