@@ -10,7 +10,6 @@ shows for a tool that SIGPIPE ended (git's own behaviour): no message, never "in
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -18,6 +17,7 @@ from typing import Any
 
 import click
 
+from git_memzoi.core import jsonout
 from git_memzoi.errors import ExitCode, MemzoiError
 
 JSON_KEY = "memzoi.json"
@@ -126,7 +126,7 @@ def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:
     click.echo(f"{prog}: error: {message}", err=True)
     if ctx.meta.get(JSON_KEY):
         try:
-            click.echo(json.dumps({"error": {"code": code, "message": message, "exit_code": exit_code}}))
+            click.echo(jsonout.dumps({"error": {"code": code, "message": message, "exit_code": exit_code}}, ascii_only=True))
         except BrokenPipeError:  # the error stands; only its JSON copy had no reader
             _detach_stdout()
     ctx.exit(exit_code)
@@ -152,4 +152,4 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
 
 def emit_json(payload: dict[str, Any]) -> None:
     """Print ``payload`` as one line of JSON (UTF-8, not ASCII-escaped)."""
-    click.echo(json.dumps(payload, ensure_ascii=False, sort_keys=False))
+    click.echo(jsonout.dumps(payload))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +9,7 @@ from typing import Any
 
 import click
 
+from git_memzoi.core import jsonout
 from git_memzoi import __version__
 from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_option
 
@@ -69,7 +69,7 @@ def index(ctx: click.Context, as_json: bool, **given: Any) -> None:
     from git_memzoi.memkeep import api
 
     result = api.index(_options(ctx, **given))
-    emit_json(render.index_json(result)) if as_json else click.echo(render.index_text(result))
+    emit_json(api.schema.index_json(result)) if as_json else click.echo(render.index_text(result))
 
 
 @cli.command()
@@ -102,7 +102,7 @@ def status(ctx: click.Context, as_json: bool, hook_event: str | None, fmt: str, 
         _ci_format(fmt, result)
     elif as_json:
         with api.no_cyclic_gc():  # the output is one verdict object per suspect: see no_cyclic_gc
-            _emit_status_json(render.status_json(result))
+            _emit_status_json(api.schema.status_json(result))
     else:
         click.echo(render.status_text(result))
     ctx.exit(result.exit_code)
@@ -112,14 +112,14 @@ def _emit_status_json(payload: dict[str, Any]) -> None:
     """:func:`emit_json`, for the largest output: the payload is a fresh tree (no cycle to check for), and
     JSON escapes every control character, so there is no ANSI sequence to strip (``color=True`` skips that pass
     over the whole text). The bytes are the same."""
-    click.echo(json.dumps(payload, ensure_ascii=False, check_circular=False), color=True)
+    click.echo(jsonout.dumps(payload, fresh=True), color=True)
 
 
 def _ci_format(fmt: str, result: Any) -> None:
     from git_memzoi.integrations import ci_report
 
     if fmt == "sarif":
-        click.echo(json.dumps(ci_report.sarif(result), ensure_ascii=False, indent=2))
+        click.echo(jsonout.dumps(ci_report.sarif(result), indent=2))
         return
     click.echo(ci_report.github(result))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
@@ -144,7 +144,7 @@ def _hook(ctx: click.Context, event: str, given: dict[str, Any]) -> None:
         click.echo(f"git-memkeep: {exc.message}", err=True)
         payload = None
     if payload is not None:
-        click.echo(json.dumps(payload, ensure_ascii=False))
+        click.echo(jsonout.dumps(payload))
     ctx.exit(0)
 
 
@@ -162,7 +162,7 @@ def lint(ctx: click.Context, as_json: bool, fix: bool, **given: Any) -> None:
     from git_memzoi.memkeep import api
 
     result = api.lint(_options(ctx, **given), fix=fix)
-    emit_json(render.lint_json(result)) if as_json else click.echo(render.lint_text(result))
+    emit_json(api.schema.lint_json(result)) if as_json else click.echo(render.lint_text(result))
     ctx.exit(result.exit_code)
 
 
@@ -188,7 +188,7 @@ def verify(
     result = api.verify(
         _options(ctx, **given), entry_id, all_safe=all_safe, dry_run=dry_run, manual=manual
     )
-    emit_json(render.verify_json(result)) if as_json else click.echo(render.verify_text(result))
+    emit_json(api.schema.verify_json(result)) if as_json else click.echo(render.verify_text(result))
     ctx.exit(result.exit_code)
 
 

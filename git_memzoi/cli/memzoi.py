@@ -1,24 +1,20 @@
 """``git memzoi``: the Memzoi model's command line (governed records, recall, capture, integrations).
 
-Command groups live in one module per area (``memzoi_<area>.py``), each with ``register(cli)``.
+Command groups live in one module per area (``memzoi_<area>.py``), each with ``register(cli)``, imported here.
 """
 
 from __future__ import annotations
 
-import importlib
-import os
 from pathlib import Path
-from typing import Any
 
 import click
 
 from git_memzoi import __version__
+from git_memzoi.cli import (memzoi_capture, memzoi_eval, memzoi_export, memzoi_hooks, memzoi_import, memzoi_inbox,
+                            memzoi_integrate, memzoi_packets, memzoi_recall, memzoi_runtime)
 from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_option
+from git_memzoi.cli.workspace import open_workspace, start_dir
 
-AREAS = ("git_memzoi.cli.memzoi_packets", "git_memzoi.cli.memzoi_inbox", "git_memzoi.cli.memzoi_runtime",
-         "git_memzoi.cli.memzoi_recall", "git_memzoi.cli.memzoi_eval", "git_memzoi.cli.memzoi_export",
-         "git_memzoi.cli.memzoi_hooks", "git_memzoi.cli.memzoi_integrate", "git_memzoi.cli.memzoi_capture",
-         "git_memzoi.cli.memzoi_import")
 
 
 @click.group(cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -31,21 +27,6 @@ def cli(ctx: click.Context, directory: str | None) -> None:
     Exit codes: 0 ok, 1 findings or a failed gate, 2 usage or input error (nothing written).
     """
     ctx.obj = {"directory": directory}
-
-
-def start_dir(ctx: click.Context) -> Path:
-    """The directory a command runs in (``-C``, else the current one)."""
-    directory = (ctx.find_root().obj or {}).get("directory")
-    return Path(directory) if directory else Path.cwd()
-
-
-def open_context(ctx: click.Context, *, actor: str | None = None, initialized: bool = True) -> Any:
-    """The :class:`~git_memzoi.memzoi.workspace.Workspace` of this command (the clock honours ``MEMZOI_NOW``)."""
-    from git_memzoi.core.clock import SystemClock
-    from git_memzoi.memzoi import workspace
-
-    clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None, os.environ.get("MEMZOI_NOW") or None)
-    return workspace.open_workspace(start_dir(ctx), clock=clock, actor=actor, initialized=initialized)
 
 
 @cli.command()
@@ -77,7 +58,7 @@ def expiry(ctx: click.Context, record_id: str, as_json: bool) -> None:
     """
     from git_memzoi.memzoi import workspace
 
-    result = workspace.expiry(open_context(ctx), record_id)
+    result = workspace.expiry(open_workspace(ctx), record_id)
     if as_json:
         emit_json(result)
     else:
@@ -107,8 +88,9 @@ def doctor(ctx: click.Context, project_root: str | None, as_json: bool) -> None:
     ctx.exit(report.exit_code)
 
 
-for _area in AREAS:
-    importlib.import_module(_area).register(cli)
+for _area in (memzoi_packets, memzoi_inbox, memzoi_runtime, memzoi_recall, memzoi_eval, memzoi_export, memzoi_hooks,
+              memzoi_integrate, memzoi_capture, memzoi_import):
+    _area.register(cli)
 add_help_command(cli)
 
 

@@ -7,13 +7,13 @@ refused to write); 2 usage errors and invalid corpora or fixtures, with no repor
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import click
 
+from git_memzoi.core import jsonout
 from git_memzoi.cli.app import json_option
 
 
@@ -38,14 +38,14 @@ def _options(kind: str, baseline_help: str, gate: str) -> Callable[[Callable[...
 def _run(ctx: click.Context, run: Callable[..., Any], render: Callable[[Any], str], gate: str, corpus: str,
          baseline: str | None, update_baseline: bool, as_json: bool) -> None:  # fmt: skip
     """Run one evaluation, print its report (JSON or text) and exit 0 (passed) or 1."""
-    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.cli.workspace import start_dir
 
     if update_baseline and baseline is None:
         raise click.UsageError("--update-baseline requires --baseline", ctx=ctx)
     start = start_dir(ctx)
     result = run(start / Path(corpus), baseline=start / Path(baseline) if baseline else None,
                  update_baseline=update_baseline)  # fmt: skip
-    click.echo(json.dumps(result.report, indent=2, ensure_ascii=False) if as_json else render(result.report))
+    click.echo(jsonout.dumps(result.report, indent=2) if as_json else render(result.report))
     if update_baseline and not result.baseline_written:
         prog = ctx.find_root().info_name or "git-memzoi"
         click.echo(f"{prog}: error: a {gate} failed, so the baseline was not written", err=True)

@@ -28,10 +28,10 @@ def export_command(ctx: click.Context, fmt: str, scope_kind: str, target: str | 
 
     Example: git memzoi export agents-md --file AGENTS.md
     """
-    from git_memzoi.cli.memzoi import open_context
+    from git_memzoi.cli.workspace import open_workspace
     from git_memzoi.memzoi import export
 
-    result = export.export(open_context(ctx), fmt, scope_kind=scope_kind, target=target)
+    result = export.export(open_workspace(ctx), fmt, scope_kind=scope_kind, target=target)
     if as_json:
         emit_json(result.to_json())
         return

@@ -52,7 +52,7 @@ def install_command(ctx: click.Context, as_json: bool) -> None:
 
     Example: git memzoi hooks install
     """
-    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import git_hooks
 
     _render(git_hooks.install(start_dir(ctx)), as_json)
@@ -66,7 +66,7 @@ def uninstall_command(ctx: click.Context, as_json: bool) -> None:
 
     Example: git memzoi hooks uninstall
     """
-    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import git_hooks
 
     _render(git_hooks.uninstall(start_dir(ctx)), as_json)
@@ -80,7 +80,7 @@ def status_command(ctx: click.Context, as_json: bool) -> None:
 
     Example: git memzoi hooks status --json
     """
-    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import git_hooks
 
     report = git_hooks.status(start_dir(ctx))
@@ -102,7 +102,7 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
 
     Example: git memzoi hook run post-checkout -- <old> <new> 1
     """
-    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import guard, hook_events, newly_suspect
 
     if hook_type == "pre-commit":
@@ -132,7 +132,7 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
 
 def _plan_arrived(ctx: click.Context, hook_type: str, old: str, new: str) -> None:
     """Plan a capture of the typed guidance that arrived between the pinned commits; one line, never a failure."""
-    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations.arrived_guidance import plan_arrived
 
     try:
@@ -147,7 +147,7 @@ def _plan_arrived(ctx: click.Context, hook_type: str, old: str, new: str) -> Non
 def _refresh_index(ctx: click.Context, hook_type: str) -> None:
     """Refresh the derived memzoi index after HEAD or the working tree moved; a failure is one line, never an
     exit code (the index is derived: the next command refreshes it again)."""
-    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import git_hooks
 
     try:

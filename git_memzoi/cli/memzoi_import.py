@@ -15,13 +15,13 @@ from git_memzoi.cli.app import emit_json, json_option
 
 
 def _context(ctx: click.Context, actor: str) -> Any:
-    from git_memzoi.cli.memzoi import open_context
+    from git_memzoi.cli.workspace import open_workspace
 
-    return open_context(ctx, actor=actor.strip() or None)
+    return open_workspace(ctx, actor=actor.strip() or None)
 
 
 def _path(ctx: click.Context, value: str) -> Path:
-    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.cli.workspace import start_dir
 
     path = Path(value)
     return path if path.is_absolute() else Path(start_dir(ctx)) / path

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_memzoi.cli.app import actor_option, emit_json, json_option
-from git_memzoi.cli.memzoi import open_context
+from git_memzoi.cli.workspace import open_workspace
 from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def propose(ctx: click.Context, memory_type: str | None, scope_kind: str | None,
                              visibility=visibility, sensitivity=sensitivity, source_kind=source_kind,
                              source_ref=source_ref, actor=actor, applies_to=applies_to)  # fmt: skip
     override = "manual" if manual else "auto" if auto_approve else None
-    context, home = open_context(ctx, actor=draft.actor), memzoi_home()
+    context, home = open_workspace(ctx, actor=draft.actor), memzoi_home()
     result = guard_sensitivity(ctx, as_json, lambda: inbox.propose(context, draft, memzoi_home=home,
                                                                    override=override, apply=apply_now))
     for warning in result.warnings:
@@ -136,7 +136,7 @@ def list_command(ctx: click.Context, status: str, as_json: bool) -> None:
     """
     from git_memzoi.memzoi import inbox
 
-    listing = inbox.list_proposals(open_context(ctx).layout, status)
+    listing = inbox.list_proposals(open_workspace(ctx).layout, status)
     for problem in listing.problems:
         click.echo(f"warning: {problem}", err=True)
     if as_json:
@@ -161,7 +161,7 @@ def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     """
     from git_memzoi.memzoi import inbox
 
-    shown = inbox.show(open_context(ctx).layout, proposal_id)
+    shown = inbox.show(open_workspace(ctx).layout, proposal_id)
     p = shown.proposal
     if as_json:
         packet = packet_json(shown.packet) if shown.packet is not None else None
@@ -193,7 +193,7 @@ def apply_all(ctx: click.Context, all_approved: bool, actor: str | None, as_json
 
     if not all_approved:
         raise InputError("pass --all-approved to apply every approved proposal", "missing_all_approved")
-    result = inbox.apply_all_approved(open_context(ctx, actor=actor), actor=actor or "cli")
+    result = inbox.apply_all_approved(open_workspace(ctx, actor=actor), actor=actor or "cli")
     if as_json:
         applied = [{"proposal_id": o.proposal.id, **(_apply_json(o.applied) or {})} for o in result.applied]
         failed = [{"proposal_id": i, "code": e.code, "message": e.message} for i, e in result.failed]
@@ -220,7 +220,7 @@ def approve(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bo
     """
     from git_memzoi.memzoi import inbox
 
-    context = open_context(ctx, actor=actor)
+    context = open_workspace(ctx, actor=actor)
     outcome = guard_sensitivity(ctx, as_json, lambda: inbox.approve(context, proposal_id, actor=actor or "cli"))
     _outcome("approved", outcome, as_json)
 
@@ -238,7 +238,7 @@ def reject(ctx: click.Context, proposal_id: str, reason: str | None, actor: str 
     """
     from git_memzoi.memzoi import inbox
 
-    outcome = inbox.reject(open_context(ctx, actor=actor), proposal_id, reason=reason or "", actor=actor or "cli")
+    outcome = inbox.reject(open_workspace(ctx, actor=actor), proposal_id, reason=reason or "", actor=actor or "cli")
     _outcome("rejected", outcome, as_json)
 
 
@@ -254,7 +254,7 @@ def apply(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bool
     """
     from git_memzoi.memzoi import inbox
 
-    context = open_context(ctx, actor=actor)
+    context = open_workspace(ctx, actor=actor)
     outcome = guard_sensitivity(ctx, as_json, lambda: inbox.apply_proposal(context, proposal_id, actor=actor or "cli"))
     _outcome("applied", outcome, as_json)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import click
 
+from git_memzoi.core import jsonout
 from git_memzoi.cli.app import emit_json, json_option
 
 SAMPLE = {"title": "Project memory lives in .memzoi/records",
@@ -33,7 +34,7 @@ STEPS = (
 
 
 def _root(ctx: click.Context, project_root: str | None = None) -> Path:
-    from git_memzoi.cli.memzoi import start_dir
+    from git_memzoi.cli.workspace import start_dir
     from git_memzoi.memzoi import workspace
 
     return workspace.find_root(Path(project_root) if project_root else start_dir(ctx))
@@ -164,7 +165,7 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
 
     Example: git memzoi integrate session-context < hook.json
     """
-    from git_memzoi.cli.memzoi import open_context
+    from git_memzoi.cli.workspace import open_workspace
     from git_memzoi.errors import MemzoiError
     from git_memzoi.integrations.claude_code import envelope
     from git_memzoi.memzoi import context_pack
@@ -179,7 +180,7 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
     except (OSError, ValueError) as exc:
         click.echo(f"git-memzoi: warning: hook input ignored: {exc}", err=True)
     try:
-        pack = context_pack.build(open_context(ctx), task, token_budget=token_budget)
+        pack = context_pack.build(open_workspace(ctx), task, token_budget=token_budget)
         payload = envelope(event, pack.prompt if pack.record_ids else "")
     except layout.NotInitialized:  # no .memzoi/ (a memkeep-only repository): no Memzoi memory to add, nothing to say
         payload = None
@@ -187,7 +188,7 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
         click.echo(f"git-memzoi: {exc.message}", err=True)
         payload = None
     if payload is not None:
-        click.echo(json.dumps(payload, ensure_ascii=False))
+        click.echo(jsonout.dumps(payload))
     ctx.exit(0)
 
 
@@ -216,14 +217,14 @@ def quickstart(ctx: click.Context, apply_sample: bool, as_json: bool) -> None:
 
 
 def _apply_sample(ctx: click.Context) -> dict[str, Any]:
-    from git_memzoi.cli.memzoi import open_context, start_dir
+    from git_memzoi.cli.workspace import open_workspace, start_dir
     from git_memzoi.cli.memzoi_inbox import memzoi_home
     from git_memzoi.memzoi import workspace
     from git_memzoi.memzoi import inbox
 
     init = workspace.init(start_dir(ctx))
     draft = inbox.make_draft(**SAMPLE, actor="quickstart")
-    result = inbox.propose(open_context(ctx, actor=draft.actor), draft, memzoi_home=memzoi_home(), apply=True)
+    result = inbox.propose(open_workspace(ctx, actor=draft.actor), draft, memzoi_home=memzoi_home(), apply=True)
     applied = result.applied
     return {"initialized": bool(init.created), "proposal_id": result.proposal.id, "status": result.proposal.status,
             "record_id": applied.record_id if applied else None,

@@ -41,9 +41,9 @@ def guard_sensitivity(ctx: click.Context, as_json: bool, call: Callable[[], T]) 
 
 
 def _context(ctx: click.Context, actor: str | None = None) -> Any:
-    from git_memzoi.cli.memzoi import open_context
+    from git_memzoi.cli.workspace import open_workspace
 
-    return open_context(ctx, actor=actor)
+    return open_workspace(ctx, actor=actor)
 
 
 # ------------------------------------------------------------------------------------------------ proposal-files

@@ -20,9 +20,9 @@ _session = click.option("--include-session", is_flag=True, help="Also recall ses
 
 
 def _context(ctx: click.Context) -> Any:
-    from git_memzoi.cli.memzoi import open_context
+    from git_memzoi.cli.workspace import open_workspace
 
-    return open_context(ctx)
+    return open_workspace(ctx)
 
 
 def _opened(ctx: click.Context, path: str | None) -> tuple[Any, str | None]:

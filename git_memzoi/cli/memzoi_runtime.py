@@ -16,9 +16,9 @@ from git_memzoi.cli.app import actor_option, emit_json, json_option
 
 
 def _context(ctx: click.Context, actor: str | None = None) -> Any:
-    from git_memzoi.cli.memzoi import open_context
+    from git_memzoi.cli.workspace import open_workspace
 
-    return open_context(ctx, actor=actor)
+    return open_workspace(ctx, actor=actor)
 
 
 def _record_line(record: dict[str, Any]) -> str:

@@ -1,14 +1,11 @@
-"""Turn typed results into text for people or JSON objects (the only place command output is shaped)."""
+"""Turn memkeep's typed results into text for people (their ``--json`` shapes are :mod:`git_memzoi.memkeep.schema`'s)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # type names only: importing the api here would load every command's code
     from git_memzoi.memkeep.api import IndexResult, LintResult, StatusResult, VerifyResult
-    from git_memzoi.memkeep.store import Unreadable
-
-SCHEMA_VERSION = 1
 
 
 def plural(count: int, noun: str) -> str:
@@ -16,37 +13,6 @@ def plural(count: int, noun: str) -> str:
     if count == 1:
         return f"{count} {noun}"
     return f"{count} {noun[:-1]}ies" if noun.endswith("y") else f"{count} {noun}s"
-
-
-def _unreadable(items: tuple[Unreadable, ...]) -> list[dict[str, Any]]:
-    return [{"path": u.path, "line": u.line, "code": u.code, "reason": u.reason} for u in items]
-
-
-def status_json(result: StatusResult) -> dict[str, Any]:
-    """``status --json``: summary, one verdict per entry × reason, unreadable files."""
-    report = result.report
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "store": result.store.rel,
-        "head": report.head,
-        "shallow": report.shallow,
-        "today": report.today.isoformat(),
-        "summary": {
-            "entries": report.entries,
-            "suspect": len(report.suspect_ids),
-            "verdicts": len(report.verdicts),
-            "stale": len(report.stale),
-            "tombstones": report.tombstones,
-            "unreadable": len(result.unreadable),
-        },
-        "verdicts": [
-            {"id": v.id, "path": v.path, "reason": v.reason, "message": v.message, **v.evidence}
-            for v in report.verdicts
-        ],
-        "stale": list(report.stale),
-        "unreadable": _unreadable(result.unreadable),
-        "unchecked": [{"id": u.id, "path": u.path, "field": u.field, "message": u.message} for u in report.unchecked],
-    }
 
 
 def status_text(result: StatusResult, *, verbose_clean: bool = True) -> str:
@@ -86,37 +52,12 @@ def hook_text(result: StatusResult) -> str:
     )
 
 
-def index_json(result: IndexResult) -> dict[str, Any]:
-    """``index --json``."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "path": str(result.path),
-        "changed": result.changed,
-        "entries": result.entries,
-        "unreadable": _unreadable(result.unreadable),
-    }
-
-
 def index_text(result: IndexResult) -> str:
     """``index`` for people."""
     state = "rewritten" if result.changed else "already current"
     lines = [f"INDEX.md {state}: {plural(result.entries, 'entry')}"]
     lines += [f"  left out {u.path}: {u.reason}" for u in result.unreadable]
     return "\n".join(lines)
-
-
-def lint_json(result: LintResult) -> dict[str, Any]:
-    """``lint --json``: every violation with path, id, field, rule, message and line."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "store": result.store.rel,
-        "summary": {"entries": result.entries, "violations": len(result.violations)},
-        "fixed_index": result.fixed_index,
-        "violations": [
-            {"path": v.path, "id": v.id, "field": v.field, "rule": v.rule, "message": v.message, "line": v.line}
-            for v in result.violations
-        ],
-    }
 
 
 def lint_text(result: LintResult) -> str:
@@ -130,32 +71,6 @@ def lint_text(result: LintResult) -> str:
         lines.append(f"{where}: {who}{v.field}: {v.rule}: {v.message}")
     lines.append(f"memkeep lint: {plural(result.entries, 'entry')}, {plural(len(result.violations), 'violation')}")
     return "\n".join(lines)
-
-
-def verify_json(result: VerifyResult) -> dict[str, Any]:
-    """``verify --json``: one item per entry with its action and each check's outcome."""
-    return {
-        "schema_version": SCHEMA_VERSION,
-        "head": result.head,
-        "dry_run": result.dry_run,
-        "index_updated": result.index_updated,
-        "items": [
-            {
-                "id": i.id,
-                "path": i.path,
-                "action": i.action,
-                "message": i.message,
-                "reasons": list(i.reasons),
-                "still_suspect": list(i.still_suspect),
-                "checks": [
-                    {"label": r.check.label, "run": r.check.run, "outcome": r.outcome.value,
-                     "exit_code": r.exit_code, "duration_ms": r.duration_ms, "output": r.output}
-                    for r in i.results
-                ],  # fmt: skip
-            }
-            for i in result.items
-        ],
-    }
 
 
 def verify_text(result: VerifyResult) -> str:

@@ -19,9 +19,9 @@ from typing import Any
 
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.errors import InputError
+from git_memzoi.memzoi import export
 
-START = "<!-- memzoi:start -->"
-END = "<!-- memzoi:end -->"
+START, END = export.INTEGRATE_START, export.INTEGRATE_END
 PROFILES = ("codex", "claude", "mcp")
 INSTALL_PROFILES = ("claude-code",)
 SETTINGS_FILE = ".claude/settings.json"

@@ -17,7 +17,7 @@ from git_memzoi import __version__
 
 if TYPE_CHECKING:
     from git_memzoi.memkeep.api import StatusResult
-    from git_memzoi.memkeep.staleness import Verdict
+    from git_memzoi.memkeep.api import Verdict
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 ANNOTATION_LIMIT = 10  # GitHub keeps this many annotations of one level per step

@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.errors import MemzoiError
 
 if TYPE_CHECKING:
-    from git_memzoi.memkeep.entries import Entry
-    from git_memzoi.memkeep.store import Store
+    from git_memzoi.memkeep.api import Entry
+    from git_memzoi.memkeep.api import Store
 
 MEMZOI = ".memzoi/"
 LOCAL = ".memzoi/local/"
@@ -120,10 +120,10 @@ def _unique(findings: list[Finding]) -> list[Finding]:
 
 
 def _store(root: Path) -> Store | None:
-    from git_memzoi.memkeep import store as store_mod
+    from git_memzoi.memkeep import api as memkeep
 
     try:
-        return store_mod.locate(root, root)
+        return memkeep.locate_store(root, root)
     except MemzoiError:
         return None
 
@@ -245,7 +245,7 @@ def _packet_findings(path: str, data: bytes) -> list[Finding]:
 
 def _parse_entry(path: str, data: bytes, staged: _Staged) -> None:
     from git_memzoi.core import frontmatter
-    from git_memzoi.memkeep.entries import Entry
+    from git_memzoi.memkeep.api import Entry
 
     try:
         doc = frontmatter.parse(data)
@@ -262,11 +262,11 @@ def _parse_entry(path: str, data: bytes, staged: _Staged) -> None:
 def _store_entries(store: Store | None, staged: _Staged, git_dir: Path | None = None) -> list[Entry]:
     """The working tree's entries with the staged versions in place of their files (read through memkeep's parse
     cache under ``git_dir``, which ``git memkeep status`` shares: a warm hook parses no YAML)."""
-    from git_memzoi.memkeep import store as store_mod
+    from git_memzoi.memkeep import api as memkeep
 
     if store is None:
         return list(staged.entries.values())
-    loaded = store_mod.load(store, store_mod.cache_for(git_dir, store) if git_dir is not None else None)
+    loaded = memkeep.load_store(store, memkeep.store_cache(git_dir, store) if git_dir is not None else None)
     merged = {e.path: e for e in loaded.entries}
     merged.update(staged.entries)
     return list(merged.values())
@@ -274,7 +274,7 @@ def _store_entries(store: Store | None, staged: _Staged, git_dir: Path | None = 
 
 def _lint_findings(store: Store, entries: list[Entry], paths: set[str]) -> Iterator[Finding]:
     from git_memzoi.core.clock import SystemClock
-    from git_memzoi.memkeep.lint import lint
+    from git_memzoi.memkeep.api import lint_entries as lint
 
     for v in lint(entries, (), None, SystemClock().today()):
         if v.path in paths and not v.rule.startswith("index_"):

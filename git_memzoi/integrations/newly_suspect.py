@@ -21,8 +21,8 @@ from git_memzoi.integrations.hook_events import PostCheckout, PostMerge
 
 if TYPE_CHECKING:
     from git_memzoi.core.gitview import AnchorState
-    from git_memzoi.memkeep.entries import Entry
-    from git_memzoi.memkeep.staleness import StalenessReport
+    from git_memzoi.memkeep.api import Entry
+    from git_memzoi.memkeep.api import StalenessReport
 
 RANGE_LIMIT = 20_000  # commits between the two HEADs beyond which the old state is not computed
 FOOTER = "Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim."
@@ -120,7 +120,7 @@ def _entries_at(view: Any, store: Any, current: Sequence[Entry], old: str, new: 
     """The store's entries as they were in ``old``'s tree: the current ones whose file the move did not change,
     and the old blob of the changed ones (an entry file the move added is left out)."""
     from git_memzoi.core import frontmatter
-    from git_memzoi.memkeep.entries import Entry
+    from git_memzoi.memkeep.api import Entry
 
     prefix = "" if store.rel == "." else f"{store.rel}/"
     entries_prefix = f"{prefix}entries/"

@@ -10,7 +10,6 @@ rejects or exports: there are no tools for that, and ``propose_memory`` refuses 
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 from collections.abc import Callable
@@ -22,6 +21,7 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent
 from pydantic import ConfigDict, model_validator
 
+from git_memzoi.core import jsonout
 from git_memzoi import __version__
 from git_memzoi.errors import MemzoiError
 from git_memzoi.mcp import TOOL_NAMES
@@ -45,13 +45,13 @@ class ToolFailure(MemzoiError):
 
 
 def _ok(payload: dict[str, Any]) -> CallToolResult:
-    text = json.dumps(payload, ensure_ascii=False)
+    text = jsonout.dumps(payload)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
 
 
 def _error(code: str, message: str, **extra: Any) -> CallToolResult:
     payload = {"error": {"code": code, "message": message, **extra}}
-    text = json.dumps(payload, ensure_ascii=False)
+    text = jsonout.dumps(payload)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=True)
 
 
@@ -238,13 +238,12 @@ class _Server:
 
     def memory_status(self) -> CallToolResult:
         """The memkeep suspect set: entries whose scope changed, expired, or depend on suspect entries."""
-        from git_memzoi.cli import render
         from git_memzoi.core.clock import SystemClock
         from git_memzoi.memkeep import api
 
         clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None)
         store = os.environ.get("MEMKEEP_STORE") or None
-        return self.run(lambda: render.status_json(api.status(api.Options(start=self.root, store=store, clock=clock))))
+        return self.run(lambda: api.schema.status_json(api.status(api.Options(start=self.root, store=store, clock=clock))))
 
 
 def _memzoi_home() -> Path:

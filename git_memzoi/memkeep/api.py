@@ -1,6 +1,8 @@
-"""The memkeep composition root (io): wires the git view, the store and the clock to the pure cores.
+"""The memkeep composition root (io) and public face: wires the git view, the store and the clock to the pure cores.
 
-Each function serves one command and returns a typed result; nothing here prints.
+Each function serves one command and returns a typed result; nothing here prints. ``cli/``, ``mcp/`` and
+``integrations/`` import memkeep only through this module (``tests/unit/test_architecture.py``); the model types
+and store helpers they need (:data:`_FACE`) load on first use, so a hook that needs none of them pays nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +25,31 @@ if TYPE_CHECKING:  # verify's and lint's modules load only when those commands r
     from git_memzoi.memkeep.lint import Violation
     from git_memzoi.memkeep.staleness import StalenessReport
     from git_memzoi.memkeep.verify import VerifyItem, VerifyResult
+
+
+# public name → "module" or "module:attribute" inside memkeep, loaded on first use (PEP 562)
+_FACE = {"Entry": "entries:Entry", "Verdict": "staleness:Verdict", "StalenessReport": "staleness:StalenessReport",
+         "lint_entries": "lint:lint", "locate_store": "store:locate", "load_store": "store:load",
+         "store_cache": "store:cache_for", "schema": "schema"}  # fmt: skip
+
+
+def __getattr__(name: str) -> object:
+    """Load the public ``name`` of :data:`_FACE` on first use.
+
+    Raises:
+        AttributeError: ``name`` is not part of this module.
+    """
+    from importlib import import_module
+
+    target = _FACE.get(name)
+    if target is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module, _, attribute = target.partition(":")
+    value = import_module(f"git_memzoi.memkeep.{module}")
+    if attribute:
+        value = getattr(value, attribute)
+    globals()[name] = value
+    return value
 
 
 @dataclass(frozen=True)

@@ -25,7 +25,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.integrations import agents
 from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture import sources
 from git_memzoi.memzoi import export
@@ -42,7 +41,7 @@ REVIEW_MARKERS = (("temporary",), ("current", "task"), ("this", "task"), ("sessi
 # the first line of a generated projection file (upstream's and this project's export use the same text)
 GENERATED_HEADER = export.GENERATED
 # (begin, end) line pairs around generated blocks: ``integrate instructions`` and ``export --file``
-MARKER_PAIRS = ((agents.START, agents.END),
+MARKER_PAIRS = ((export.INTEGRATE_START, export.INTEGRATE_END),
                 *((export.begin_marker(fmt), export.end_marker(fmt)) for fmt in ("agents-md", "claude-md")))  # fmt: skip
 _WORD = re.compile(r"[^\W_]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
