@@ -47,7 +47,7 @@ def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.M
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(home / ".gitconfig"))
     (home / ".gitconfig").write_text(
         "[user]\n\tname = Test\n\temail = test@example.com\n[init]\n\tdefaultBranch = main\n"
-        "[protocol \"file\"]\n\tallow = always\n[advice]\n\tdetachedHead = false\n"
+        '[protocol "file"]\n\tallow = always\n[advice]\n\tdetachedHead = false\n'
     )
     yield
 

@@ -40,22 +40,51 @@ TARGET_S = 3.0
 REPO = OUT / "capture-range"
 STAMP = OUT / "capture-range.json"
 TYPES = ("Decision", "Procedure", "Warning", "Risk", "Failed attempt", "Fact")
-WORDS = ("auth", "session", "cache", "index", "record", "proposal", "search", "release", "schema", "migration",
-         "deploy", "build", "test", "hook", "commit", "branch", "review", "privacy", "scope", "budget")
+WORDS = (
+    "auth",
+    "session",
+    "cache",
+    "index",
+    "record",
+    "proposal",
+    "search",
+    "release",
+    "schema",
+    "migration",
+    "deploy",
+    "build",
+    "test",
+    "hook",
+    "commit",
+    "branch",
+    "review",
+    "privacy",
+    "scope",
+    "budget",
+)
 
 
 def _env() -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
-    env.update({"GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.devnull, "GIT_AUTHOR_NAME": "bench",
-                "GIT_AUTHOR_EMAIL": "bench@example.invalid", "GIT_COMMITTER_NAME": "bench",
-                "GIT_COMMITTER_EMAIL": "bench@example.invalid", "GIT_AUTHOR_DATE": "2026-07-01T00:00:00Z",
-                "GIT_COMMITTER_DATE": "2026-07-01T00:00:00Z"})  # fmt: skip
+    env.update(
+        {
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": os.devnull,
+            "GIT_AUTHOR_NAME": "bench",
+            "GIT_AUTHOR_EMAIL": "bench@example.invalid",
+            "GIT_COMMITTER_NAME": "bench",
+            "GIT_COMMITTER_EMAIL": "bench@example.invalid",
+            "GIT_AUTHOR_DATE": "2026-07-01T00:00:00Z",
+            "GIT_COMMITTER_DATE": "2026-07-01T00:00:00Z",
+        }
+    )
     return env
 
 
 def _git(*args: str) -> str:
-    return subprocess.run(["git", *args], cwd=REPO, env=_env(), check=True, capture_output=True,
-                          text=True).stdout.strip()  # fmt: skip
+    return subprocess.run(
+        ["git", *args], cwd=REPO, env=_env(), check=True, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def _sentence(rng: random.Random) -> str:
@@ -72,8 +101,10 @@ def _generate() -> tuple[str, str]:
     bases: dict[str, list[list[str]]] = {}
     for n in range(PARAMS["files"]):
         path = f"docs/area_{n % 20:02d}/note_{n:03d}.md"
-        bases[path] = [[f"## {rng.choice(TYPES)}: {rng.choice(WORDS)} {n} {b}", *(_sentence(rng) for _ in range(9))]
-                       for b in range(blocks)]  # fmt: skip
+        bases[path] = [
+            [f"## {rng.choice(TYPES)}: {rng.choice(WORDS)} {n} {b}", *(_sentence(rng) for _ in range(9))]
+            for b in range(blocks)
+        ]
     _write(bases)
     _git("add", "-A")
     _git("commit", "-q", "-m", "base")
@@ -125,10 +156,20 @@ def main() -> int:
     from git_memzoi.memzoi.capture import plan as capture
 
     ctx = workspace.open_workspace(REPO, initialized=False, actor="bench")
-    locator = {"kind": "git_range", "repository": ".", "base": f"sha1:{base}", "head": f"sha1:{head}",
-               "merge_parent": "base_to_head", "rename_detection": True, "diff_format": "git-unified-v1"}  # fmt: skip
-    request = {"schema": "memzoi/capture-request-v1", "extractor": {"profile": "git-change-deterministic"},
-               "sources": [{"source_id": "range", "locator": locator, "media_type": "text/x-diff"}]}  # fmt: skip
+    locator = {
+        "kind": "git_range",
+        "repository": ".",
+        "base": f"sha1:{base}",
+        "head": f"sha1:{head}",
+        "merge_parent": "base_to_head",
+        "rename_detection": True,
+        "diff_format": "git-unified-v1",
+    }
+    request = {
+        "schema": "memzoi/capture-request-v1",
+        "extractor": {"profile": "git-change-deterministic"},
+        "sources": [{"source_id": "range", "locator": locator, "media_type": "text/x-diff"}],
+    }
     plan = capture.plan_request(ctx, request)  # warm-up, and the sanity figures
     samples = []
     for _ in range(args.runs):
@@ -139,8 +180,9 @@ def main() -> int:
     hunks = _git("diff", "--full-index", "-M", base, head).count("\n@@ ")
     print("capture plan over a git_range (git-change-deterministic)")
     print(f"  range:       {PARAMS['files']} files, {hunks} hunks, {plan['sources'][0]['byte_length']:,} bytes of diff")
-    print(f"  plan:        {plan['status']}, {len(plan['candidates'])} candidates, "
-          f"{len(plan['diagnostics'])} diagnostics")  # fmt: skip
+    print(
+        f"  plan:        {plan['status']}, {len(plan['candidates'])} candidates, {len(plan['diagnostics'])} diagnostics"
+    )
     print(f"  median:      {median:.3f} s over {args.runs} runs (min {min(samples):.3f}, max {max(samples):.3f})")
     verdict = "PASS" if median < TARGET_S and plan["status"] == "ready" else "FAIL"
     print(f"  target:      < {TARGET_S:.1f} s  {verdict}")

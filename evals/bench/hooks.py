@@ -46,8 +46,28 @@ TARGET_MS = 250.0
 REPO = OUT / "hooks-repo"
 STAMP = OUT / "hooks-repo.json"
 CHANGED = "src/mod_03/file_004.py"  # inside the scope of a few entries: the "verify these" report runs
-WORDS = ("auth", "session", "cache", "index", "record", "proposal", "search", "release", "schema", "migration",
-         "deploy", "build", "test", "hook", "commit", "branch", "review", "privacy", "scope", "budget")
+WORDS = (
+    "auth",
+    "session",
+    "cache",
+    "index",
+    "record",
+    "proposal",
+    "search",
+    "release",
+    "schema",
+    "migration",
+    "deploy",
+    "build",
+    "test",
+    "hook",
+    "commit",
+    "branch",
+    "review",
+    "privacy",
+    "scope",
+    "budget",
+)
 
 
 def _stamp() -> dict[str, object]:
@@ -57,8 +77,8 @@ def _stamp() -> dict[str, object]:
 def _records(root: Path) -> None:
     """5,000 repo-safe records under ``.memzoi/records/`` written by the package's writer."""
     from git_memzoi.memzoi import workspace
-    from git_memzoi.memzoi.records import okf
     from git_memzoi.memzoi.layout import Layout
+    from git_memzoi.memzoi.records import okf
 
     workspace.init(root)
     layout = Layout(root)
@@ -67,12 +87,24 @@ def _records(root: Path) -> None:
         concept = f"area-{n % int(PARAMS['folders']):02d}/record-{n:05d}"  # type: ignore[call-overload]
         words = " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 60)))
         record = okf.Record(
-            id=concept, type="decision", lane="semantic", title=f"{rng.choice(WORDS).capitalize()} rule {n}",
-            scope="repo", visibility="repo", content_class="general_repo_knowledge", status="active",
-            confidence=1.0, timestamp="2026-06-01T00:00:00Z", updated="2026-06-01T00:00:00Z", body=words,
-            retention={}, origin={"origin_key": f"repository-record:{concept}", "route": "repository_materialization"},
-            source="test", source_ref=f"fixture://{n}", applies_to=(f"src/mod_{n % 100:02d}/**",),
-        )  # fmt: skip
+            id=concept,
+            type="decision",
+            lane="semantic",
+            title=f"{rng.choice(WORDS).capitalize()} rule {n}",
+            scope="repo",
+            visibility="repo",
+            content_class="general_repo_knowledge",
+            status="active",
+            confidence=1.0,
+            timestamp="2026-06-01T00:00:00Z",
+            updated="2026-06-01T00:00:00Z",
+            body=words,
+            retention={},
+            origin={"origin_key": f"repository-record:{concept}", "route": "repository_materialization"},
+            source="test",
+            source_ref=f"fixture://{n}",
+            applies_to=(f"src/mod_{n % 100:02d}/**",),
+        )
         path = layout.records / f"{concept}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(okf.render(record), "utf-8")
@@ -140,8 +172,26 @@ def profile(env: dict[str, str], python: str) -> None:
     (REPO / CHANGED).write_text("# bench profile\n", "utf-8")
     mk.git(env, REPO, "add", CHANGED)
     prof = OUT / "hooks_pre_commit.prof"
-    subprocess.run([python, "-X", "importtime", "-m", "cProfile", "-o", str(prof), "-m", "git_memzoi", "hook", "run",
-                    "pre-commit", "--"], cwd=REPO, env=env, check=False)  # fmt: skip
+    subprocess.run(
+        [
+            python,
+            "-X",
+            "importtime",
+            "-m",
+            "cProfile",
+            "-o",
+            str(prof),
+            "-m",
+            "git_memzoi",
+            "hook",
+            "run",
+            "pre-commit",
+            "--",
+        ],
+        cwd=REPO,
+        env=env,
+        check=False,
+    )
     import pstats
 
     pstats.Stats(str(prof)).sort_stats("cumulative").print_stats(25)
@@ -165,8 +215,13 @@ def main(argv: list[str] | None = None) -> int:
     env["PATH"] = str(venv_bin) + os.pathsep + env["PATH"]  # the shims find the regular install's git-memzoi
     ensure_repo(env, memkeep, args.regenerate)
     mk.git(env, REPO, "reset", "-q", "--hard", "HEAD")
-    installed = subprocess.run([str(venv_bin / "git-memzoi"), "-C", str(REPO), "hooks", "install", "--json"], env=env,
-                               capture_output=True, text=True, check=False)  # fmt: skip
+    installed = subprocess.run(
+        [str(venv_bin / "git-memzoi"), "-C", str(REPO), "hooks", "install", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if installed.returncode != 0:
         raise SystemExit(f"bench: hooks install failed:\n{installed.stdout}{installed.stderr}")
     if args.profile:
@@ -183,16 +238,25 @@ def main(argv: list[str] | None = None) -> int:
 
     added = med(plain["on"]) - med(plain["off"])
     added_memory = med(memory["on"]) - med(memory["off"])
-    results = {"runs": args.runs, "records": PARAMS["records"], "entries": mk.PARAMS["entries_small"],
-               "commit_hooks_on_ms": round(med(plain["on"]), 1), "commit_hooks_off_ms": round(med(plain["off"]), 1),
-               "added_ms": round(added, 1), "memory_commit_added_ms": round(added_memory, 1),
-               "target_ms": TARGET_MS, "pass": added < TARGET_MS}  # fmt: skip
+    results = {
+        "runs": args.runs,
+        "records": PARAMS["records"],
+        "entries": mk.PARAMS["entries_small"],
+        "commit_hooks_on_ms": round(med(plain["on"]), 1),
+        "commit_hooks_off_ms": round(med(plain["off"]), 1),
+        "added_ms": round(added, 1),
+        "memory_commit_added_ms": round(added_memory, 1),
+        "target_ms": TARGET_MS,
+        "pass": added < TARGET_MS,
+    }
     (OUT / "hooks_results.json").write_text(json.dumps(results, indent=2) + "\n")
     print(f"git commit, 1 source file staged ({args.runs} runs, 1,000 entries, 5,000 records):")
     print(f"  hooks off  median {med(plain['off']):7.1f} ms")
     print(f"  hooks on   median {med(plain['on']):7.1f} ms")
-    print(f"  added by the pre-commit hook {added:7.1f} ms  (target < {TARGET_MS:.0f} ms)  "
-          f"{'PASS' if added < TARGET_MS else 'FAIL'}")  # fmt: skip
+    print(
+        f"  added by the pre-commit hook {added:7.1f} ms  (target < {TARGET_MS:.0f} ms)  "
+        f"{'PASS' if added < TARGET_MS else 'FAIL'}"
+    )
     print(f"  info: a commit staging 1 record + 1 entry + 1 source file: hook adds {added_memory:.1f} ms")
     return 0
 

@@ -61,8 +61,17 @@ TARGETS = {
     "help_ms": 150.0,  # git-memkeep --help
 }
 
-ROOT_FILES = ("pyproject.toml", "setup.cfg", "tox.ini", "Makefile", "README.md", "config/app.toml",
-              "config/db.toml", "config/logging.toml", ".github/workflows/ci.yml")  # fmt: skip
+ROOT_FILES = (
+    "pyproject.toml",
+    "setup.cfg",
+    "tox.ini",
+    "Makefile",
+    "README.md",
+    "config/app.toml",
+    "config/db.toml",
+    "config/logging.toml",
+    ".github/workflows/ci.yml",
+)
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -75,20 +84,24 @@ def hermetic_env(home: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(drop)}
     home.mkdir(parents=True, exist_ok=True)
     gitconfig = home / ".gitconfig"
-    gitconfig.write_text("[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
-                         "[advice]\n\tdetachedHead = false\n[gc]\n\tauto = 0\n")  # fmt: skip
+    gitconfig.write_text(
+        "[user]\n\tname = Bench\n\temail = bench@example.com\n[init]\n\tdefaultBranch = main\n"
+        "[advice]\n\tdetachedHead = false\n[gc]\n\tauto = 0\n"
+    )
     venv_bin = str(Path(sys.executable).parent)
-    env.update({
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "GIT_CONFIG_NOSYSTEM": "1",
-        "GIT_CONFIG_GLOBAL": str(gitconfig),
-        "MEMZOI_TODAY": TODAY,
-        "PATH": venv_bin + os.pathsep + env.get("PATH", ""),
-        "LC_ALL": "C",
-        # Installed packages run from bytecode; keep the .pyc files of this run out of the source tree.
-        "PYTHONPYCACHEPREFIX": str(home.parent / "pycache"),
-    })  # fmt: skip
+    env.update(
+        {
+            "HOME": str(home),
+            "XDG_CONFIG_HOME": str(home / ".config"),
+            "GIT_CONFIG_NOSYSTEM": "1",
+            "GIT_CONFIG_GLOBAL": str(gitconfig),
+            "MEMZOI_TODAY": TODAY,
+            "PATH": venv_bin + os.pathsep + env.get("PATH", ""),
+            "LC_ALL": "C",
+            # Installed packages run from bytecode; keep the .pyc files of this run out of the source tree.
+            "PYTHONPYCACHEPREFIX": str(home.parent / "pycache"),
+        }
+    )
     return env
 
 
@@ -113,8 +126,9 @@ def installed_memkeep() -> str:
         subprocess.run([sys.executable, "-m", "venv", str(venv)], **quiet)  # type: ignore[arg-type]
         subprocess.run([str(python), "-m", "pip", "install", "-q", str(project)], **quiet)  # type: ignore[arg-type]
     else:
-        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(project)],
-                       **quiet)  # type: ignore[arg-type]  # fmt: skip
+        subprocess.run(
+            [str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(project)], **quiet
+        )  # type: ignore[arg-type]
     return str(venv / "bin" / "git-memkeep")
 
 
@@ -149,7 +163,7 @@ def _file_text(path: str, rev: int) -> bytes:
         return ("\n".join(lines) + "\n").encode()
     if path.endswith(".md"):
         return f"# {path}\n\nRevision {rev}. Notes {seed % 10007}.\n\n- item {seed % 13}\n- item {rev % 7}\n".encode()
-    return f"# {path}\n# revision {rev}\nkey_{seed % 17} = {rev}\nvalue = \"{seed:08x}\"\n".encode()
+    return f'# {path}\n# revision {rev}\nkey_{seed % 17} = {rev}\nvalue = "{seed:08x}"\n'.encode()
 
 
 class History:
@@ -279,9 +293,11 @@ def _entry_text(n: int, rng: random.Random, anchor: tuple[str, dt.date], history
         lines += [f"  - {{{d}}}" for d in deps]  # placeholders: resolved to ids by the caller
     if rng.random() < 0.2:
         lines += ["check:", f"  run: python -m pytest tests/{mod} -q", "  safe: true", "  timeout_s: 300"]
-    claim = (f"{mod} {rng.choice(('keeps', 'caches', 'validates', 'retries', 'serialises'))} "
-             f"{rng.choice(('requests', 'tokens', 'rows', 'events', 'paths'))} in {target.rsplit('/', 1)[-1]} "
-             f"before returning (rule {n}).")  # fmt: skip
+    claim = (
+        f"{mod} {rng.choice(('keeps', 'caches', 'validates', 'retries', 'serialises'))} "
+        f"{rng.choice(('requests', 'tokens', 'rows', 'events', 'paths'))} in {target.rsplit('/', 1)[-1]} "
+        f"before returning (rule {n})."
+    )
     body = [
         "---",
         claim,
@@ -332,10 +348,7 @@ def generate(env: dict[str, str], memkeep: str) -> dict[str, object]:
     stride = (n - 1) / PARAMS["anchors"]
     positions = sorted({2 + int((k + rng.random()) * stride) for k in range(PARAMS["anchors"])})
     positions = [min(p, n) for p in positions]
-    anchors = [
-        (mark_to_sha[f":{p}"], dt.datetime.fromtimestamp(t0 + (p - 1) * step, dt.timezone.utc).date())
-        for p in positions
-    ]
+    anchors = [(mark_to_sha[f":{p}"], dt.datetime.fromtimestamp(t0 + (p - 1) * step, dt.UTC).date()) for p in positions]
     assert len({a for a, _ in anchors}) == PARAMS["anchors"], "anchors must be distinct"
     store_time = t0 + n * step
     for name, count in (("repo-1k", PARAMS["entries_small"]), ("repo-2k", PARAMS["entries_large"])):
@@ -414,30 +427,31 @@ def run_baseline(repo: Path, anchors: list[str], env: dict[str, str]) -> tuple[f
     start = time.perf_counter()
     paths = 0
     for anchor in anchors:
-        proc = subprocess.run(["git", "diff", "--name-only", anchor, "HEAD"], cwd=repo, env=env,
-                              capture_output=True, check=True)  # fmt: skip
+        proc = subprocess.run(
+            ["git", "diff", "--name-only", anchor, "HEAD"], cwd=repo, env=env, capture_output=True, check=True
+        )
         paths += proc.stdout.count(b"\n")
     return time.perf_counter() - start, paths
 
 
-def measure(memkeep: str, repos: dict[str, Path], anchors: list[str], env: dict[str, str],
-            runs: dict[str, int]) -> tuple[dict[str, list[float]], dict[str, dict], int]:  # fmt: skip
+def measure(
+    memkeep: str, repos: dict[str, Path], anchors: list[str], env: dict[str, str], runs: dict[str, int]
+) -> tuple[dict[str, list[float]], dict[str, dict], int]:
     """Interleave the measurements round by round, so drift in machine load hits every series alike.
 
     A cold run rewrites the parse cache, so the warm run of the next round is warm again. Each round's two warm
     runs are a pair taken seconds apart: their ratio cancels the load of that moment (see :func:`paired`).
     """
-    series: dict[str, list[float]] = {k: [] for k in
-                                      ("warm_1k", "warm_2k", "cold_1k", "cold_2k", "baseline", "help")}  # fmt: skip
+    series: dict[str, list[float]] = {k: [] for k in ("warm_1k", "warm_2k", "cold_1k", "cold_2k", "baseline", "help")}
     payloads: dict[str, dict] = {}
-    for name, repo in repos.items():  # warm-up: fills parse caches, bytecode caches and the page cache
+    for _name, repo in repos.items():  # warm-up: fills parse caches, bytecode caches and the page cache
         run_status(memkeep, repo, env, cold=False)
     run_baseline(repos["1k"], anchors, env)
     timed([memkeep, "--help"], env)
     wanted = {"warm": runs["warm"], "cold": runs["cold"], "baseline": runs["baseline"], "help": runs["help"]}
     for round_no in range(max(wanted.values())):
         # the two stores in alternating order (ABBA...), so neither always runs right after the other's output
-        for size, repo in (repos.items() if round_no % 2 == 0 else reversed(repos.items())):
+        for size, repo in repos.items() if round_no % 2 == 0 else reversed(repos.items()):
             if round_no < wanted["warm"]:
                 elapsed, payloads[size] = run_status(memkeep, repo, env, cold=False)
                 series[f"warm_{size}"].append(elapsed)
@@ -506,8 +520,10 @@ def main(argv: list[str] | None = None) -> int:
     repo1, repo2 = OUT / "repo-1k", OUT / "repo-2k"
     anchors = list(meta["anchors"])  # type: ignore[arg-type]
     if generated:
-        print(f"bench: generated {meta['commits']} commits, {meta['files_at_head']} files at HEAD "
-              f"in {meta['generate_s']} s")  # fmt: skip
+        print(
+            f"bench: generated {meta['commits']} commits, {meta['files_at_head']} files at HEAD "
+            f"in {meta['generate_s']} s"
+        )
 
     runs = {"warm": args.runs_warm, "cold": args.runs_cold, "baseline": args.runs_baseline, "help": args.runs_help}
     series, payloads, base_paths = measure(memkeep, {"1k": repo1, "2k": repo2}, anchors, env, runs)
@@ -518,9 +534,13 @@ def main(argv: list[str] | None = None) -> int:
     med = statistics.median
     s1, s2 = summary(pay1), summary(pay2)
     results = {
-        "when": dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {"python": platform.python_version(), "platform": platform.platform(), "cpus": os.cpu_count(),
-                    "git": subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip()},
+        "when": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "machine": {
+            "python": platform.python_version(),
+            "platform": platform.platform(),
+            "cpus": os.cpu_count(),
+            "git": subprocess.run(["git", "--version"], capture_output=True, text=True).stdout.strip(),
+        },
         "repo": {k: meta[k] for k in ("commits", "files_at_head", "source_files")} | {"anchors": len(anchors)},
         "memkeep": memkeep,
         "runs": runs,
@@ -533,10 +553,13 @@ def main(argv: list[str] | None = None) -> int:
             "help": ms(med(helps)),
         },
         "samples_ms": {
-            "status_warm_1k": [ms(t) for t in warm1], "status_cold_1k": [ms(t) for t in cold1],
-            "status_warm_2k": [ms(t) for t in warm2], "status_cold_2k": [ms(t) for t in cold2],
-            "baseline_git_diff_50": [ms(t) for t in base], "help": [ms(t) for t in helps],
-        },  # fmt: skip
+            "status_warm_1k": [ms(t) for t in warm1],
+            "status_cold_1k": [ms(t) for t in cold1],
+            "status_warm_2k": [ms(t) for t in warm2],
+            "status_cold_2k": [ms(t) for t in cold2],
+            "baseline_git_diff_50": [ms(t) for t in base],
+            "help": [ms(t) for t in helps],
+        },
         "status_1k": s1,
         "status_2k": s2,
         "baseline_paths_listed": base_paths,
@@ -571,21 +594,29 @@ def main(argv: list[str] | None = None) -> int:
         (f"git diff --name-only × {len(anchors)} anchors", "baseline_git_diff_50", f"{base_paths} paths listed"),
         ("git-memkeep --help", "help", ""),
     ]
-    print(f"\nrepo: {meta['commits']} commits, {meta['files_at_head']} files at HEAD, {len(anchors)} anchors "
-          f"(medians; warm n={args.runs_warm}, cold n={args.runs_cold}, baseline n={args.runs_baseline})\n")  # fmt: skip
+    print(
+        f"\nrepo: {meta['commits']} commits, {meta['files_at_head']} files at HEAD, {len(anchors)} anchors "
+        f"(medians; warm n={args.runs_warm}, cold n={args.runs_cold}, baseline n={args.runs_baseline})\n"
+    )
     print(f"  {'measurement':<38} {'median ms':>10} {'min ms':>8}  note")
     for label, key, note in rows:
         print(f"  {label:<38} {r[key]:>10.1f} {low[key]:>8.1f}  {note}")
     print()
     verdict = {True: "PASS", False: "FAIL"}
-    print(f"  {verdict[checks['warm_over_baseline']]}  warm / baseline = {ratios['warm_over_baseline']:.2f}"
-          f"  (target ≤ {TARGETS['warm_over_baseline']})")
+    print(
+        f"  {verdict[checks['warm_over_baseline']]}  warm / baseline = {ratios['warm_over_baseline']:.2f}"
+        f"  (target ≤ {TARGETS['warm_over_baseline']})"
+    )
     print(f"  info  cold / baseline = {ratios['cold_over_baseline']:.2f}")
-    print(f"  {verdict[checks['doubling_increase']]}  2,000 vs 1,000 entries (warm, median of paired rounds) = "
-          f"{ratios['doubling_increase_warm']:+.1%}  (target < +{TARGETS['doubling_increase']:.0%})")
-    print(f"  info  2,000 vs 1,000 entries: ratio of medians {ratios['doubling_increase_warm_of_medians']:+.1%}, "
-          f"of minimums {ratios['doubling_increase_warm_of_minimums']:+.1%}; cold (paired) "
-          f"{ratios['doubling_increase_cold']:+.1%}")
+    print(
+        f"  {verdict[checks['doubling_increase']]}  2,000 vs 1,000 entries (warm, median of paired rounds) = "
+        f"{ratios['doubling_increase_warm']:+.1%}  (target < +{TARGETS['doubling_increase']:.0%})"
+    )
+    print(
+        f"  info  2,000 vs 1,000 entries: ratio of medians {ratios['doubling_increase_warm_of_medians']:+.1%}, "
+        f"of minimums {ratios['doubling_increase_warm_of_minimums']:+.1%}; cold (paired) "
+        f"{ratios['doubling_increase_cold']:+.1%}"
+    )
     print(f"  {verdict[checks['help_ms']]}  --help = {r['help']:.1f} ms  (target < {TARGETS['help_ms']:.0f} ms)")
     print(f"  {verdict[sane]}  suspect sanity: 0 < {s1['suspect']} < {s1['entries']}")
     print(f"\nbench: results written to {OUT / 'results.json'}")

@@ -29,16 +29,16 @@ PROJECT = HERE.parents[1]
 sys.path.insert(0, str(PROJECT))
 sys.path.insert(0, str(HERE))
 
-import memkeep_status  # noqa: E402  (the installed venv and the hermetic environment)
-import memzoi_store  # noqa: E402  (the generated 10,000-record store)
+import memkeep_status
+import memzoi_store
 
-from git_memzoi.core.clock import FixedClock  # noqa: E402
-from git_memzoi.memzoi.recall import pack as context_pack  # noqa: E402
+from git_memzoi.core.clock import FixedClock
+from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.recall import pack as context_pack
+from git_memzoi.memzoi.recall import search
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.recall.index import watch as index_watch
-from git_memzoi.memzoi.recall import search
-from git_memzoi.memzoi.workspace import Workspace  # noqa: E402
-from git_memzoi.memzoi.layout import Layout  # noqa: E402
+from git_memzoi.memzoi.workspace import Workspace
 
 QUERIES = ("auth session middleware", "cache index", "release binary schema", "token", "pnpm lockfile manager")
 TARGETS = {"search_p95_ms": 10.0, "search_cli_ms": 200.0, "context_ms": 100.0}
@@ -96,27 +96,40 @@ def main(argv: list[str] | None = None) -> int:
     cli = []
     for i in range(max(5, args.runs // 3)):
         start = time.perf_counter()
-        subprocess.run([exe, "-C", str(root), "search", QUERIES[i % len(QUERIES)], "--json"], env=env,
-                       stdout=subprocess.DEVNULL, check=True)  # fmt: skip
+        subprocess.run(
+            [exe, "-C", str(root), "search", QUERIES[i % len(QUERIES)], "--json"],
+            env=env,
+            stdout=subprocess.DEVNULL,
+            check=True,
+        )
         cli.append((time.perf_counter() - start) * 1000)
     ms["search_cli"] = cli
     corpus = PROJECT / "evals" / "recall"
-    proc = subprocess.run([exe, "eval", "recall", "--corpus", str(corpus / "corpus.yaml"), "--json"], env=env,
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [exe, "eval", "recall", "--corpus", str(corpus / "corpus.yaml"), "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     eval_latency = json.loads(proc.stdout).get("metrics", {}).get("latency", {}) if proc.stdout else {}
 
     print(f"\nrecall on {root} (10,000 records), in-process n={args.runs}")
     print(f"  {'measurement':<44}{'p50 ms':>9}{'p95 ms':>9}  target")
-    rows = [("search, one-shot (walks per call)", "search", "info"),
-            ("search, server mode (watcher)", "search_watched", "p95 < 10 ms"),
-            ("search, query work only (one read session)", "search_query_only", "info"),
-            ("context --token-budget 2000, one-shot", "context_2000", "p50 < 100 ms"),
-            ("context --token-budget 2000, server mode", "context_2000_watched", "p50 < 100 ms"),
-            ("git memzoi search (cold CLI, subprocess)", "search_cli", "p50 < 200 ms")]  # fmt: skip
+    rows = [
+        ("search, one-shot (walks per call)", "search", "info"),
+        ("search, server mode (watcher)", "search_watched", "p95 < 10 ms"),
+        ("search, query work only (one read session)", "search_query_only", "info"),
+        ("context --token-budget 2000, one-shot", "context_2000", "p50 < 100 ms"),
+        ("context --token-budget 2000, server mode", "context_2000_watched", "p50 < 100 ms"),
+        ("git memzoi search (cold CLI, subprocess)", "search_cli", "p50 < 200 ms"),
+    ]
     for label, key, target in rows:
         print(f"  {label:<44}{statistics.median(ms[key]):>9.1f}{_p(ms[key], 0.95):>9.1f}  {target}")
-    print(f"  {'eval recall (own corpus): eval p50/p95':<44}{eval_latency.get('p50', 'n/a')!s:>9}"
-          f"{eval_latency.get('p95', 'n/a')!s:>9}  info")  # fmt: skip
+    print(
+        f"  {'eval recall (own corpus): eval p50/p95':<44}{eval_latency.get('p50', 'n/a')!s:>9}"
+        f"{eval_latency.get('p95', 'n/a')!s:>9}  info"
+    )
     verdicts = [
         ("search p95 in-process, server mode", _p(ms["search_watched"], 0.95), TARGETS["search_p95_ms"]),
         ("search cold CLI p50", statistics.median(ms["search_cli"]), TARGETS["search_cli_ms"]),

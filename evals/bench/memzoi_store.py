@@ -47,20 +47,66 @@ sys.path.insert(0, str(PROJECT))
 sys.path.insert(0, str(HERE))  # memkeep_status: the installed venv and the hermetic environment
 
 from git_memzoi.memzoi import workspace
+from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.records import okf
-from git_memzoi.memzoi.layout import Layout
 
 GENERATOR_VERSION = 1
 PARAMS = {"seed": 20260710, "canonical": 9000, "folders": 30, "local": 800, "session": 200, "body_words": (20, 80)}
 NOW = "2026-07-10T12:00:00Z"
 TARGETS = {"rebuild_s": 5.0, "refresh_ms": 50.0, "write_ms": 150.0}
 APPLIED_PROPOSALS = 1000
-WORDS = ("auth", "session", "middleware", "token", "cache", "index", "record", "proposal", "rebuild", "search",
-         "recall", "package", "manager", "lockfile", "pnpm", "cargo", "release", "binary", "schema", "migration",
-         "retention", "expiry", "scope", "path", "sentinel", "quartz", "onyx", "amber", "cerulean", "deploy",
-         "build", "test", "fixture", "hook", "commit", "branch", "review", "apply", "reject", "supersede",
-         "tombstone", "privacy", "local", "checkpoint", "context", "budget", "ranking", "citation", "provenance")
+WORDS = (
+    "auth",
+    "session",
+    "middleware",
+    "token",
+    "cache",
+    "index",
+    "record",
+    "proposal",
+    "rebuild",
+    "search",
+    "recall",
+    "package",
+    "manager",
+    "lockfile",
+    "pnpm",
+    "cargo",
+    "release",
+    "binary",
+    "schema",
+    "migration",
+    "retention",
+    "expiry",
+    "scope",
+    "path",
+    "sentinel",
+    "quartz",
+    "onyx",
+    "amber",
+    "cerulean",
+    "deploy",
+    "build",
+    "test",
+    "fixture",
+    "hook",
+    "commit",
+    "branch",
+    "review",
+    "apply",
+    "reject",
+    "supersede",
+    "tombstone",
+    "privacy",
+    "local",
+    "checkpoint",
+    "context",
+    "budget",
+    "ranking",
+    "citation",
+    "provenance",
+)
 TYPES = ("fact", "decision", "procedure", "warning", "preference", "risk")
 
 
@@ -87,14 +133,25 @@ def generate(root: Path) -> None:
         concept = f"{folder}/record-{n:05d}"
         kind = TYPES[n % len(TYPES)]
         record = okf.Record(
-            id=concept, type=kind, lane="procedural" if kind == "procedure" else "semantic",
-            title=f"{_text(rng, 3, 7).capitalize()} {n}", scope="repo", visibility="repo",
-            content_class="general_repo_knowledge", status="superseded" if n % 97 == 0 else "active", confidence=1.0,
-            timestamp="2026-06-01T00:00:00Z", updated=f"2026-06-{1 + n % 28:02d}T00:00:00Z", body=_text(rng, low, high),
-            retention={}, origin={"origin_key": f"repository-record:{concept}", "route": "repository_materialization"},
-            source="test", source_ref=f"fixture://{n}", tags=(rng.choice(WORDS), rng.choice(WORDS)),
+            id=concept,
+            type=kind,
+            lane="procedural" if kind == "procedure" else "semantic",
+            title=f"{_text(rng, 3, 7).capitalize()} {n}",
+            scope="repo",
+            visibility="repo",
+            content_class="general_repo_knowledge",
+            status="superseded" if n % 97 == 0 else "active",
+            confidence=1.0,
+            timestamp="2026-06-01T00:00:00Z",
+            updated=f"2026-06-{1 + n % 28:02d}T00:00:00Z",
+            body=_text(rng, low, high),
+            retention={},
+            origin={"origin_key": f"repository-record:{concept}", "route": "repository_materialization"},
+            source="test",
+            source_ref=f"fixture://{n}",
+            tags=(rng.choice(WORDS), rng.choice(WORDS)),
             applies_to=(f"src/mod_{n % 100:02d}/**",),
-        )  # fmt: skip
+        )
         path = layout.records / f"{concept}.md"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(okf.render(record), "utf-8")
@@ -105,14 +162,25 @@ def generate(root: Path) -> None:
             record_id = f"{destination}-note-{n:04d}"
             session = destination == "session"
             record = okf.Record(
-                id=record_id, type="episode" if session else "preference", lane="session" if session else "semantic",
-                title=f"{_text(rng, 3, 6).capitalize()} {n}", scope="repo", visibility="private",
-                content_class="temporary_task_state" if session else "local_only_state", status="active",
-                confidence=1.0, timestamp=NOW, updated=NOW, body=_text(rng, low, high),
+                id=record_id,
+                type="episode" if session else "preference",
+                lane="session" if session else "semantic",
+                title=f"{_text(rng, 3, 6).capitalize()} {n}",
+                scope="repo",
+                visibility="private",
+                content_class="temporary_task_state" if session else "local_only_state",
+                status="active",
+                confidence=1.0,
+                timestamp=NOW,
+                updated=NOW,
+                body=_text(rng, low, high),
                 retention={"started_at": NOW} if session else {},
-                origin={"origin_key": f"bench:{record_id}", "route": "checkpoint_create" if session else "local_memory"},
+                origin={
+                    "origin_key": f"bench:{record_id}",
+                    "route": "checkpoint_create" if session else "local_memory",
+                },
                 source="memzoi-checkpoint" if session else "memzoi-local",
-            )  # fmt: skip
+            )
             (directory / f"{record_id}.md").write_text(okf.render(record), "utf-8")
 
 
@@ -155,11 +223,14 @@ def measure(root: Path, runs: int) -> dict[str, object]:
     searches = _time(lambda: index_db.search_rows(layout, query, now=now, limit=10), runs)
     cli = _cli_list(root, max(3, runs // 3))
     return {
-        "records": dict(result.records), "unreadable": len(result.unreadable),
-        "rebuild_s": rebuilds, "refresh_unchanged_ms": [_ms(s) for s in unchanged],
-        "refresh_one_changed_ms": [_ms(s) for s in changed], "search_ms": [_ms(s) for s in searches],
+        "records": dict(result.records),
+        "unreadable": len(result.unreadable),
+        "rebuild_s": rebuilds,
+        "refresh_unchanged_ms": [_ms(s) for s in unchanged],
+        "refresh_one_changed_ms": [_ms(s) for s in changed],
+        "search_ms": [_ms(s) for s in searches],
         "cli_local_list_ms": cli,
-    }  # fmt: skip
+    }
 
 
 def _cli_list(root: Path, runs: int) -> list[float]:
@@ -169,8 +240,9 @@ def _cli_list(root: Path, runs: int) -> list[float]:
     samples = []
     for _ in range(runs):
         start = time.perf_counter()
-        proc = subprocess.run([*command, "-C", str(root), "local", "list", "--json"], env=env, capture_output=True,
-                              check=False)  # fmt: skip
+        proc = subprocess.run(
+            [*command, "-C", str(root), "local", "list", "--json"], env=env, capture_output=True, check=False
+        )
         samples.append(_ms(time.perf_counter() - start))
         if proc.returncode != 0:
             raise SystemExit(f"bench: git-memzoi local list failed: {proc.stderr.decode(errors='replace')}")
@@ -216,9 +288,7 @@ def add_applied_proposals(root: Path, count: int) -> None:
     record one of the generated records), the inbox state file and five events each."""
     from dataclasses import asdict, replace
 
-    from git_memzoi.memzoi.proposals import drafts
-    from git_memzoi.memzoi.proposals import inbox
-    from git_memzoi.memzoi.proposals import packets
+    from git_memzoi.memzoi.proposals import drafts, inbox, packets
 
     layout = Layout(root)
     now = dt.datetime(2026, 7, 1, 9, tzinfo=dt.UTC)
@@ -231,8 +301,12 @@ def add_applied_proposals(root: Path, count: int) -> None:
     state_dir.mkdir(parents=True, exist_ok=True)
     lines: list[str] = []
     for n in range(count):
-        draft = drafts.make_draft(title=f"{_text(rng, 3, 7).capitalize()} applied {n}", body=_text(rng, 20, 60),
-                                  sensitivity="repo-safe", actor="bench")  # fmt: skip
+        draft = drafts.make_draft(
+            title=f"{_text(rng, 3, 7).capitalize()} applied {n}",
+            body=_text(rng, 20, 60),
+            sensitivity="repo-safe",
+            actor="bench",
+        )
         instant = now + dt.timedelta(seconds=n)
         prop_id = drafts.proposal_id(instant, draft.identity())
         record_id = f"area-{n % 30:02d}/record-{n:05d}"
@@ -240,17 +314,45 @@ def add_applied_proposals(root: Path, count: int) -> None:
         packet = replace(drafts.build_packet(draft, prop_id, instant), status="applied", resolution=resolution)
         (layout.resolved("applied") / f"{prop_id}.md").write_text(packets.render(packet), "utf-8")
         state = inbox.Proposal(
-            id=prop_id, status="applied", sensitivity="repo-safe", type=draft.type, lane=draft.lane,
-            scope_kind="repo", visibility="repo", source_kind=None, file_id=prop_id, location="pending",
-            content_hash="0" * 64, proposed_by="bench", created_at=stamp, updated_at=stamp, approval_mode="auto",
-            approval_source="default", approved_by="bench", approved_at=stamp, applied_by="bench",
-            applied_at=stamp, record_id=record_id,
-        )  # fmt: skip
+            id=prop_id,
+            status="applied",
+            sensitivity="repo-safe",
+            type=draft.type,
+            lane=draft.lane,
+            scope_kind="repo",
+            visibility="repo",
+            source_kind=None,
+            file_id=prop_id,
+            location="pending",
+            content_hash="0" * 64,
+            proposed_by="bench",
+            created_at=stamp,
+            updated_at=stamp,
+            approval_mode="auto",
+            approval_source="default",
+            approved_by="bench",
+            approved_at=stamp,
+            applied_by="bench",
+            applied_at=stamp,
+            record_id=record_id,
+        )
         (state_dir / f"{prop_id}.json").write_text(json.dumps({"schema": inbox.SCHEMA, **asdict(state)}), "utf-8")
-        for kind in ("proposal_file_written", "proposal.proposed", "proposal.approved", "proposal_file_applied",
-                     "proposal.applied"):  # fmt: skip
-            event = {"actor": "bench", "created_at": stamp, "event_type": kind, "id": f"evt_{first + len(lines):08d}",
-                     "payload": {}, "proposal_id": prop_id, "record_id": record_id}  # fmt: skip
+        for kind in (
+            "proposal_file_written",
+            "proposal.proposed",
+            "proposal.approved",
+            "proposal_file_applied",
+            "proposal.applied",
+        ):
+            event = {
+                "actor": "bench",
+                "created_at": stamp,
+                "event_type": kind,
+                "id": f"evt_{first + len(lines):08d}",
+                "payload": {},
+                "proposal_id": prop_id,
+                "record_id": record_id,
+            }
             lines.append(json.dumps(event, sort_keys=True, separators=(",", ":")))
     log.write_text(previous + "".join(line + "\n" for line in lines), "utf-8")
 
@@ -260,20 +362,53 @@ def _run(command: list[str], env: dict[str, str]) -> tuple[float, dict[str, obje
     proc = subprocess.run(command, env=env, capture_output=True, check=False)
     elapsed = _ms(time.perf_counter() - start)
     if proc.returncode != 0:
-        raise SystemExit(f"bench: {' '.join(command[3:5])} exited {proc.returncode}: "
-                         f"{proc.stderr.decode(errors='replace')}{proc.stdout.decode(errors='replace')}")  # fmt: skip
+        raise SystemExit(
+            f"bench: {' '.join(command[3:5])} exited {proc.returncode}: "
+            f"{proc.stderr.decode(errors='replace')}{proc.stdout.decode(errors='replace')}"
+        )
     return elapsed, json.loads(proc.stdout)
 
 
 def _propose(exe: str, root: Path, env: dict[str, str], tag: str) -> tuple[float, dict[str, object]]:
-    return _run([exe, "-C", str(root), "propose", "--apply", "--sensitivity", "repo-safe", "--type", "decision",
-                 "--title", f"Bench write {tag}", "--body", f"Benchmark proposal {tag}: use the fast path.",
-                 "--json"], env)  # fmt: skip
+    return _run(
+        [
+            exe,
+            "-C",
+            str(root),
+            "propose",
+            "--apply",
+            "--sensitivity",
+            "repo-safe",
+            "--type",
+            "decision",
+            "--title",
+            f"Bench write {tag}",
+            "--body",
+            f"Benchmark proposal {tag}: use the fast path.",
+            "--json",
+        ],
+        env,
+    )
 
 
 def _supersede(exe: str, root: Path, env: dict[str, str], target: str, tag: str) -> tuple[float, dict[str, object]]:
-    return _run([exe, "-C", str(root), "supersede", target, "--sensitivity", "repo-safe", "--title",
-                 f"Bench replacement {tag}", "--body", f"Replaces {target} ({tag}).", "--json"], env)  # fmt: skip
+    return _run(
+        [
+            exe,
+            "-C",
+            str(root),
+            "supersede",
+            target,
+            "--sensitivity",
+            "repo-safe",
+            "--title",
+            f"Bench replacement {tag}",
+            "--body",
+            f"Replaces {target} ({tag}).",
+            "--json",
+        ],
+        env,
+    )
 
 
 def _targets() -> Iterator[str]:
@@ -330,19 +465,42 @@ def profile_writes(editable: bool) -> None:
     exe, env = installed_memzoi(editable), write_env()
     python = str(Path(exe).parent / "python")
     work = OUT / "memzoi-write"
-    target = next(t for t in _targets() if (work / ".memzoi" / "records" / f"{t}.md").read_bytes().find(
-        b"\nstatus: active") >= 0)  # fmt: skip
-    commands = {"propose": ["propose", "--apply", "--sensitivity", "repo-safe", "--title", "Bench profile propose",
-                            "--body", "Profiled.", "--json"],
-                "supersede": ["supersede", target, "--sensitivity", "repo-safe", "--title", "Bench profile supersede",
-                              "--body", "Profiled.", "--json"]}  # fmt: skip
+    target = next(
+        t for t in _targets() if (work / ".memzoi" / "records" / f"{t}.md").read_bytes().find(b"\nstatus: active") >= 0
+    )
+    commands = {
+        "propose": [
+            "propose",
+            "--apply",
+            "--sensitivity",
+            "repo-safe",
+            "--title",
+            "Bench profile propose",
+            "--body",
+            "Profiled.",
+            "--json",
+        ],
+        "supersede": [
+            "supersede",
+            target,
+            "--sensitivity",
+            "repo-safe",
+            "--title",
+            "Bench profile supersede",
+            "--body",
+            "Profiled.",
+            "--json",
+        ],
+    }
     for name, args in commands.items():
         prof = OUT / f"memzoi_{name}.prof"
-        code = ("import sys, cProfile\nfrom git_memzoi.cli.memzoi import cli\n"
-                f"sys.argv = ['git-memzoi', '-C', {str(work)!r}, *{args!r}]\n"
-                "p = cProfile.Profile(); p.enable()\n"
-                "try:\n    cli(prog_name='git-memzoi', standalone_mode=False)\nexcept SystemExit: pass\n"
-                f"p.disable(); p.dump_stats({str(prof)!r})\n")  # fmt: skip
+        code = (
+            "import sys, cProfile\nfrom git_memzoi.cli.memzoi import cli\n"
+            f"sys.argv = ['git-memzoi', '-C', {str(work)!r}, *{args!r}]\n"
+            "p = cProfile.Profile(); p.enable()\n"
+            "try:\n    cli(prog_name='git-memzoi', standalone_mode=False)\nexcept SystemExit: pass\n"
+            f"p.disable(); p.dump_stats({str(prof)!r})\n"
+        )
         subprocess.run([python, "-c", code], env=env, capture_output=True, check=True, cwd=OUT)  # not the tree
         print(f"\n--- cProfile: {name} ({prof}) ---")
         pstats.Stats(str(prof)).sort_stats("cumulative").print_stats(25)
@@ -358,18 +516,22 @@ def report(results: dict[str, object]) -> None:
     records = results["records"]
     print(f"\nstore: {sum(records.values())} records {records}, unreadable {results['unreadable']}")  # type: ignore[attr-defined]
     print(f"  {'measurement':<44} {'median':>10} {'min':>10}  target")
-    rows = [("rebuild (temp file + rename)", "rebuild_s", "s", f"< {TARGETS['rebuild_s']:.0f} s"),
-            ("refresh, unchanged store", "refresh_unchanged_ms", "ms", f"< {TARGETS['refresh_ms']:.0f} ms"),
-            ("refresh, one record changed", "refresh_one_changed_ms", "ms", "info"),
-            ("FTS search, 3 OR terms, limit 10", "search_ms", "ms", "info"),
-            ("git-memzoi local list --json (subprocess)", "cli_local_list_ms", "ms", "info")]  # fmt: skip
+    rows = [
+        ("rebuild (temp file + rename)", "rebuild_s", "s", f"< {TARGETS['rebuild_s']:.0f} s"),
+        ("refresh, unchanged store", "refresh_unchanged_ms", "ms", f"< {TARGETS['refresh_ms']:.0f} ms"),
+        ("refresh, one record changed", "refresh_one_changed_ms", "ms", "info"),
+        ("FTS search, 3 OR terms, limit 10", "search_ms", "ms", "info"),
+        ("git-memzoi local list --json (subprocess)", "cli_local_list_ms", "ms", "info"),
+    ]
     for label, key, unit, target in rows:
         print(f"  {label:<44} {med(key):>8.3f}{unit:>2} {low(key):>8.3f}{unit:>2}  {target}")
     verdict = {True: "PASS", False: "FAIL"}
     print()
     print(f"  {verdict[med('rebuild_s') < TARGETS['rebuild_s']]}  rebuild median {med('rebuild_s'):.2f} s")
-    print(f"  {verdict[med('refresh_unchanged_ms') < TARGETS['refresh_ms']]}  unchanged refresh median "
-          f"{med('refresh_unchanged_ms'):.1f} ms")  # fmt: skip
+    print(
+        f"  {verdict[med('refresh_unchanged_ms') < TARGETS['refresh_ms']]}  unchanged refresh median "
+        f"{med('refresh_unchanged_ms'):.1f} ms"
+    )
 
 
 def report_writes(results: dict[str, object]) -> None:
@@ -377,12 +539,14 @@ def report_writes(results: dict[str, object]) -> None:
     samples = {k: v for k, v in results.items() if k.endswith("_ms")}
     print(f"\nwrite paths: {results['memzoi']} as subprocesses (MEMZOI_NOW={NOW})")
     print(f"  {'measurement':<52} {'median':>10} {'min':>10}  target")
-    rows = [("propose --apply, 10,000 records", "propose_apply_fresh_ms"),
-            ("supersede, 10,000 records", "supersede_fresh_ms"),
-            (f"propose --apply, + {APPLIED_PROPOSALS:,} applied proposals", "propose_apply_applied_1k_ms"),
-            (f"supersede, + {APPLIED_PROPOSALS:,} applied proposals", "supersede_applied_1k_ms"),
-            ("refresh (in-process), unchanged after the writes", "refresh_after_writes_ms"),
-            ("git-memzoi --help (interpreter + import floor)", "help_ms")]  # fmt: skip
+    rows = [
+        ("propose --apply, 10,000 records", "propose_apply_fresh_ms"),
+        ("supersede, 10,000 records", "supersede_fresh_ms"),
+        (f"propose --apply, + {APPLIED_PROPOSALS:,} applied proposals", "propose_apply_applied_1k_ms"),
+        (f"supersede, + {APPLIED_PROPOSALS:,} applied proposals", "supersede_applied_1k_ms"),
+        ("refresh (in-process), unchanged after the writes", "refresh_after_writes_ms"),
+        ("git-memzoi --help (interpreter + import floor)", "help_ms"),
+    ]
     for label, key in rows:
         target = f"< {TARGETS['write_ms']:.0f} ms" if key.startswith(("propose", "supersede")) else "info"
         if key.startswith("refresh"):

@@ -126,7 +126,9 @@ def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:
     click.echo(f"{prog}: error: {message}", err=True)
     if ctx.meta.get(JSON_KEY):
         try:
-            click.echo(jsonout.dumps({"error": {"code": code, "message": message, "exit_code": exit_code}}, ascii_only=True))
+            click.echo(
+                jsonout.dumps({"error": {"code": code, "message": message, "exit_code": exit_code}}, ascii_only=True)
+            )
         except BrokenPipeError:  # the error stands; only its JSON copy had no reader
             _detach_stdout()
     ctx.exit(exit_code)
@@ -145,9 +147,14 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
         return value
 
     return click.option(
-        "--json", "as_json", is_flag=True, callback=remember, expose_value=True, is_eager=True,
+        "--json",
+        "as_json",
+        is_flag=True,
+        callback=remember,
+        expose_value=True,
+        is_eager=True,
         help="Print one JSON object on stdout.",
-    )(func)  # fmt: skip
+    )(func)
 
 
 def emit_json(payload: dict[str, Any]) -> None:

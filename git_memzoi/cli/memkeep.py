@@ -9,9 +9,9 @@ from typing import Any
 
 import click
 
-from git_memzoi.core import jsonout
 from git_memzoi import __version__
 from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_option
+from git_memzoi.core import jsonout
 
 _STORE_KEYS = ("store", "store_dir", "directory")
 
@@ -22,10 +22,11 @@ def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
         "-C", "directory", metavar="DIR", type=click.Path(file_okay=False), help="Run as if started in DIR."
     )(func)
     func = click.option(
-        "--store-dir", metavar="NAME",
+        "--store-dir",
+        metavar="NAME",
         help="Store folder name, looked for from the current folder (or -C DIR) up to the repository root "
         "(default: store_dir in .memkeep.yml, else agent-memory).",
-    )(func)  # fmt: skip
+    )(func)
     return click.option(
         "--store", metavar="PATH", help="Explicit store path, bypassing discovery (default: $MEMKEEP_STORE)."
     )(func)
@@ -76,11 +77,18 @@ def index(ctx: click.Context, as_json: bool, **given: Any) -> None:
 @store_options
 @json_option
 @click.option(
-    "--hook", "hook_event", metavar="EVENT",
+    "--hook",
+    "hook_event",
+    metavar="EVENT",
     help="Print a Claude Code hook envelope for EVENT (SessionStart, Stop, ...); always exit 0. Not with --json.",
-)  # fmt: skip
-@click.option("--format", "fmt", type=click.Choice(["text", "github", "sarif"]), default="text",
-              help="github: workflow annotations (and $GITHUB_STEP_SUMMARY); sarif: a SARIF 2.1.0 log.")  # fmt: skip
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["text", "github", "sarif"]),
+    default="text",
+    help="github: workflow annotations (and $GITHUB_STEP_SUMMARY); sarif: a SARIF 2.1.0 log.",
+)
 @click.pass_context
 def status(ctx: click.Context, as_json: bool, hook_event: str | None, fmt: str, **given: Any) -> None:
     """Compute the suspect set: scope hits, expired TTLs, suspect dependencies, unreachable anchors.
@@ -175,9 +183,14 @@ def lint(ctx: click.Context, as_json: bool, fix: bool, **given: Any) -> None:
 @click.option("--manual", is_flag=True, help="Record a re-test done by hand (anchor := HEAD, verified_at := today).")
 @click.pass_context
 def verify(
-    ctx: click.Context, entry_id: str | None, as_json: bool, all_safe: bool, dry_run: bool, manual: bool,
+    ctx: click.Context,
+    entry_id: str | None,
+    as_json: bool,
+    all_safe: bool,
+    dry_run: bool,
+    manual: bool,
     **given: Any,
-) -> None:  # fmt: skip
+) -> None:
     """Re-run an entry's check: pass heals it (anchor := HEAD, verified_at := today), fail marks it stale.
 
     Example: git memkeep verify --all-safe --dry-run
@@ -185,9 +198,7 @@ def verify(
     from git_memzoi.cli import render
     from git_memzoi.memkeep import api
 
-    result = api.verify(
-        _options(ctx, **given), entry_id, all_safe=all_safe, dry_run=dry_run, manual=manual
-    )
+    result = api.verify(_options(ctx, **given), entry_id, all_safe=all_safe, dry_run=dry_run, manual=manual)
     emit_json(api.schema.verify_json(result)) if as_json else click.echo(render.verify_text(result))
     ctx.exit(result.exit_code)
 

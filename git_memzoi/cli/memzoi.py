@@ -10,11 +10,20 @@ from pathlib import Path
 import click
 
 from git_memzoi import __version__
-from git_memzoi.cli import (memzoi_capture, memzoi_eval, memzoi_export, memzoi_hooks, memzoi_import, memzoi_inbox,
-                            memzoi_integrate, memzoi_packets, memzoi_recall, memzoi_runtime)
+from git_memzoi.cli import (
+    memzoi_capture,
+    memzoi_eval,
+    memzoi_export,
+    memzoi_hooks,
+    memzoi_import,
+    memzoi_inbox,
+    memzoi_integrate,
+    memzoi_packets,
+    memzoi_recall,
+    memzoi_runtime,
+)
 from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace, start_dir
-
 
 
 @click.group(cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})
@@ -74,13 +83,12 @@ def doctor(ctx: click.Context, project_root: str | None, as_json: bool) -> None:
 
     Example: git memzoi doctor --json
     """
-    from git_memzoi.memzoi import workspace
     from git_memzoi.memzoi import doctor as run_doctor
+    from git_memzoi.memzoi import workspace
 
     report = run_doctor.run(workspace.find_root(Path(project_root) if project_root else start_dir(ctx)))
     if as_json:
-        emit_json({"ok": report.exit_code == 0, "root": report.root,
-                   "checks": [vars(c) for c in report.checks]})  # fmt: skip
+        emit_json({"ok": report.exit_code == 0, "root": report.root, "checks": [vars(c) for c in report.checks]})
     else:
         for check in report.checks:
             hint = f" -> {check.next_step}" if check.next_step else ""
@@ -88,8 +96,18 @@ def doctor(ctx: click.Context, project_root: str | None, as_json: bool) -> None:
     ctx.exit(report.exit_code)
 
 
-for _area in (memzoi_packets, memzoi_inbox, memzoi_runtime, memzoi_recall, memzoi_eval, memzoi_export, memzoi_hooks,
-              memzoi_integrate, memzoi_capture, memzoi_import):
+for _area in (
+    memzoi_packets,
+    memzoi_inbox,
+    memzoi_runtime,
+    memzoi_recall,
+    memzoi_eval,
+    memzoi_export,
+    memzoi_hooks,
+    memzoi_integrate,
+    memzoi_capture,
+    memzoi_import,
+):
     _area.register(cli)
 add_help_command(cli)
 

@@ -29,8 +29,7 @@ def _path(ctx: click.Context, value: str) -> Path:
 
 def _bytes(ctx: click.Context, value: str | None) -> bytes | None:
     """The ``--source-bytes`` data: a file (regular, ≤ 2 MiB) or ``-`` for stdin."""
-    from git_memzoi.memzoi import capture_artifacts
-    from git_memzoi.memzoi import capture_markdown
+    from git_memzoi.memzoi import capture_artifacts, capture_markdown
 
     if value is None:
         return None
@@ -45,8 +44,7 @@ def _bytes(ctx: click.Context, value: str | None) -> bytes | None:
 
 
 def _prior(ctx: click.Context, value: str | None) -> dict[str, Any] | None:
-    from git_memzoi.memzoi import capture_artifacts
-    from git_memzoi.memzoi import capture_review
+    from git_memzoi.memzoi import capture_artifacts, capture_review
 
     return capture_artifacts.read_artifact(_path(ctx, value), capture_review.REVIEW_SCHEMA) if value else None
 
@@ -67,8 +65,10 @@ def _finish(ctx: click.Context, core: Any, artifact: dict[str, Any], output: str
         click.echo(f"  {d['candidate_id']}  {d['outcome']}")
     for diag in artifact.get("diagnostics", ()):
         rules = diag.get("detectors") or ([diag["detector"]] if "detector" in diag else [])
-        click.echo(f"  {diag['code']} at {diag.get('path', 'line')} {diag['line_start']}"
-                   + (f" ({', '.join(rules)})" if rules else ""))
+        click.echo(
+            f"  {diag['code']} at {diag.get('path', 'line')} {diag['line_start']}"
+            + (f" ({', '.join(rules)})" if rules else "")
+        )
     if saved is not None:
         click.echo(f"wrote {saved}")
 
@@ -80,37 +80,49 @@ def capture() -> None:
 
 @capture.command("plan")
 @click.option("--source", default=None, help="A project-relative .md file (the markdown-deterministic profile).")
-@click.option("--request-file", default=None,
-              help="A strict memzoi/capture-request-v1 JSON or YAML file (any of the four profiles; "
-                   "docs/memzoi.md).")
+@click.option(
+    "--request-file",
+    default=None,
+    help="A strict memzoi/capture-request-v1 JSON or YAML file (any of the four profiles; docs/memzoi.md).",
+)
 @click.option("--source-id", default=None, help="1-64 chars of [a-z0-9._-] (with --source; default source-1).")
 @click.option("--source-bytes", default=None, help="The bytes of a supplied_bytes source: a file, or - for stdin.")
 @click.option("--output", default=None, help="Also save the plan here (private plans: under .memzoi/local/ only).")
 @json_option
 @click.pass_context
-def plan(ctx: click.Context, source: str | None, request_file: str | None, source_id: str | None,
-         source_bytes: str | None, output: str | None, as_json: bool) -> None:  # fmt: skip
+def plan(
+    ctx: click.Context,
+    source: str | None,
+    request_file: str | None,
+    source_id: str | None,
+    source_bytes: str | None,
+    output: str | None,
+    as_json: bool,
+) -> None:
     """Plan a capture; reads the source and memory, writes no memory state. Exits 1 when the plan is blocked.
 
     Example: git memzoi capture plan --source notes/findings.md --source-id findings --json;
     git memzoi capture plan --request-file capture-request.yaml --json
     """
+    from git_memzoi.memzoi import capture_artifacts, capture_markdown, capture_sources
     from git_memzoi.memzoi import capture_plan as core
-    from git_memzoi.memzoi import capture_artifacts
-    from git_memzoi.memzoi import capture_markdown
-    from git_memzoi.memzoi import capture_sources
 
     if (source is None) == (request_file is None):
-        raise capture_markdown.CaptureError("give exactly one of --source and --request-file", "invalid_capture_request")
+        raise capture_markdown.CaptureError(
+            "give exactly one of --source and --request-file", "invalid_capture_request"
+        )
     if request_file is not None and source_id is not None:
-        raise capture_markdown.CaptureError("--source-id goes with --source; a request names its own sources",
-                           "invalid_capture_request")  # fmt: skip
+        raise capture_markdown.CaptureError(
+            "--source-id goes with --source; a request names its own sources", "invalid_capture_request"
+        )
     if source_bytes is not None and request_file is None:
         raise capture_markdown.CaptureError("--source-bytes goes with --request-file", "invalid_capture_request")
     context = _context(ctx)
     if request_file is not None:
         request = capture_artifacts.read_request(_path(ctx, request_file))
-        artifact = core.plan_request(context, request, capture_sources.bind_supplied(request, _bytes(ctx, source_bytes)))
+        artifact = core.plan_request(
+            context, request, capture_sources.bind_supplied(request, _bytes(ctx, source_bytes))
+        )
     else:
         artifact = core.plan(context, str(source), source_id or "source-1")
     _finish(ctx, context, artifact, output, as_json)
@@ -119,8 +131,11 @@ def plan(ctx: click.Context, source: str | None, request_file: str | None, sourc
 
 @capture.command("review")
 @click.option("--plan-file", required=True, help="The plan artifact.")
-@click.option("--decisions-file", required=True,
-              help="A memzoi/capture-review-input-v1 JSON file: one decision per candidate (docs/memzoi.md).")
+@click.option(
+    "--decisions-file",
+    required=True,
+    help="A memzoi/capture-review-input-v1 JSON file: one decision per candidate (docs/memzoi.md).",
+)
 @click.option("--reviewed-by", required=True, help="Who reviewed (non-empty).")
 @click.option("--reviewed-at", required=True, help="When, as an RFC 3339 time.")
 @click.option("--prior-review-file", default=None, help="The review whose deferred decisions this one replaces.")
@@ -128,24 +143,37 @@ def plan(ctx: click.Context, source: str | None, request_file: str | None, sourc
 @click.option("--output", default=None, help="Also save the review here (private reviews: under .memzoi/local/).")
 @json_option
 @click.pass_context
-def review(ctx: click.Context, plan_file: str, decisions_file: str, reviewed_by: str, reviewed_at: str,
-           prior_review_file: str | None, source_bytes: str | None, output: str | None,
-           as_json: bool) -> None:  # fmt: skip
+def review(
+    ctx: click.Context,
+    plan_file: str,
+    decisions_file: str,
+    reviewed_by: str,
+    reviewed_at: str,
+    prior_review_file: str | None,
+    source_bytes: str | None,
+    output: str | None,
+    as_json: bool,
+) -> None:
     """Record one decision per candidate (accept, reject, edit, defer); re-validates the plan, writes no memory.
 
     Example: git memzoi capture review --plan-file p.json --decisions-file d.json --reviewed-by zoki
     --reviewed-at 2026-07-10T12:00:00Z --json
     """
+    from git_memzoi.memzoi import capture_artifacts, capture_sources
     from git_memzoi.memzoi import capture_review as core
-    from git_memzoi.memzoi import capture_artifacts
-    from git_memzoi.memzoi import capture_sources
 
     context = _context(ctx)
     supplied = capture_artifacts.read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
     decisions = capture_artifacts.read_artifact(_path(ctx, decisions_file), core.REVIEW_INPUT_SCHEMA)
-    artifact = core.review(context, supplied, decisions, reviewed_by=reviewed_by, reviewed_at=reviewed_at,
-                           prior=_prior(ctx, prior_review_file),
-                           source_bytes=capture_sources.bind_supplied(supplied.get("request"), _bytes(ctx, source_bytes)))  # fmt: skip
+    artifact = core.review(
+        context,
+        supplied,
+        decisions,
+        reviewed_by=reviewed_by,
+        reviewed_at=reviewed_at,
+        prior=_prior(ctx, prior_review_file),
+        source_bytes=capture_sources.bind_supplied(supplied.get("request"), _bytes(ctx, source_bytes)),
+    )
     _finish(ctx, context, artifact, output, as_json)
 
 
@@ -159,24 +187,37 @@ def review(ctx: click.Context, plan_file: str, decisions_file: str, reviewed_by:
 @actor_option
 @json_option
 @click.pass_context
-def apply(ctx: click.Context, plan_file: str, review_file: str, plan_id: str, review_id: str,
-          prior_review_file: str | None, source_bytes: str | None, actor: str | None,
-          as_json: bool) -> None:  # fmt: skip
+def apply(
+    ctx: click.Context,
+    plan_file: str,
+    review_file: str,
+    plan_id: str,
+    review_id: str,
+    prior_review_file: str | None,
+    source_bytes: str | None,
+    actor: str | None,
+    as_json: bool,
+) -> None:
     """Write the accepted candidates (pending proposals, runtime records), or nothing when anything drifted.
 
     Example: git memzoi capture apply --plan-file p.json --review-file r.json --plan-id capture_… --review-id
     review_… --actor zoki --json
     """
+    from git_memzoi.memzoi import capture_artifacts, capture_sources
     from git_memzoi.memzoi import capture_review as core
-    from git_memzoi.memzoi import capture_artifacts
-    from git_memzoi.memzoi import capture_sources
 
     context = _context(ctx, actor)
     supplied_plan = capture_artifacts.read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
     supplied_review = capture_artifacts.read_artifact(_path(ctx, review_file), core.REVIEW_SCHEMA)
-    result = core.apply(context, supplied_plan, supplied_review, plan_id=plan_id, review_id=review_id,
-                        prior=_prior(ctx, prior_review_file),
-                        source_bytes=capture_sources.bind_supplied(supplied_plan.get("request"), _bytes(ctx, source_bytes)))  # fmt: skip
+    result = core.apply(
+        context,
+        supplied_plan,
+        supplied_review,
+        plan_id=plan_id,
+        review_id=review_id,
+        prior=_prior(ctx, prior_review_file),
+        source_bytes=capture_sources.bind_supplied(supplied_plan.get("request"), _bytes(ctx, source_bytes)),
+    )
     if as_json:
         emit_json(result)
         return

@@ -13,8 +13,8 @@ from typing import Any
 
 import click
 
-from git_memzoi.core import jsonout
 from git_memzoi.cli.app import json_option
+from git_memzoi.core import jsonout
 
 
 @click.group("eval")
@@ -27,24 +27,34 @@ def _options(kind: str, baseline_help: str, gate: str) -> Callable[[Callable[...
 
     def wrap(func: Callable[..., None]) -> Callable[..., None]:
         func = json_option(func)
-        func = click.option("--update-baseline", is_flag=True,
-                            help=f"Write the baseline (only when every {gate} passed).")(func)  # fmt: skip
+        func = click.option(
+            "--update-baseline", is_flag=True, help=f"Write the baseline (only when every {gate} passed)."
+        )(func)
         func = click.option("--baseline", metavar="PATH", help=baseline_help)(func)
         return click.option("--corpus", required=True, metavar="PATH", help=f"The {kind} YAML file.")(func)
 
     return wrap
 
 
-def _run(ctx: click.Context, run: Callable[..., Any], render: Callable[[Any], str], gate: str, corpus: str,
-         baseline: str | None, update_baseline: bool, as_json: bool) -> None:  # fmt: skip
+def _run(
+    ctx: click.Context,
+    run: Callable[..., Any],
+    render: Callable[[Any], str],
+    gate: str,
+    corpus: str,
+    baseline: str | None,
+    update_baseline: bool,
+    as_json: bool,
+) -> None:
     """Run one evaluation, print its report (JSON or text) and exit 0 (passed) or 1."""
     from git_memzoi.cli.workspace import start_dir
 
     if update_baseline and baseline is None:
         raise click.UsageError("--update-baseline requires --baseline", ctx=ctx)
     start = start_dir(ctx)
-    result = run(start / Path(corpus), baseline=start / Path(baseline) if baseline else None,
-                 update_baseline=update_baseline)  # fmt: skip
+    result = run(
+        start / Path(corpus), baseline=start / Path(baseline) if baseline else None, update_baseline=update_baseline
+    )
     click.echo(jsonout.dumps(result.report, indent=2) if as_json else render(result.report))
     if update_baseline and not result.baseline_written:
         prog = ctx.find_root().info_name or "git-memzoi"
@@ -60,8 +70,7 @@ def recall(ctx: click.Context, corpus: str, baseline: str | None, update_baselin
 
     Example: git memzoi eval recall --corpus evals/recall/corpus.yaml --baseline evals/recall/baseline.json
     """
-    from git_memzoi.memzoi import eval_recall
-    from git_memzoi.memzoi import eval_report
+    from git_memzoi.memzoi import eval_recall, eval_report
 
     _run(ctx, eval_recall.run, eval_report.render_text, "threshold", corpus, baseline, update_baseline, as_json)
 
@@ -74,8 +83,7 @@ def capture(ctx: click.Context, corpus: str, baseline: str | None, update_baseli
 
     Example: git memzoi eval capture --corpus evals/capture/corpus.yaml --baseline evals/capture/baseline.json
     """
-    from git_memzoi.memzoi import eval_capture
-    from git_memzoi.memzoi import eval_capture_report
+    from git_memzoi.memzoi import eval_capture, eval_capture_report
 
     _run(ctx, eval_capture.run, eval_capture_report.render_text, "gate", corpus, baseline, update_baseline, as_json)
 

@@ -15,9 +15,13 @@ FORMATS = ("okf", "agents-md", "claude-md")
 @click.command("export")
 @click.argument("fmt", metavar="FORMAT", type=click.Choice(FORMATS))
 @click.option("--scope-kind", default="repo", show_default=True, help="Export records of this scope kind only.")
-@click.option("--file", "target", metavar="PATH",
-              help="agents-md/claude-md: keep the projection as a marked block inside this repository file "
-                   "(e.g. AGENTS.md); text outside the markers is never changed.")  # fmt: skip
+@click.option(
+    "--file",
+    "target",
+    metavar="PATH",
+    help="agents-md/claude-md: keep the projection as a marked block inside this repository file "
+    "(e.g. AGENTS.md); text outside the markers is never changed.",
+)
 @json_option
 @click.pass_context
 def export_command(ctx: click.Context, fmt: str, scope_kind: str, target: str | None, as_json: bool) -> None:

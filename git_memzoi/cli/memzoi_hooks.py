@@ -169,8 +169,7 @@ def _pre_commit(ctx: click.Context, result: object) -> None:
 
     assert isinstance(result, GuardResult)
     if result.touched:
-        click.echo("memkeep: this change touches the scope of these entries; verify these before you commit:",
-                   err=True)  # fmt: skip
+        click.echo("memkeep: this change touches the scope of these entries; verify these before you commit:", err=True)
         for entry_id, path in result.touched:
             click.echo(f"  {entry_id}  ({path})", err=True)
     if result.violations:

@@ -30,13 +30,19 @@ def _path(ctx: click.Context, value: str) -> Path:
 def _show(result: dict[str, Any]) -> None:
     s = result["summary"]
     click.echo(f"import {result['mode']} {result['plan_id']} ({result['status']}, data class {result['data_class']})")
-    click.echo(f"  {s['total']} candidate(s): {s['create_proposals']} proposal(s), {s['local_writes']} local, "
-               f"{s['session_writes']} session, {s['duplicates']} duplicate(s), {s['discarded']} discarded, "
-               f"{s['needs_review']} need review")  # fmt: skip
+    click.echo(
+        f"  {s['total']} candidate(s): {s['create_proposals']} proposal(s), {s['local_writes']} local, "
+        f"{s['session_writes']} session, {s['duplicates']} duplicate(s), {s['discarded']} discarded, "
+        f"{s['needs_review']} need review"
+    )
     for c in result["candidates"]:
         action = c["action"]
-        target = action.get("proposal_id") or action.get("route") or action.get("reason") or \
-            ", ".join(f"{m['kind']} {m['id']}" for m in action.get("matches", ()))  # fmt: skip
+        target = (
+            action.get("proposal_id")
+            or action.get("route")
+            or action.get("reason")
+            or ", ".join(f"{m['kind']} {m['id']}" for m in action.get("matches", ()))
+        )
         click.echo(f"  [{c['index']}] {action['kind']:<15} {c['type']}: {c['title']} -> {target}")
     for d in result.get("diagnostics", ()):
         where = f"candidates[{d['index']}].{d['field']}" if "index" in d else d["field"]

@@ -14,16 +14,13 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_memzoi.cli.app import actor_option, emit_json, json_option
-from git_memzoi.cli.workspace import open_workspace
 from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json
+from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi import inbox
-    from git_memzoi.memzoi import layout
-    from git_memzoi.memzoi import proposal_files
+    from git_memzoi.memzoi import inbox, layout, proposal_files
 
 __all__ = ["inbox_counts", "register"]
-
 
 
 def inbox_counts(layout: layout.Layout) -> dict[str, int]:
@@ -42,9 +39,14 @@ def memzoi_home() -> Path:
 def _apply_json(result: proposal_files.ApplyResult | None) -> dict[str, Any] | None:
     if result is None:
         return None
-    return {"record_id": result.record_id, "file_id": result.file_id, "action": result.action,
-            "resolved_path": result.resolved_path, "written": list(result.written),
-            "replayed": result.replayed}  # fmt: skip
+    return {
+        "record_id": result.record_id,
+        "file_id": result.file_id,
+        "action": result.action,
+        "resolved_path": result.resolved_path,
+        "written": list(result.written),
+        "replayed": result.replayed,
+    }
 
 
 def _line(proposal: inbox.Proposal, title: str | None) -> str:
@@ -55,8 +57,14 @@ def _line(proposal: inbox.Proposal, title: str | None) -> str:
 def _outcome(verb: str, outcome: inbox.Outcome, as_json: bool) -> None:
     proposal = outcome.proposal
     if as_json:
-        emit_json({"ok": True, "proposal": proposal.as_json(), "changed": outcome.changed,
-                   "applied": _apply_json(outcome.applied)})  # fmt: skip
+        emit_json(
+            {
+                "ok": True,
+                "proposal": proposal.as_json(),
+                "changed": outcome.changed,
+                "applied": _apply_json(outcome.applied),
+            }
+        )
     elif not outcome.changed:
         click.echo(f"{proposal.id} is already {proposal.status}; nothing changed")
     elif outcome.applied is not None:
@@ -72,9 +80,14 @@ def _outcome(verb: str, outcome: inbox.Outcome, as_json: bool) -> None:
 @click.option("--sensitivity", default=None, help="repo-safe, local-only, ... (omitted: unknown).")
 @click.option("--source-kind", default=None, help="Evidence kind: path, url, issue, ...")
 @click.option("--source-ref", default=None, help="Evidence locator: a path, URL or ref.")
-@click.option("--applies-to", "applies_to", multiple=True, metavar="PATH",
-              help="A repo-relative path or folder/** the memory is about (repeatable): what precheck --path, "
-                   "search --path and context --path match.")  # fmt: skip
+@click.option(
+    "--applies-to",
+    "applies_to",
+    multiple=True,
+    metavar="PATH",
+    help="A repo-relative path or folder/** the memory is about (repeatable): what precheck --path, "
+    "search --path and context --path match.",
+)
 @click.option("--title", default=None, help="One-line title.")
 @click.option("--body", default=None, help="The memory itself.")
 @actor_option
@@ -83,10 +96,23 @@ def _outcome(verb: str, outcome: inbox.Outcome, as_json: bool) -> None:
 @click.option("--apply", "apply_now", is_flag=True, help="Create, approve and apply (repo-safe only).")
 @json_option
 @click.pass_context
-def propose(ctx: click.Context, memory_type: str | None, scope_kind: str | None, visibility: str | None,
-            sensitivity: str | None, source_kind: str | None, source_ref: str | None,
-            applies_to: tuple[str, ...], title: str | None, body: str | None, actor: str | None, manual: bool,
-            auto_approve: bool, apply_now: bool, as_json: bool) -> None:  # fmt: skip
+def propose(
+    ctx: click.Context,
+    memory_type: str | None,
+    scope_kind: str | None,
+    visibility: str | None,
+    sensitivity: str | None,
+    source_kind: str | None,
+    source_ref: str | None,
+    applies_to: tuple[str, ...],
+    title: str | None,
+    body: str | None,
+    actor: str | None,
+    manual: bool,
+    auto_approve: bool,
+    apply_now: bool,
+    as_json: bool,
+) -> None:
     """Propose a new memory record; the approval policy decides pending or approved (never applied).
 
     Example: git memzoi propose --type decision --sensitivity repo-safe --title "Use uv" --body "..."
@@ -98,20 +124,38 @@ def propose(ctx: click.Context, memory_type: str | None, scope_kind: str | None,
 
     if manual and auto_approve:
         raise InputError("--manual and --auto-approve cannot be combined", "conflicting_options")
-    draft = inbox.make_draft(title=title, body=body, type=memory_type, scope_kind=scope_kind,
-                             visibility=visibility, sensitivity=sensitivity, source_kind=source_kind,
-                             source_ref=source_ref, actor=actor, applies_to=applies_to)  # fmt: skip
+    draft = inbox.make_draft(
+        title=title,
+        body=body,
+        type=memory_type,
+        scope_kind=scope_kind,
+        visibility=visibility,
+        sensitivity=sensitivity,
+        source_kind=source_kind,
+        source_ref=source_ref,
+        actor=actor,
+        applies_to=applies_to,
+    )
     override = "manual" if manual else "auto" if auto_approve else None
     context, home = open_workspace(ctx, actor=draft.actor), memzoi_home()
-    result = guard_sensitivity(ctx, as_json, lambda: inbox.propose(context, draft, memzoi_home=home,
-                                                                   override=override, apply=apply_now))
+    result = guard_sensitivity(
+        ctx, as_json, lambda: inbox.propose(context, draft, memzoi_home=home, override=override, apply=apply_now)
+    )
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     p = result.proposal
     if as_json:
-        emit_json({"ok": True, "proposal": p.as_json(), "created": result.created,
-                   "policy": result.policy.to_json(), "auto_approved": result.auto_approved,
-                   "applied": _apply_json(result.applied), "warnings": list(result.warnings)})  # fmt: skip
+        emit_json(
+            {
+                "ok": True,
+                "proposal": p.as_json(),
+                "created": result.created,
+                "policy": result.policy.to_json(),
+                "auto_approved": result.auto_approved,
+                "applied": _apply_json(result.applied),
+                "warnings": list(result.warnings),
+            }
+        )
         return
     how = f"approval {result.policy.mode} from {result.policy.source}"
     click.echo(f"{'proposed' if result.created else 'already proposed'} {p.id}: {p.status} ({how})")
@@ -125,8 +169,9 @@ def proposals() -> None:
 
 
 @proposals.command("list")
-@click.option("--status", default="open", show_default=True,
-              help="open, pending, validated, approved, rejected, applied or all.")
+@click.option(
+    "--status", default="open", show_default=True, help="open, pending, validated, approved, rejected, applied or all."
+)
 @json_option
 @click.pass_context
 def list_command(ctx: click.Context, status: str, as_json: bool) -> None:
@@ -140,9 +185,15 @@ def list_command(ctx: click.Context, status: str, as_json: bool) -> None:
     for problem in listing.problems:
         click.echo(f"warning: {problem}", err=True)
     if as_json:
-        emit_json({"ok": True, "status": listing.status, "count": len(listing.items),
-                   "proposals": [{**p.as_json(), "title": t} for p, t in listing.items],
-                   "problems": list(listing.problems)})  # fmt: skip
+        emit_json(
+            {
+                "ok": True,
+                "status": listing.status,
+                "count": len(listing.items),
+                "proposals": [{**p.as_json(), "title": t} for p, t in listing.items],
+                "problems": list(listing.problems),
+            }
+        )
         return
     if not listing.items:
         click.echo("no proposals" if listing.status == "all" else f"no {listing.status} proposals")
@@ -165,12 +216,25 @@ def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     p = shown.proposal
     if as_json:
         packet = packet_json(shown.packet) if shown.packet is not None else None
-        emit_json({"ok": True, "proposal": p.as_json(), "path": shown.path, "packet": packet,
-                   "withheld": not p.repo_safe})  # fmt: skip
+        emit_json(
+            {"ok": True, "proposal": p.as_json(), "path": shown.path, "packet": packet, "withheld": not p.repo_safe}
+        )
         return
     click.echo(_line(p, shown.packet.title if shown.packet else None))
-    for key in ("file_id", "path", "proposed_by", "created_at", "approved_by", "approved_at", "rejected_by",
-                "rejected_at", "reason", "applied_by", "applied_at", "record_id"):  # fmt: skip
+    for key in (
+        "file_id",
+        "path",
+        "proposed_by",
+        "created_at",
+        "approved_by",
+        "approved_at",
+        "rejected_by",
+        "rejected_at",
+        "reason",
+        "applied_by",
+        "applied_at",
+        "record_id",
+    ):
         value = shown.path if key == "path" else getattr(p, key)
         if value is not None:
             click.echo(f"  {key}: {value}")

@@ -13,24 +13,30 @@ from typing import Any
 
 import click
 
-from git_memzoi.core import jsonout
 from git_memzoi.cli.app import emit_json, json_option
+from git_memzoi.core import jsonout
 
-SAMPLE = {"title": "Project memory lives in .memzoi/records",
-          "body": "Reviewed project memory is committed under .memzoi/records/. Agents propose new memories with "
-                  "`git memzoi propose`; a person applies them after review.",
-          "type": "fact", "sensitivity": "repo-safe", "source_kind": "path",
-          "source_ref": ".memzoi/records"}  # fmt: skip
+SAMPLE = {
+    "title": "Project memory lives in .memzoi/records",
+    "body": "Reviewed project memory is committed under .memzoi/records/. Agents propose new memories with "
+    "`git memzoi propose`; a person applies them after review.",
+    "type": "fact",
+    "sensitivity": "repo-safe",
+    "source_kind": "path",
+    "source_ref": ".memzoi/records",
+}
 STEPS = (
     ("git memzoi init", "create .memzoi/ (records, proposals, git-ignored local/)"),
-    ('git memzoi propose --type decision --sensitivity repo-safe --title "..." --body "..."',
-     "propose a memory; it waits for review"),
+    (
+        'git memzoi propose --type decision --sensitivity repo-safe --title "..." --body "..."',
+        "propose a memory; it waits for review",
+    ),
     ("git memzoi proposals list", "review the inbox"),
     ("git memzoi apply <proposal-id>", "apply a reviewed proposal as a canonical record (commit it with git)"),
     ('git memzoi search "<words>"  /  git memzoi context --task "<task>"', "recall memory for a task"),
     ("git memzoi integrate install --profile claude-code", "add the Claude Code session hooks"),
     ("git memzoi mcp config --project-root .", "print the .mcp.json entry for the MCP server"),
-)  # fmt: skip
+)
 
 
 def _root(ctx: click.Context, project_root: str | None = None) -> Path:
@@ -59,8 +65,12 @@ def mcp_serve(ctx: click.Context, project_root: str | None) -> None:
 
 
 @mcp_group.command("config")
-@click.option("--project-root", type=click.Path(file_okay=False), default=None,
-              help="The repository the server is for (default: here).")  # fmt: skip
+@click.option(
+    "--project-root",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="The repository the server is for (default: here).",
+)
 @click.pass_context
 def mcp_config(ctx: click.Context, project_root: str | None) -> None:
     """Print the client configuration (the .mcp.json shape) for this repository; writes nothing.
@@ -154,8 +164,13 @@ def integrate_install(ctx: click.Context, profile: str, as_json: bool) -> None:
 
 
 @integrate.command("session-context")
-@click.option("--token-budget", type=click.IntRange(min=0), default=400, show_default=True,
-              help="Size limit of the pack in approx_words.")  # fmt: skip
+@click.option(
+    "--token-budget",
+    type=click.IntRange(min=0),
+    default=400,
+    show_default=True,
+    help="Size limit of the pack in approx_words.",
+)
 @click.pass_context
 def session_context(ctx: click.Context, token_budget: int) -> None:
     """Claude Code hook: print the context pack as a SessionStart envelope; never fails the session.
@@ -168,8 +183,7 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
     from git_memzoi.cli.workspace import open_workspace
     from git_memzoi.errors import MemzoiError
     from git_memzoi.integrations.claude_code import envelope
-    from git_memzoi.memzoi import context_pack
-    from git_memzoi.memzoi import layout
+    from git_memzoi.memzoi import context_pack, layout
 
     event, task = "SessionStart", "Resume work in this repository"
     try:
@@ -217,18 +231,21 @@ def quickstart(ctx: click.Context, apply_sample: bool, as_json: bool) -> None:
 
 
 def _apply_sample(ctx: click.Context) -> dict[str, Any]:
-    from git_memzoi.cli.workspace import open_workspace, start_dir
     from git_memzoi.cli.memzoi_inbox import memzoi_home
-    from git_memzoi.memzoi import workspace
-    from git_memzoi.memzoi import inbox
+    from git_memzoi.cli.workspace import open_workspace, start_dir
+    from git_memzoi.memzoi import inbox, workspace
 
     init = workspace.init(start_dir(ctx))
     draft = inbox.make_draft(**SAMPLE, actor="quickstart")
     result = inbox.propose(open_workspace(ctx, actor=draft.actor), draft, memzoi_home=memzoi_home(), apply=True)
     applied = result.applied
-    return {"initialized": bool(init.created), "proposal_id": result.proposal.id, "status": result.proposal.status,
-            "record_id": applied.record_id if applied else None,
-            "written": list(applied.written) if applied else []}  # fmt: skip
+    return {
+        "initialized": bool(init.created),
+        "proposal_id": result.proposal.id,
+        "status": result.proposal.status,
+        "record_id": applied.record_id if applied else None,
+        "written": list(applied.written) if applied else [],
+    }
 
 
 def register(cli: click.Group) -> None:

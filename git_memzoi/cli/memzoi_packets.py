@@ -17,8 +17,7 @@ import click
 from git_memzoi.cli.app import actor_option, emit_json, json_option
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi import packets
-    from git_memzoi.memzoi import proposal_files
+    from git_memzoi.memzoi import packets, proposal_files
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
@@ -92,9 +91,16 @@ def show_cmd(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
         raise entry.problem
     assert entry.packet is not None
     if as_json:
-        emit_json({"schema_version": SCHEMA_VERSION, "state": entry.state, "path": entry.shown_path,
-                   "redacted": entry.redacted, "classification": entry.pre.sensitivity,
-                   "proposal": packet_json(entry.packet)})  # fmt: skip
+        emit_json(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "state": entry.state,
+                "path": entry.shown_path,
+                "redacted": entry.redacted,
+                "classification": entry.pre.sensitivity,
+                "proposal": packet_json(entry.packet),
+            }
+        )
         return
     click.echo(_show_text(entry))
 
@@ -112,9 +118,15 @@ def validate_cmd(ctx: click.Context, as_json: bool) -> None:
     checks = pf.validate(_context(ctx).layout)
     invalid = sum(1 for _, issues in checks if issues)
     if as_json:
-        emit_json({"schema_version": SCHEMA_VERSION, "valid": not invalid,
-                   "proposals": [{**_ids(e), "valid": not issues, "issues": [_issue_json(i) for i in issues]}
-                                 for e, issues in checks]})  # fmt: skip
+        emit_json(
+            {
+                "schema_version": SCHEMA_VERSION,
+                "valid": not invalid,
+                "proposals": [
+                    {**_ids(e), "valid": not issues, "issues": [_issue_json(i) for i in issues]} for e, issues in checks
+                ],
+            }
+        )
     else:
         for e, issues in checks:
             click.echo(f"ok       {e.shown_id}" if not issues else f"invalid  {e.shown_id}  {_issue_text(issues[0])}")
@@ -138,9 +150,21 @@ def apply_cmd(ctx: click.Context, proposal_id: str, actor: str | None, as_json: 
     c = _context(ctx, actor)
     r = guard_sensitivity(ctx, as_json, lambda: pf.apply_packet(c, proposal_id, actor=c.actor))
     if as_json:
-        emit_json({"ok": True, "schema_version": SCHEMA_VERSION, "proposal_id": r.proposal_id, "file_id": r.file_id,
-                   "action": r.action, "record_id": r.record_id, "target_id": r.target_id, "replayed": r.replayed,
-                   "resolved_path": r.resolved_path, "written": list(r.written), "drift": list(r.drift)})  # fmt: skip
+        emit_json(
+            {
+                "ok": True,
+                "schema_version": SCHEMA_VERSION,
+                "proposal_id": r.proposal_id,
+                "file_id": r.file_id,
+                "action": r.action,
+                "record_id": r.record_id,
+                "target_id": r.target_id,
+                "replayed": r.replayed,
+                "resolved_path": r.resolved_path,
+                "written": list(r.written),
+                "drift": list(r.drift),
+            }
+        )
         return
     for note in r.drift:
         click.echo(f"warning: {note}", err=True)
@@ -170,9 +194,19 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
     c = _context(ctx, actor)
     r = pf.reject_packet(c, proposal_id, reason=reason, actor=c.actor)
     if as_json:
-        emit_json({"ok": True, "schema_version": SCHEMA_VERSION, "proposal_id": r.proposal_id, "file_id": r.file_id,
-                   "redacted": r.redacted, "replayed": r.replayed, "reason": r.reason,
-                   "resolved_path": r.resolved_path, "written": list(r.written)})  # fmt: skip
+        emit_json(
+            {
+                "ok": True,
+                "schema_version": SCHEMA_VERSION,
+                "proposal_id": r.proposal_id,
+                "file_id": r.file_id,
+                "redacted": r.redacted,
+                "replayed": r.replayed,
+                "reason": r.reason,
+                "resolved_path": r.resolved_path,
+                "written": list(r.written),
+            }
+        )
     elif r.replayed:
         click.echo(f"{r.proposal_id} was already rejected; nothing changed")
     else:
@@ -195,9 +229,20 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
 @actor_option
 @json_option
 @click.pass_context
-def supersede_cmd(ctx: click.Context, record_id: str, title: str, body: str, record_type: str | None,
-                  scope_kind: str | None, visibility: str | None, sensitivity: str, source_kind: str | None,
-                  source_ref: str | None, actor: str | None, as_json: bool) -> None:  # fmt: skip
+def supersede_cmd(
+    ctx: click.Context,
+    record_id: str,
+    title: str,
+    body: str,
+    record_type: str | None,
+    scope_kind: str | None,
+    visibility: str | None,
+    sensitivity: str,
+    source_kind: str | None,
+    source_ref: str | None,
+    actor: str | None,
+    as_json: bool,
+) -> None:
     """Atomically supersede an active, non-private repo record with a same-scope repo-safe replacement.
 
     Example: git memzoi supersede use-npm --title "Use pnpm" --body "..." --sensitivity repo-safe
@@ -205,12 +250,33 @@ def supersede_cmd(ctx: click.Context, record_id: str, title: str, body: str, rec
     from git_memzoi.memzoi import lifecycle
 
     c = _context(ctx, actor)
-    r = guard_sensitivity(ctx, as_json, lambda: lifecycle.supersede(
-        c, record_id, title=title, body=body, actor=c.actor, record_type=record_type, scope_kind=scope_kind,
-        visibility=visibility, sensitivity=sensitivity, source_kind=source_kind, source_ref=source_ref))  # fmt: skip
+    r = guard_sensitivity(
+        ctx,
+        as_json,
+        lambda: lifecycle.supersede(
+            c,
+            record_id,
+            title=title,
+            body=body,
+            actor=c.actor,
+            record_type=record_type,
+            scope_kind=scope_kind,
+            visibility=visibility,
+            sensitivity=sensitivity,
+            source_kind=source_kind,
+            source_ref=source_ref,
+        ),
+    )
     if as_json:
-        emit_json({"ok": True, "schema_version": SCHEMA_VERSION, "record_id": r.record_id,
-                   "superseded": r.target_id, "written": list(r.written)})  # fmt: skip
+        emit_json(
+            {
+                "ok": True,
+                "schema_version": SCHEMA_VERSION,
+                "record_id": r.record_id,
+                "superseded": r.target_id,
+                "written": list(r.written),
+            }
+        )
     else:
         click.echo(f"superseded {r.target_id} with {r.record_id}")
 
@@ -231,8 +297,15 @@ def tombstone_cmd(ctx: click.Context, record_id: str, reason: str, actor: str | 
     c = _context(ctx, actor)
     r = lifecycle.tombstone(c, record_id, reason=reason, actor=c.actor)
     if as_json:
-        emit_json({"ok": True, "schema_version": SCHEMA_VERSION, "record_id": r.record_id, "status": "tombstoned",
-                   "written": list(r.written)})  # fmt: skip
+        emit_json(
+            {
+                "ok": True,
+                "schema_version": SCHEMA_VERSION,
+                "record_id": r.record_id,
+                "status": "tombstoned",
+                "written": list(r.written),
+            }
+        )
     else:
         click.echo(f"tombstoned {r.record_id}")
 
@@ -259,32 +332,64 @@ def packet_json(packet: packets.Packet) -> dict[str, Any]:
 
     res = packet.resolution
     return {
-        "id": packet.id, "file_id": packet.file_id, "kind": "proposal", "profile": "memzoi", "type": packet.type,
-        "lane": packet.lane, "title": packet.title, "description": packet.description, "status": packet.status,
-        "proposal": present({"action": packet.action, "proposed_by": packet.proposed_by,
-                             "proposed_at": packet.proposed_at, "reason": packet.reason,
-                             "confidence": packet.confidence, "target": packet.target}),
+        "id": packet.id,
+        "file_id": packet.file_id,
+        "kind": "proposal",
+        "profile": "memzoi",
+        "type": packet.type,
+        "lane": packet.lane,
+        "title": packet.title,
+        "description": packet.description,
+        "status": packet.status,
+        "proposal": present(
+            {
+                "action": packet.action,
+                "proposed_by": packet.proposed_by,
+                "proposed_at": packet.proposed_at,
+                "reason": packet.reason,
+                "confidence": packet.confidence,
+                "target": packet.target,
+            }
+        ),
         "scope": {"kind": packet.scope_kind, "id": packet.scope_id, "paths": list(packet.paths)},
-        "tags": list(packet.tags), "timestamp": packet.timestamp, "created_by": packet.created_by,
+        "tags": list(packet.tags),
+        "timestamp": packet.timestamp,
+        "created_by": packet.created_by,
         "sources": [present({k: getattr(s, k) for k in packets.SOURCE_KEYS}) for s in packet.sources],
-        "supersedes": list(packet.supersedes), "sensitivity": packet.sensitivity,
+        "supersedes": list(packet.supersedes),
+        "sensitivity": packet.sensitivity,
         "content_class": packet.content_class,
         "resolution": None if res is None else present({k: getattr(res, k) for k in packets.RESOLUTION_KEYS}),
-        "capture": plain(packet.capture), "retention": plain(packet.retention), "origin": plain(packet.origin),
-        "lineage": plain(packet.lineage), "body": packet.body,
-    }  # fmt: skip
+        "capture": plain(packet.capture),
+        "retention": plain(packet.retention),
+        "origin": plain(packet.origin),
+        "lineage": plain(packet.lineage),
+        "body": packet.body,
+    }
 
 
 def _ids(e: proposal_files.Entry) -> dict[str, Any]:
-    return {"id": e.shown_id, "file_id": e.shown_file_id, "path": e.shown_path, "redacted": e.redacted,
-            "classification": e.pre.sensitivity}  # fmt: skip
+    return {
+        "id": e.shown_id,
+        "file_id": e.shown_file_id,
+        "path": e.shown_path,
+        "redacted": e.redacted,
+        "classification": e.pre.sensitivity,
+    }
 
 
 def _entry_json(e: proposal_files.Entry) -> dict[str, Any]:
     p = e.packet
     problem = None if e.problem is None else {"code": e.problem.code, "message": e.problem.message}
-    return {**_ids(e), "state": e.state, "status": p.status if p else None, "action": p.action if p else None,
-            "type": p.type if p else None, "title": p.title if p else None, "problem": problem}  # fmt: skip
+    return {
+        **_ids(e),
+        "state": e.state,
+        "status": p.status if p else None,
+        "action": p.action if p else None,
+        "type": p.type if p else None,
+        "title": p.title if p else None,
+        "problem": problem,
+    }
 
 
 def _entry_line(e: proposal_files.Entry) -> str:
@@ -298,9 +403,12 @@ def _entry_line(e: proposal_files.Entry) -> str:
 def _show_text(e: proposal_files.Entry) -> str:
     p = e.packet
     assert p is not None
-    lines = [f"{p.id}  ({e.state}{', redacted' if e.redacted else ''})", f"title: {p.title}",
-             f"action: {p.action}   status: {p.status}   sensitivity: {e.pre.sensitivity}",
-             f"scope: {p.scope_kind}{'/' + p.scope_id if p.scope_id else ''}"]  # fmt: skip
+    lines = [
+        f"{p.id}  ({e.state}{', redacted' if e.redacted else ''})",
+        f"title: {p.title}",
+        f"action: {p.action}   status: {p.status}   sensitivity: {e.pre.sensitivity}",
+        f"scope: {p.scope_kind}{'/' + p.scope_id if p.scope_id else ''}",
+    ]
     if p.target_id:
         lines.append(f"target: {p.target_id}")
     if p.resolution:

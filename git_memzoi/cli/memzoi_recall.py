@@ -13,8 +13,12 @@ import click
 
 from git_memzoi.cli.app import emit_json, json_option
 
-_budget = click.option("--token-budget", type=click.IntRange(min=0), default=None,
-                       help="Size limit in approx_words (default 400; 0 gives an empty pack).")  # fmt: skip
+_budget = click.option(
+    "--token-budget",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Size limit in approx_words (default 400; 0 gives an empty pack).",
+)
 _local = click.option("--include-local", is_flag=True, help="Also recall private local records.")
 _session = click.option("--include-session", is_flag=True, help="Also recall session checkpoints.")
 
@@ -47,12 +51,26 @@ def _suspect_note(suspect: dict[str, Any] | None) -> str:
 @click.option("--type", "memory_type", default=None, help="Only records of this memory type.")
 @click.option("--lane", default=None, help="Only records of this lane.")
 @click.option("--path", default=None, help="Only records bound to this path (an ancestor, descendant or /** glob).")
-@click.option("--limit", type=click.IntRange(min=0), default=10, show_default=True,
-              help="At most this many results (0 means 10, at most 100).")  # fmt: skip
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    default=10,
+    show_default=True,
+    help="At most this many results (0 means 10, at most 100).",
+)
 @json_option
 @click.pass_context
-def search(ctx: click.Context, query: str, scope_kind: str | None, scope_id: str | None, memory_type: str | None,
-           lane: str | None, path: str | None, limit: int, as_json: bool) -> None:  # fmt: skip
+def search(
+    ctx: click.Context,
+    query: str,
+    scope_kind: str | None,
+    scope_id: str | None,
+    memory_type: str | None,
+    lane: str | None,
+    path: str | None,
+    limit: int,
+    as_json: bool,
+) -> None:
     """Full-text search over current repository records (never local or session ones).
 
     Words are OR-ed, records holding every word first; a hyphenated or dotted word (pre-edit, node.js) is one
@@ -63,8 +81,16 @@ def search(ctx: click.Context, query: str, scope_kind: str | None, scope_id: str
     from git_memzoi.memzoi import search as run
 
     memzoi_ctx, path = _opened(ctx, path)
-    response = run.search(memzoi_ctx, query, scope_kind=scope_kind, scope_id=scope_id, memory_type=memory_type,
-                          lane=lane, path=path, limit=limit)  # fmt: skip
+    response = run.search(
+        memzoi_ctx,
+        query,
+        scope_kind=scope_kind,
+        scope_id=scope_id,
+        memory_type=memory_type,
+        lane=lane,
+        path=path,
+        limit=limit,
+    )
     if as_json:
         emit_json(response.to_json())
         return
@@ -72,8 +98,10 @@ def search(ctx: click.Context, query: str, scope_kind: str | None, scope_id: str
         click.echo("No matching memories.")
     for found in response.results:
         record = found["record"]
-        click.echo(f"{record['id']}\t{record['memory_type']}\t{found['score']:.3f}\t{record['title']}"
-                   + _suspect_note(found["suspect"]))  # fmt: skip
+        click.echo(
+            f"{record['id']}\t{record['memory_type']}\t{found['score']:.3f}\t{record['title']}"
+            + _suspect_note(found["suspect"])
+        )
     for warning in response.warnings:  # a withheld record: said on stderr, as context does
         click.echo(f"warning: {warning}", err=True)
 
@@ -86,8 +114,15 @@ def search(ctx: click.Context, query: str, scope_kind: str | None, scope_id: str
 @_session
 @json_option
 @click.pass_context
-def context(ctx: click.Context, task: str, path: str | None, token_budget: int | None, include_local: bool,
-            include_session: bool, as_json: bool) -> None:  # fmt: skip
+def context(
+    ctx: click.Context,
+    task: str,
+    path: str | None,
+    token_budget: int | None,
+    include_local: bool,
+    include_session: bool,
+    as_json: bool,
+) -> None:
     """Build a prompt-ready context pack for a task, within a size budget; repository records only unless
     --include-local / --include-session. Suspect records rank last; warnings go to stderr.
 
@@ -96,8 +131,14 @@ def context(ctx: click.Context, task: str, path: str | None, token_budget: int |
     from git_memzoi.memzoi import context_pack as run
 
     memzoi_ctx, path = _opened(ctx, path)
-    pack = run.build(memzoi_ctx, task, path=path, token_budget=token_budget, include_local=include_local,
-                     include_session=include_session)  # fmt: skip
+    pack = run.build(
+        memzoi_ctx,
+        task,
+        path=path,
+        token_budget=token_budget,
+        include_local=include_local,
+        include_session=include_session,
+    )
     if as_json:
         emit_json(pack.to_json())
         return
@@ -114,8 +155,15 @@ def context(ctx: click.Context, task: str, path: str | None, token_budget: int |
 @_session
 @json_option
 @click.pass_context
-def handoff(ctx: click.Context, task: str | None, path: str | None, token_budget: int | None, include_local: bool,
-            include_session: bool, as_json: bool) -> None:  # fmt: skip
+def handoff(
+    ctx: click.Context,
+    task: str | None,
+    path: str | None,
+    token_budget: int | None,
+    include_local: bool,
+    include_session: bool,
+    as_json: bool,
+) -> None:
     """Hand work over to another agent: the context pack plus the open proposal inbox counts.
 
     Needs --task or --path.
@@ -125,8 +173,14 @@ def handoff(ctx: click.Context, task: str | None, path: str | None, token_budget
     from git_memzoi.memzoi import context_pack as run
 
     memzoi_ctx, path = _opened(ctx, path)
-    result = run.handoff(memzoi_ctx, task=task, path=path, token_budget=token_budget,
-                         include_local=include_local, include_session=include_session)  # fmt: skip
+    result = run.handoff(
+        memzoi_ctx,
+        task=task,
+        path=path,
+        token_budget=token_budget,
+        include_local=include_local,
+        include_session=include_session,
+    )
     if as_json:
         emit_json(result.to_json())
     else:
@@ -140,8 +194,14 @@ def handoff(ctx: click.Context, task: str | None, path: str | None, token_budget
 @click.option("--scope-kind", default=None, help="Only records of this scope kind.")
 @json_option
 @click.pass_context
-def precheck(ctx: click.Context, path: str | None, action: str | None, command_text: str | None,
-             scope_kind: str | None, as_json: bool) -> None:  # fmt: skip
+def precheck(
+    ctx: click.Context,
+    path: str | None,
+    action: str | None,
+    command_text: str | None,
+    scope_kind: str | None,
+    as_json: bool,
+) -> None:
     """List the risks, warnings and failed attempts that apply to a planned change, each with its citation.
 
     Needs --path, --action or --command. Suspect memories are cited as such.

@@ -14,7 +14,6 @@ import click
 from git_memzoi.cli.app import actor_option, emit_json, json_option
 
 
-
 def _context(ctx: click.Context, actor: str | None = None) -> Any:
     from git_memzoi.cli.workspace import open_workspace
 
@@ -95,13 +94,19 @@ def checkpoint() -> None:
 @checkpoint.command("add")
 @click.option("--task", required=True, help="The task this checkpoint belongs to (its title).")
 @click.option("--note", default=None, help="The checkpoint text.")
-@click.option("--from-file", "from_file", type=click.Path(path_type=Path), default=None,
-              help="Read the checkpoint text from this file.")  # fmt: skip
+@click.option(
+    "--from-file",
+    "from_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Read the checkpoint text from this file.",
+)
 @actor_option
 @json_option
 @click.pass_context
-def checkpoint_add(ctx: click.Context, task: str, note: str | None, from_file: Path | None, actor: str | None,
-                   as_json: bool) -> None:  # fmt: skip
+def checkpoint_add(
+    ctx: click.Context, task: str, note: str | None, from_file: Path | None, actor: str | None, as_json: bool
+) -> None:
     """Add a session checkpoint holding only the explicit --note or --from-file content.
 
     Example: git memzoi checkpoint add --task "Implement auth middleware" --note "Routes wired; tests next."
@@ -139,14 +144,20 @@ def _render_list(records: list[dict[str, Any]], destination: str, as_json: bool)
 
 
 @click.command("session-end")
-@click.option("--from-file", "from_file", type=click.Path(path_type=Path), default=None,
-              help="Structured session-end YAML (task + candidates).")  # fmt: skip
+@click.option(
+    "--from-file",
+    "from_file",
+    type=click.Path(path_type=Path),
+    default=None,
+    help="Structured session-end YAML (task + candidates).",
+)
 @click.option("--from-checkpoint", "from_checkpoint", default=None, help="A checkpoint whose body is that YAML.")
 @actor_option
 @json_option
 @click.pass_context
-def session_end(ctx: click.Context, from_file: Path | None, from_checkpoint: str | None, actor: str | None,
-                as_json: bool) -> None:  # fmt: skip
+def session_end(
+    ctx: click.Context, from_file: Path | None, from_checkpoint: str | None, actor: str | None, as_json: bool
+) -> None:
     """Promote explicit session-end candidates: repo → pending proposal files, local/session → runtime memory.
 
     A repo candidate that is not repo-safe blocks the whole batch (exit 1, nothing written, title redacted).
@@ -217,8 +228,10 @@ def rebuild(ctx: click.Context, actor: str | None, as_json: bool) -> None:
         emit_json(result.to_json())
         return
     counts = ", ".join(f"{n} {d}" for d, n in result.records.items())
-    click.echo(f"rebuilt {result.path}: {counts} records; {len(result.unreadable)} unreadable; "
-               f"{result.pending_proposals} pending proposal files kept")  # fmt: skip
+    click.echo(
+        f"rebuilt {result.path}: {counts} records; {len(result.unreadable)} unreadable; "
+        f"{result.pending_proposals} pending proposal files kept"
+    )
     for problem in result.unreadable:
         click.echo(f"unreadable: {problem.reason}", err=True)
 

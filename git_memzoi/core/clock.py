@@ -27,19 +27,19 @@ class SystemClock:
         self._pinned = dt.date.fromisoformat(pinned) if pinned else None
         self._now = dt.datetime.fromisoformat(pinned_now.replace("Z", "+00:00")) if pinned_now else None
         if self._now is not None and self._pinned is None:
-            self._pinned = self._now.astimezone(dt.timezone.utc).date()
+            self._pinned = self._now.astimezone(dt.UTC).date()
 
     def today(self) -> dt.date:
         """Return the pinned date, else today's date in UTC."""
         if self._pinned is not None:
             return self._pinned
-        return dt.datetime.now(dt.timezone.utc).date()
+        return dt.datetime.now(dt.UTC).date()
 
     def now(self) -> dt.datetime:
         """Return the pinned instant, else now in UTC (whole seconds)."""
         if self._now is not None:
             return self._now
-        return dt.datetime.now(dt.timezone.utc).replace(microsecond=0)
+        return dt.datetime.now(dt.UTC).replace(microsecond=0)
 
 
 @dataclass(frozen=True)
@@ -57,7 +57,7 @@ class FixedClock:
         """Return the fixed instant."""
         if self.instant is not None:
             return self.instant
-        return dt.datetime(self.day.year, self.day.month, self.day.day, tzinfo=dt.timezone.utc)
+        return dt.datetime(self.day.year, self.day.month, self.day.day, tzinfo=dt.UTC)
 
 
 def file_time_ns() -> int:

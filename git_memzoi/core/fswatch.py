@@ -20,8 +20,17 @@ from collections.abc import Sequence
 from typing import Any
 
 # Every kind of event except opened / closed-without-writing / accessed: reading a file is not a change.
-_CHANGES = ("FileCreatedEvent", "FileDeletedEvent", "FileModifiedEvent", "FileMovedEvent", "FileClosedEvent",
-            "DirCreatedEvent", "DirDeletedEvent", "DirModifiedEvent", "DirMovedEvent")  # fmt: skip
+_CHANGES = (
+    "FileCreatedEvent",
+    "FileDeletedEvent",
+    "FileModifiedEvent",
+    "FileMovedEvent",
+    "FileClosedEvent",
+    "DirCreatedEvent",
+    "DirDeletedEvent",
+    "DirModifiedEvent",
+    "DirMovedEvent",
+)
 
 
 class Watch:
@@ -48,9 +57,13 @@ class Watch:
         """``True`` while the observer and every emitter thread run (never raises)."""
         observer = self._observer
         try:
-            return (not self._stopped and observer is not None and observer.is_alive()
-                    and all(emitter.is_alive() for emitter in observer.emitters))  # fmt: skip
-        except Exception:  # noqa: BLE001 - a watchdog change must not break the caller: report "not alive"
+            return (
+                not self._stopped
+                and observer is not None
+                and observer.is_alive()
+                and all(emitter.is_alive() for emitter in observer.emitters)
+            )
+        except Exception:
             return False
 
     def bump(self) -> None:
@@ -117,7 +130,7 @@ def start(roots: Sequence[str]) -> Watch | None:
             _ALARM.watches.append(watch)
         watch._observer = observer
         observer.start()  # the emitters add their inotify watches before start() returns
-    except Exception:  # noqa: BLE001 - ImportError, UnsupportedLibcError, OSError (limits), a vanished root
+    except Exception:
         watch.stop()
         return None
     if not watch.alive:

@@ -100,8 +100,11 @@ class Pygit2RepoView:
         found = {c for c in commits if str(c) in cached}
         known = head
         for commit in sorted(commits - found, key=lambda c: self._commit_time(str(c)), reverse=True):
-            if commit in (head, known) or repo.descendant_of(known, commit) or \
-                    (known != head and repo.descendant_of(head, commit)):  # fmt: skip
+            if (
+                commit in (head, known)
+                or repo.descendant_of(known, commit)
+                or (known != head and repo.descendant_of(head, commit))
+            ):
                 found.add(commit)
                 known = commit
         self._save_ancestors(head, cached, found)
@@ -188,7 +191,7 @@ class Pygit2RepoView:
             flat = known.get(key) or self._segment(older, newer)
             if cache is not None:
                 used[key] = flat
-            for path, old_id, new_id in zip(flat[::3], flat[1::3], flat[2::3]):
+            for path, old_id, new_id in zip(flat[::3], flat[1::3], flat[2::3], strict=False):
                 if at_head.setdefault(path, new_id) == old_id:
                     differing.discard(path)
                 else:
@@ -218,8 +221,11 @@ class Pygit2RepoView:
         out: list[str] = []
         for delta in old.diff_to_tree(new).deltas:
             path = delta.new_file.path
-            out += (path if path.isascii() else nfc(path), f"{delta.old_file.id}:{delta.old_file.mode:o}",
-                    f"{delta.new_file.id}:{delta.new_file.mode:o}")  # fmt: skip
+            out += (
+                path if path.isascii() else nfc(path),
+                f"{delta.old_file.id}:{delta.old_file.mode:o}",
+                f"{delta.new_file.id}:{delta.new_file.mode:o}",
+            )
         return out
 
     def tracked_under(self, prefix: str) -> list[str]:
@@ -346,8 +352,9 @@ class Pygit2RepoView:
             chain.append(current)
         return chain if current == base else None
 
-    def tree_diff(self, base: str, head: str, *, renames: bool, max_files: int, max_hunks: int,
-                  context_lines: int = 3) -> list[dict[str, object]]:  # fmt: skip
+    def tree_diff(
+        self, base: str, head: str, *, renames: bool, max_files: int, max_hunks: int, context_lines: int = 3
+    ) -> list[dict[str, object]]:
         """The diff of ``base``'s tree to ``head``'s tree (full commit ids) as plain data, one dict per file.
 
         Each file: ``status`` (added|modified|deleted|renamed|…), ``old_path``/``new_path``, ``old_blob``/
@@ -366,8 +373,12 @@ class Pygit2RepoView:
             diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
         if len(diff) > max_files:
             raise InputError(f"the range changes more than {max_files} files", "capture_limit_exceeded")
-        names = {pygit2.enums.DeltaStatus.ADDED: "added", pygit2.enums.DeltaStatus.MODIFIED: "modified",
-                 pygit2.enums.DeltaStatus.DELETED: "deleted", pygit2.enums.DeltaStatus.RENAMED: "renamed"}  # fmt: skip
+        names = {
+            pygit2.enums.DeltaStatus.ADDED: "added",
+            pygit2.enums.DeltaStatus.MODIFIED: "modified",
+            pygit2.enums.DeltaStatus.DELETED: "deleted",
+            pygit2.enums.DeltaStatus.RENAMED: "renamed",
+        }
         out: list[dict[str, object]] = []
         hunks_seen = 0
         for patch in diff:
@@ -377,16 +388,30 @@ class Pygit2RepoView:
                 hunks_seen += 1
                 if hunks_seen > max_hunks:
                     raise InputError(f"the range has more than {max_hunks} hunks", "capture_limit_exceeded")
-                hunks.append({"header": hunk.header.rstrip("\n"), "old_start": hunk.old_start,
-                              "old_lines": hunk.old_lines, "new_start": hunk.new_start, "new_lines": hunk.new_lines,
-                              "lines": [(ln.origin, ln.content, ln.old_lineno, ln.new_lineno) for ln in hunk.lines]})  # fmt: skip
-            out.append({"status": names.get(delta.status, str(delta.status).rsplit(".", 1)[-1].lower()),
-                        "old_path": delta.old_file.path, "new_path": delta.new_file.path,
-                        "old_blob": str(delta.old_file.id), "new_blob": str(delta.new_file.id),
-                        "old_mode": int(delta.old_file.mode), "new_mode": int(delta.new_file.mode),
-                        "binary": bool(delta.is_binary), "hunks": hunks})  # fmt: skip
+                hunks.append(
+                    {
+                        "header": hunk.header.rstrip("\n"),
+                        "old_start": hunk.old_start,
+                        "old_lines": hunk.old_lines,
+                        "new_start": hunk.new_start,
+                        "new_lines": hunk.new_lines,
+                        "lines": [(ln.origin, ln.content, ln.old_lineno, ln.new_lineno) for ln in hunk.lines],
+                    }
+                )
+            out.append(
+                {
+                    "status": names.get(delta.status, str(delta.status).rsplit(".", 1)[-1].lower()),
+                    "old_path": delta.old_file.path,
+                    "new_path": delta.new_file.path,
+                    "old_blob": str(delta.old_file.id),
+                    "new_blob": str(delta.new_file.id),
+                    "old_mode": int(delta.old_file.mode),
+                    "new_mode": int(delta.new_file.mode),
+                    "binary": bool(delta.is_binary),
+                    "hunks": hunks,
+                }
+            )
         return out
-
 
     def renderer_version(self) -> str:
         """The engine behind :meth:`unified_diff`: ``git-libgit2-<libgit2 version>``."""
@@ -410,8 +435,17 @@ class Pygit2RepoView:
             return None
         return bytes(self._repo[entry.id].data)
 
-    def unified_diff(self, base: str, head: str, *, renames: bool, max_files: int, max_hunks: int, max_bytes: int,
-                     context_lines: int = 3) -> tuple[bytes, list[str]]:  # fmt: skip
+    def unified_diff(
+        self,
+        base: str,
+        head: str,
+        *,
+        renames: bool,
+        max_files: int,
+        max_hunks: int,
+        max_bytes: int,
+        context_lines: int = 3,
+    ) -> tuple[bytes, list[str]]:
         """``git diff --full-index [-M] <base> <head>`` (no colour, no prefix options) rendered in-process.
 
         Returns (the patch bytes, the sorted changed paths). File order, headers, hunk headers (libgit2's, with
@@ -481,6 +515,7 @@ class Pygit2RepoView:
                 raise InputError(f"the range's diff is larger than {max_bytes} bytes", "capture_limit_exceeded")
             out.append(bytes(body))
         return b"".join(out), sorted(paths)
+
 
 # the segment cache's format: 2 spells each side as ``<blob>:<mode>`` (1 kept blob ids only and missed a mode
 # change when the chain passed through a commit without the file)

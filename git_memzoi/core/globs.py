@@ -17,10 +17,11 @@ re-includes a file below a directory an earlier pattern matched, so of ``src/`` 
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 import string
 from collections.abc import Callable, Iterable, Sequence
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 from git_memzoi.core.paths import nfc
@@ -66,7 +67,7 @@ def pattern_problem(pattern: object) -> str | None:
 _SIMPLE = re.compile(r"!?/?(?:(?!\.\.?(?:/|$))[\w.*-]+/)*(?!\.\.?/?$)[\w.*-]+/?")
 
 
-@lru_cache(maxsize=None)
+@cache
 def _problem(pattern: str) -> str | None:
     """Return why ``pattern`` is not a valid scope glob, or ``None`` when it is.
 
@@ -205,7 +206,7 @@ def _bracket(pattern: str, start: int) -> tuple[list[tuple[int, int]], int]:
     merged = _merge(ranges)
     if negated:
         bounds = [(0, 0), *merged, (_MAX_CHAR + 1, _MAX_CHAR + 1)]
-        merged = [(a[1] + 1, b[0] - 1) for a, b in zip(bounds, bounds[1:]) if a[1] + 1 <= b[0] - 1]
+        merged = [(a[1] + 1, b[0] - 1) for a, b in itertools.pairwise(bounds) if a[1] + 1 <= b[0] - 1]
     return merged, i + 1
 
 
@@ -258,7 +259,7 @@ def _positive(pattern: str) -> str:
     return "\\" + body if body.startswith(("!", "#")) else body
 
 
-@lru_cache(maxsize=None)
+@cache
 def _compile(pattern: str) -> Callable[[str], bool]:
     """A matcher for one positive pattern: plain string tests for the common shapes, pathspec for the rest.
 

@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from typing import Any
 
 
-def dumps(payload: Mapping[str, Any], *, indent: int | None = None, ascii_only: bool = False,
-          fresh: bool = False) -> str:  # fmt: skip
+def dumps(
+    payload: Mapping[str, Any], *, indent: int | None = None, ascii_only: bool = False, fresh: bool = False
+) -> str:
     """``payload`` as JSON text.
 
     Args:

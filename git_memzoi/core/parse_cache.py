@@ -101,8 +101,17 @@ class ParseCache:
             return None
         return (fields, offset) if type(fields) is dict and type(offset) is int else None
 
-    def put(self, key: str, fields: dict[str, Any], body_offset: int, *, name: str | None = None,
-            signature: list[int] | None = None, body: str = "", body_line: int = 1) -> None:  # fmt: skip
+    def put(
+        self,
+        key: str,
+        fields: dict[str, Any],
+        body_offset: int,
+        *,
+        name: str | None = None,
+        signature: list[int] | None = None,
+        body: str = "",
+        body_line: int = 1,
+    ) -> None:
         """Remember the parse of the file ``name`` (signature, body) whose content hash is ``key``.
 
         The signature is kept only when trusted (older than the run by :data:`RACY_NS`); a file put without a
@@ -146,8 +155,9 @@ def _shared(value: Any, memo: dict[str, str]) -> Any:
     if kind is str:
         return memo.setdefault(value, value)
     if kind is dict:
-        return {memo.setdefault(str(k), str(k)) if isinstance(k, str) else k: _shared(v, memo)
-                for k, v in value.items()}  # fmt: skip
+        return {
+            memo.setdefault(str(k), str(k)) if isinstance(k, str) else k: _shared(v, memo) for k, v in value.items()
+        }
     if kind is list:
         return [_shared(v, memo) for v in value]
     return value
@@ -219,7 +229,9 @@ def _typed_in_place(item: list[Any], dates: dict[str, dt.date]) -> dict[str, Any
         if type(text) is str:
             value = dates.get(text)
             if value is None:
-                value = dates[text] = dt.date.fromisoformat(text) if len(text) == 10 else dt.datetime.fromisoformat(text)
+                value = dates[text] = (
+                    dt.date.fromisoformat(text) if len(text) == 10 else dt.datetime.fromisoformat(text)
+                )
             fields[name] = value
         elif not isinstance(text, dt.date):  # a hand-edited cache
             raise TypeError(f"{name} is neither a date nor its text")

@@ -112,5 +112,4 @@ _RUNS = re.compile(r"[*?/]+")
 # An optional '!', then an anchored path of at least two plain ASCII components (an optional leading '/'; none
 # is '.' or '..'), then nothing, '/', '/*' or '/**'. For these, globs' matcher is: the path itself or anything
 # below it; with a tail, only what is below it.
-_PLAIN = re.compile(r"(!?)/?((?!\.\.?/)[A-Za-z0-9_.-]+(?:/(?!\.\.?(?:/|$))[A-Za-z0-9_.-]+)+)(/|/\*|/\*\*)?",
-                    re.ASCII)  # fmt: skip
+_PLAIN = re.compile(r"(!?)/?((?!\.\.?/)[A-Za-z0-9_.-]+(?:/(?!\.\.?(?:/|$))[A-Za-z0-9_.-]+)+)(/|/\*|/\*\*)?", re.ASCII)

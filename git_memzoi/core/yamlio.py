@@ -114,7 +114,7 @@ def _failing_key_line(text: str) -> int | None:
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
         try:
             _yaml().load("".join(lines[start:end]))
-        except Exception:  # noqa: BLE001 - the failure being located
+        except Exception:
             return start
     return None
 

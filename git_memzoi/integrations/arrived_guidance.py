@@ -19,21 +19,32 @@ def plan_arrived(start: Path, old: str, new: str) -> str | None:
     Returns ``None`` when the repository has no ``.memzoi/`` or nothing typed arrived.
     """
     from git_memzoi.core.atomic import write_bytes_atomic
-    from git_memzoi.memzoi import workspace
-    from git_memzoi.memzoi import capture_plan
+    from git_memzoi.memzoi import capture_plan, workspace
 
     ctx = workspace.open_workspace(start, initialized=False, actor="git-hook")
     if not ctx.layout.records.is_dir():
         return None
-    locator = {"kind": "git_range", "repository": ".", "base": f"sha1:{old}", "head": f"sha1:{new}",
-               "merge_parent": "base_to_head", "rename_detection": True, "diff_format": "git-unified-v1"}  # fmt: skip
-    request = {"schema": "memzoi/capture-request-v1", "extractor": {"profile": "git-change-deterministic"},
-               "sources": [{"source_id": "arrived", "locator": locator, "media_type": "text/x-diff"}]}  # fmt: skip
+    locator = {
+        "kind": "git_range",
+        "repository": ".",
+        "base": f"sha1:{old}",
+        "head": f"sha1:{new}",
+        "merge_parent": "base_to_head",
+        "rename_detection": True,
+        "diff_format": "git-unified-v1",
+    }
+    request = {
+        "schema": "memzoi/capture-request-v1",
+        "extractor": {"profile": "git-change-deterministic"},
+        "sources": [{"source_id": "arrived", "locator": locator, "media_type": "text/x-diff"}],
+    }
     plan = capture_plan.plan_request(ctx, request)
     span = f"{old[:12]}..{new[:12]}"
     if plan.get("data_class") == "blocked":
-        return (f"memzoi: changes in {span} hold content that capture refuses (a secret or private data); "
-                "nothing was planned or saved")  # fmt: skip
+        return (
+            f"memzoi: changes in {span} hold content that capture refuses (a secret or private data); "
+            "nothing was planned or saved"
+        )
     candidates = plan.get("candidates") or []
     arrived = [c for c in candidates if "git-deletion" not in c.get("memory", {}).get("tags", ())]
     if not arrived:  # guidance that only left (e.g. switching to an older branch) is not news to plan for
@@ -44,6 +55,8 @@ def plan_arrived(start: Path, old: str, new: str) -> str | None:
     if not target.exists():
         write_bytes_atomic(target, (json.dumps(plan, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
     rel = target.relative_to(ctx.layout.root).as_posix()
-    return (f"memzoi: {len(arrived)} typed memory candidate(s) arrived in {span}; review them with "
-            f"`git memzoi capture review --plan-file {rel} --decisions-file <decisions.json> "
-            "--output ../memzoi-review.json` (a review is saved outside .memzoi/; decisions files: docs/memzoi.md)")
+    return (
+        f"memzoi: {len(arrived)} typed memory candidate(s) arrived in {span}; review them with "
+        f"`git memzoi capture review --plan-file {rel} --decisions-file <decisions.json> "
+        "--output ../memzoi-review.json` (a review is saved outside .memzoi/; decisions files: docs/memzoi.md)"
+    )

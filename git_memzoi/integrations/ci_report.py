@@ -16,8 +16,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from git_memzoi import __version__
 
 if TYPE_CHECKING:
-    from git_memzoi.memkeep.api import StatusResult
-    from git_memzoi.memkeep.api import Verdict
+    from git_memzoi.memkeep.api import StatusResult, Verdict
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 ANNOTATION_LIMIT = 10  # GitHub keeps this many annotations of one level per step
@@ -26,13 +25,18 @@ _LEVELS = {"error": 0, "warning": 1, "notice": 2}
 
 def _items(result: StatusResult) -> list[tuple[str, str, int, str, str]]:
     """(level, path, line, rule, message) for every finding, errors first."""
-    items = [("error", u.path, u.line or 1, f"unreadable/{u.code}", f"{u.path} cannot be read: {u.reason}")
-             for u in result.unreadable]  # fmt: skip
-    items += [("warning", v.path, 1, v.reason, f"{v.id} is suspect ({v.reason}): {v.message}")
-              for v in result.report.verdicts]  # fmt: skip
+    items = [
+        ("error", u.path, u.line or 1, f"unreadable/{u.code}", f"{u.path} cannot be read: {u.reason}")
+        for u in result.unreadable
+    ]
+    items += [
+        ("warning", v.path, 1, v.reason, f"{v.id} is suspect ({v.reason}): {v.message}") for v in result.report.verdicts
+    ]
     items += [("warning", "", 1, "stale", f"{i} failed its last verify") for i in result.report.stale]
-    items += [("notice", c.path, 1, f"unchecked/{c.field}", f"{c.id} is not watched: {c.field}: {c.message}")
-              for c in result.report.unchecked]  # fmt: skip
+    items += [
+        ("notice", c.path, 1, f"unchecked/{c.field}", f"{c.id} is not watched: {c.field}: {c.message}")
+        for c in result.report.unchecked
+    ]
     return sorted(items, key=lambda i: (_LEVELS[i[0]], i[1], i[3]))
 
 
@@ -65,9 +69,17 @@ def _annotations(result: StatusResult) -> list[_Annotation]:
     by_entry: dict[tuple[str, str], list[Verdict]] = {}
     for verdict in sorted(result.report.verdicts, key=lambda v: (v.path, v.id, v.reason)):
         by_entry.setdefault((verdict.path, verdict.id), []).append(verdict)
-    suspect = [_Annotation("warning", path, 1, " + ".join(v.reason for v in group),
-                           "\n".join(f"{v.id} is suspect ({v.reason}): {v.message}" for v in group), len(group))
-               for (path, _id), group in by_entry.items()]  # fmt: skip
+    suspect = [
+        _Annotation(
+            "warning",
+            path,
+            1,
+            " + ".join(v.reason for v in group),
+            "\n".join(f"{v.id} is suspect ({v.reason}): {v.message}" for v in group),
+            len(group),
+        )
+        for (path, _id), group in by_entry.items()
+    ]
     stale = [a for a in items if a.level == "warning" and a.rule == "stale"]
     return [a for a in items if a.level == "error"] + suspect + stale + [a for a in items if a.level == "notice"]
 
@@ -93,8 +105,10 @@ def github(result: StatusResult, limit: int = ANNOTATION_LIMIT) -> str:
     lines += [_annotation(a) for a in notices[:notice_slots]]
     report = result.report
     noun = "entry" if report.entries == 1 else "entries"
-    lines.append(f"memkeep: {report.entries} {noun}, {len(report.suspect_ids)} suspect, {len(report.stale)} stale, "
-                 f"{len(result.unreadable)} unreadable")  # fmt: skip
+    lines.append(
+        f"memkeep: {report.entries} {noun}, {len(report.suspect_ids)} suspect, {len(report.stale)} stale, "
+        f"{len(result.unreadable)} unreadable"
+    )
     return "\n".join(lines)
 
 
@@ -111,13 +125,17 @@ def _overflow(errors: list[_Annotation], warnings: list[_Annotation], notices: l
         verdicts = sum(a.verdicts for a in suspect)
         entries = f"{len(suspect)} {'entry' if len(suspect) == 1 else 'entries'}"
         parts.append(_more(verdicts, "suspect verdict", "suspect verdicts") + f" ({entries})")
-    for left, one, many in ((len(warnings) - len(suspect), "stale entry", "stale entries"),
-                            (len(errors), "unreadable file", "unreadable files"),
-                            (len(notices), "unchecked field", "unchecked fields")):  # fmt: skip
+    for left, one, many in (
+        (len(warnings) - len(suspect), "stale entry", "stale entries"),
+        (len(errors), "unreadable file", "unreadable files"),
+        (len(notices), "unchecked field", "unchecked fields"),
+    ):
         if left:
             parts.append(_more(left, one, many))
-    message = (f"memkeep: {', '.join(parts)} not annotated (GitHub shows at most {limit} annotations of a level "
-               "per step); run `git memkeep status` to see them all")  # fmt: skip
+    message = (
+        f"memkeep: {', '.join(parts)} not annotated (GitHub shows at most {limit} annotations of a level "
+        "per step); run `git memkeep status` to see them all"
+    )
     return f"::notice::{escape_data(message)}"
 
 
@@ -142,15 +160,28 @@ def sarif(result: StatusResult) -> dict[str, Any]:
     results = []
     for level, path, line, rule, message in items:
         entry: dict[str, Any] = {
-            "ruleId": rule, "level": "note" if level == "notice" else level, "message": {"text": message},
+            "ruleId": rule,
+            "level": "note" if level == "notice" else level,
+            "message": {"text": message},
             "partialFingerprints": {"memkeepFinding/v1": fingerprint(rule, path, message.split(":", 1)[0])},
-        }  # fmt: skip
+        }
         if path:
-            entry["locations"] = [{"physicalLocation": {"artifactLocation": {"uri": path, "uriBaseId": "%SRCROOT%"},
-                                                        "region": {"startLine": line}}}]  # fmt: skip
+            entry["locations"] = [
+                {
+                    "physicalLocation": {
+                        "artifactLocation": {"uri": path, "uriBaseId": "%SRCROOT%"},
+                        "region": {"startLine": line},
+                    }
+                }
+            ]
         results.append(entry)
-    driver = {"name": "git-memkeep", "version": __version__,
-              "rules": [{"id": r, "shortDescription": {"text": f"memkeep {r}"}} for r in rules]}  # fmt: skip
-    return {"$schema": SARIF_SCHEMA, "version": "2.1.0",
-            "runs": [{"tool": {"driver": driver}, "automationDetails": {"id": "memkeep-status/"},
-                      "results": results}]}  # fmt: skip
+    driver = {
+        "name": "git-memkeep",
+        "version": __version__,
+        "rules": [{"id": r, "shortDescription": {"text": f"memkeep {r}"}} for r in rules],
+    }
+    return {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{"tool": {"driver": driver}, "automationDetails": {"id": "memkeep-status/"}, "results": results}],
+    }

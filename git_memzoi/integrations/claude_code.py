@@ -14,12 +14,36 @@ from typing import Any
 
 CONTEXT_EVENTS = frozenset({"SessionStart", "UserPromptSubmit", "PostToolUse"})
 # Every hook event name Claude Code documents (hooks reference, 2026); anything else is most likely a typo.
-KNOWN_EVENTS = CONTEXT_EVENTS | frozenset({
-    "Setup", "UserPromptExpansion", "PreToolUse", "PermissionRequest", "PermissionDenied", "PostToolUseFailure",
-    "PostToolBatch", "Notification", "SubagentStart", "SubagentStop", "TaskCreated", "TaskCompleted", "Stop",
-    "StopFailure", "TeammateIdle", "PreCompact", "PostCompact", "SessionEnd", "Elicitation", "ElicitationResult",
-    "WorktreeCreate", "WorktreeRemove", "ConfigChange", "InstructionsLoaded", "CwdChanged", "FileChanged",
-})  # fmt: skip
+KNOWN_EVENTS = CONTEXT_EVENTS | frozenset(
+    {
+        "Setup",
+        "UserPromptExpansion",
+        "PreToolUse",
+        "PermissionRequest",
+        "PermissionDenied",
+        "PostToolUseFailure",
+        "PostToolBatch",
+        "Notification",
+        "SubagentStart",
+        "SubagentStop",
+        "TaskCreated",
+        "TaskCompleted",
+        "Stop",
+        "StopFailure",
+        "TeammateIdle",
+        "PreCompact",
+        "PostCompact",
+        "SessionEnd",
+        "Elicitation",
+        "ElicitationResult",
+        "WorktreeCreate",
+        "WorktreeRemove",
+        "ConfigChange",
+        "InstructionsLoaded",
+        "CwdChanged",
+        "FileChanged",
+    }
+)
 MAX_CONTEXT_CHARS = 4000
 _CUT_MARK = "\n… (cut; run `git memkeep status` for the full list)"
 

@@ -60,9 +60,14 @@ class HooksReport:
 
     def as_json(self) -> dict[str, object]:
         """The report as plain data for ``--json``."""
-        return {"ok": self.exit_code == 0, "hooks_dir": str(self.dirs.effective), "default_dir": str(self.dirs.default),
-                "core_hooks_path": self.dirs.hooks_path, "actions": list(self.actions),
-                "hooks": [vars(h) for h in self.hooks]}  # fmt: skip
+        return {
+            "ok": self.exit_code == 0,
+            "hooks_dir": str(self.dirs.effective),
+            "default_dir": str(self.dirs.default),
+            "core_hooks_path": self.dirs.hooks_path,
+            "actions": list(self.actions),
+            "hooks": [vars(h) for h in self.hooks],
+        }
 
 
 def template_text(hook: str) -> str:
@@ -163,8 +168,11 @@ def install(start: Path) -> HooksReport:
     for hook in HOOK_TYPES:
         target, legacy = dirs.effective / hook, dirs.effective / f"{hook}.legacy"
         if target.exists() and not is_ours(target) and (legacy.exists() or legacy.is_symlink()):
-            raise InputError(f"{target} is another tool's hook and {legacy.name} is already taken; move one of "
-                             "them away, then install again", "hook_conflict")  # fmt: skip
+            raise InputError(
+                f"{target} is another tool's hook and {legacy.name} is already taken; move one of "
+                "them away, then install again",
+                "hook_conflict",
+            )
     dirs.effective.mkdir(parents=True, exist_ok=True)
     actions = [f"core.hooksPath={dirs.hooks_path} is set: installing into {dirs.effective}"] if dirs.hooks_path else []
     for hook in HOOK_TYPES:

@@ -21,17 +21,25 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.errors import MemzoiError
 
 if TYPE_CHECKING:
-    from git_memzoi.memkeep.api import Entry
-    from git_memzoi.memkeep.api import Store
+    from git_memzoi.memkeep.api import Entry, Store
 
 MEMZOI = ".memzoi/"
 LOCAL = ".memzoi/local/"
 RECORDS = ".memzoi/records/"
 PROPOSALS = ".memzoi/proposals/"
 # content classes that must never reach repo records (vocab.CONTENT_CLASSES minus the repo-safe ones)
-PRIVATE_CLASSES = frozenset({"raw_transcript", "private_personal_data", "screen_or_activity_history",
-                             "private_endpoint", "undisclosed_vulnerability", "unminimized_private_evidence",
-                             "temporary_task_state", "local_only_state"})  # fmt: skip
+PRIVATE_CLASSES = frozenset(
+    {
+        "raw_transcript",
+        "private_personal_data",
+        "screen_or_activity_history",
+        "private_endpoint",
+        "undisclosed_vulnerability",
+        "unminimized_private_evidence",
+        "temporary_task_state",
+        "local_only_state",
+    }
+)
 _IGNORED_RECORD_FILES = ("index.md", "log.md")
 SYMLINK_MODE = 0o120000  # git's file mode of a symlink; its blob is the link's target path
 # Bytes that open a memzoi-managed block (export.begin_marker, agents.START): a cheap test before any decoding.
@@ -88,8 +96,13 @@ def pre_commit(start: Path) -> GuardResult:
     staged = _Staged()
     for path, blob, mode in staged_files:
         if path.startswith(LOCAL):
-            findings.append(Finding(path, "private_local", "files under .memzoi/local/ are private and never "
-                                    "committed; unstage it with `git rm --cached`"))  # fmt: skip
+            findings.append(
+                Finding(
+                    path,
+                    "private_local",
+                    "files under .memzoi/local/ are private and never committed; unstage it with `git rm --cached`",
+                )
+            )
             continue
         in_store = bool(entries_prefix) and path.startswith(entries_prefix)
         if not (path.startswith(MEMZOI) or in_store):
@@ -165,7 +178,9 @@ def projection_findings(path: str, data: bytes) -> list[Finding]:
     from git_memzoi.integrations.agents import END, START
     from git_memzoi.memzoi import export
 
-    closers = {export.begin_marker(fmt): export.end_marker(fmt) for fmt in export.FORMATS if fmt != "okf"} | {START: END}
+    closers = {export.begin_marker(fmt): export.end_marker(fmt) for fmt in export.FORMATS if fmt != "okf"} | {
+        START: END
+    }
     kept: list[str] = []  # the file's lines, blanked outside the blocks so line numbers stay the file's
     closing: str | None = None
     for line in data.decode("utf-8", errors="replace").split("\n"):
@@ -180,15 +195,16 @@ def projection_findings(path: str, data: bytes) -> list[Finding]:
             kept.append(line)
     if not any(kept):
         return []
-    message = ("a memzoi-managed block must not hold a secret; remove it from the record it came from and export "
-               "again (and rotate it if it was real)")  # fmt: skip
+    message = (
+        "a memzoi-managed block must not hold a secret; remove it from the record it came from and export "
+        "again (and rotate it if it was real)"
+    )
     return secret_findings(path, "\n".join(kept).encode("utf-8"), message)
 
 
 def _record_findings(root: Path, path: str, data: bytes) -> list[Finding]:
     from git_memzoi.core.frontmatter import FrontmatterError
-    from git_memzoi.memzoi import okf
-    from git_memzoi.memzoi import record_store
+    from git_memzoi.memzoi import okf, record_store
 
     if len(data) > record_store.MAX_RECORD_BYTES:
         return [Finding(path, "too_large", f"a record is at most {record_store.MAX_RECORD_BYTES} bytes")]
@@ -220,8 +236,11 @@ def _privacy(path: str, kind: str, fields: dict[str, Any]) -> list[Finding]:
     found = []
     sensitivity = fields.get("sensitivity")
     if sensitivity is not None and sensitivity != "repo-safe":
-        found.append(Finding(path, "not_repo_safe", f"{kind} sensitivity is {sensitivity}; only repo-safe "
-                             "memory may be committed"))  # fmt: skip
+        found.append(
+            Finding(
+                path, "not_repo_safe", f"{kind} sensitivity is {sensitivity}; only repo-safe memory may be committed"
+            )
+        )
     content_class = fields.get("content_class")
     if isinstance(content_class, str) and content_class in PRIVATE_CLASSES:
         found.append(Finding(path, "not_repo_safe", f"{kind} content_class {content_class} must stay local"))
@@ -238,8 +257,13 @@ def _packet_findings(path: str, data: bytes) -> list[Finding]:
     except MemzoiError as exc:
         return [Finding(path, "invalid_packet", exc.message)]
     if packet.sensitivity != packets.REPO_SAFE:
-        return [Finding(path, "not_repo_safe", f"packet sensitivity is {packet.sensitivity}; only repo-safe "
-                        "packets may be committed")]  # fmt: skip
+        return [
+            Finding(
+                path,
+                "not_repo_safe",
+                f"packet sensitivity is {packet.sensitivity}; only repo-safe packets may be committed",
+            )
+        ]
     return []
 
 

@@ -16,8 +16,11 @@ from git_memzoi.errors import InputError
 HOOK_TYPES = ("pre-commit", "post-merge", "post-checkout")
 NULL_ID = "0" * 40
 _ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
-_ARGS = {"pre-commit": (0, "no arguments"), "post-merge": (1, "one argument (the squash flag, 0 or 1)"),
-         "post-checkout": (3, "three arguments (previous HEAD, new HEAD, checkout flag)")}  # fmt: skip
+_ARGS = {
+    "pre-commit": (0, "no arguments"),
+    "post-merge": (1, "one argument (the squash flag, 0 or 1)"),
+    "post-checkout": (3, "three arguments (previous HEAD, new HEAD, checkout flag)"),
+}
 
 
 class HookUsageError(InputError):

@@ -21,8 +21,7 @@ from git_memzoi.integrations.hook_events import PostCheckout, PostMerge
 
 if TYPE_CHECKING:
     from git_memzoi.core.gitview import AnchorState
-    from git_memzoi.memkeep.api import Entry
-    from git_memzoi.memkeep.api import StalenessReport
+    from git_memzoi.memkeep.api import Entry, StalenessReport
 
 RANGE_LIMIT = 20_000  # commits between the two HEADs beyond which the old state is not computed
 FOOTER = "Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim."
@@ -106,8 +105,9 @@ def _with_dependencies(ids: set[str], entries: Sequence[Entry]) -> set[str]:
     return wanted
 
 
-def _compute_at(entries: Sequence[Entry], view: Any, old: str, new: str, clock: Any,
-                session: Any) -> StalenessReport | None:  # fmt: skip
+def _compute_at(
+    entries: Sequence[Entry], view: Any, old: str, new: str, clock: Any, session: Any
+) -> StalenessReport | None:
     between = _between(view, old, new)
     if between is None:
         return None

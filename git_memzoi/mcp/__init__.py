@@ -5,5 +5,14 @@ below can be read (``integrate prompt``) without loading the SDK.
 """
 
 # The tools the server registers, in order: build_server registers exactly these (one method each).
-TOOL_NAMES = ("search_memory", "inspect_memory_expiry", "build_context_pack", "propose_memory", "precheck_path",
-              "precheck_action", "precheck_command", "plan_capture_v1", "memory_status")  # fmt: skip
+TOOL_NAMES = (
+    "search_memory",
+    "inspect_memory_expiry",
+    "build_context_pack",
+    "propose_memory",
+    "precheck_path",
+    "precheck_action",
+    "precheck_command",
+    "plan_capture_v1",
+    "memory_status",
+)

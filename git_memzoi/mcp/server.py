@@ -21,8 +21,8 @@ from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, TextContent
 from pydantic import ConfigDict, model_validator
 
-from git_memzoi.core import jsonout
 from git_memzoi import __version__
+from git_memzoi.core import jsonout
 from git_memzoi.errors import MemzoiError
 from git_memzoi.mcp import TOOL_NAMES
 
@@ -31,9 +31,11 @@ __all__ = ["TOOL_NAMES", "build_server", "serve"]
 # Arguments that would make a call write canonical memory or choose an output path (memzoi-spec §8 tool rules).
 MUTATING_ARGUMENTS = frozenset({"apply", "auto_apply", "approve", "review", "output", "output_path", "out"})
 CAPTURE_PROFILE = "markdown-deterministic"
-INSTRUCTIONS = ("Governed project memory kept in this git repository. Search and precheck before editing; build "
-                "a context pack for a task; propose_memory records a proposal for human review and never applies "
-                "it. Records marked suspect may be stale: verify before relying on them.")  # fmt: skip
+INSTRUCTIONS = (
+    "Governed project memory kept in this git repository. Search and precheck before editing; build "
+    "a context pack for a task; propose_memory records a proposal for human review and never applies "
+    "it. Records marked suspect may be stale: verify before relying on them."
+)
 
 logger = logging.getLogger("git_memzoi.mcp")
 
@@ -95,9 +97,17 @@ class _Server:
         except MemzoiError as exc:
             return _error(exc.code, exc.message)
 
-    def search_memory(self, query: str, scope_kind: str | None = None, scope: str | None = None,
-                      type: str | None = None, memory_type: str | None = None, path: str | None = None,
-                      path_prefix: str | None = None, limit: int = 10) -> CallToolResult:  # fmt: skip
+    def search_memory(
+        self,
+        query: str,
+        scope_kind: str | None = None,
+        scope: str | None = None,
+        type: str | None = None,
+        memory_type: str | None = None,
+        path: str | None = None,
+        path_prefix: str | None = None,
+        limit: int = 10,
+    ) -> CallToolResult:
         """Full-text search over current repository records, best first; suspect records are marked.
 
         Args: query (any text); scope_kind|scope; type|memory_type; path|path_prefix (an ancestor,
@@ -111,8 +121,9 @@ class _Server:
             where = _pick("path", path, path_prefix, "path_prefix")
             if limit < 0:
                 raise ToolFailure("limit must be 0 or more", "bad_limit")
-            return search.search(self._context(), query, scope_kind=kind, memory_type=mtype, path=where,
-                                 limit=limit).to_json()  # fmt: skip
+            return search.search(
+                self._context(), query, scope_kind=kind, memory_type=mtype, path=where, limit=limit
+            ).to_json()
 
         return self.run(body)
 
@@ -122,9 +133,15 @@ class _Server:
 
         return self.run(lambda: workspace.expiry(self._context(), record_id))
 
-    def build_context_pack(self, task: str, path: str | None = None, path_prefix: str | None = None,
-                           token_budget: int | None = None, include_local: bool = False,
-                           include_session: bool = False) -> CallToolResult:  # fmt: skip
+    def build_context_pack(
+        self,
+        task: str,
+        path: str | None = None,
+        path_prefix: str | None = None,
+        token_budget: int | None = None,
+        include_local: bool = False,
+        include_session: bool = False,
+    ) -> CallToolResult:
         """A prompt-ready context pack for a task within a size budget (approx_words, default 400).
 
         Repository records only unless include_local / include_session; suspect records rank last.
@@ -133,17 +150,36 @@ class _Server:
 
         def body() -> dict[str, Any]:
             where = _pick("path", path, path_prefix, "path_prefix")
-            return context_pack.build(self._context(), task, path=where, token_budget=token_budget,
-                                 include_local=include_local, include_session=include_session).to_json()  # fmt: skip
+            return context_pack.build(
+                self._context(),
+                task,
+                path=where,
+                token_budget=token_budget,
+                include_local=include_local,
+                include_session=include_session,
+            ).to_json()
 
         return self.run(body)
 
-    def propose_memory(self, title: str, body: str, type: str | None = None, memory_type: str | None = None,
-                       scope_kind: str | None = None, scope: str | None = None, scope_id: str | None = None,
-                       visibility: str | None = None, sensitivity: str | None = None,
-                       tags: list[str] | None = None, source_kind: str | None = None, source_ref: str | None = None,
-                       confidence: float | None = None, actor: str | None = None, approval_mode: str | None = None,
-                       applies_to: list[str] | None = None) -> CallToolResult:  # fmt: skip
+    def propose_memory(
+        self,
+        title: str,
+        body: str,
+        type: str | None = None,
+        memory_type: str | None = None,
+        scope_kind: str | None = None,
+        scope: str | None = None,
+        scope_id: str | None = None,
+        visibility: str | None = None,
+        sensitivity: str | None = None,
+        tags: list[str] | None = None,
+        source_kind: str | None = None,
+        source_ref: str | None = None,
+        confidence: float | None = None,
+        actor: str | None = None,
+        approval_mode: str | None = None,
+        applies_to: list[str] | None = None,
+    ) -> CallToolResult:
         """Record a memory proposal for review. Never applies: the result always says applied false.
 
         Omitted sensitivity is 'unknown': the proposal stays pending with a validation issue. approval_mode
@@ -155,40 +191,83 @@ class _Server:
         def run() -> dict[str, Any]:
             if approval_mode not in (None, "auto", "manual"):
                 raise ToolFailure("approval_mode must be auto or manual", "invalid_approval_mode")
-            draft = inbox.make_draft(title=title, body=body, type=_pick("type", type, memory_type, "memory_type"),
-                                     scope_kind=_pick("scope_kind", scope_kind, scope, "scope"),
-                                     visibility=visibility, sensitivity=sensitivity, source_kind=source_kind,
-                                     source_ref=source_ref, actor=actor or "mcp",
-                                     applies_to=applies_to or ())  # fmt: skip
-            result = inbox.propose(self._context(draft.actor), draft, memzoi_home=_memzoi_home(),
-                                   override=approval_mode, apply=False)  # fmt: skip
-            issues = [] if draft.sensitivity != "unknown" else [
-                {"code": "sensitivity_unknown", "message": "sensitivity was not given; the proposal stays pending "
-                 "until a reviewer sets it"}]  # fmt: skip
-            ignored = [name for name, value in (("scope_id", scope_id), ("tags", tags), ("confidence", confidence))
-                       if value is not None]  # fmt: skip
+            draft = inbox.make_draft(
+                title=title,
+                body=body,
+                type=_pick("type", type, memory_type, "memory_type"),
+                scope_kind=_pick("scope_kind", scope_kind, scope, "scope"),
+                visibility=visibility,
+                sensitivity=sensitivity,
+                source_kind=source_kind,
+                source_ref=source_ref,
+                actor=actor or "mcp",
+                applies_to=applies_to or (),
+            )
+            result = inbox.propose(
+                self._context(draft.actor), draft, memzoi_home=_memzoi_home(), override=approval_mode, apply=False
+            )
+            issues = (
+                []
+                if draft.sensitivity != "unknown"
+                else [
+                    {
+                        "code": "sensitivity_unknown",
+                        "message": "sensitivity was not given; the proposal stays pending until a reviewer sets it",
+                    }
+                ]
+            )
+            ignored = [
+                name
+                for name, value in (("scope_id", scope_id), ("tags", tags), ("confidence", confidence))
+                if value is not None
+            ]
             warnings = [*result.warnings, *(f"{name} is accepted but not recorded by this version" for name in ignored)]
-            payload = {"type": draft.type, "lane": draft.lane, "title": draft.title, "body": draft.body,
-                       "scope_kind": draft.scope_kind, "visibility": draft.visibility,
-                       "sensitivity": draft.sensitivity, "source_kind": draft.source_kind,
-                       "source_ref": draft.source_ref, "applies_to": list(draft.applies_to),
-                       "actor": draft.actor}  # fmt: skip
+            payload = {
+                "type": draft.type,
+                "lane": draft.lane,
+                "title": draft.title,
+                "body": draft.body,
+                "scope_kind": draft.scope_kind,
+                "visibility": draft.visibility,
+                "sensitivity": draft.sensitivity,
+                "source_kind": draft.source_kind,
+                "source_ref": draft.source_ref,
+                "applies_to": list(draft.applies_to),
+                "actor": draft.actor,
+            }
             proposal = result.proposal
-            return {"ok": True, "proposal_id": proposal.id, "status": proposal.status, "proposal": proposal.as_json(),
-                    "created": result.created, "payload": payload, "validation": {"valid": not issues,
-                    "issues": issues}, "policy": result.policy.to_json(), "auto_approved": result.auto_approved,
-                    "applied": False, "warnings": warnings}  # fmt: skip
+            return {
+                "ok": True,
+                "proposal_id": proposal.id,
+                "status": proposal.status,
+                "proposal": proposal.as_json(),
+                "created": result.created,
+                "payload": payload,
+                "validation": {"valid": not issues, "issues": issues},
+                "policy": result.policy.to_json(),
+                "auto_approved": result.auto_approved,
+                "applied": False,
+                "warnings": warnings,
+            }
 
         return self.run(run)
 
-    def _precheck(self, *, path: str | None = None, action: str | None = None, command: str | None = None,
-                  scope_kind: str | None = None, scope: str | None = None) -> CallToolResult:  # fmt: skip
+    def _precheck(
+        self,
+        *,
+        path: str | None = None,
+        action: str | None = None,
+        command: str | None = None,
+        scope_kind: str | None = None,
+        scope: str | None = None,
+    ) -> CallToolResult:
         from git_memzoi.memzoi import precheck
 
         def body() -> dict[str, Any]:
             kind = _pick("scope_kind", scope_kind, scope, "scope")
-            return precheck.precheck(self._context(), path=path, action=action, command=command,
-                                     scope_kind=kind).to_json()  # fmt: skip
+            return precheck.precheck(
+                self._context(), path=path, action=action, command=command, scope_kind=kind
+            ).to_json()
 
         return self.run(body)
 
@@ -196,18 +275,21 @@ class _Server:
         """The risks, warnings and failed attempts that apply to changing a path, each with its citation."""
         return self._precheck(path=path, scope_kind=scope_kind, scope=scope)
 
-    def precheck_action(self, action: str, path: str | None = None, scope_kind: str | None = None,
-                        scope: str | None = None) -> CallToolResult:  # fmt: skip
+    def precheck_action(
+        self, action: str, path: str | None = None, scope_kind: str | None = None, scope: str | None = None
+    ) -> CallToolResult:
         """The memory warnings that apply to a planned action (in words), optionally at a path."""
         return self._precheck(path=path, action=action, scope_kind=scope_kind, scope=scope)
 
-    def precheck_command(self, command: str, path: str | None = None, scope_kind: str | None = None,
-                         scope: str | None = None) -> CallToolResult:  # fmt: skip
+    def precheck_command(
+        self, command: str, path: str | None = None, scope_kind: str | None = None, scope: str | None = None
+    ) -> CallToolResult:
         """The memory warnings that apply to a command about to run, optionally at a path."""
         return self._precheck(path=path, command=command, scope_kind=scope_kind, scope=scope)
 
-    def plan_capture_v1(self, sources: list[dict[str, Any]], extractor: dict[str, Any],
-                        schema: str = "memzoi/capture-request-v1") -> CallToolResult:  # fmt: skip
+    def plan_capture_v1(
+        self, sources: list[dict[str, Any]], extractor: dict[str, Any], schema: str = "memzoi/capture-request-v1"
+    ) -> CallToolResult:
         """Plan a capture of one markdown file (profile markdown-deterministic, one project_path source).
 
         Read-only: never reviews, applies or saves. A plan whose data class is private is denied (its content
@@ -230,8 +312,9 @@ class _Server:
                 raise ToolFailure("a project_path locator needs a path string", "invalid_request")
             plan = capture_plan.plan(self._context(), path, source_id)
             if plan.get("data_class") == "private":
-                raise ToolFailure("the plan holds private content; run `git memzoi capture plan` locally",
-                                  "private_result_denied")  # fmt: skip
+                raise ToolFailure(
+                    "the plan holds private content; run `git memzoi capture plan` locally", "private_result_denied"
+                )
             return plan
 
         return self.run(body)
@@ -243,7 +326,9 @@ class _Server:
 
         clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None)
         store = os.environ.get("MEMKEEP_STORE") or None
-        return self.run(lambda: api.schema.status_json(api.status(api.Options(start=self.root, store=store, clock=clock))))
+        return self.run(
+            lambda: api.schema.status_json(api.status(api.Options(start=self.root, store=store, clock=clock)))
+        )
 
 
 def _memzoi_home() -> Path:
@@ -266,8 +351,10 @@ def _strict(tool: Tool) -> Tool:
     The SDK reads ``fn_metadata.arg_model`` on each call, so a stricter subclass takes effect as a field swap.
     """
     base = tool.fn_metadata.arg_model
-    namespace = {"model_config": ConfigDict(extra="forbid"),
-                 "_refuse": model_validator(mode="before")(classmethod(lambda cls, data: _refuse_mutation(data)))}
+    namespace = {
+        "model_config": ConfigDict(extra="forbid"),
+        "_refuse": model_validator(mode="before")(classmethod(lambda cls, data: _refuse_mutation(data))),
+    }
     strict = type(base.__name__, (base,), namespace)
     tool.fn_metadata.arg_model = strict
     tool.parameters = strict.model_json_schema(by_alias=True)
@@ -279,8 +366,9 @@ def build_server(project_root: Path, *, watch: bool = False) -> MCPServer:
     non-repository before calling :func:`serve`; each call opens it again); ``watch``: keep a
     file-system watcher so recall skips the freshness walk while nothing changed (:func:`serve` sets it)."""
     impl = _Server(project_root, watch)
-    tools = [_strict(Tool.from_function(getattr(impl, name), name=name, structured_output=False))
-             for name in TOOL_NAMES]  # fmt: skip
+    tools = [
+        _strict(Tool.from_function(getattr(impl, name), name=name, structured_output=False)) for name in TOOL_NAMES
+    ]
     return MCPServer("memzoi", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
 
 

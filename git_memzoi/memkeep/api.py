@@ -28,9 +28,16 @@ if TYPE_CHECKING:  # verify's and lint's modules load only when those commands r
 
 
 # public name → "module" or "module:attribute" inside memkeep, loaded on first use (PEP 562)
-_FACE = {"Entry": "entries:Entry", "Verdict": "staleness:Verdict", "StalenessReport": "staleness:StalenessReport",
-         "lint_entries": "lint:lint", "locate_store": "store:locate", "load_store": "store:load",
-         "store_cache": "store:cache_for", "schema": "schema"}  # fmt: skip
+_FACE = {
+    "Entry": "entries:Entry",
+    "Verdict": "staleness:Verdict",
+    "StalenessReport": "staleness:StalenessReport",
+    "lint_entries": "lint:lint",
+    "locate_store": "store:locate",
+    "load_store": "store:load",
+    "store_cache": "store:cache_for",
+    "schema": "schema",
+}
 
 
 def __getattr__(name: str) -> object:
@@ -127,8 +134,9 @@ def no_cyclic_gc() -> Iterator[None]:
             gc.enable()
 
 
-def report(session: Session, clock: Clock, *, entries: Sequence[Entry] | None = None,
-           repo: object | None = None) -> StalenessReport:  # fmt: skip
+def report(
+    session: Session, clock: Clock, *, entries: Sequence[Entry] | None = None, repo: object | None = None
+) -> StalenessReport:
     """The suspect set of ``session``'s store (memkeep README "How staleness works"), or of other ``entries``
     (default: the loaded ones) against another repository view ``repo`` (default: the session's), e.g. the store
     as it was at an earlier HEAD; unreadable files and the store's settings are the session's."""
@@ -244,11 +252,13 @@ def verify(
     if not entry_id and not all_safe:
         raise InputError("name one entry id, or pass --all-safe", "bad_usage")
     if manual and all_safe:
-        raise InputError("--manual records one entry's out-of-band re-test; it takes an id, not --all-safe",
-                         "bad_usage")  # fmt: skip
+        raise InputError(
+            "--manual records one entry's out-of-band re-test; it takes an id, not --all-safe", "bad_usage"
+        )
     if manual and dry_run:
-        raise InputError("--manual writes the re-test you did; there is nothing to preview (leave out --dry-run)",
-                         "bad_usage")  # fmt: skip
+        raise InputError(
+            "--manual writes the re-test you did; there is nothing to preview (leave out --dry-run)", "bad_usage"
+        )
     session = open_session(options)
     head = session.view.head()  # type: ignore[attr-defined]
     if head is None:
@@ -263,8 +273,10 @@ def verify(
         git_dir = session.view.git_dir  # type: ignore[attr-defined]
         after = Session(session.view, store_mod.load(session.store, store_mod.cache_for(git_dir, session.store)))
         # INDEX.md lists each status: keep it in step when this run changed one (a heal alone changes none)
-        status_changed = any(i.action == "marked_stale" or (i.action == "healed" and e.status == "stale")
-                             for e, i in zip(targets, items, strict=True))  # fmt: skip
+        status_changed = any(
+            i.action == "marked_stale" or (i.action == "healed" and e.status == "stale")
+            for e, i in zip(targets, items, strict=True)
+        )
         if status_changed and session.store.index_path.is_file():
             index_updated = _write_index(after)
         items = _still_suspect(items, options, after)
@@ -280,8 +292,7 @@ def _still_suspect(items: list[VerifyItem], options: Options, after: Session) ->
     left: dict[str, list[str]] = {}
     for verdict in report(after, options.clock).verdicts:
         left.setdefault(verdict.id, []).append(verdict.message)
-    return [replace(i, still_suspect=tuple(left[i.id])) if i.action == "healed" and i.id in left else i
-            for i in items]  # fmt: skip
+    return [replace(i, still_suspect=tuple(left[i.id])) if i.action == "healed" and i.id in left else i for i in items]
 
 
 def _shell() -> Runner:
@@ -308,6 +319,9 @@ def _find(loaded: LoadedStore, entry_id: str) -> Entry:
         raise InputError(f"{broken[0]} cannot be read; run git memkeep lint", "unreadable_entry")
     declared = [e for e in loaded.entries if e.declared_id == entry_id]
     if declared:
-        raise InputError(f"no entry with id {entry_id!r}: {declared[0].path} says id: {entry_id}, but an entry's "
-                         f"id is its file name ({declared[0].id})", "unknown_id")  # fmt: skip
+        raise InputError(
+            f"no entry with id {entry_id!r}: {declared[0].path} says id: {entry_id}, but an entry's "
+            f"id is its file name ({declared[0].id})",
+            "unknown_id",
+        )
     raise InputError(f"no entry with id {entry_id!r}", "unknown_id")

@@ -17,14 +17,28 @@ from typing import Any
 TYPES = ("fact", "gotcha", "recipe", "topology", "model")
 STATUSES = ("verified", "observed", "inferred", "stale", "tombstone")
 RESERVED = (
-    "schema_version", "id", "type", "status", "written_at", "verified_at", "anchor", "scope", "evidence",
-    "ttl_days", "explains", "check", "environment", "predictions", "tombstone_reason", "superseded_by",
-)  # fmt: skip
+    "schema_version",
+    "id",
+    "type",
+    "status",
+    "written_at",
+    "verified_at",
+    "anchor",
+    "scope",
+    "evidence",
+    "ttl_days",
+    "explains",
+    "check",
+    "environment",
+    "predictions",
+    "tombstone_reason",
+    "superseded_by",
+)
 DEFAULT_CHECK_TIMEOUT_S = 120
 CHECK_MAX_TIMEOUT_S = 3600
 
 
-class cached_property:  # noqa: N801 - the functools name, without its per-access lock
+class cached_property:
     """``functools.cached_property`` without the lock Python 3.11 takes on every first access (12 ms over
     1,000 entries in ``git memkeep status``); Python 3.12 dropped that lock itself. The value is stored in the
     instance ``__dict__``, which then shadows this non-data descriptor."""
@@ -149,8 +163,11 @@ class Entry:
             predictions = self.fields.get("predictions")
             if not isinstance(predictions, list):
                 return ()
-            found = (parse_check(p.get("check"), f"prediction {i + 1}") for i, p in enumerate(predictions)
-                     if isinstance(p, dict))  # fmt: skip
+            found = (
+                parse_check(p.get("check"), f"prediction {i + 1}")
+                for i, p in enumerate(predictions)
+                if isinstance(p, dict)
+            )
             return tuple(c for c in found if c is not None)
         check = parse_check(self.fields.get("check"), "check")
         return (check,) if check else ()
@@ -160,8 +177,11 @@ class Entry:
         verify refuses to run an entry's checks while one is malformed, rather than run it with defaults."""
         if self.type == "model":
             predictions = self.fields.get("predictions")
-            found = [(f"predictions[{i}].check", check_problem(p.get("check"))) for i, p in
-                     enumerate(predictions if isinstance(predictions, list) else [], 1) if isinstance(p, dict)]  # fmt: skip
+            found = [
+                (f"predictions[{i}].check", check_problem(p.get("check")))
+                for i, p in enumerate(predictions if isinstance(predictions, list) else [], 1)
+                if isinstance(p, dict)
+            ]
         else:
             found = [("check", check_problem(self.fields.get("check"), required=False))]
         return [(field, problem) for field, problem in found if problem]
@@ -180,7 +200,13 @@ def served(path: str, fields: Mapping[str, Any], body: str, body_line: int, stem
     ``status``'s per-entry time. The result is the same frozen object."""
     entry = _NEW(Entry)
     attrs = entry.__dict__
-    attrs["path"], attrs["fields"], attrs["body"], attrs["body_line"], attrs["stem"] = path, fields, body, body_line, stem
+    attrs["path"], attrs["fields"], attrs["body"], attrs["body_line"], attrs["stem"] = (
+        path,
+        fields,
+        body,
+        body_line,
+        stem,
+    )
     return entry
 
 

@@ -119,8 +119,9 @@ def _with_spelling_hints(entry: Entry, violations: list[Violation]) -> list[Viol
         keys = hints.get(v.field)
         if keys:
             said = ", ".join(repr(k) for k in keys)
-            v = Violation(v.path, v.id, v.field, v.rule, f"{v.message}; unknown field {said} — did you mean "
-                          f"{v.field}?", v.line)  # fmt: skip
+            v = Violation(
+                v.path, v.id, v.field, v.rule, f"{v.message}; unknown field {said} — did you mean {v.field}?", v.line
+            )
         out.append(v)
     return out
 
@@ -163,8 +164,15 @@ def _id_rules(entry: Entry) -> list[Violation]:
     if not _ID.match(value):
         return [_v(entry, "id", "id_format", "id must not contain spaces, '|' or slashes")]
     if value != entry.stem:
-        return [_v(entry, "id", "id_mismatch", f"id {value!r} differs from the file name {entry.stem + '.md'!r}; "
-                   f"status, verify and explains know this entry as {entry.stem!r}")]  # fmt: skip
+        return [
+            _v(
+                entry,
+                "id",
+                "id_mismatch",
+                f"id {value!r} differs from the file name {entry.stem + '.md'!r}; "
+                f"status, verify and explains know this entry as {entry.stem!r}",
+            )
+        ]
     return []
 
 
@@ -196,8 +204,14 @@ def _anchor_rules(entry: Entry) -> list[Violation]:
             return [_v(entry, "anchor", "anchor_required", f"a {entry.status} entry needs the commit it holds at")]
         return []
     if not isinstance(value, str) or not _ANCHOR.match(value):
-        return [_v(entry, "anchor", "anchor_format", "anchor must be a commit id: 7 to 64 lowercase hex digits, "
-                   "quoted when it is all digits")]  # fmt: skip
+        return [
+            _v(
+                entry,
+                "anchor",
+                "anchor_format",
+                "anchor must be a commit id: 7 to 64 lowercase hex digits, quoted when it is all digits",
+            )
+        ]
     return []
 
 
@@ -205,8 +219,14 @@ def _scope_rules(entry: Entry) -> list[Violation]:
     value = entry.fields.get("scope")
     if value is None or value == []:
         if entry.is_live:
-            return [_v(entry, "scope", "scope_required", "scope lists what would have to change for the claim "
-                       "to become wrong; it must not be empty")]  # fmt: skip
+            return [
+                _v(
+                    entry,
+                    "scope",
+                    "scope_required",
+                    "scope lists what would have to change for the claim to become wrong; it must not be empty",
+                )
+            ]
         return []
     if not isinstance(value, list):
         return [_v(entry, "scope", "scope_type", "scope must be a list of glob patterns")]
@@ -233,8 +253,15 @@ def _unmatched(entries: Sequence[Entry], found: Sequence[Violation], tracked: Co
         if not entry.is_live or entry.path in reported or not entry.scope:
             continue
         if not index.select(entry.scope) - {entry.path}:
-            out.append(_v(entry, "scope", "scope_unmatched", "scope matches no tracked file (renamed or deleted?), "
-                          "so no change can flag this claim; point it at the files the claim is about"))  # fmt: skip
+            out.append(
+                _v(
+                    entry,
+                    "scope",
+                    "scope_unmatched",
+                    "scope matches no tracked file (renamed or deleted?), "
+                    "so no change can flag this claim; point it at the files the claim is about",
+                )
+            )
     return out
 
 
@@ -297,8 +324,9 @@ def _status_rules(entry: Entry) -> list[Violation]:
         return []
     reason, successor = entry.fields.get("tombstone_reason"), entry.fields.get("superseded_by")
     if not (isinstance(reason, str) and reason.strip()) and not (isinstance(successor, str) and successor):
-        return [_v(entry, "tombstone_reason", "tombstone_reason", "a tombstone says why: tombstone_reason or "
-                   "superseded_by")]  # fmt: skip
+        return [
+            _v(entry, "tombstone_reason", "tombstone_reason", "a tombstone says why: tombstone_reason or superseded_by")
+        ]
     return []
 
 
@@ -308,7 +336,9 @@ def _claim_rules(entry: Entry, size: int | None) -> list[Violation]:
     if not claim:
         out.append(_v(entry, "body", "claim_missing", "the body's first non-empty line must state the claim"))
     elif len(claim) > CLAIM_MAX_CHARS:
-        out.append(_v(entry, "body", "claim_length", f"the claim is {len(claim)} characters; at most {CLAIM_MAX_CHARS}"))
+        out.append(
+            _v(entry, "body", "claim_length", f"the claim is {len(claim)} characters; at most {CLAIM_MAX_CHARS}")
+        )
     if size is not None and size > ENTRY_MAX_BYTES:
         out.append(_v(entry, "file", "size_cap", f"the entry is {size} bytes; at most {ENTRY_MAX_BYTES}"))
     return out

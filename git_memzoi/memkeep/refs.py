@@ -16,8 +16,48 @@ import re
 _FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
 _INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
 _EXTENSIONS = frozenset(
-    "md py pyi ts tsx js jsx mjs cjs json yml yaml toml txt cfg ini sh bash rs go c h cc cpp hpp java kt rb "
-    "php cs swift lock html css scss sql proto xml gradle mk".split()
+    [
+        "md",
+        "py",
+        "pyi",
+        "ts",
+        "tsx",
+        "js",
+        "jsx",
+        "mjs",
+        "cjs",
+        "json",
+        "yml",
+        "yaml",
+        "toml",
+        "txt",
+        "cfg",
+        "ini",
+        "sh",
+        "bash",
+        "rs",
+        "go",
+        "c",
+        "h",
+        "cc",
+        "cpp",
+        "hpp",
+        "java",
+        "kt",
+        "rb",
+        "php",
+        "cs",
+        "swift",
+        "lock",
+        "html",
+        "css",
+        "scss",
+        "sql",
+        "proto",
+        "xml",
+        "gradle",
+        "mk",
+    ]
 )
 _FORBIDDEN = re.compile(r"[*?\[\]{}<>|$`\"'=;&()!#@,\\]|://|^[-~]|^[A-Za-z]:/|^\.\.?/?$")
 _LINE_SUFFIX = re.compile(r"(?<=[^:\s]):\d+(?:[-:]\d+)*$")

@@ -202,10 +202,16 @@ def verify_json(result: VerifyResult) -> VerifyJson:
                 "reasons": list(i.reasons),
                 "still_suspect": list(i.still_suspect),
                 "checks": [
-                    {"label": r.check.label, "run": r.check.run, "outcome": r.outcome.value,
-                     "exit_code": r.exit_code, "duration_ms": r.duration_ms, "output": r.output}
+                    {
+                        "label": r.check.label,
+                        "run": r.check.run,
+                        "outcome": r.outcome.value,
+                        "exit_code": r.exit_code,
+                        "duration_ms": r.duration_ms,
+                        "output": r.output,
+                    }
                     for r in i.results
-                ],  # fmt: skip
+                ],
             }
             for i in result.items
         ],

@@ -254,8 +254,12 @@ class _Scopes:
         return tuple(notes), combine(parts) if parts else frozenset()
 
 
-def _anchor_and_scope(entry: Entry, anchor: str | None, history: _History, selected: frozenset[str],
-                      ) -> Verdict | None:  # fmt: skip
+def _anchor_and_scope(
+    entry: Entry,
+    anchor: str | None,
+    history: _History,
+    selected: frozenset[str],
+) -> Verdict | None:
     """The anchor_unreachable or scope_hit verdict of ``entry`` (they exclude each other), else ``None``;
     ``anchor`` is its anchor field when that is a non-empty string."""
     if anchor is None:
@@ -354,17 +358,38 @@ def _unchecked(entry: Entry, scope_problems: tuple[str, ...]) -> list[Unchecked]
     out = [Unchecked(entry.id, entry.path, "scope", message) for message in scope_problems]
     fields = entry.fields
     explains = fields.get("explains")
-    if explains is not None and not isinstance(explains, str) and \
-            not (isinstance(explains, list) and all(isinstance(x, str) for x in explains)):  # fmt: skip
-        out.append(Unchecked(entry.id, entry.path, "explains",
-                             "explains is not a list of entry ids: its dependencies are not all followed"))  # fmt: skip
+    if (
+        explains is not None
+        and not isinstance(explains, str)
+        and not (isinstance(explains, list) and all(isinstance(x, str) for x in explains))
+    ):
+        out.append(
+            Unchecked(
+                entry.id,
+                entry.path,
+                "explains",
+                "explains is not a list of entry ids: its dependencies are not all followed",
+            )
+        )
     ttl = fields.get("ttl_days")
     if ttl is None:
         return out
     if entry.ttl_days is None:
-        out.append(Unchecked(entry.id, entry.path, "ttl_days",
-                             f"ttl_days {ttl!r} is not a positive whole number: the claim never expires"))  # fmt: skip
+        out.append(
+            Unchecked(
+                entry.id,
+                entry.path,
+                "ttl_days",
+                f"ttl_days {ttl!r} is not a positive whole number: the claim never expires",
+            )
+        )
     elif entry.verified_at is None:
-        out.append(Unchecked(entry.id, entry.path, "ttl_days",
-                             "no valid verified_at or written_at date, so ttl_days cannot expire the claim"))  # fmt: skip
+        out.append(
+            Unchecked(
+                entry.id,
+                entry.path,
+                "ttl_days",
+                "no valid verified_at or written_at date, so ttl_days cannot expire the claim",
+            )
+        )
     return out

@@ -163,9 +163,11 @@ def _parse_config(path: Path) -> StoreConfig:
     store_dir = data.get("store_dir", DEFAULT_STORE_DIR)
     referential = data.get("referential_check", False)
     siblings = data.get("siblings", {})
-    for name, value, ok, want in (("store_dir", store_dir, isinstance(store_dir, str), "a folder name"),
-                                  ("referential_check", referential, isinstance(referential, bool), "true or false"),
-                                  ("siblings", siblings, isinstance(siblings, dict), "a mapping")):  # fmt: skip
+    for name, value, ok, want in (
+        ("store_dir", store_dir, isinstance(store_dir, str), "a folder name"),
+        ("referential_check", referential, isinstance(referential, bool), "true or false"),
+        ("siblings", siblings, isinstance(siblings, dict), "a mapping"),
+    ):
         if not ok:
             raise InputError(f"{path}: {name} must be {want}, not {value!r}", "bad_config")
     return StoreConfig(store_dir, referential, {str(k): str(v) for k, v in siblings.items()}, path)
@@ -292,8 +294,13 @@ def _walk(directory: str, found: list[tuple[str, list[int] | None]]) -> None:
             found.append((item.path, None))
 
 
-def _read_entry(file: str, rel: str, cache: ParseCache, name: str, signature: list[int] | None,
-                ) -> Entry | Unreadable:  # fmt: skip
+def _read_entry(
+    file: str,
+    rel: str,
+    cache: ParseCache,
+    name: str,
+    signature: list[int] | None,
+) -> Entry | Unreadable:
     data = _read_regular(file, rel)
     if isinstance(data, Unreadable):
         return data
@@ -318,8 +325,7 @@ def _read_entry(file: str, rel: str, cache: ParseCache, name: str, signature: li
         entry = Entry(rel, fields, doc.body, doc.split.body_start_line, stem)
         if not _cacheable(fields):  # a value the cache does not hold (`!!binary`, `!!set`, a custom tag): not cached
             return entry
-    cache.put(key, fields, offset, name=name, signature=signature, body=entry.body,
-              body_line=entry.body_line)  # fmt: skip
+    cache.put(key, fields, offset, name=name, signature=signature, body=entry.body, body_line=entry.body_line)
     return entry
 
 

@@ -52,8 +52,14 @@ def run(root: Path, *, which: object = shutil.which) -> Report:
     if not layout.records.is_dir():
         checks.append(Check("memory", "fail", "no .memzoi/ here", "run `git memzoi init`"))
         return Report(str(root), tuple(checks))
-    checks += [_records(layout), _packets(layout), _transactions(layout), _index(layout), _privacy(layout),
-               _credentials(layout)]  # fmt: skip
+    checks += [
+        _records(layout),
+        _packets(layout),
+        _transactions(layout),
+        _index(layout),
+        _privacy(layout),
+        _credentials(layout),
+    ]
     return Report(str(root), tuple(checks))
 
 
@@ -62,8 +68,12 @@ def _installation(which: object) -> Check:
     missing = sorted({"git", "git-memzoi", "git-memkeep"} - set(found))
     version = f"git-memzoi {__version__}, Python {platform.python_version()}"
     if missing:
-        return Check("installation", "warn", f"{version}; not on PATH: {', '.join(missing)}",
-                     "put the environment's bin/ folder on PATH so `git memzoi` and hooks find the tools")  # fmt: skip
+        return Check(
+            "installation",
+            "warn",
+            f"{version}; not on PATH: {', '.join(missing)}",
+            "put the environment's bin/ folder on PATH so `git memzoi` and hooks find the tools",
+        )
     return Check("installation", "ok", version)
 
 
@@ -73,8 +83,12 @@ def _records(layout: Layout) -> Check:
     scan = record_store.scan(layout)
     if scan.problems:
         names = ", ".join(p.path for p in scan.problems[:5])
-        return Check("records", "fail", f"{len(scan.problems)} unreadable record file(s): {names}",
-                     "fix or remove them; `git memzoi rebuild --json` lists the reasons")  # fmt: skip
+        return Check(
+            "records",
+            "fail",
+            f"{len(scan.problems)} unreadable record file(s): {names}",
+            "fix or remove them; `git memzoi rebuild --json` lists the reasons",
+        )
     return Check("records", "ok", f"{len(scan.records)} canonical record(s) readable")
 
 
@@ -95,8 +109,12 @@ def _transactions(layout: Layout) -> Check:
     left = lifecycle.pending_transactions(layout)
     if left:
         ops = ", ".join(sorted({t.operation for t in left}))
-        return Check("transactions", "warn", f"{len(left)} interrupted operation(s) left ({ops})",
-                     "the next write command rolls them back; or run any lifecycle command now")  # fmt: skip
+        return Check(
+            "transactions",
+            "warn",
+            f"{len(left)} interrupted operation(s) left ({ops})",
+            "the next write command rolls them back; or run any lifecycle command now",
+        )
     return Check("transactions", "ok", "no interrupted operation")
 
 
@@ -107,8 +125,12 @@ def _index(layout: Layout) -> Check:
     if state == "missing":
         return Check("index", "warn", "the derived search index is not built", "run `git memzoi rebuild`")
     if state == "stale":
-        return Check("index", "warn", "record files changed since the index was last refreshed",
-                     "the next search refreshes it; `git memzoi rebuild` forces it")  # fmt: skip
+        return Check(
+            "index",
+            "warn",
+            "record files changed since the index was last refreshed",
+            "the next search refreshes it; `git memzoi rebuild` forces it",
+        )
     return Check("index", "ok", "the derived search index matches the files")
 
 
@@ -118,11 +140,19 @@ def _privacy(layout: Layout) -> Check:
     view = Pygit2RepoView(layout.root)
     tracked = view.tracked_under(".memzoi/local")
     if tracked:
-        return Check("privacy", "fail", f"git tracks {len(tracked)} private file(s) under .memzoi/local/: "
-                     + ", ".join(tracked[:5]), "git rm --cached -r .memzoi/local  (then commit)")  # fmt: skip
+        return Check(
+            "privacy",
+            "fail",
+            f"git tracks {len(tracked)} private file(s) under .memzoi/local/: " + ", ".join(tracked[:5]),
+            "git rm --cached -r .memzoi/local  (then commit)",
+        )
     if layout.local.exists() and not view.is_ignored(".memzoi/local/x"):
-        return Check("privacy", "fail", ".memzoi/local/ is not ignored by git",
-                     "run `git memzoi init --force` to restore .memzoi/.gitignore")  # fmt: skip
+        return Check(
+            "privacy",
+            "fail",
+            ".memzoi/local/ is not ignored by git",
+            "run `git memzoi init --force` to restore .memzoi/.gitignore",
+        )
     return Check("privacy", "ok", ".memzoi/local/ is ignored and untracked")
 
 
@@ -130,8 +160,8 @@ def _credentials(layout: Layout) -> Check:
     """Git-visible memory files (records, proposal packets, exports) holding a credential: a hand-edited file, or
     one pulled from a commit made with ``--no-verify``. The pre-commit guard's credential rules; fail, as a
     privacy breach."""
-    from git_memzoi.memzoi.records.store import markdown_files
     from git_memzoi.memzoi.records.secrets import first_in_files
+    from git_memzoi.memzoi.records.store import markdown_files
 
     files = []
     for folder in (layout.records, layout.base / "proposals", layout.base / "exports"):
@@ -143,6 +173,10 @@ def _credentials(layout: Layout) -> Check:
     hits = first_in_files(files)
     if hits:
         named = ", ".join(f"{rel} line {f.line} ({f.rule})" for rel, f in hits[:5])
-        return Check("credentials", "fail", f"{len(hits)} memory file(s) hold a credential (not printed): {named}",
-                     "remove it from the file (and rotate it if it was real; git history may still hold it)")
+        return Check(
+            "credentials",
+            "fail",
+            f"{len(hits)} memory file(s) hold a credential (not printed): {named}",
+            "remove it from the file (and rotate it if it was real; git history may still hold it)",
+        )
     return Check("credentials", "ok", f"no credential in {len(files)} git-visible memory file(s)")

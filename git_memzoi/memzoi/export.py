@@ -30,8 +30,8 @@ from git_memzoi.memzoi.records import vocab
 from git_memzoi.memzoi.records.okf import Record, format_confidence
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi.workspace import Workspace
     from git_memzoi.memzoi.layout import Layout
+    from git_memzoi.memzoi.workspace import Workspace
 
 FORMATS = ("okf", "agents-md", "claude-md")
 PROJECTED_TYPES = ("procedure", "decision", "warning", "risk")
@@ -82,10 +82,16 @@ class ExportResult:
 
     def to_json(self) -> dict[str, Any]:
         """The ``export --json`` object."""
-        return {"ok": True, "format": self.format, "scope_kind": self.scope_kind, "record_count": len(self.records),
-                "records": list(self.records), "skipped_private": self.skipped_private,
-                "files": [{"path": f.path, "action": f.action} for f in self.files],
-                "unreadable": list(self.unreadable)}  # fmt: skip
+        return {
+            "ok": True,
+            "format": self.format,
+            "scope_kind": self.scope_kind,
+            "record_count": len(self.records),
+            "records": list(self.records),
+            "skipped_private": self.skipped_private,
+            "files": [{"path": f.path, "action": f.action} for f in self.files],
+            "unreadable": list(self.unreadable),
+        }
 
 
 # ------------------------------------------------------------------------------------------------ selection
@@ -94,8 +100,8 @@ class ExportResult:
 def select(layout: Layout, scope_kind: str, now: Any) -> tuple[list[Record], int, list[str]]:
     """Current, non-private records of ``scope_kind`` in export order; also the private count skipped and the
     record files that could not be read."""
-    from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.records import retention
+    from git_memzoi.memzoi.records import store as record_store
 
     scan = record_store.scan(layout)
     chosen: list[Record] = []
@@ -134,16 +140,33 @@ def render_okf(record: Record) -> str:
     """One record as an okf projection file (memzoi-spec.md §7 key order; every value double-quoted)."""
     from git_memzoi.core.hashing import content_hash
 
-    pairs: list[tuple[str, Any]] = [("id", record.id), ("type", record.type), ("lane", record.lane),
-                                    ("scope_kind", record.scope)]  # fmt: skip
+    pairs: list[tuple[str, Any]] = [
+        ("id", record.id),
+        ("type", record.type),
+        ("lane", record.lane),
+        ("scope_kind", record.scope),
+    ]
     if record.scope_id:
         pairs.append(("scope_id", record.scope_id))
-    pairs += [("visibility", record.visibility), ("status", record.status),
-              ("confidence", format_confidence(record.confidence))]  # fmt: skip
-    pairs += [(k, v) for k, v in (("source_kind", record.source), ("source_ref", record.source_ref),
-                                  ("proposal_id", record.proposal_id)) if v is not None]  # fmt: skip
-    pairs += [("content_hash", content_hash(record.body.strip().encode("utf-8")).removeprefix("blake3:")),
-              ("created_at", record.timestamp), ("updated_at", record.updated_at)]  # fmt: skip
+    pairs += [
+        ("visibility", record.visibility),
+        ("status", record.status),
+        ("confidence", format_confidence(record.confidence)),
+    ]
+    pairs += [
+        (k, v)
+        for k, v in (
+            ("source_kind", record.source),
+            ("source_ref", record.source_ref),
+            ("proposal_id", record.proposal_id),
+        )
+        if v is not None
+    ]
+    pairs += [
+        ("content_hash", content_hash(record.body.strip().encode("utf-8")).removeprefix("blake3:")),
+        ("created_at", record.timestamp),
+        ("updated_at", record.updated_at),
+    ]
     if record.supersedes:
         pairs.append(("supersedes_id", record.supersedes))
     lines = ["---", *(f"{k}: {_quote(v)}" for k, v in pairs)]
@@ -157,9 +180,12 @@ def render_projection(records: Sequence[Record], fmt: str, *, level: int = 1) ->
     """The agents-md / claude-md projection as lines, without the generated-file marker. ``level`` is the depth
     of its title heading (records one deeper): 1 for the standalone file, 2 inside a user's file."""
     heading = "#" * level
-    lines = [f"{heading} Memzoi Projection for {TARGET_NAME[fmt]}", "",
-             f"This {'file' if level == 1 else 'section'} is generated from active canonical memory records.",
-             ""]  # fmt: skip
+    lines = [
+        f"{heading} Memzoi Projection for {TARGET_NAME[fmt]}",
+        "",
+        f"This {'file' if level == 1 else 'section'} is generated from active canonical memory records.",
+        "",
+    ]
     for record in records:
         if record.type not in PROJECTED_TYPES:
             continue
@@ -203,8 +229,10 @@ def splice(existing: bytes | None, fmt: str, projection: Sequence[str]) -> tuple
             prefix += newline
         return (prefix + block).encode("utf-8"), "appended"
     if len(begins) != 1 or len(ends) != 1 or ends[0] < begins[0]:
-        raise MarkerError(f"the target file must hold exactly one {fmt} begin marker line followed by one end "
-                          f"marker line (found {len(begins)} begin, {len(ends)} end); fix or remove them")  # fmt: skip
+        raise MarkerError(
+            f"the target file must hold exactly one {fmt} begin marker line followed by one end "
+            f"marker line (found {len(begins)} begin, {len(ends)} end); fix or remove them"
+        )
     new = "".join(lines[: begins[0]]) + block + "".join(lines[ends[0] + 1 :])
     data = new.encode("utf-8")
     return data, "unchanged" if data == existing else "replaced"
@@ -239,8 +267,9 @@ def check_target(layout: Layout, target: str) -> Path:
             st = os.lstat(current)
         except FileNotFoundError:
             if n < len(parts) - 1:
-                raise InputError(f"--file {target!r}: folder {'/'.join(parts[: n + 1])} does not exist",
-                                 "unsafe_target") from None  # fmt: skip
+                raise InputError(
+                    f"--file {target!r}: folder {'/'.join(parts[: n + 1])} does not exist", "unsafe_target"
+                ) from None
             return current
         if stat.S_ISLNK(st.st_mode):
             raise InputError(f"--file {target!r}: {'/'.join(parts[: n + 1])} is a symlink", "unsafe_target")
@@ -276,8 +305,8 @@ def export(ws: Workspace, fmt: str, *, scope_kind: str = "repo", target: str | N
             rule named, never the value). Nothing is written then.
         MarkerError: the target's markers are broken (nothing written).
     """
-    from git_memzoi.memzoi.records import events
     from git_memzoi.memzoi.proposals import lifecycle
+    from git_memzoi.memzoi.records import events
 
     if fmt not in FORMATS:
         raise InputError(f"format must be one of {', '.join(FORMATS)}", "invalid_format")
@@ -296,9 +325,19 @@ def export(ws: Workspace, fmt: str, *, scope_kind: str = "repo", target: str | N
         else:
             path = _real_dir(layout, export_dir(layout)) / f"{TARGET_NAME[fmt][: -len('.md')]}.memory.md"
             files = [_write(layout, path, standalone(records, fmt).encode("utf-8"))]
-        events.append(layout, "memory.exported", ws.actor, ws.clock.now(), {
-            "format": fmt, "scope_kind": scope_kind, "record_count": len(records), "skipped_private": private,
-            "written": sum(f.action not in ("unchanged",) for f in files)})  # fmt: skip
+        events.append(
+            layout,
+            "memory.exported",
+            ws.actor,
+            ws.clock.now(),
+            {
+                "format": fmt,
+                "scope_kind": scope_kind,
+                "record_count": len(records),
+                "skipped_private": private,
+                "written": sum(f.action not in ("unchanged",) for f in files),
+            },
+        )
     return ExportResult(fmt, scope_kind, tuple(r.id for r in records), private, tuple(files), tuple(unreadable))
 
 
@@ -325,8 +364,9 @@ def require_clean_records(layout: Layout, records: Sequence[Record]) -> None:
     if hits:
         rel, finding = hits[0]
         record_id = next(r.id for r, (p, _) in zip(records, files, strict=True) if p == rel)
-        raise refusal(f"export refused (nothing written): record {record_id}", f"{rel} line {finding.line}",
-                      finding.rule)  # fmt: skip
+        raise refusal(
+            f"export refused (nothing written): record {record_id}", f"{rel} line {finding.line}", finding.rule
+        )
 
 
 def _write(layout: Layout, path: Path, data: bytes) -> FileChange:

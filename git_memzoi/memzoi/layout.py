@@ -106,8 +106,14 @@ def init(layout: Layout, *, force: bool = False) -> InitResult:
     from git_memzoi.core.atomic import write_bytes_atomic
 
     created: list[str] = []
-    folders = [layout.base, layout.records, layout.pending, layout.resolved("applied"), layout.resolved("rejected"),
-               layout.local]  # fmt: skip
+    folders = [
+        layout.base,
+        layout.records,
+        layout.pending,
+        layout.resolved("applied"),
+        layout.resolved("rejected"),
+        layout.local,
+    ]
     for folder in folders:
         if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
             raise InputError(f"{folder} exists and is not a folder", "bad_layout")
@@ -115,8 +121,7 @@ def init(layout: Layout, *, force: bool = False) -> InitResult:
             folder.mkdir(parents=True)
             created.append(folder.relative_to(layout.root).as_posix() + "/")
     for path, text in ((layout.base / "index.md", INDEX_TEXT), (layout.base / ".gitignore", GITIGNORE_TEXT)):
-        if force or not path.exists():
-            if not path.exists() or path.read_text("utf-8") != text:
-                write_bytes_atomic(path, text.encode("utf-8"))
-                created.append(path.relative_to(layout.root).as_posix())
+        if (force or not path.exists()) and (not path.exists() or path.read_text("utf-8") != text):
+            write_bytes_atomic(path, text.encode("utf-8"))
+            created.append(path.relative_to(layout.root).as_posix())
     return InitResult(layout.root, tuple(created), force)

@@ -37,7 +37,9 @@ def find_root(start: Path) -> Path:
     return worktree_root(start)
 
 
-def open_workspace(start: Path, *, clock: Clock | None = None, actor: str | None = None, initialized: bool = True) -> Workspace:
+def open_workspace(
+    start: Path, *, clock: Clock | None = None, actor: str | None = None, initialized: bool = True
+) -> Workspace:
     """A :class:`Workspace` for the repository around ``start``; with ``initialized``, ``.memzoi/`` must exist.
 
     Raises:
@@ -67,7 +69,7 @@ def expiry(ws: Workspace, record_id: str) -> dict[str, Any]:
     Raises:
         RecordNotFound, RecordError, RetentionError: unknown id, invalid record, invalid retention facts.
     """
-    from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.records import retention
+    from git_memzoi.memzoi.records import store as record_store
 
     return retention.explain(record_store.load(ws.layout, record_id), ws.clock.now())

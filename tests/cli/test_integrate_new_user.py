@@ -28,8 +28,9 @@ def run(repo: Repo, *args: str, input: str | None = None) -> Any:
 
 
 def proc(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([GIT_MEMZOI, *args], cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL,
-                          timeout=60, check=False)  # fmt: skip
+    return subprocess.run(
+        [GIT_MEMZOI, *args], cwd=cwd, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=60, check=False
+    )
 
 
 def files(root: Path) -> list[str]:
@@ -80,8 +81,10 @@ def test_instructions_refuse_an_unclosed_marker(repo: Repo) -> None:
     assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "broken_markers"
     plain = proc(repo.root, "integrate", "instructions", "--profile", "codex")
     assert (plain.returncode, plain.stdout, len(plain.stderr.splitlines())) == (2, "", 1)
-    assert plain.stderr == (f"git-memzoi: error: {path}: the memzoi markers must be one start line followed by one "
-                            "end line (found 1 start, 0 end); fix or remove them, nothing was written\n")  # fmt: skip
+    assert plain.stderr == (
+        f"git-memzoi: error: {path}: the memzoi markers must be one start line followed by one "
+        "end line (found 1 start, 0 end); fix or remove them, nothing was written\n"
+    )
     assert path.read_bytes() == before
 
 
@@ -133,6 +136,13 @@ def test_session_context_is_silent_in_a_memkeep_only_repository(repo: Repo) -> N
     hook_input = json.dumps({"hook_event_name": "SessionStart", "source": "startup"})
     result = run(repo, "integrate", "session-context", input=hook_input)
     assert (result.exit_code, result.stdout, result.stderr) == (0, "", "")
-    done = subprocess.run([GIT_MEMZOI, "integrate", "session-context"], cwd=repo.root, input=hook_input,
-                          capture_output=True, text=True, timeout=60, check=False)  # fmt: skip
+    done = subprocess.run(
+        [GIT_MEMZOI, "integrate", "session-context"],
+        cwd=repo.root,
+        input=hook_input,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert (done.returncode, done.stdout, done.stderr) == (0, "", "")

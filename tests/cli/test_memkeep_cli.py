@@ -26,8 +26,9 @@ STORE = "agent-memory"
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def put(repo: Repo, entry_id: str, *, anchor: str | None, scope: list[str] | None = None, store: str = STORE,
-        **kw: Any) -> Path:  # fmt: skip
+def put(
+    repo: Repo, entry_id: str, *, anchor: str | None, scope: list[str] | None = None, store: str = STORE, **kw: Any
+) -> Path:
     """Write one valid entry into ``store``; return its file."""
     text = entry_text(entry_id, anchor=anchor, scope=scope, **kw)
     if anchor:  # an id of digits only (or digits and one `e`) would load as a YAML number
@@ -195,19 +196,26 @@ def test_bad_directory_and_bad_config(repo: Repo, tmp_path: Path) -> None:
     assert error_code(in_repo(repo, "status", "--json")) == "bad_config"
     repo.write(".memkeep.yml", "store_dir: agent-memory\nreferential_checks: true\n")  # misspelt: not ignored
     result = in_repo(repo, "status")
-    assert (result.exit_code, result.stderr) == (2, f"git-memkeep: error: {repo.root / '.memkeep.yml'}: unknown "
-                                                    "field 'referential_checks' (known: store_dir, "
-                                                    "referential_check, siblings)\n")  # fmt: skip
-    for text, problem in (("store_dir: 5\n", "store_dir must be a folder name, not 5"),
-                          ("siblings: []\n", "siblings must be a mapping, not []"),
-                          ("siblings: ''\n", "siblings must be a mapping, not ''"),
-                          ("- a\n", "the file is not a mapping of keys to values"),
-                          (": x\n", "a key is empty")):  # fmt: skip
+    assert (result.exit_code, result.stderr) == (
+        2,
+        f"git-memkeep: error: {repo.root / '.memkeep.yml'}: unknown "
+        "field 'referential_checks' (known: store_dir, "
+        "referential_check, siblings)\n",
+    )
+    for text, problem in (
+        ("store_dir: 5\n", "store_dir must be a folder name, not 5"),
+        ("siblings: []\n", "siblings must be a mapping, not []"),
+        ("siblings: ''\n", "siblings must be a mapping, not ''"),
+        ("- a\n", "the file is not a mapping of keys to values"),
+        (": x\n", "a key is empty"),
+    ):
         repo.write(".memkeep.yml", text)
         result = in_repo(repo, "status")
         where = repo.root / ".memkeep.yml"
-        assert (result.exit_code, result.stderr) in ((2, f"git-memkeep: error: {where}: {problem}\n"),
-                                                     (2, f"git-memkeep: error: {where}:1: {problem}\n")), text  # fmt: skip
+        assert (result.exit_code, result.stderr) in (
+            (2, f"git-memkeep: error: {where}: {problem}\n"),
+            (2, f"git-memkeep: error: {where}:1: {problem}\n"),
+        ), text
     repo.write(".memkeep.yml", "store_dir: a/b\n")
     assert error_code(in_repo(repo, "status", "--json")) == "bad_store_dir"
     repo.write(".memkeep.yml", "")  # an empty config is the defaults
@@ -308,7 +316,7 @@ def raw_entry(entry_id: str, head: str, claim: str = "A claim that holds.", **fi
     }
     base.update(fields)
     lines = ["---"] + [f"{k}: {v}" if not v.startswith("\n") else f"{k}:{v}" for k, v in base.items() if v is not None]
-    return "\n".join(lines + ["---", claim, ""])
+    return "\n".join([*lines, "---", claim, ""])
 
 
 def _lint_store(repo: Repo, files: dict[str, str], *, index: bool = True) -> dict[str, Any]:
@@ -327,17 +335,26 @@ LINT_CASES: dict[str, list[dict[str, Any]]] = {
     "id_mismatch": [{"id": "other-name"}],
     "type_invalid": [{"type": "note"}],
     "status_invalid": [{"status": "fresh"}],
-    "date_invalid": [{"verified_at": "2026-13-01"}, {"written_at": "2026-03-16T09:05:28-06:00"},
-                     {"verified_at": "16/03/2026"}],  # fmt: skip
+    "date_invalid": [
+        {"verified_at": "2026-13-01"},
+        {"written_at": "2026-03-16T09:05:28-06:00"},
+        {"verified_at": "16/03/2026"},
+    ],
     "anchor_required": [{"anchor": None}, {"status": "observed", "anchor": None}],
     "scope_required": [{"scope": None}, {"scope": "[]"}],
     "scope_glob": [{"scope": "\n  - ../outside/**"}, {"scope": "\n  - '!src/a.py'"}, {"scope": "\n  - '#x'"}],
     "evidence_required": [{"evidence": None}, {"status": "observed", "evidence": "''"}],
     "ttl_required": [{"status": "inferred"}],
-    "ttl_cap": [{"status": "inferred", "ttl_days": "31"}, {"ttl_days": "366"},
-                {"status": "observed", "ttl_days": "181"}],  # fmt: skip
-    "model_predictions": [{"type": "model"}, {"predictions": "\n  - claim: x\n    check: 'true'"},
-                          {"type": "model", "predictions": "\n  - check: 'true'"}],  # fmt: skip
+    "ttl_cap": [
+        {"status": "inferred", "ttl_days": "31"},
+        {"ttl_days": "366"},
+        {"status": "observed", "ttl_days": "181"},
+    ],
+    "model_predictions": [
+        {"type": "model"},
+        {"predictions": "\n  - claim: x\n    check: 'true'"},
+        {"type": "model", "predictions": "\n  - check: 'true'"},
+    ],
     "tombstone_reason": [{"status": "tombstone"}],
     "explains_target": [{"explains": "\n  - nobody"}],
     "claim_length": [{"__claim__": "x" * 141}],
@@ -345,9 +362,10 @@ LINT_CASES: dict[str, list[dict[str, Any]]] = {
 
 
 @pytest.mark.parametrize(
-    ("rule", "fields"), [(rule, f) for rule, cases in LINT_CASES.items() for f in cases],
+    ("rule", "fields"),
+    [(rule, f) for rule, cases in LINT_CASES.items() for f in cases],
     ids=[f"{rule}-{i}" for rule, cases in LINT_CASES.items() for i in range(len(cases))],
-)  # fmt: skip
+)
 def test_lint_rule(repo: Repo, rule: str, fields: dict[str, Any]) -> None:
     head = repo.commit_paths("base", {"src/a.py": "a\n"})
     fields = dict(fields)
@@ -366,11 +384,20 @@ def test_lint_clean_baseline_and_boundaries(repo: Repo) -> None:
         "inferred-30": raw_entry("inferred-30", head, status="inferred", ttl_days="30", anchor=None, evidence=None),
         "tomb": raw_entry("tomb", head, status="tombstone", tombstone_reason="replaced by plain", scope=None),
         "tomb2": raw_entry("tomb2", head, status="tombstone", superseded_by="plain"),
-        "model": raw_entry("model", head, type="model",
-                           predictions="\n  - claim: a holds\n    check: {run: 'true', safe: true, timeout_s: 60}"),
-        "user": raw_entry("user", head, explains="\n  - plain\n  - model", check="'true'",
-                          extra_field="agents may add their own fields"),
-    }  # fmt: skip
+        "model": raw_entry(
+            "model",
+            head,
+            type="model",
+            predictions="\n  - claim: a holds\n    check: {run: 'true', safe: true, timeout_s: 60}",
+        ),
+        "user": raw_entry(
+            "user",
+            head,
+            explains="\n  - plain\n  - model",
+            check="'true'",
+            extra_field="agents may add their own fields",
+        ),
+    }
     data = _lint_store(repo, files)
     assert data["violations"] == []
     assert data["summary"] == {"entries": 8, "violations": 0}
@@ -388,8 +415,14 @@ def test_lint_flags_a_scope_left_behind_by_a_rename(repo: Repo) -> None:
     repo.commit("rename the pool")
     data = as_json(in_repo(repo, "lint", "--json"))
     assert [(v["id"], v["field"], v["rule"], v["message"]) for v in data["violations"]] == [
-        ("pool-size", "scope", "scope_unmatched", "scope matches no tracked file (renamed or deleted?), so no change "
-         "can flag this claim; point it at the files the claim is about")]  # fmt: skip
+        (
+            "pool-size",
+            "scope",
+            "scope_unmatched",
+            "scope matches no tracked file (renamed or deleted?), so no change "
+            "can flag this claim; point it at the files the claim is about",
+        )
+    ]
 
 
 def test_lint_explains_cycle(repo: Repo) -> None:
@@ -463,7 +496,8 @@ def test_lint_names_a_symlinked_entry_and_a_symlinked_folder(repo: Repo, tmp_pat
     data = as_json(in_repo(repo, "lint", "--json"))
     assert [(v["rule"], v["path"], v["message"]) for v in data["violations"] if v["rule"] == "parse"] == [
         ("parse", f"{STORE}/entries/linked.md", "a symlink; entries must be regular files"),
-        ("parse", f"{STORE}/entries/more", "a symlink; entries must be regular files")]  # fmt: skip
+        ("parse", f"{STORE}/entries/more", "a symlink; entries must be regular files"),
+    ]
 
 
 def test_lint_nfd_named_entry_file(repo: Repo) -> None:
@@ -607,9 +641,12 @@ def test_verify_all_safe_runs_only_safe_checks_of_suspect_entries(base: Repo, tm
     dry = in_repo(base, "verify", "--all-safe", "--dry-run", "--json")
     assert dry.exit_code == 1  # a dry run that previews suspects exits 1
     assert {i["id"]: i["action"] for i in as_json(dry)["items"]} == {
-        "bare-string": "skipped", "no-check": "skipped", "safe-fail": "would_run", "safe-hit": "would_run",
+        "bare-string": "skipped",
+        "no-check": "skipped",
+        "safe-fail": "would_run",
+        "safe-hit": "would_run",
         "unsafe-hit": "skipped",
-    }  # fmt: skip
+    }
     assert list(marks.iterdir()) == []
     assert {p.name: p.read_bytes() for p in (base.root / STORE / "entries").iterdir()} == files
     text = in_repo(base, "verify", "--all-safe", "--dry-run")
@@ -618,9 +655,12 @@ def test_verify_all_safe_runs_only_safe_checks_of_suspect_entries(base: Repo, tm
     result = in_repo(base, "verify", "--all-safe", "--json")
     assert result.exit_code == 1  # safe-fail failed
     assert {i["id"]: i["action"] for i in as_json(result)["items"]} == {
-        "bare-string": "skipped", "no-check": "skipped", "safe-fail": "marked_stale", "safe-hit": "healed",
+        "bare-string": "skipped",
+        "no-check": "skipped",
+        "safe-fail": "marked_stale",
+        "safe-hit": "healed",
         "unsafe-hit": "skipped",
-    }  # fmt: skip
+    }
     assert sorted(p.name for p in marks.iterdir()) == ["safe-fail", "safe-hit"]
     assert (base.root / STORE / "entries" / "safe-clean.md").read_bytes() == files["safe-clean.md"]
     status = as_json(in_repo(base, "status", "--json"))
@@ -650,8 +690,9 @@ def test_verify_manual_heals_without_running(base: Repo, tmp_path: Path) -> None
     assert [(i["action"], i["checks"]) for i in as_json(result)["items"]] == [("healed", [])]
     assert not mark.exists()
     assert [new for _, new in _lines_changed(before, path.read_bytes())] == [
-        b"verified_at: 2026-11-30  # last confirmed", f"anchor: {base.head()}".encode(),
-    ]  # fmt: skip
+        b"verified_at: 2026-11-30  # last confirmed",
+        f"anchor: {base.head()}".encode(),
+    ]
 
 
 def test_verify_manual_on_entry_without_anchor_appends_it(base: Repo) -> None:
@@ -685,29 +726,39 @@ def test_verify_text_names_the_failing_prediction(base: Repo) -> None:
     put(base, "model", anchor=base.first, scope=["src/**"], entry_type="model", extra=predictions)  # type: ignore[attr-defined]
     result = in_repo(base, "verify", "model")
     assert result.exit_code == 1
-    assert result.stdout.splitlines()[:2] == ["marked_stale  model  a check failed: marked stale",
-                                              "    prediction 2: fail (exit 1): test -f src/z.py"]  # fmt: skip
+    assert result.stdout.splitlines()[:2] == [
+        "marked_stale  model  a check failed: marked stale",
+        "    prediction 2: fail (exit 1): test -f src/z.py",
+    ]
 
 
-@pytest.mark.parametrize(("timeout", "problem"), [
-    ('"1"', "timeout_s must be a whole number of seconds, 1 to 3600"),
-    ("1.5", "timeout_s must be a whole number of seconds, 1 to 3600"),
-    ("0", "timeout_s must be a whole number of seconds, 1 to 3600"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("timeout", "problem"),
+    [
+        ('"1"', "timeout_s must be a whole number of seconds, 1 to 3600"),
+        ("1.5", "timeout_s must be a whole number of seconds, 1 to 3600"),
+        ("0", "timeout_s must be a whole number of seconds, 1 to 3600"),
+    ],
+)
 def test_verify_never_runs_a_malformed_check(base: Repo, timeout: str, problem: str, tmp_path: Path) -> None:
     marker = tmp_path / "ran"
-    path = base.write(f"{STORE}/entries/subject.md",
-                      _verify_entry(base.first, f"{{run: 'touch {marker}', safe: true, timeout_s: {timeout}}}"))  # type: ignore[attr-defined]  # fmt: skip
+    path = base.write(
+        f"{STORE}/entries/subject.md",
+        _verify_entry(base.first, f"{{run: 'touch {marker}', safe: true, timeout_s: {timeout}}}"),
+    )  # type: ignore[attr-defined]
     before = path.read_bytes()
     result = in_repo(base, "verify", "subject", "--json")
     assert (result.exit_code, error_code(result)) == (2, "check_format")
     assert result.stderr == f"git-memkeep: error: subject: check: {problem}; nothing was run (see git memkeep lint)\n"
     batch = in_repo(base, "verify", "--all-safe", "--json")
     assert [(i["id"], i["action"], i["message"]) for i in as_json(batch)["items"]] == [
-        ("subject", "skipped", f"its check is malformed ({problem}); see git memkeep lint")]
+        ("subject", "skipped", f"its check is malformed ({problem}); see git memkeep lint")
+    ]
     assert not marker.exists() and path.read_bytes() == before
     lint = as_json(in_repo(base, "lint", "--json"))
-    assert [(v["rule"], v["message"]) for v in lint["violations"] if v["id"] == "subject"] == [("check_format", problem)]
+    assert [(v["rule"], v["message"]) for v in lint["violations"] if v["id"] == "subject"] == [
+        ("check_format", problem)
+    ]
 
 
 def test_a_heal_that_changes_no_status_leaves_index_alone(base: Repo) -> None:
@@ -734,8 +785,10 @@ def test_verify_errors(base: Repo) -> None:
     assert error_code(in_repo(base, "verify", "no-check", "--all-safe", "--json")) == "bad_usage"
     assert error_code(in_repo(base, "verify", "--all-safe", "--manual", "--json")) == "bad_usage"
     dry = in_repo(base, "verify", "no-check", "--manual", "--dry-run")
-    assert (dry.exit_code, dry.stderr) == (2, "git-memkeep: error: --manual writes the re-test you did; there is "
-                                              "nothing to preview (leave out --dry-run)\n")  # fmt: skip
+    assert (dry.exit_code, dry.stderr) == (
+        2,
+        "git-memkeep: error: --manual writes the re-test you did; there is nothing to preview (leave out --dry-run)\n",
+    )
     text = in_repo(base, "verify", "nobody")
     assert text.exit_code == 2 and "nobody" in text.stderr and text.stdout == ""
 
@@ -760,8 +813,9 @@ def test_index_command(repo: Repo) -> None:
     assert [u["path"] for u in data["unreadable"]] == [f"{STORE}/entries/broken.md"]
     lines = (repo.root / STORE / "INDEX.md").read_text().splitlines()
     assert lines[-2:] == [
-        "a-entry | fact | observed | A claim that holds.", "b-entry | fact | verified | Pipes \\| are escaped.",
-    ]  # fmt: skip
+        "a-entry | fact | observed | A claim that holds.",
+        "b-entry | fact | verified | Pipes \\| are escaped.",
+    ]
     assert as_json(in_repo(repo, "index", "--json"))["changed"] is False
 
 
@@ -772,8 +826,13 @@ def _subprocess(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MEMZOI_TODAY": TODAY}
     proc = subprocess.run(
         [sys.executable, "-c", "from git_memzoi.cli.memkeep import main; main()", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
     assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr
     return proc
 
@@ -816,8 +875,13 @@ def test_console_script_when_installed(base: Repo) -> None:
         pytest.skip("git-memkeep console script not installed")
     assert subprocess.run([exe, "--help"], capture_output=True, check=False).returncode == 0
     put(base, "hit", anchor=base.first, scope=["src/**"])  # type: ignore[attr-defined]
-    proc = subprocess.run([exe, "-C", str(base.root), "status"], capture_output=True, text=True, check=False,
-                          env={**os.environ, "MEMZOI_TODAY": TODAY})  # fmt: skip
+    proc = subprocess.run(
+        [exe, "-C", str(base.root), "status"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "MEMZOI_TODAY": TODAY},
+    )
     assert proc.returncode == 1 and "hit" in proc.stdout
 
 
@@ -833,8 +897,9 @@ def test_verify_keeps_bom_and_crlf(base: Repo) -> None:
     assert after.startswith(b"\xef\xbb\xbf---\r\n")
     assert after.count(b"\r\n") == before.count(b"\r\n") and after.count(b"\n") == before.count(b"\n")
     assert [new for _, new in _lines_changed(before, after)] == [
-        b"verified_at: 2026-11-30  # last confirmed\r", f"anchor: {base.head()}\r".encode(),
-    ]  # fmt: skip
+        b"verified_at: 2026-11-30  # last confirmed\r",
+        f"anchor: {base.head()}\r".encode(),
+    ]
 
 
 def test_verify_check_gets_entry_environment_not_git_dir(base: Repo) -> None:

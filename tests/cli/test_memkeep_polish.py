@@ -49,9 +49,15 @@ def as_json(result: Any) -> dict[str, Any]:
 def raw(entry_id: str, anchor: str, *, drop: str = "", add: str = "", extra: str = "") -> str:
     """A valid entry's text, with the line of field ``drop`` replaced by ``add``."""
     fields = {
-        "schema_version": "1", "id": entry_id, "type": "fact", "status": "verified", "written_at": "2026-11-01",
-        "anchor": anchor, "scope": "\n  - src/**", "evidence": "|\n  Seen in the code.",
-    }  # fmt: skip
+        "schema_version": "1",
+        "id": entry_id,
+        "type": "fact",
+        "status": "verified",
+        "written_at": "2026-11-01",
+        "anchor": anchor,
+        "scope": "\n  - src/**",
+        "evidence": "|\n  Seen in the code.",
+    }
     lines = ["---"]
     for key, value in fields.items():
         if key == drop:
@@ -234,8 +240,10 @@ def test_usage_errors_are_one_line_pointing_at_dash_h(base: Repo) -> None:
     assert (result.exit_code, result.stdout) == (2, "")
     assert result.stderr == "git-memkeep: error: No such command 'frobnicate'. (see git memkeep -h)\n"
     assert as_json(run(None, "frobnicate", "--json"))["error"] == {
-        "code": "bad_usage", "message": "No such command 'frobnicate'. (see git memkeep -h)", "exit_code": 2,
-    }  # fmt: skip
+        "code": "bad_usage",
+        "message": "No such command 'frobnicate'. (see git memkeep -h)",
+        "exit_code": 2,
+    }
     option = run(base, "status", "--bogus", "--json")
     assert option.stderr == "git-memkeep: error: No such option '--bogus'. (see git memkeep status -h)\n"
     assert as_json(option)["error"]["exit_code"] == 2
@@ -245,8 +253,13 @@ def test_usage_errors_are_one_line_pointing_at_dash_h(base: Repo) -> None:
 def test_usage_error_one_line_in_a_subprocess_and_for_git_memzoi(tmp_path: Path) -> None:
     proc = subprocess.run(
         [sys.executable, "-c", "from git_memzoi.cli.memkeep import main; main()", "frobnicate"],
-        cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False, env={**os.environ},
-    )  # fmt: skip
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+        env={**os.environ},
+    )
     assert (proc.returncode, proc.stdout) == (2, "")
     assert proc.stderr == "git-memkeep: error: No such command 'frobnicate'. (see git memkeep -h)\n"
     from git_memzoi.cli.memzoi import cli as memzoi_cli
@@ -358,8 +371,7 @@ def test_license_is_a_plain_spdx_string() -> None:
 def test_demo_prints_no_colour_codes_when_not_a_terminal() -> None:
     script = (PROJECT / "scripts" / "demo.sh").read_text("utf-8")
     helpers = "\n".join(line for line in script.splitlines() if line.startswith(("if [ -t 1 ]", "say()", "note()")))
-    proc = subprocess.run(["bash", "-c", helpers + "\nsay hello; note why"], capture_output=True, text=True,
-                          check=True)  # fmt: skip
+    proc = subprocess.run(["bash", "-c", helpers + "\nsay hello; note why"], capture_output=True, text=True, check=True)
     assert "\x1b" not in proc.stdout
     assert proc.stdout == "\n== hello\n   (why)\n"
 

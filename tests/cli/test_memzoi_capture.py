@@ -7,50 +7,107 @@ import random
 import string
 from pathlib import Path
 
-
 from tests.cli.memzoi_run import NOW, ok_json, run
 from tests.conftest import Repo
 
 SOURCE = "## Decision: Verify release archives\nCheck the SHA-256 before extracting.\n"
 
 
-
-
-
-
 def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+    }
 
 
 def test_plan_review_apply_round_trip(repo: Repo) -> None:
     assert run(repo, "init").exit_code == 0
     repo.write("notes/findings.md", SOURCE)
     before = files(repo.root)
-    plan = ok_json(repo, "capture", "plan", "--source", "notes/findings.md", "--source-id", "findings", "--output",
-                   ".memzoi/local/capture/plan.json")  # fmt: skip
+    plan = ok_json(
+        repo,
+        "capture",
+        "plan",
+        "--source",
+        "notes/findings.md",
+        "--source-id",
+        "findings",
+        "--output",
+        ".memzoi/local/capture/plan.json",
+    )
     assert set(files(repo.root)) - set(before) == {".memzoi/local/capture/plan.json"}
     assert json.loads((repo.root / ".memzoi/local/capture/plan.json").read_text()) == plan
     (candidate,) = plan["candidates"]
     assert candidate["evidence"][0]["span"] == {"byte_start": 0, "byte_end": 74, "line_start": 1, "line_end": 2}
-    repo.write(".memzoi/local/capture/decisions.json", json.dumps({
-        "schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": [
-            {"candidate_id": candidate["candidate_id"], "outcome": "edit", "memory": candidate["memory"],
-             "requested_destination": "repo", "content_class": "general_repo_knowledge"}]}))  # fmt: skip
-    rev = ok_json(repo, "capture", "review", "--plan-file", ".memzoi/local/capture/plan.json", "--decisions-file",
-                  ".memzoi/local/capture/decisions.json", "--reviewed-by", "zoki", "--reviewed-at", NOW,
-                  "--output", "capture-review.json")  # fmt: skip
+    repo.write(
+        ".memzoi/local/capture/decisions.json",
+        json.dumps(
+            {
+                "schema": "memzoi/capture-review-input-v1",
+                "plan_id": plan["plan_id"],
+                "decisions": [
+                    {
+                        "candidate_id": candidate["candidate_id"],
+                        "outcome": "edit",
+                        "memory": candidate["memory"],
+                        "requested_destination": "repo",
+                        "content_class": "general_repo_knowledge",
+                    }
+                ],
+            }
+        ),
+    )
+    rev = ok_json(
+        repo,
+        "capture",
+        "review",
+        "--plan-file",
+        ".memzoi/local/capture/plan.json",
+        "--decisions-file",
+        ".memzoi/local/capture/decisions.json",
+        "--reviewed-by",
+        "zoki",
+        "--reviewed-at",
+        NOW,
+        "--output",
+        "capture-review.json",
+    )
     assert rev["data_class"] == "repo_safe" and (repo.root / "capture-review.json").is_file()
-    result = ok_json(repo, "capture", "apply", "--plan-file", ".memzoi/local/capture/plan.json", "--review-file",
-                     "capture-review.json", "--plan-id", plan["plan_id"], "--review-id", rev["review_id"],
-                     "--actor", "zoki")  # fmt: skip
+    result = ok_json(
+        repo,
+        "capture",
+        "apply",
+        "--plan-file",
+        ".memzoi/local/capture/plan.json",
+        "--review-file",
+        "capture-review.json",
+        "--plan-id",
+        plan["plan_id"],
+        "--review-id",
+        rev["review_id"],
+        "--actor",
+        "zoki",
+    )
     (write,) = result["writes"]
     assert (result["schema"], write["kind"]) == ("memzoi/capture-apply-result-v1", "proposal_file")
     assert write["path"] == f".memzoi/proposals/pending/{write['proposal_id']}.md"
     listed = ok_json(repo, "proposal-files", "list")
     assert write["proposal_id"] in json.dumps(listed)
-    again = run(repo, "capture", "apply", "--plan-file", ".memzoi/local/capture/plan.json", "--review-file",
-                "capture-review.json", "--plan-id", plan["plan_id"], "--review-id", rev["review_id"], "--json")  # fmt: skip
+    again = run(
+        repo,
+        "capture",
+        "apply",
+        "--plan-file",
+        ".memzoi/local/capture/plan.json",
+        "--review-file",
+        "capture-review.json",
+        "--plan-id",
+        plan["plan_id"],
+        "--review-id",
+        rev["review_id"],
+        "--json",
+    )
     assert again.exit_code == 2 and json.loads(again.stdout)["error"]["code"] == "stale_capture_plan"
 
 
@@ -70,7 +127,8 @@ def test_blocked_plan_prints_only_safe_diagnostics(repo: Repo) -> None:
     result = run(repo, "capture", "plan", "--source", "ops/runbook.md")
     assert result.exit_code == 1  # the redacted plan is printed; the privacy gate refused it
     assert result.stdout.splitlines()[1:] == [
-        "  prohibited_content_detected at line 2 (GitHub Token, credential_assignment)"]
+        "  prohibited_content_detected at line 2 (GitHub Token, credential_assignment)"
+    ]
     out = result.stdout + result.stderr
     assert not any(token[i : i + 8] in out for i in range(len(token) - 7))
 

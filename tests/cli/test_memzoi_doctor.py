@@ -32,9 +32,13 @@ def test_a_fresh_memory_is_ready_with_an_index_warning(repo: Repo) -> None:
     code, checks = doctor(repo)
     assert code == 0
     assert {k: v for k, v in checks.items() if k != "installation"} == {
-        "records": "ok", "proposals": "ok", "transactions": "ok", "index": "warn", "privacy": "ok",
+        "records": "ok",
+        "proposals": "ok",
+        "transactions": "ok",
+        "index": "warn",
+        "privacy": "ok",
         "credentials": "ok",
-    }  # fmt: skip
+    }
     assert CliRunner().invoke(cli, ["-C", str(repo.root), "rebuild", "--json"]).exit_code == 0
     assert doctor(repo)[1]["index"] == "ok"
 

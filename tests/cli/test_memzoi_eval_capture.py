@@ -20,8 +20,10 @@ from tests.conftest import SHARED, Repo
 
 OWN = Path(__file__).resolve().parents[2] / "evals" / "capture"
 CAPTURE_V1 = SHARED / "conformance" / "memzoi" / "capture-v1"
-needs_shared = pytest.mark.skipif(not (CAPTURE_V1 / "corpus.yaml").is_file(),
-                                  reason="../shared/conformance/memzoi/capture-v1 is absent (a user's clone)")  # fmt: skip
+needs_shared = pytest.mark.skipif(
+    not (CAPTURE_V1 / "corpus.yaml").is_file(),
+    reason="../shared/conformance/memzoi/capture-v1 is absent (a user's clone)",
+)
 
 
 def run(repo: Repo, *args: str) -> Any:
@@ -43,7 +45,9 @@ def upstream() -> dict[str, Any]:
 
 @needs_shared
 def test_peer_suite_every_case_and_gate_passes(upstream: dict[str, Any]) -> None:
-    failing = {c["id"]: [k for k, ok in c["assertions"].items() if not ok] for c in upstream["cases"] if not c["passed"]}
+    failing = {
+        c["id"]: [k for k, ok in c["assertions"].items() if not ok] for c in upstream["cases"] if not c["passed"]
+    }
     assert failing == {}
     assert upstream["gates_passed"] is True and upstream["passed"] is True
     assert set(upstream["hard_gates"].values()) == {0}
@@ -59,13 +63,24 @@ def test_peer_suite_totals_match_upstream(upstream: dict[str, Any]) -> None:
     assert (m["evidence_validity"]["valid"], m["evidence_validity"]["checked"]) == (33, 33)
     assert m["forbidden_hits"] == {"hits": 0, "opportunities": 4, "rate": 0.0}
     assert (m["unsupported_outcome_accuracy"]["valid"], m["unsupported_outcome_accuracy"]["checked"]) == (7, 7)
-    assert m["review_burden"] == {"proposed": 25, "accepted": 6, "rejected": 9, "edited": 6, "deferred": 4,
-                                  "duplicates": 5, "conflicts": 4, "needs_review": 14}  # fmt: skip
+    assert m["review_burden"] == {
+        "proposed": 25,
+        "accepted": 6,
+        "rejected": 9,
+        "edited": 6,
+        "deferred": 4,
+        "duplicates": 5,
+        "conflicts": 4,
+        "needs_review": 14,
+    }
     cases = {c["id"]: c["profile"] for c in upstream["cases"]}
     assert sorted(upstream["profile_metrics"]) == sorted(set(cases.values()))
     assert {p: upstream["profile_metrics"][p]["case_count"] for p in upstream["profile_metrics"]} == {
-        "adr-deterministic": 3, "git-change-deterministic": 6, "instruction-deterministic": 3,
-        "markdown-deterministic": 11}  # fmt: skip
+        "adr-deterministic": 3,
+        "git-change-deterministic": 6,
+        "instruction-deterministic": 3,
+        "markdown-deterministic": 11,
+    }
 
 
 @needs_shared
@@ -80,13 +95,20 @@ def test_peer_suite_case_outcomes_match_the_upstream_baseline(upstream: dict[str
     assert ours["metrics"] == theirs["metrics"] and ours["profile_metrics"] == theirs["profile_metrics"]
     assert ours["hard_gates"] == theirs["hard_gates"] and ours["corpus"] == theirs["corpus"]
     comparison = eval_capture_report.compare(theirs, ours)
-    assert (comparison["status"], comparison["profiles_changed"], comparison["changed_cases"]) == (
-        "changed", True, [])  # fmt: skip
+    assert (comparison["status"], comparison["profiles_changed"], comparison["changed_cases"]) == ("changed", True, [])
 
 
 def test_own_corpus_matches_its_baseline(repo: Repo) -> None:
-    result = run(repo, "eval", "capture", "--corpus", str(OWN / "corpus.yaml"), "--baseline",
-                 str(OWN / "baseline.json"), "--json")  # fmt: skip
+    result = run(
+        repo,
+        "eval",
+        "capture",
+        "--corpus",
+        str(OWN / "corpus.yaml"),
+        "--baseline",
+        str(OWN / "baseline.json"),
+        "--json",
+    )
     report = json.loads(result.stdout)
     failing = {c["id"]: [k for k, ok in c["assertions"].items() if not ok] for c in report["cases"] if not c["passed"]}
     assert failing == {} and result.exit_code == 0, result.stderr
@@ -112,14 +134,20 @@ def _broken(tmp_path: Path, edit: Any) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("edit", "code"), [
-    (lambda t: t.replace("version: memzoi-capture-corpus/v1", "version: memzoi-capture-corpus/v9"), "corpus_invalid"),
-    (lambda t: t.replace("cases:\n", "surprise: 1\ncases:\n", 1), "corpus_invalid"),
-    (lambda t: t.replace("fixtures/onboarding.md", "fixtures/missing.md"), "corpus_invalid_fixture"),
-    (lambda t: t.replace("fixtures/onboarding.md", "../outside.md"), "corpus_unsafe_fixture_path"),
-    (lambda t: t.replace("coverage: [credential]", "coverage: [credential, rename]"), "corpus_invalid"),
-    (lambda t: t.replace(": [", ": [", 1) + "\n  - {id: x\n", "corpus_invalid_yaml"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("edit", "code"),
+    [
+        (
+            lambda t: t.replace("version: memzoi-capture-corpus/v1", "version: memzoi-capture-corpus/v9"),
+            "corpus_invalid",
+        ),
+        (lambda t: t.replace("cases:\n", "surprise: 1\ncases:\n", 1), "corpus_invalid"),
+        (lambda t: t.replace("fixtures/onboarding.md", "fixtures/missing.md"), "corpus_invalid_fixture"),
+        (lambda t: t.replace("fixtures/onboarding.md", "../outside.md"), "corpus_unsafe_fixture_path"),
+        (lambda t: t.replace("coverage: [credential]", "coverage: [credential, rename]"), "corpus_invalid"),
+        (lambda t: t.replace(": [", ": [", 1) + "\n  - {id: x\n", "corpus_invalid_yaml"),
+    ],
+)
 def test_invalid_corpus_exits_2_without_a_report(repo: Repo, tmp_path: Path, edit: Any, code: str) -> None:
     corpus = str(_broken(tmp_path, edit))
     result = run(repo, "eval", "capture", "--corpus", corpus, "--json")
@@ -143,8 +171,9 @@ def test_a_changed_baseline_fails_and_update_rewrites_it(repo: Repo, tmp_path: P
     report = json.loads(result.stdout)
     assert result.exit_code == 1 and report["baseline"]["status"] == "changed"
     assert report["baseline"]["changed_cases"] == [data["cases"][0]["id"]] and report["gates_passed"] is True
-    result = run(repo, "eval", "capture", "--corpus", str(OWN / "corpus.yaml"), "--baseline", str(baseline),
-                 "--update-baseline")  # fmt: skip
+    result = run(
+        repo, "eval", "capture", "--corpus", str(OWN / "corpus.yaml"), "--baseline", str(baseline), "--update-baseline"
+    )
     assert result.exit_code == 0 and "baseline:\tmatch; written" in result.stdout
     assert baseline.read_text() == (OWN / "baseline.json").read_text()
 

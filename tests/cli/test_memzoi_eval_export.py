@@ -34,8 +34,9 @@ def run(repo: Repo, *args: str) -> Any:
 
 
 def test_eval_recall_json_report_and_exit_0(repo: Repo) -> None:
-    result = run(repo, "eval", "recall", "--corpus", str(OWN / "corpus.yaml"), "--baseline",
-                 str(OWN / "baseline.json"), "--json")  # fmt: skip
+    result = run(
+        repo, "eval", "recall", "--corpus", str(OWN / "corpus.yaml"), "--baseline", str(OWN / "baseline.json"), "--json"
+    )
     assert result.exit_code == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["version"] == "memzoi-recall-report/v2" and report["passed"] is True
@@ -55,8 +56,9 @@ def test_eval_recall_human_output(repo: Repo) -> None:
 
 def test_eval_recall_relative_paths_follow_dash_c(repo: Repo) -> None:
     shutil.copytree(OWN, repo.root / "evals" / "recall")
-    result = run(repo, "eval", "recall", "--corpus", "evals/recall/corpus.yaml", "--baseline",
-                 "evals/recall/baseline.json")  # fmt: skip
+    result = run(
+        repo, "eval", "recall", "--corpus", "evals/recall/corpus.yaml", "--baseline", "evals/recall/baseline.json"
+    )
     assert result.exit_code == 0 and "baseline:\tmatch" in result.stdout
 
 
@@ -67,8 +69,13 @@ def test_invalid_corpus_exits_2_without_a_report(repo: Repo, tmp_path: Path) -> 
     (corpus / "corpus.yaml").write_text(text.replace("name: git-memzoi-recall-v1\n", "name: x\nextra: 1\n"), "utf-8")
     result = run(repo, "eval", "recall", "--corpus", str(corpus / "corpus.yaml"), "--json")
     assert result.exit_code == 2
-    assert json.loads(result.stdout) == {"error": {"code": "corpus_unknown_field", "message": json.loads(
-        result.stdout)["error"]["message"], "exit_code": 2}}  # fmt: skip
+    assert json.loads(result.stdout) == {
+        "error": {
+            "code": "corpus_unknown_field",
+            "message": json.loads(result.stdout)["error"]["message"],
+            "exit_code": 2,
+        }
+    }
     assert "extra: unknown field" in result.stderr
     plain = run(repo, "eval", "recall", "--corpus", str(corpus / "corpus.yaml"))
     assert plain.exit_code == 2 and plain.stdout == ""
@@ -83,12 +90,21 @@ def test_a_failed_threshold_prints_the_report_then_exits_1(repo: Repo, tmp_path:
     corpus = tmp_path / "corpus"
     shutil.copytree(OWN, corpus)
     text = (corpus / "corpus.yaml").read_text("utf-8")
-    (corpus / "corpus.yaml").write_text(text.replace("  max_estimated_usage: 400\n", "  max_estimated_usage: 1\n"),
-                                        "utf-8")  # fmt: skip
+    (corpus / "corpus.yaml").write_text(
+        text.replace("  max_estimated_usage: 400\n", "  max_estimated_usage: 1\n"), "utf-8"
+    )
     baseline = tmp_path / "baseline.json"
     shutil.copyfile(OWN / "baseline.json", baseline)
-    result = run(repo, "eval", "recall", "--corpus", str(corpus / "corpus.yaml"), "--baseline", str(baseline),
-                 "--update-baseline")  # fmt: skip
+    result = run(
+        repo,
+        "eval",
+        "recall",
+        "--corpus",
+        str(corpus / "corpus.yaml"),
+        "--baseline",
+        str(baseline),
+        "--update-baseline",
+    )
     assert result.exit_code == 1
     assert result.stdout.splitlines()[-1] == "overall:\tFAIL"
     assert "thresholds:\tFAIL (max_estimated_usage)" in result.stdout
@@ -100,19 +116,36 @@ def test_an_incompatible_baseline_exits_1(repo: Repo, tmp_path: Path) -> None:
     data = json.loads((OWN / "baseline.json").read_text("utf-8"))
     data["corpus"]["name"] = "another-corpus"
     (tmp_path / "b.json").write_text(json.dumps(data), "utf-8")
-    result = run(repo, "eval", "recall", "--corpus", str(OWN / "corpus.yaml"), "--baseline", str(tmp_path / "b.json"),
-                 "--json")  # fmt: skip
+    result = run(
+        repo, "eval", "recall", "--corpus", str(OWN / "corpus.yaml"), "--baseline", str(tmp_path / "b.json"), "--json"
+    )
     assert result.exit_code == 1
     report = json.loads(result.stdout)
     assert report["baseline"]["status"] == "incompatible" and all(report["threshold_results"].values())
 
 
-@pytest.mark.skipif(not (RECALL_V2 / "corpus.yaml").is_file(),
-                    reason="../shared/conformance/memzoi/recall-v2 is not present (a user's clone)")  # fmt: skip
+@pytest.mark.skipif(
+    not (RECALL_V2 / "corpus.yaml").is_file(),
+    reason="../shared/conformance/memzoi/recall-v2 is not present (a user's clone)",
+)
 def test_upstream_trust_corpus_as_a_cold_cli_call(repo: Repo) -> None:
-    proc = subprocess.run(["git", "memzoi", "eval", "recall", "--corpus", str(RECALL_V2 / "corpus.yaml"),
-                           "--baseline", str(RECALL_V2 / "baseline.json"), "--json"], cwd=repo.root,
-                          capture_output=True, text=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        [
+            "git",
+            "memzoi",
+            "eval",
+            "recall",
+            "--corpus",
+            str(RECALL_V2 / "corpus.yaml"),
+            "--baseline",
+            str(RECALL_V2 / "baseline.json"),
+            "--json",
+        ],
+        cwd=repo.root,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if proc.returncode != 0 and "is not a git command" in proc.stderr:
         pytest.skip("git-memzoi is not on PATH (run through `make test`)")
     assert proc.returncode == 0, proc.stderr
@@ -127,8 +160,20 @@ def test_upstream_trust_corpus_as_a_cold_cli_call(repo: Repo) -> None:
 def seeded(repo: Repo) -> Repo:
     assert run(repo, "init").exit_code == 0
     for title, kind in (("Never edit the lockfile", "warning"), ("Store money in cents", "decision")):
-        result = run(repo, "propose", "--type", kind, "--title", title, "--body", f"{title}.", "--sensitivity",
-                     "repo-safe", "--apply", "--json")  # fmt: skip
+        result = run(
+            repo,
+            "propose",
+            "--type",
+            kind,
+            "--title",
+            title,
+            "--body",
+            f"{title}.",
+            "--sensitivity",
+            "repo-safe",
+            "--apply",
+            "--json",
+        )
         assert result.exit_code == 0, result.stderr
     return repo
 
@@ -147,12 +192,15 @@ def test_export_json_and_byte_stability(repo: Repo) -> None:
     assert run(repo, "export", "claude-md", "--scope-kind", "team", "--json").exit_code == 0
 
 
-@pytest.mark.parametrize(("args", "code"), [
-    (["export", "html"], 2),
-    (["export", "okf", "--file", "AGENTS.md"], 2),
-    (["export", "agents-md", "--file", "../AGENTS.md"], 2),
-    (["export", "agents-md", "--scope-kind", "galaxy"], 2),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["export", "html"], 2),
+        (["export", "okf", "--file", "AGENTS.md"], 2),
+        (["export", "agents-md", "--file", "../AGENTS.md"], 2),
+        (["export", "agents-md", "--scope-kind", "galaxy"], 2),
+    ],
+)
 def test_export_usage_errors(repo: Repo, args: list[str], code: int) -> None:
     seeded(repo)
     result = run(repo, *args, "--json")

@@ -60,8 +60,13 @@ def test_parser_counts_and_flags() -> None:
     event = hook_events.parse("post-checkout", [zero, "a" * 40, "1"])
     assert isinstance(event, hook_events.PostCheckout) and event.after_clone and event.branch_checkout
     assert hook_events.parse("post-merge", ["1"]) == hook_events.PostMerge(squash=True)
-    for hook, argv in (("post-merge", []), ("post-checkout", ["x", "y", "1"]), ("post-merge", ["2"]),
-                       ("pre-push", []), ("pre-commit", ["a"])):  # fmt: skip
+    for hook, argv in (
+        ("post-merge", []),
+        ("post-checkout", ["x", "y", "1"]),
+        ("post-merge", ["2"]),
+        ("pre-push", []),
+        ("pre-commit", ["a"]),
+    ):
         with pytest.raises(hook_events.HookUsageError):
             hook_events.parse(hook, argv)
     env = {"PRE_COMMIT_CHECKOUT_TYPE": "1", "PRE_COMMIT_FROM_REF": zero, "PRE_COMMIT_TO_REF": "b" * 40}
@@ -73,14 +78,21 @@ def test_parser_counts_and_flags() -> None:
 @pytest.fixture
 def suspect_repo(repo: Repo) -> Repo:
     base = repo.commit("base", **{"src/a.py": "1\n"})
-    repo.commit("entry", **{"agent-memory/entries/e1.md": entry_text("e1", anchor=base, scope=["src/**"],
-                                                                      claim="Claim, with: 100% colon\nand more")})
+    repo.commit(
+        "entry",
+        **{
+            "agent-memory/entries/e1.md": entry_text(
+                "e1", anchor=base, scope=["src/**"], claim="Claim, with: 100% colon\nand more"
+            )
+        },
+    )
     repo.commit("change", **{"src/a.py": "2\n"})
     return repo
 
 
-def test_status_format_github_escapes_and_keeps_exit_code(suspect_repo: Repo, tmp_path: Path,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_status_format_github_escapes_and_keeps_exit_code(
+    suspect_repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     summary = tmp_path / "summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary))
     result = CliRunner().invoke(memkeep_cli, ["-C", str(suspect_repo.root), "status", "--format", "github"])
@@ -99,8 +111,9 @@ def test_status_format_sarif_has_stable_fingerprints(suspect_repo: Repo) -> None
     results = first["runs"][0]["results"]
     assert results[0]["ruleId"] == "scope_hit"
     assert results[0]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == "agent-memory/entries/e1.md"
-    assert [r["partialFingerprints"] for r in results] == [r["partialFingerprints"]
-                                                           for r in second["runs"][0]["results"]]  # fmt: skip
+    assert [r["partialFingerprints"] for r in results] == [
+        r["partialFingerprints"] for r in second["runs"][0]["results"]
+    ]
 
 
 def test_status_format_with_json_is_a_usage_error(suspect_repo: Repo) -> None:
@@ -120,7 +133,13 @@ def test_pre_commit_manifest_offers_the_three_hooks() -> None:
 def test_install_says_each_hook_once(repo: Repo) -> None:
     code, output = run(repo, "hooks", "install")
     assert code == 0 and [line.split()[-1].rsplit("/", 1)[-1] for line in output.splitlines()] == [
-        "pre-commit", "post-merge", "post-checkout"]  # fmt: skip
+        "pre-commit",
+        "post-merge",
+        "post-checkout",
+    ]
     code, output = run(repo, "hooks", "status")
     assert code == 0 and [line.split()[:2] for line in output.splitlines()] == [
-        ["installed", "pre-commit"], ["installed", "post-merge"], ["installed", "post-checkout"]]  # fmt: skip
+        ["installed", "pre-commit"],
+        ["installed", "post-merge"],
+        ["installed", "post-checkout"],
+    ]

@@ -21,21 +21,27 @@ def install(repo: Repo) -> None:
 def test_status_columns_line_up_with_hooks_installed(repo: Repo) -> None:
     install(repo)
     hooks = repo.root / ".git" / "hooks"
-    lines = [f"installed  pre-commit     {hooks / 'pre-commit'}",
-             f"installed  post-merge     {hooks / 'post-merge'}",
-             f"installed  post-checkout  {hooks / 'post-checkout'}"]  # fmt: skip
+    lines = [
+        f"installed  pre-commit     {hooks / 'pre-commit'}",
+        f"installed  post-merge     {hooks / 'post-merge'}",
+        f"installed  post-checkout  {hooks / 'post-checkout'}",
+    ]
     assert status(repo) == (0, "\n".join(lines) + "\n")
 
 
 def test_status_columns_line_up_across_states(repo: Repo) -> None:
     hooks = repo.root / ".git" / "hooks"
     (hooks / "post-merge").write_text("#!/bin/sh\n")
-    lines = [f"missing  pre-commit     {hooks / 'pre-commit'}",
-             f"foreign  post-merge     {hooks / 'post-merge'}: another hook is installed; install chains it",
-             f"missing  post-checkout  {hooks / 'post-checkout'}"]  # fmt: skip
+    lines = [
+        f"missing  pre-commit     {hooks / 'pre-commit'}",
+        f"foreign  post-merge     {hooks / 'post-merge'}: another hook is installed; install chains it",
+        f"missing  post-checkout  {hooks / 'post-checkout'}",
+    ]
     assert status(repo) == (1, "\n".join(lines) + "\n")
     install(repo)
-    lines = [f"installed  pre-commit     {hooks / 'pre-commit'}",
-             f"installed  post-merge     {hooks / 'post-merge'} (chains the previous hook)",
-             f"installed  post-checkout  {hooks / 'post-checkout'}"]  # fmt: skip
+    lines = [
+        f"installed  pre-commit     {hooks / 'pre-commit'}",
+        f"installed  post-merge     {hooks / 'post-merge'} (chains the previous hook)",
+        f"installed  post-checkout  {hooks / 'post-checkout'}",
+    ]
     assert status(repo) == (0, "\n".join(lines) + "\n")

@@ -35,8 +35,11 @@ candidates:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+    }
 
 
 def test_plan_then_apply_then_reimport(repo: Repo) -> None:
@@ -46,17 +49,29 @@ def test_plan_then_apply_then_reimport(repo: Repo) -> None:
     plan = ok_json(repo, "import", "plan", "--from-file", "imports/manifest.yml")
     assert files(repo.root) == before
     assert (plan["schema"], plan["mode"], plan["actor"], plan["source_file"]) == (
-        "memzoi/import-plan-v1", "plan", "cli", "imports/manifest.yml")
+        "memzoi/import-plan-v1",
+        "plan",
+        "cli",
+        "imports/manifest.yml",
+    )
     assert "writes" not in plan and plan["summary"]["create_proposals"] == 1 and plan["summary"]["local_writes"] == 1
     human = run(repo, "import", "plan", "--from-file", "imports/manifest.yml")
     assert human.exit_code == 0 and plan["plan_id"] in human.stdout and "create_proposal" in human.stdout
     result = ok_json(repo, "import", "apply", "--from-file", "imports/manifest.yml", "--plan-id", plan["plan_id"])
-    assert (result["mode"], result["expected_plan_id"], result["plan_id"]) == ("apply", plan["plan_id"],
-                                                                               plan["plan_id"])  # fmt: skip
+    assert (result["mode"], result["expected_plan_id"], result["plan_id"]) == (
+        "apply",
+        plan["plan_id"],
+        plan["plan_id"],
+    )
     assert result["writes"] == [
-        {"kind": "proposal_file", "index": 0, "proposal_id": "mem_import_verify-release-archives",
-         "path": ".memzoi/proposals/pending/mem_import_verify-release-archives.md"},
-        {"kind": "runtime_record", "index": 1, "record_id": "local-local-build", "destination": "local"}]  # fmt: skip
+        {
+            "kind": "proposal_file",
+            "index": 0,
+            "proposal_id": "mem_import_verify-release-archives",
+            "path": ".memzoi/proposals/pending/mem_import_verify-release-archives.md",
+        },
+        {"kind": "runtime_record", "index": 1, "record_id": "local-local-build", "destination": "local"},
+    ]
     assert "mem_import_verify-release-archives" in json.dumps(ok_json(repo, "proposal-files", "list"))
     again = ok_json(repo, "import", "plan", "--from-file", "imports/manifest.yml")
     assert [c["action"]["kind"] for c in again["candidates"]] == ["duplicate", "duplicate"]
@@ -115,10 +130,12 @@ def test_exit_codes_in_a_subprocess(repo: Repo, tmp_path: Path) -> None:
     outside.write_text(MANIFEST, encoding="utf-8")
     env = {**os.environ, "MEMZOI_NOW": NOW}
     cmd = [sys.executable, "-c", "from git_memzoi.cli.memzoi import main; main()", "import", "plan", "--from-file"]
-    ok = subprocess.run([*cmd, str(outside), "--json"], cwd=repo.root, env=env, capture_output=True, text=True,
-                        timeout=60, check=False)  # fmt: skip
+    ok = subprocess.run(
+        [*cmd, str(outside), "--json"], cwd=repo.root, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert ok.returncode == 0 and json.loads(ok.stdout)["source_file"] is None
     (repo.root / "bad.yml").write_text("version: memzoi/import-v1\nsources: [\n", encoding="utf-8")
-    bad = subprocess.run([*cmd, "bad.yml"], cwd=repo.root, env=env, capture_output=True, text=True, timeout=60,
-                         check=False)  # fmt: skip
+    bad = subprocess.run(
+        [*cmd, "bad.yml"], cwd=repo.root, env=env, capture_output=True, text=True, timeout=60, check=False
+    )
     assert bad.returncode == 2 and "Traceback" not in bad.stderr and len(bad.stderr.strip().splitlines()) == 1

@@ -60,8 +60,11 @@ def run_json(repo: Repo, home: Path, *args: str, code: int = 0) -> Any:
 
 
 def tree(repo: Repo) -> dict[str, bytes]:
-    return {p.relative_to(repo.root).as_posix(): p.read_bytes() for p in sorted(repo.root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(repo.root).parts and p.name != "lifecycle.lock"}  # fmt: skip
+    return {
+        p.relative_to(repo.root).as_posix(): p.read_bytes()
+        for p in sorted(repo.root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(repo.root).parts and p.name != "lifecycle.lock"
+    }
 
 
 def git_status(repo: Repo) -> str:
@@ -71,13 +74,33 @@ def git_status(repo: Repo) -> str:
 def state(**changes: Any) -> dict[str, Any]:
     """The ``proposal`` object of the decision draft, as first proposed under the default policy."""
     base = {
-        "id": PNPM_ID, "status": "approved", "sensitivity": "repo-safe", "type": "decision", "lane": "semantic",
-        "scope_kind": "repo", "visibility": "repo", "source_kind": None, "file_id": PNPM_ID, "location": "pending",
-        "content_hash": blake3(BODY.encode()).hexdigest(), "proposed_by": "cli",
-        "created_at": NOW, "updated_at": NOW, "approval_mode": "auto", "approval_source": "default",
-        "approved_by": "cli", "approved_at": NOW, "rejected_by": None, "rejected_at": None, "reason": None,
-        "applied_by": None, "applied_at": None, "record_id": None, "packet_missing": False, "repo_safe": True,
-    }  # fmt: skip
+        "id": PNPM_ID,
+        "status": "approved",
+        "sensitivity": "repo-safe",
+        "type": "decision",
+        "lane": "semantic",
+        "scope_kind": "repo",
+        "visibility": "repo",
+        "source_kind": None,
+        "file_id": PNPM_ID,
+        "location": "pending",
+        "content_hash": blake3(BODY.encode()).hexdigest(),
+        "proposed_by": "cli",
+        "created_at": NOW,
+        "updated_at": NOW,
+        "approval_mode": "auto",
+        "approval_source": "default",
+        "approved_by": "cli",
+        "approved_at": NOW,
+        "rejected_by": None,
+        "rejected_at": None,
+        "reason": None,
+        "applied_by": None,
+        "applied_at": None,
+        "record_id": None,
+        "packet_missing": False,
+        "repo_safe": True,
+    }
     return {**base, **changes}
 
 
@@ -86,9 +109,15 @@ def state(**changes: Any) -> dict[str, Any]:
 
 def test_propose_auto_approves_by_default(root: Repo, home: Path) -> None:
     out = run_json(root, home, *DECISION)
-    assert out == {"ok": True, "proposal": state(), "created": True,
-                   "policy": {"mode": "auto", "source": "default", "path": None}, "auto_approved": True,
-                   "applied": None, "warnings": []}  # fmt: skip
+    assert out == {
+        "ok": True,
+        "proposal": state(),
+        "created": True,
+        "policy": {"mode": "auto", "source": "default", "path": None},
+        "auto_approved": True,
+        "applied": None,
+        "warnings": [],
+    }
     assert git_status(root) == f"?? .memzoi/proposals/pending/{PNPM_ID}.md"
     assert not list((root.root / ".memzoi/records").iterdir())
     text = run(root, home, *DECISION[:-4], "--title", "Second", "--body", "Another.")
@@ -109,8 +138,9 @@ def test_propose_auto_approves_by_default(root: Repo, home: Path) -> None:
         (MANUAL, MANUAL, "--auto-approve", "approved", "override"),
     ],
 )
-def test_policy_layers(root: Repo, home: Path, user: str | None, repo_cfg: str | None, flag: str | None,
-                       status: str, source: str) -> None:  # fmt: skip
+def test_policy_layers(
+    root: Repo, home: Path, user: str | None, repo_cfg: str | None, flag: str | None, status: str, source: str
+) -> None:
     if user is not None:
         (home / "config.toml").write_text(user)
     if repo_cfg is not None:
@@ -118,32 +148,42 @@ def test_policy_layers(root: Repo, home: Path, user: str | None, repo_cfg: str |
     out = run_json(root, home, *DECISION, *([flag] if flag else []))
     path = {"user": str(home / "config.toml"), "repo": str(root.root / ".memzoi/config.toml")}.get(source)
     mode = "pending" if status == "pending" else "approved"
-    assert (out["proposal"]["status"], out["policy"]) == (mode, {"mode": "manual" if status == "pending" else "auto",
-                                                                  "source": source, "path": path})  # fmt: skip
+    assert (out["proposal"]["status"], out["policy"]) == (
+        mode,
+        {"mode": "manual" if status == "pending" else "auto", "source": source, "path": path},
+    )
     assert out["proposal"]["approval_source"] == source and out["applied"] is None
 
 
 def test_propose_apply_end_to_end(root: Repo, home: Path) -> None:
     root.write(".memzoi/config.toml", MANUAL)  # --apply approves whatever the policy says
-    out = run_json(root, home, *DECISION, "--source-kind", "url", "--source-ref", "https://example.com/pr/7",
-                   "--apply")  # fmt: skip
+    out = run_json(root, home, *DECISION, "--source-kind", "url", "--source-ref", "https://example.com/pr/7", "--apply")
     pid = out["proposal"]["id"]
     assert out["proposal"]["status"] == "applied" and out["proposal"]["record_id"] == "use-pnpm-for-installs"
     assert out["applied"] == {
-        "record_id": "use-pnpm-for-installs", "file_id": pid, "action": "create",
+        "record_id": "use-pnpm-for-installs",
+        "file_id": pid,
+        "action": "create",
         "resolved_path": f".memzoi/proposals/resolved/applied/{pid}.md",
-        "written": [".memzoi/records/use-pnpm-for-installs.md", f".memzoi/proposals/resolved/applied/{pid}.md",
-                    f".memzoi/proposals/pending/{pid}.md"], "replayed": False,
-    }  # fmt: skip
+        "written": [
+            ".memzoi/records/use-pnpm-for-installs.md",
+            f".memzoi/proposals/resolved/applied/{pid}.md",
+            f".memzoi/proposals/pending/{pid}.md",
+        ],
+        "replayed": False,
+    }
     record = (root.root / ".memzoi/records/use-pnpm-for-installs.md").read_text()
     assert f"proposal_id: {pid}\n" in record and "source: url\n" in record and "status: active\n" in record
     assert record.endswith(f"# {TITLE}\n\n{BODY}\n")
-    assert git_status(root).splitlines() == ["?? .memzoi/config.toml",
-                                             f"?? .memzoi/proposals/resolved/applied/{pid}.md",
-                                             "?? .memzoi/records/use-pnpm-for-installs.md"]  # fmt: skip
+    assert git_status(root).splitlines() == [
+        "?? .memzoi/config.toml",
+        f"?? .memzoi/proposals/resolved/applied/{pid}.md",
+        "?? .memzoi/records/use-pnpm-for-installs.md",
+    ]
     listed = run_json(root, home, "proposals", "list", "--status", "applied")
     assert [(p["id"], p["title"], p["record_id"]) for p in listed["proposals"]] == [
-        (pid, TITLE, "use-pnpm-for-installs")]
+        (pid, TITLE, "use-pnpm-for-installs")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -176,8 +216,10 @@ def test_malformed_config_names_the_file(root: Repo, home: Path) -> None:
     before = tree(root)
     result = run(root, home, *DECISION)
     assert result.exit_code == 2
-    assert result.stderr == (f"git-memzoi: error: {home / 'config.toml'}: [workflow] proposal_approval must be "
-                             "\"auto\" or \"manual\", not 'maybe'\n")  # fmt: skip
+    assert result.stderr == (
+        f"git-memzoi: error: {home / 'config.toml'}: [workflow] proposal_approval must be "
+        '"auto" or "manual", not \'maybe\'\n'
+    )
     root.write(".memzoi/config.toml", "[workflow]\nmode = 'auto'\n")
     (home / "config.toml").unlink()
     result = run(root, home, *DECISION, "--json")
@@ -195,7 +237,10 @@ def test_transitions_through_the_cli(root: Repo, home: Path) -> None:
     assert refused["error"]["code"] == "proposal_not_approved"
     first = run_json(root, home, "approve", pid, "--actor", "reviewer")
     assert (first["changed"], first["proposal"]["status"], first["proposal"]["approved_by"]) == (
-        True, "approved", "reviewer")
+        True,
+        "approved",
+        "reviewer",
+    )
     again = run(root, home, "approve", pid)
     assert (again.exit_code, again.stdout) == (0, f"{pid} is already approved; nothing changed\n")
     applied = run(root, home, "apply", pid)
@@ -212,7 +257,10 @@ def test_reject_is_terminal_and_needs_a_reason(root: Repo, home: Path) -> None:
     assert run_json(root, home, "reject", pid, code=2)["error"]["code"] == "missing_reason"
     out = run_json(root, home, "reject", pid, "--reason", "superseded by the uv decision")
     assert (out["changed"], out["proposal"]["status"], out["proposal"]["reason"]) == (
-        True, "rejected", "superseded by the uv decision")
+        True,
+        "rejected",
+        "superseded by the uv decision",
+    )
     again = run_json(root, home, "reject", pid, "--reason", "other")
     assert (again["changed"], again["proposal"]["reason"]) == (False, "superseded by the uv decision")
     assert git_status(root) == f"?? .memzoi/proposals/resolved/rejected/{pid}.md"
@@ -234,17 +282,25 @@ def test_list_show_and_bulk_apply(root: Repo, home: Path) -> None:
     c = run_json(root, home, *DECISION[:-4], "--title", "Later", "--body", "Maybe.", "--manual")["proposal"]["id"]
     listed = run(root, home, "proposals", "list")
     assert listed.stdout.splitlines() == sorted(
-        [f"{a}  approved  repo-safe             decision       {TITLE}",
-         f"{b}  approved  repo-safe             decision       Pin Node 22",
-         f"{c}  pending   repo-safe             decision       Later"])  # fmt: skip
+        [
+            f"{a}  approved  repo-safe             decision       {TITLE}",
+            f"{b}  approved  repo-safe             decision       Pin Node 22",
+            f"{c}  pending   repo-safe             decision       Later",
+        ]
+    )
     shown = run_json(root, home, "proposals", "show", a)
     assert (shown["path"], shown["withheld"], shown["packet"]["title"], shown["packet"]["body"]) == (
-        f".memzoi/proposals/pending/{a}.md", False, TITLE, BODY)
+        f".memzoi/proposals/pending/{a}.md",
+        False,
+        TITLE,
+        BODY,
+    )
     assert run_json(root, home, "proposals", "apply", code=2)["error"]["code"] == "missing_all_approved"
     bulk = run_json(root, home, "proposals", "apply", "--all-approved", "--actor", "reviewer")
     assert bulk["ok"] is True and bulk["failed"] == []
     assert sorted((x["proposal_id"], x["record_id"]) for x in bulk["applied"]) == sorted(
-        [(a, "use-pnpm-for-installs"), (b, "pin-node-22")])
+        [(a, "use-pnpm-for-installs"), (b, "pin-node-22")]
+    )
     assert [p["id"] for p in run_json(root, home, "proposals", "list")["proposals"]] == [c]
     assert run(root, home, "proposals", "list", "--status", "approved").stdout == "no approved proposals\n"
     assert run_json(root, home, "proposals", "list", "--status", "closed", code=2)["error"]["code"] == "invalid_status"
@@ -257,14 +313,23 @@ def test_non_repo_safe_proposal_stays_private_and_is_never_echoed(root: Repo, ho
     out = run_json(root, home, *SECRET)
     pid = out["proposal"]["id"]
     assert (out["proposal"]["status"], out["proposal"]["location"], out["auto_approved"]) == (
-        "pending", "private", False)
+        "pending",
+        "private",
+        False,
+    )
     assert git_status(root) == ""
-    envelope = {"ok": False, "error": {
-        "code": "repo_sensitivity_required", "operation": "apply", "classification": "secret",
-        "sensitivity": "secret",
-        "message": "canonical repo apply requires sensitivity repo-safe; got secret; secret proposals must not "
-                   "become repo-shared memory",
-        "next_step": "secret proposals must not become repo-shared memory"}}  # fmt: skip
+    envelope = {
+        "ok": False,
+        "error": {
+            "code": "repo_sensitivity_required",
+            "operation": "apply",
+            "classification": "secret",
+            "sensitivity": "secret",
+            "message": "canonical repo apply requires sensitivity repo-safe; got secret; secret proposals must not "
+            "become repo-shared memory",
+            "next_step": "secret proposals must not become repo-shared memory",
+        },
+    }
     outputs = []
     for args, operation in ((("apply", pid), "apply"), (("approve", pid), "approve"), (SECRET[1:], "propose_apply")):
         command = ("propose", *args, "--apply") if operation == "propose_apply" else args

@@ -59,13 +59,18 @@ def test_install_merges_into_existing_settings_and_is_idempotent(repo: Repo) -> 
     assert ours["matcher"] == "startup|resume|clear|compact"
     assert [h["command"] for h in ours["hooks"]] == [
         'git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook SessionStart',
-        'git -C "$CLAUDE_PROJECT_DIR" memzoi integrate session-context']
+        'git -C "$CLAUDE_PROJECT_DIR" memzoi integrate session-context',
+    ]
     assert merged["hooks"]["PreCompact"][0]["matcher"] == "manual|auto"
     assert commands(merged, "PreCompact") == ['git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook PreCompact']
     assert commands(merged, "Stop") == ['git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook Stop']
     assert "matcher" not in merged["hooks"]["Stop"][0]
-    assert all(0 < h["timeout"] <= 15 for e in ("SessionStart", "PreCompact", "Stop")
-               for g in merged["hooks"][e][-1:] for h in g["hooks"])  # fmt: skip
+    assert all(
+        0 < h["timeout"] <= 15
+        for e in ("SessionStart", "PreCompact", "Stop")
+        for g in merged["hooks"][e][-1:]
+        for h in g["hooks"]
+    )
 
     before = path.read_bytes()
     again = ok_json(repo, "integrate", "install", "--profile", "claude-code")
@@ -112,7 +117,7 @@ def test_instructions_replace_only_between_markers(repo: Repo) -> None:
     assert (result["status"], result["file"], result["profile"]) == ("replaced", str(path), "codex")
     data = path.read_bytes().decode()
     assert data.startswith(USER_HEAD) and data.endswith(USER_TAIL)
-    assert data[len(USER_HEAD): len(data) - len(USER_TAIL)] == agents.block("codex")
+    assert data[len(USER_HEAD) : len(data) - len(USER_TAIL)] == agents.block("codex")
     assert "Never commit: secrets, raw_chat_transcripts, private_personal_data" in data
     again = ok_json(repo, "integrate", "instructions", "--profile", "codex")
     assert (again["status"], again["changed"]) == ("unchanged", False)
@@ -125,8 +130,11 @@ def test_instructions_append_when_no_markers_and_refuse_broken_ones(repo: Repo) 
     assert (result["status"], result["file"], result["changed"]) == ("appended", str(path), True)
     assert path.read_bytes().decode() == USER_HEAD + "\n" + agents.block("claude") + "\n"
     # reversed, repeated or half markers are refused like `export --file` refuses them: exit 2, nothing written
-    for broken in (f"{USER_HEAD}{agents.END}\nx\n{agents.START}\n", f"{USER_HEAD}{agents.START}\nx\n",
-                   f"{agents.START}\n{agents.END}\n{agents.START}\n{agents.END}\n"):  # fmt: skip
+    for broken in (
+        f"{USER_HEAD}{agents.END}\nx\n{agents.START}\n",
+        f"{USER_HEAD}{agents.START}\nx\n",
+        f"{agents.START}\n{agents.END}\n{agents.START}\n{agents.END}\n",
+    ):
         path.write_bytes(broken.encode())
         refused = run(repo, "integrate", "instructions", "--profile", "claude", "--json")
         assert refused.exit_code == 2
@@ -152,6 +160,7 @@ def test_instructions_to_a_named_new_file(repo: Repo) -> None:
 
 
 # ------------------------------------------------------------------------------------------ list, prompt, mcp
+
 
 def test_list_prompt_and_mcp_config_write_nothing(repo: Repo) -> None:
     listed = ok_json(repo, "integrate", "list")
@@ -182,6 +191,7 @@ def test_quickstart_steps_and_sample(repo: Repo) -> None:
 
 
 # -------------------------------------------------------------------------------------------------- templates
+
 
 def test_templates_mirror_package_data() -> None:
     for name in ("claude-code/settings.json", "agents/AGENTS.md", "agents/CLAUDE.md"):

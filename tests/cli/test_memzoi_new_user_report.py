@@ -41,8 +41,7 @@ def invoke(repo: Repo, *args: str, group: object = cli) -> object:
 
 def subprocess_run(repo: Repo, tool: str, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "MEMZOI_NOW": NOW, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
-    return subprocess.run([str(BIN / tool), *args], cwd=repo.root, env=env, capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    return subprocess.run([str(BIN / tool), *args], cwd=repo.root, env=env, capture_output=True, text=True, check=False)
 
 
 def git(repo: Repo, *args: str) -> subprocess.CompletedProcess[str]:
@@ -64,8 +63,20 @@ def memory(repo: Repo) -> Repo:
     repo.write("src/app.py", "print('v1')\n")
     repo.commit("base")
     for title in ("Deploys run on Fridays", "Cache flushes on deploy"):
-        result = invoke(repo, "propose", "--type", "decision", "--sensitivity", "repo-safe", "--title", title,
-                        "--body", f"{title}.", "--apply", "--json")  # fmt: skip
+        result = invoke(
+            repo,
+            "propose",
+            "--type",
+            "decision",
+            "--sensitivity",
+            "repo-safe",
+            "--title",
+            title,
+            "--body",
+            f"{title}.",
+            "--apply",
+            "--json",
+        )
         assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
     return repo
 
@@ -79,21 +90,25 @@ def closed_pipe_run(repo: Repo, tool: str, *args: str) -> tuple[int, bytes]:
     os.close(read_end)
     try:
         env = {**os.environ, "MEMZOI_NOW": NOW}
-        proc = subprocess.run([str(BIN / tool), *args], cwd=repo.root, env=env, stdout=write_end,
-                              stderr=subprocess.PIPE, check=False)  # fmt: skip
+        proc = subprocess.run(
+            [str(BIN / tool), *args], cwd=repo.root, env=env, stdout=write_end, stderr=subprocess.PIPE, check=False
+        )
     finally:
         os.close(write_end)
     return proc.returncode, proc.stderr
 
 
-@pytest.mark.parametrize("argv", [
-    ("git-memzoi", "proposals", "list", "--status", "all"),
-    ("git-memzoi", "proposal-files", "list"),
-    ("git-memzoi", "doctor"),
-    ("git-memzoi", "doctor", "--help"),
-    ("git-memzoi", "--version"),
-    ("git-memkeep", "help"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ("git-memzoi", "proposals", "list", "--status", "all"),
+        ("git-memzoi", "proposal-files", "list"),
+        ("git-memzoi", "doctor"),
+        ("git-memzoi", "doctor", "--help"),
+        ("git-memzoi", "--version"),
+        ("git-memkeep", "help"),
+    ],
+)
 def test_a_closed_stdout_ends_quietly_with_141(memory: Repo, argv: tuple[str, ...]) -> None:
     code, stderr = closed_pipe_run(memory, *argv)
     assert (code, stderr) == (BROKEN_PIPE, b"")
@@ -101,8 +116,9 @@ def test_a_closed_stdout_ends_quietly_with_141(memory: Repo, argv: tuple[str, ..
 
 def test_a_reader_that_closes_early_gets_its_lines_and_no_error(memory: Repo) -> None:
     env = {**os.environ, "MEMZOI_NOW": NOW}
-    proc = subprocess.Popen([str(BIN / "git-memzoi"), "doctor"], cwd=memory.root, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)  # fmt: skip
+    proc = subprocess.Popen(
+        [str(BIN / "git-memzoi"), "doctor"], cwd=memory.root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
     assert proc.stdout is not None and proc.stderr is not None
     first = proc.stdout.readline()
     proc.stdout.close()  # like `head -1`
@@ -131,15 +147,18 @@ def test_a_broken_pipe_in_process_is_not_an_internal_error(memory: Repo, monkeyp
 # ------------------------------------------------------------------------- 2. --path outside the repository
 
 
-@pytest.mark.parametrize("args", [
-    ("precheck", "--path", "../../etc/passwd"),
-    ("search", "foo", "--path", "../x"),
-    ("search", "foo", "--path", "src/../../x"),
-    ("search", "foo", "--path", "/etc"),
-    ("context", "--task", "deploy", "--path", "../x"),
-    ("handoff", "--path", "../x"),
-    ("precheck", "--path", "C:/x"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("precheck", "--path", "../../etc/passwd"),
+        ("search", "foo", "--path", "../x"),
+        ("search", "foo", "--path", "src/../../x"),
+        ("search", "foo", "--path", "/etc"),
+        ("context", "--task", "deploy", "--path", "../x"),
+        ("handoff", "--path", "../x"),
+        ("precheck", "--path", "C:/x"),
+    ],
+)
 def test_a_path_outside_the_repository_is_bad_input(memory: Repo, args: tuple[str, ...]) -> None:
     local = memory.root / ".memzoi" / "local"
     before = sorted((p.relative_to(local).as_posix(), p.read_bytes()) for p in local.rglob("*") if p.is_file())
@@ -219,8 +238,10 @@ def test_the_guard_reads_the_staged_mode_not_the_working_tree(hooked: Repo, tmp_
 
 
 def projection(token_line: str) -> str:
-    return (f"# My notes\n\nKeep this.\n\n{begin_marker('claude-md')}\n## Memzoi Projection for CLAUDE.md\n\n"
-            f"{token_line}\n{end_marker('claude-md')}\n\nAfter the block.\n")  # fmt: skip
+    return (
+        f"# My notes\n\nKeep this.\n\n{begin_marker('claude-md')}\n## Memzoi Projection for CLAUDE.md\n\n"
+        f"{token_line}\n{end_marker('claude-md')}\n\nAfter the block.\n"
+    )
 
 
 def test_a_secret_inside_the_exported_block_is_refused(hooked: Repo) -> None:
@@ -229,8 +250,10 @@ def test_a_secret_inside_the_exported_block_is_refused(hooked: Repo) -> None:
     hooked.git("add", "-A")
     code, output = refused(hooked)
     assert code == 1 and token not in output
-    assert ("  CLAUDE.md:8  [secret: GitHub Token] a memzoi-managed block must not hold a secret; remove it from the "
-            "record it came from and export again (and rotate it if it was real)\n") in output  # fmt: skip
+    assert (
+        "  CLAUDE.md:8  [secret: GitHub Token] a memzoi-managed block must not hold a secret; remove it from the "
+        "record it came from and export again (and rotate it if it was real)\n"
+    ) in output
     before = hooked.head()
     proc = git(hooked, "commit", "-m", "projection")
     assert proc.returncode == 1 and hooked.head() == before
@@ -257,7 +280,9 @@ def test_a_symlinked_record_is_unreadable_for_doctor_and_rebuild(memory: Repo, t
     assert result.exit_code == 1  # type: ignore[attr-defined]
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}  # type: ignore[attr-defined]
     assert (checks["records"]["status"], checks["records"]["message"]) == (
-        "fail", "1 unreadable record file(s): .memzoi/records/linked.md")  # fmt: skip
+        "fail",
+        "1 unreadable record file(s): .memzoi/records/linked.md",
+    )
     result = invoke(memory, "rebuild", "--json")
     assert result.exit_code == 0  # type: ignore[attr-defined]
     data = json.loads(result.stdout)  # type: ignore[attr-defined]
@@ -307,12 +332,23 @@ def test_an_existing_file_keeps_its_mode(tmp_path: Path, umask: None, kept: int)
 def test_records_written_by_the_cli_get_the_umask_mode(repo: Repo, umask: None) -> None:
     os.umask(0o027)
     assert invoke(repo, "init").exit_code == 0  # type: ignore[attr-defined]
-    result = invoke(repo, "propose", "--sensitivity", "repo-safe", "--title", "Use pnpm", "--body", "Install.",
-                    "--apply", "--json")  # fmt: skip
+    result = invoke(
+        repo, "propose", "--sensitivity", "repo-safe", "--title", "Use pnpm", "--body", "Install.", "--apply", "--json"
+    )
     assert result.exit_code == 0  # type: ignore[attr-defined]
     assert stat.S_IMODE((repo.root / ".memzoi/records/use-pnpm.md").stat().st_mode) == 0o640
     os.umask(0o022)
-    proc = subprocess_run(repo, "git-memzoi", "propose", "--sensitivity", "repo-safe", "--title", "Use uv",
-                          "--body", "Install.", "--apply")  # fmt: skip
+    proc = subprocess_run(
+        repo,
+        "git-memzoi",
+        "propose",
+        "--sensitivity",
+        "repo-safe",
+        "--title",
+        "Use uv",
+        "--body",
+        "Install.",
+        "--apply",
+    )
     assert proc.returncode == 0
     assert stat.S_IMODE((repo.root / ".memzoi/records/use-uv.md").stat().st_mode) == 0o644

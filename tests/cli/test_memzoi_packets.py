@@ -57,32 +57,69 @@ def files_text(repo: Repo, folder: str) -> str:
 def test_list_show_validate_json(root: Repo) -> None:
     pending(root, "create-one", packet_text())
     listed = run_json(root, "proposal-files", "list")
-    assert listed == {"schema_version": 1, "proposals": [{
-        "id": "mem_test_one", "file_id": "create-one", "path": ".memzoi/proposals/pending/create-one.md",
-        "redacted": False, "classification": "repo-safe", "state": "pending", "status": "proposed",
-        "action": "create", "type": "decision", "title": "Use pnpm for installs", "problem": None}]}  # fmt: skip
+    assert listed == {
+        "schema_version": 1,
+        "proposals": [
+            {
+                "id": "mem_test_one",
+                "file_id": "create-one",
+                "path": ".memzoi/proposals/pending/create-one.md",
+                "redacted": False,
+                "classification": "repo-safe",
+                "state": "pending",
+                "status": "proposed",
+                "action": "create",
+                "type": "decision",
+                "title": "Use pnpm for installs",
+                "problem": None,
+            }
+        ],
+    }
     shown = run_json(root, "proposal-files", "show", "create-one")
-    assert (shown["state"], shown["path"], shown["redacted"]) == ("pending", ".memzoi/proposals/pending/create-one.md",
-                                                                  False)  # fmt: skip
-    assert shown["proposal"]["proposal"] == {"action": "create", "proposed_by": "agent",
-                                             "proposed_at": "2026-07-05T00:00:00Z"}  # fmt: skip
+    assert (shown["state"], shown["path"], shown["redacted"]) == (
+        "pending",
+        ".memzoi/proposals/pending/create-one.md",
+        False,
+    )
+    assert shown["proposal"]["proposal"] == {
+        "action": "create",
+        "proposed_by": "agent",
+        "proposed_at": "2026-07-05T00:00:00Z",
+    }
     assert shown["proposal"]["sources"] == [{"url": "https://example.com/pr/7"}]
     assert shown["proposal"]["body"] == "Install dependencies with pnpm, never npm."
-    assert run_json(root, "proposal-files", "validate") == {"schema_version": 1, "valid": True, "proposals": [{
-        "id": "mem_test_one", "file_id": "create-one", "path": ".memzoi/proposals/pending/create-one.md",
-        "redacted": False, "classification": "repo-safe", "valid": True, "issues": []}]}  # fmt: skip
+    assert run_json(root, "proposal-files", "validate") == {
+        "schema_version": 1,
+        "valid": True,
+        "proposals": [
+            {
+                "id": "mem_test_one",
+                "file_id": "create-one",
+                "path": ".memzoi/proposals/pending/create-one.md",
+                "redacted": False,
+                "classification": "repo-safe",
+                "valid": True,
+                "issues": [],
+            }
+        ],
+    }
     text = run(root, "proposal-files", "list")
     assert text.stdout == "mem_test_one  create  proposed  Use pnpm for installs\n1 pending proposal packet\n"
 
 
 def test_validate_exits_1_and_names_the_issue(root: Repo) -> None:
-    pending(root, "drop", packet_text("mem_drop", action="tombstone",
-                                      proposal_extra="  reason: obsolete\n  target: gone\n"))  # fmt: skip
+    pending(
+        root, "drop", packet_text("mem_drop", action="tombstone", proposal_extra="  reason: obsolete\n  target: gone\n")
+    )
     out = run_json(root, "proposal-files", "validate", code=1)
     assert out["valid"] is False
-    assert out["proposals"][0]["issues"] == [{
-        "code": "target_missing", "field": "proposal.target",
-        "message": ".memzoi/proposals/pending/drop.md: proposal.target: target record 'gone' does not exist"}]  # fmt: skip
+    assert out["proposals"][0]["issues"] == [
+        {
+            "code": "target_missing",
+            "field": "proposal.target",
+            "message": ".memzoi/proposals/pending/drop.md: proposal.target: target record 'gone' does not exist",
+        }
+    ]
     text = run(root, "proposal-files", "validate")
     assert text.exit_code == 1 and text.stdout.endswith("1 pending, 1 invalid\n")
 
@@ -98,12 +135,23 @@ def test_unknown_id_exits_2_without_echoing_it(root: Repo) -> None:
 
 def test_apply_json_and_replay(root: Repo) -> None:
     pending(root, "create-one", packet_text())
-    expected = {"ok": True, "schema_version": 1, "proposal_id": "mem_test_one", "file_id": "create-one",
-                "action": "create", "record_id": "use-pnpm-for-installs", "target_id": None, "replayed": False,
-                "resolved_path": ".memzoi/proposals/resolved/applied/create-one.md",
-                "written": [".memzoi/records/use-pnpm-for-installs.md",
-                            ".memzoi/proposals/resolved/applied/create-one.md",
-                            ".memzoi/proposals/pending/create-one.md"], "drift": []}  # fmt: skip
+    expected = {
+        "ok": True,
+        "schema_version": 1,
+        "proposal_id": "mem_test_one",
+        "file_id": "create-one",
+        "action": "create",
+        "record_id": "use-pnpm-for-installs",
+        "target_id": None,
+        "replayed": False,
+        "resolved_path": ".memzoi/proposals/resolved/applied/create-one.md",
+        "written": [
+            ".memzoi/records/use-pnpm-for-installs.md",
+            ".memzoi/proposals/resolved/applied/create-one.md",
+            ".memzoi/proposals/pending/create-one.md",
+        ],
+        "drift": [],
+    }
     assert run_json(root, "proposal-files", "apply", "mem_test_one", "--actor", "reviewer") == expected
     again = run_json(root, "proposal-files", "apply", "mem_test_one")
     assert again == {**expected, "replayed": True, "written": []}
@@ -116,32 +164,55 @@ def test_apply_json_and_replay(root: Repo) -> None:
 def test_reject_json(root: Repo) -> None:
     pending(root, "create-one", packet_text())
     out = run_json(root, "proposal-files", "reject", "create-one", "--reason", "duplicate")
-    assert out == {"ok": True, "schema_version": 1, "proposal_id": "mem_test_one", "file_id": "create-one",
-                   "redacted": False, "replayed": False, "reason": "duplicate",
-                   "resolved_path": ".memzoi/proposals/resolved/rejected/create-one.md",
-                   "written": [".memzoi/proposals/resolved/rejected/create-one.md",
-                               ".memzoi/proposals/pending/create-one.md"]}  # fmt: skip
+    assert out == {
+        "ok": True,
+        "schema_version": 1,
+        "proposal_id": "mem_test_one",
+        "file_id": "create-one",
+        "redacted": False,
+        "replayed": False,
+        "reason": "duplicate",
+        "resolved_path": ".memzoi/proposals/resolved/rejected/create-one.md",
+        "written": [".memzoi/proposals/resolved/rejected/create-one.md", ".memzoi/proposals/pending/create-one.md"],
+    }
     assert run(root, "proposal-files", "reject", "create-one", "--reason", "x").stdout == (
-        "mem_test_one was already rejected; nothing changed\n")
+        "mem_test_one was already rejected; nothing changed\n"
+    )
 
 
 @pytest.mark.parametrize("sensitivity", ["secret", "unknown", "local-only"])
 def test_blocked_apply_is_content_free(root: Repo, sensitivity: str) -> None:
-    pending(root, "secret-file", packet_text("mem_secret", title=SECRET_TITLE, body=SECRET_BODY,
-                                             sensitivity=sensitivity))  # fmt: skip
+    pending(
+        root, "secret-file", packet_text("mem_secret", title=SECRET_TITLE, body=SECRET_BODY, sensitivity=sensitivity)
+    )
     result = run(root, "proposal-files", "apply", "mem_secret", "--json")
     assert result.exit_code == 1
-    guidance = {"secret": "secret proposals must not become repo-shared memory",
-                "unknown": "classify the proposal sensitivity before applying it to repo records",
-                "local-only": "local-only proposals belong in the future local/runtime memory plane"}[sensitivity]
+    guidance = {
+        "secret": "secret proposals must not become repo-shared memory",
+        "unknown": "classify the proposal sensitivity before applying it to repo records",
+        "local-only": "local-only proposals belong in the future local/runtime memory plane",
+    }[sensitivity]
     message = f"proposal sensitivity {sensitivity} cannot be applied into repo records; {guidance}"
-    assert json.loads(result.stdout) == {"ok": False, "error": {
-        "code": "repo_sensitivity_required", "operation": "proposal_files_apply", "classification": sensitivity,
-        "sensitivity": sensitivity, "message": message, "next_step": guidance}}  # fmt: skip
+    assert json.loads(result.stdout) == {
+        "ok": False,
+        "error": {
+            "code": "repo_sensitivity_required",
+            "operation": "proposal_files_apply",
+            "classification": sensitivity,
+            "sensitivity": sensitivity,
+            "message": message,
+            "next_step": guidance,
+        },
+    }
     assert result.stderr.endswith(f": error: {message}\n") and result.stderr.count("\n") == 1
-    for args in (("proposal-files", "list"), ("proposal-files", "validate"), ("proposal-files", "show", "mem_secret"),
-                 ("proposal-files", "list", "--json"), ("proposal-files", "show", "secret-file", "--json"),
-                 ("proposal-files", "apply", "mem_secret")):  # fmt: skip
+    for args in (
+        ("proposal-files", "list"),
+        ("proposal-files", "validate"),
+        ("proposal-files", "show", "mem_secret"),
+        ("proposal-files", "list", "--json"),
+        ("proposal-files", "show", "secret-file", "--json"),
+        ("proposal-files", "apply", "mem_secret"),
+    ):
         seen = run(root, *args)
         for secret in (SECRET_TITLE, "SENTINEL", "staging vault"):
             assert secret not in seen.stdout + seen.stderr
@@ -150,13 +221,14 @@ def test_blocked_apply_is_content_free(root: Repo, sensitivity: str) -> None:
 
 
 def test_blocked_reject_archives_a_receipt_and_leaks_nothing(root: Repo) -> None:
-    pending(root, "secret-file", packet_text("mem_secret", title=SECRET_TITLE, body=SECRET_BODY,
-                                             sensitivity="secret"))  # fmt: skip
+    pending(root, "secret-file", packet_text("mem_secret", title=SECRET_TITLE, body=SECRET_BODY, sensitivity="secret"))
     result = run(root, "proposal-files", "reject", "mem_secret", "--reason", "unsafe content removed", "--json")
     assert result.exit_code == 0
     out = json.loads(result.stdout)
     assert out["redacted"] is True and out["proposal_id"].startswith("redacted-identity-")
-    everything = result.stdout + result.stderr + files_text(root, ".memzoi/proposals") + files_text(root, ".memzoi/local")
+    everything = (
+        result.stdout + result.stderr + files_text(root, ".memzoi/proposals") + files_text(root, ".memzoi/local")
+    )
     for secret in (SECRET_TITLE, "SENTINEL", "staging vault", "mem_secret", "secret-file"):
         assert secret not in everything
     shown = run_json(root, "proposal-files", "show", "mem_secret")
@@ -171,25 +243,78 @@ def test_supersede_command(root: Repo) -> None:
     blocked = run(root, "supersede", "legacy-auth", "--title", SECRET_TITLE, "--body", SECRET_BODY, "--json")
     assert blocked.exit_code == 1
     assert json.loads(blocked.stdout)["error"] | {"message": ""} == {
-        "code": "repo_sensitivity_required", "operation": "supersede", "classification": "unknown",
-        "sensitivity": "unknown", "message": "",
-        "next_step": "classify the proposal sensitivity before applying it to repo records"}  # fmt: skip
+        "code": "repo_sensitivity_required",
+        "operation": "supersede",
+        "classification": "unknown",
+        "sensitivity": "unknown",
+        "message": "",
+        "next_step": "classify the proposal sensitivity before applying it to repo records",
+    }
     assert SECRET_TITLE not in blocked.stdout + blocked.stderr and "SENTINEL" not in blocked.stdout + blocked.stderr
-    out = run_json(root, "supersede", "legacy-auth", "--title", "Use OAuth device flow", "--body", "Use it.",
-                   "--sensitivity", "repo-safe", "--source-kind", "pr", "--source-ref", "https://example.com/pr/9")  # fmt: skip
-    assert out == {"ok": True, "schema_version": 1, "record_id": "use-oauth-device-flow", "superseded": "legacy-auth",
-                   "written": [".memzoi/records/legacy-auth.md", ".memzoi/records/use-oauth-device-flow.md"]}  # fmt: skip
-    assert (root.root / ".memzoi/records/legacy-auth.md").read_text() == old.replace("status: active", "status: superseded")
+    out = run_json(
+        root,
+        "supersede",
+        "legacy-auth",
+        "--title",
+        "Use OAuth device flow",
+        "--body",
+        "Use it.",
+        "--sensitivity",
+        "repo-safe",
+        "--source-kind",
+        "pr",
+        "--source-ref",
+        "https://example.com/pr/9",
+    )
+    assert out == {
+        "ok": True,
+        "schema_version": 1,
+        "record_id": "use-oauth-device-flow",
+        "superseded": "legacy-auth",
+        "written": [".memzoi/records/legacy-auth.md", ".memzoi/records/use-oauth-device-flow.md"],
+    }
+    assert (root.root / ".memzoi/records/legacy-auth.md").read_text() == old.replace(
+        "status: active", "status: superseded"
+    )
     new = (root.root / ".memzoi/records/use-oauth-device-flow.md").read_text()
-    assert ("status: active\n" in new and "supersedes: legacy-auth\n" in new and "source: pr\n" in new
-            and "origin_key: \"owner-command:supersede:legacy-auth\"\n" in new and "timestamp: \"2026-07-10T12:00:00Z\"\n" in new)  # fmt: skip
+    assert (
+        "status: active\n" in new
+        and "supersedes: legacy-auth\n" in new
+        and "source: pr\n" in new
+        and 'origin_key: "owner-command:supersede:legacy-auth"\n' in new
+        and 'timestamp: "2026-07-10T12:00:00Z"\n' in new
+    )
     again = run(root, "supersede", "legacy-auth", "--title", "T", "--body", "B", "--sensitivity", "repo-safe", "--json")
     assert again.exit_code == 2 and json.loads(again.stdout)["error"]["code"] == "target_inactive"
-    cross = run(root, "supersede", "use-oauth-device-flow", "--title", "T", "--body", "B", "--sensitivity",
-                "repo-safe", "--scope-kind", "team", "--json")  # fmt: skip
+    cross = run(
+        root,
+        "supersede",
+        "use-oauth-device-flow",
+        "--title",
+        "T",
+        "--body",
+        "B",
+        "--sensitivity",
+        "repo-safe",
+        "--scope-kind",
+        "team",
+        "--json",
+    )
     assert cross.exit_code == 2 and json.loads(cross.stdout)["error"]["code"] == "target_cross_scope"
-    private = run(root, "supersede", "use-oauth-device-flow", "--title", "T", "--body", "B", "--sensitivity",
-                  "repo-safe", "--visibility", "private", "--json")  # fmt: skip
+    private = run(
+        root,
+        "supersede",
+        "use-oauth-device-flow",
+        "--title",
+        "T",
+        "--body",
+        "B",
+        "--sensitivity",
+        "repo-safe",
+        "--visibility",
+        "private",
+        "--json",
+    )
     assert private.exit_code == 2 and json.loads(private.stdout)["error"]["code"] == "private_visibility"
 
 
@@ -197,10 +322,16 @@ def test_tombstone_command(root: Repo) -> None:
     old = root.write(".memzoi/records/legacy-auth.md", record_text("legacy-auth")).read_text()
     root.write(".memzoi/records/private-note.md", record_text("private-note", visibility="private"))
     out = run_json(root, "tombstone", "legacy-auth", "--reason", "obsolete", "--actor", "owner")
-    assert out == {"ok": True, "schema_version": 1, "record_id": "legacy-auth", "status": "tombstoned",
-                   "written": [".memzoi/records/legacy-auth.md"]}  # fmt: skip
-    assert (root.root / ".memzoi/records/legacy-auth.md").read_text() == old.replace("status: active",
-                                                                                    "status: tombstoned")  # fmt: skip
+    assert out == {
+        "ok": True,
+        "schema_version": 1,
+        "record_id": "legacy-auth",
+        "status": "tombstoned",
+        "written": [".memzoi/records/legacy-auth.md"],
+    }
+    assert (root.root / ".memzoi/records/legacy-auth.md").read_text() == old.replace(
+        "status: active", "status: tombstoned"
+    )
     event = json.loads((root.root / ".memzoi/local/events.jsonl").read_text().splitlines()[-1])
     assert (event["event_type"], event["actor"], event["record_id"]) == ("record_tombstoned", "owner", "legacy-auth")
     private = run(root, "tombstone", "private-note", "--reason", "x", "--json")

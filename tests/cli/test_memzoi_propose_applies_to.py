@@ -60,8 +60,16 @@ def accept(repo: Repo, tmp_path: Path, prop_id: str) -> None:
 
 
 def test_applies_to_reaches_the_record_and_precheck_warns(root: Repo, tmp_path: Path) -> None:
-    prop_id = propose_id(root, tmp_path, "--applies-to", "scripts/release.sh", "--source-kind", "path",
-                         "--source-ref", "scripts/release.sh")  # fmt: skip
+    prop_id = propose_id(
+        root,
+        tmp_path,
+        "--applies-to",
+        "scripts/release.sh",
+        "--source-kind",
+        "path",
+        "--source-ref",
+        "scripts/release.sh",
+    )
     packet = (root.root / ".memzoi/proposals/pending" / f"{prop_id}.md").read_text("utf-8")
     assert "scope:\n  kind: repo\n  paths:\n    - scripts/release.sh\n" in packet
     accept(root, tmp_path, prop_id)
@@ -71,14 +79,32 @@ def test_applies_to_reaches_the_record_and_precheck_warns(root: Repo, tmp_path: 
     shown = run(root, tmp_path, "precheck", "--path", "scripts/release.sh")
     assert (shown.exit_code, shown.stdout) == (0, WARNING)
     as_json = json.loads(run(root, tmp_path, "precheck", "--path", "scripts/release.sh", "--json").stdout)
-    assert as_json == {"warnings": [{
-        "id": "warn_release-script-deletes-dist", "record_id": "release-script-deletes-dist",
-        "message": f"{TITLE}: {BODY}", "severity": "high",
-        "citations": [{"record_id": "release-script-deletes-dist", "memory_type": "risk", "scope_kind": "repo",
-                       "provenance": "git", "plane": "git", "destination": "repo", "visibility": "repo",
-                       "source_kind": "path", "source_ref": "scripts/release.sh", "path": "scripts/release.sh"}],
-        "suggested_next_step": "Review the cited risk before editing and consider a targeted test.",
-        "suspect": None}]}  # fmt: skip
+    assert as_json == {
+        "warnings": [
+            {
+                "id": "warn_release-script-deletes-dist",
+                "record_id": "release-script-deletes-dist",
+                "message": f"{TITLE}: {BODY}",
+                "severity": "high",
+                "citations": [
+                    {
+                        "record_id": "release-script-deletes-dist",
+                        "memory_type": "risk",
+                        "scope_kind": "repo",
+                        "provenance": "git",
+                        "plane": "git",
+                        "destination": "repo",
+                        "visibility": "repo",
+                        "source_kind": "path",
+                        "source_ref": "scripts/release.sh",
+                        "path": "scripts/release.sh",
+                    }
+                ],
+                "suggested_next_step": "Review the cited risk before editing and consider a targeted test.",
+                "suspect": None,
+            }
+        ]
+    }
     folder = run(root, tmp_path, "precheck", "--path", "scripts", "--json")
     assert [w["record_id"] for w in json.loads(folder.stdout)["warnings"]] == ["release-script-deletes-dist"]
     assert run(root, tmp_path, "precheck", "--path", "src/app.py").stdout == "No memory warnings.\n"
@@ -92,10 +118,11 @@ def test_a_source_path_alone_binds_no_path(root: Repo, tmp_path: Path) -> None:
 
 
 def test_applies_to_is_trimmed_sorted_and_deduplicated(root: Repo, tmp_path: Path) -> None:
-    prop_id = propose_id(root, tmp_path, "--applies-to", " scripts/ ", "--applies-to", "docs/**",
-                         "--applies-to", "scripts")  # fmt: skip
+    prop_id = propose_id(
+        root, tmp_path, "--applies-to", " scripts/ ", "--applies-to", "docs/**", "--applies-to", "scripts"
+    )
     packet = (root.root / ".memzoi/proposals/pending" / f"{prop_id}.md").read_text("utf-8")
-    assert "  paths:\n    - \"docs/**\"\n    - scripts\n" in packet
+    assert '  paths:\n    - "docs/**"\n    - scripts\n' in packet
 
 
 @pytest.mark.parametrize("bad", ["../outside.sh", "/etc/passwd", "scripts/../x", "./scripts", "C:/x", "a\\b", " "])
@@ -103,8 +130,12 @@ def test_bad_applies_to_exits_2_and_writes_nothing(root: Repo, tmp_path: Path, b
     before = sorted(p.relative_to(root.root).as_posix() for p in (root.root / ".memzoi").rglob("*"))
     result = run(root, tmp_path, *RISK, "--applies-to", bad, "--json")
     assert result.exit_code == 2
-    assert json.loads(result.stdout) == {"error": {
-        "code": "invalid_applies_to", "exit_code": 2,
-        "message": f"applies_to {bad!r} must be a repository-relative path (or prefix/**) without . or .. "
-                   "components"}}  # fmt: skip
+    assert json.loads(result.stdout) == {
+        "error": {
+            "code": "invalid_applies_to",
+            "exit_code": 2,
+            "message": f"applies_to {bad!r} must be a repository-relative path (or prefix/**) without . or .. "
+            "components",
+        }
+    }
     assert sorted(p.relative_to(root.root).as_posix() for p in (root.root / ".memzoi").rglob("*")) == before

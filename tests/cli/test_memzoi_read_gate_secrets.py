@@ -19,10 +19,13 @@ def leaked(repo: Repo, key: str) -> int:
     """Two repo records (one decision, one risk) about deploy keys; the decision's file is then edited by hand to
     hold ``key``. Returns the line of the file that holds it."""
     assert run(repo, "init").exit_code == 0
-    for kind, title, body in (("decision", "Deploy keys", "Rotate deploy keys every quarter."),
-                              ("risk", "Deploy key scope", "Deploy keys must stay read-only.")):  # fmt: skip
-        ok_json(repo, "propose", "--apply", "--sensitivity", "repo-safe", "--type", kind, "--title", title,
-                "--body", body)  # fmt: skip
+    for kind, title, body in (
+        ("decision", "Deploy keys", "Rotate deploy keys every quarter."),
+        ("risk", "Deploy key scope", "Deploy keys must stay read-only."),
+    ):
+        ok_json(
+            repo, "propose", "--apply", "--sensitivity", "repo-safe", "--type", kind, "--title", title, "--body", body
+        )
     path = repo.root / ".memzoi/records/deploy-keys.md"
     text = path.read_text("utf-8").replace("every quarter.\n", f"every quarter.\nThe current key is {key}.\n")
     path.write_text(text, "utf-8")
@@ -34,10 +37,17 @@ def test_export_refuses_a_record_holding_a_credential_and_writes_nothing(repo: R
     line = leaked(repo, key)
     repo.write("AGENTS.md", "# Mine\n")
     before = files(repo.root)
-    expected = (f"export refused (nothing written): record deploy-keys: .memzoi/records/deploy-keys.md line {line} "
-                f"holds a credential (AWS Access Key; not printed): {WHY}")  # fmt: skip
-    for args in (["claude-md", "--file", "CLAUDE.md"], ["agents-md", "--file", "AGENTS.md"], ["claude-md"],
-                 ["agents-md"], ["okf"]):  # fmt: skip
+    expected = (
+        f"export refused (nothing written): record deploy-keys: .memzoi/records/deploy-keys.md line {line} "
+        f"holds a credential (AWS Access Key; not printed): {WHY}"
+    )
+    for args in (
+        ["claude-md", "--file", "CLAUDE.md"],
+        ["agents-md", "--file", "AGENTS.md"],
+        ["claude-md"],
+        ["agents-md"],
+        ["okf"],
+    ):
         result = run(repo, "export", *args, "--json")
         assert refused(result, key)["message"] == expected
         assert files(repo.root) == before
@@ -52,8 +62,7 @@ def test_export_goes_ahead_once_the_credential_is_removed(repo: Repo) -> None:
     leaked(repo, key)
     path = repo.root / ".memzoi/records/deploy-keys.md"
     path.write_text(path.read_text("utf-8").replace(f"The current key is {key}.\n", ""), "utf-8")
-    assert ok_json(repo, "export", "claude-md", "--file", "CLAUDE.md")["records"] == ["deploy-keys",
-                                                                                     "deploy-key-scope"]  # fmt: skip
+    assert ok_json(repo, "export", "claude-md", "--file", "CLAUDE.md")["records"] == ["deploy-keys", "deploy-key-scope"]
 
 
 def test_context_and_handoff_leave_the_record_out_and_name_it(repo: Repo) -> None:
@@ -64,12 +73,24 @@ def test_context_and_handoff_leave_the_record_out_and_name_it(repo: Repo) -> Non
     pack = json.loads(result.stdout)
     assert [r["record"]["id"] for r in pack["records"]] == ["deploy-key-scope"]
     assert "deploy-keys" not in pack["prompt"] and pack["budget"]["candidate_records"] == 1
-    assert pack["omitted"] == [{"record_id": "deploy-keys", "title": "[withheld]", "type": "decision",
-                                "lane": "semantic", "destination": "repo", "estimated_size": 0,
-                                "reason": "prohibited_content_detected", "rule": "AWS Access Key",
-                                "field": "body line 2", "path": ".memzoi/records/deploy-keys.md"}]  # fmt: skip
-    warning = ("memory deploy-keys was left out: its body line 2 holds a credential (AWS Access Key; not printed); "
-               "remove it from .memzoi/records/deploy-keys.md")  # fmt: skip
+    assert pack["omitted"] == [
+        {
+            "record_id": "deploy-keys",
+            "title": "[withheld]",
+            "type": "decision",
+            "lane": "semantic",
+            "destination": "repo",
+            "estimated_size": 0,
+            "reason": "prohibited_content_detected",
+            "rule": "AWS Access Key",
+            "field": "body line 2",
+            "path": ".memzoi/records/deploy-keys.md",
+        }
+    ]
+    warning = (
+        "memory deploy-keys was left out: its body line 2 holds a credential (AWS Access Key; not printed); "
+        "remove it from .memzoi/records/deploy-keys.md"
+    )
     assert pack["warnings"] == [warning] and pack["next_queries"] == []
     text = run(repo, "context", "--task", "deploy keys")
     assert text.exit_code == 0 and key not in text.stdout + text.stderr
@@ -91,7 +112,8 @@ def test_context_leaves_out_a_hand_edited_local_record(repo: Repo) -> None:
     pack = json.loads(result.stdout)
     assert pack["records"] == [] and pack["prompt"] == ""
     assert [(o["record_id"], o["reason"], o["field"]) for o in pack["omitted"]] == [
-        (written["record"]["id"], "prohibited_content_detected", "body line 1")]
+        (written["record"]["id"], "prohibited_content_detected", "body line 1")
+    ]
 
 
 def test_doctor_fails_naming_the_file_line_and_rule(repo: Repo) -> None:
@@ -102,8 +124,9 @@ def test_doctor_fails_naming_the_file_line_and_rule(repo: Repo) -> None:
     assert result.exit_code == 1 and key not in result.stdout + result.stderr
     check = next(c for c in json.loads(result.stdout)["checks"] if c["name"] == "credentials")
     assert check["status"] == "fail"
-    assert check["message"] == (f"1 memory file(s) hold a credential (not printed): .memzoi/records/deploy-keys.md "
-                                f"line {line} (AWS Access Key)")  # fmt: skip
+    assert check["message"] == (
+        f"1 memory file(s) hold a credential (not printed): .memzoi/records/deploy-keys.md line {line} (AWS Access Key)"
+    )
     text = run(repo, "doctor")
     assert text.exit_code == 1 and key not in text.output + text.stderr
     assert f"fail  credentials: {check['message']} -> " in text.output
@@ -115,11 +138,13 @@ def test_local_add_and_checkpoint_add_refuse_a_credential(repo: Repo) -> None:
     assert run(repo, "init").exit_code == 0
     before = files(repo.root)
     result = run(repo, "local", "add", "--type", "fact", "--title", "my key", "--body", f"key {key}", "--json")
-    assert refused(result, key)["message"] == (f"the local record: --body line 1 holds a credential (AWS Access "
-                                               f"Key; not printed): {PRIVATE_WHY}")  # fmt: skip
+    assert refused(result, key)["message"] == (
+        f"the local record: --body line 1 holds a credential (AWS Access Key; not printed): {PRIVATE_WHY}"
+    )
     result = run(repo, "checkpoint", "add", "--task", "deploy", "--note", f"key {key}", "--json")
-    assert refused(result, key)["message"] == (f"the checkpoint: --note line 1 holds a credential (AWS Access Key; "
-                                               f"not printed): {PRIVATE_WHY}")  # fmt: skip
+    assert refused(result, key)["message"] == (
+        f"the checkpoint: --note line 1 holds a credential (AWS Access Key; not printed): {PRIVATE_WHY}"
+    )
     result = run(repo, "checkpoint", "add", "--task", f"deploy {key}", "--note", "done", "--json")
     assert refused(result, key)["message"].startswith("the checkpoint: --task line 1 holds a credential")
     assert files(repo.root) == before
@@ -137,13 +162,19 @@ def test_session_end_refuses_a_candidate_holding_a_credential(repo: Repo) -> Non
     assert run(repo, "init").exit_code == 0
     before = files(repo.root)
     notes = repo.root.parent / "notes.yml"
-    for bad, field in ((0, "candidates[0]: body line 1"), (1, "candidates[1]: new local record local-key: body line 1")):
+    for bad, field in (
+        (0, "candidates[0]: body line 1"),
+        (1, "candidates[1]: new local record local-key: body line 1"),
+    ):
         bodies = ["Clean body.", "Clean too."]
         bodies[bad] = f"key {key}"
-        notes.write_text("task: deploy\ncandidates:\n"
-                         f"  - {{destination: repo, type: fact, title: Deploy, body: '{bodies[0]}', "
-                         "sensitivity: repo-safe}\n"
-                         f"  - {{destination: local, type: fact, title: Key, body: '{bodies[1]}'}}\n", "utf-8")  # fmt: skip
+        notes.write_text(
+            "task: deploy\ncandidates:\n"
+            f"  - {{destination: repo, type: fact, title: Deploy, body: '{bodies[0]}', "
+            "sensitivity: repo-safe}\n"
+            f"  - {{destination: local, type: fact, title: Key, body: '{bodies[1]}'}}\n",
+            "utf-8",
+        )
         result = run(repo, "session-end", "--from-file", str(notes), "--json")
         assert refused(result, key)["message"].startswith(f"{notes}: {field} holds a credential (AWS Access Key")
         assert files(repo.root) == before

@@ -16,18 +16,24 @@ from tests.cli.memzoi_run import ok_json, run
 from tests.conftest import Repo
 
 
-
-
-
-
-
 def record(repo: Repo, concept_id: str, title: str, body: str, **extra: Any) -> None:
     rec = okf.Record(
-        id=concept_id, type=extra.get("type", "fact"), lane="semantic", title=title, scope="repo", visibility="repo",
-        content_class="general_repo_knowledge", status="active", confidence=1.0, timestamp="2026-07-01T00:00:00Z",
-        body=body, origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
-        applies_to=tuple(extra.get("applies_to", ())), source="issue", source_ref=f"issue://{concept_id}",
-    )  # fmt: skip
+        id=concept_id,
+        type=extra.get("type", "fact"),
+        lane="semantic",
+        title=title,
+        scope="repo",
+        visibility="repo",
+        content_class="general_repo_knowledge",
+        status="active",
+        confidence=1.0,
+        timestamp="2026-07-01T00:00:00Z",
+        body=body,
+        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
+        applies_to=tuple(extra.get("applies_to", ())),
+        source="issue",
+        source_ref=f"issue://{concept_id}",
+    )
     repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
 
 
@@ -46,14 +52,33 @@ def search_ids(repo: Repo, *args: str) -> list[str]:
     return [r["record"]["id"] for r in ok_json(repo, "search", *args)["results"]]
 
 
-@pytest.mark.parametrize(("query", "expected"), [("pre-edit", ["p1"]), ("pre-edit-check", ["p1"]), ("gpt-4o", []),
-                                                 ("database migration", ["m1"])])
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [("pre-edit", ["p1"]), ("pre-edit-check", ["p1"]), ("gpt-4o", []), ("database migration", ["m1"])],
+)
 def test_br01_search(br01: Repo, query: str, expected: list[str]) -> None:
     assert search_ids(br01, query) == expected
 
 
-@pytest.mark.parametrize("query", ['"', "-", "AND", "OR NOT", "NEAR(", "*", "(", "🦄", "'", "\\", '"database migration',
-                                   "NEAR(edit notes, 3)", "title:notes", "記憶管理"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        "-",
+        "AND",
+        "OR NOT",
+        "NEAR(",
+        "*",
+        "(",
+        "🦄",
+        "'",
+        "\\",
+        '"database migration',
+        "NEAR(edit notes, 3)",
+        "title:notes",
+        "記憶管理",
+    ],
+)
 def test_adversarial_queries_exit_0(br01: Repo, query: str) -> None:
     result = run(br01, "search", "--json", "--", query)
     assert result.exit_code == 0, result.stderr
@@ -78,16 +103,43 @@ def test_search_text_and_filters(br01: Repo) -> None:
 
 def test_context_json_and_text(br01: Repo) -> None:
     pack = ok_json(br01, "context", "--task", "database migration", "--token-budget", "40")
-    assert set(pack) >= {"id", "task", "prompt", "records", "citations", "token_budget", "policy", "budget",
-                         "included", "omitted", "warnings", "next_queries", "created_at"}  # fmt: skip
-    assert set(pack["budget"]) >= {"requested", "effective", "used", "unit", "estimated_used", "estimate_unit",
-                                   "candidate_records", "selected_records", "rendered_words", "truncated"}  # fmt: skip
+    assert set(pack) >= {
+        "id",
+        "task",
+        "prompt",
+        "records",
+        "citations",
+        "token_budget",
+        "policy",
+        "budget",
+        "included",
+        "omitted",
+        "warnings",
+        "next_queries",
+        "created_at",
+    }
+    assert set(pack["budget"]) >= {
+        "requested",
+        "effective",
+        "used",
+        "unit",
+        "estimated_used",
+        "estimate_unit",
+        "candidate_records",
+        "selected_records",
+        "rendered_words",
+        "truncated",
+    }
     assert (pack["budget"]["requested"], pack["budget"]["unit"]) == (40, "approx_words")
     assert pack["budget"]["used"] <= 40
     cite = pack["citations"][0]
     assert {k: cite[k] for k in ("record_id", "provenance", "destination", "source_kind", "source_ref")} == {
-        "record_id": "m1", "provenance": "git", "destination": "repo", "source_kind": "issue",
-        "source_ref": "issue://m1"}  # fmt: skip
+        "record_id": "m1",
+        "provenance": "git",
+        "destination": "repo",
+        "source_kind": "issue",
+        "source_ref": "issue://m1",
+    }
     assert pack["included"][0]["rationale"].startswith("task text matched title/body")
     text = run(br01, "context", "--task", "database migration")
     assert text.stdout.startswith("# Memzoi Context\n- [m1] (fact/provenance=git/destination=repo/scope=repo) M1: ")
@@ -107,8 +159,14 @@ def test_handoff(br01: Repo) -> None:
 
 
 def test_precheck(br01: Repo) -> None:
-    record(br01, "risk", "Schema risk", "Editing the schema twice breaks the migration.", type="risk",
-           applies_to=("db/schema.sql",))  # fmt: skip
+    record(
+        br01,
+        "risk",
+        "Schema risk",
+        "Editing the schema twice breaks the migration.",
+        type="risk",
+        applies_to=("db/schema.sql",),
+    )
     assert run(br01, "precheck").exit_code == 2
     assert run(br01, "precheck", "--path", "src/x.py").stdout == "No memory warnings.\n"
     out = ok_json(br01, "precheck", "--path", "db/schema.sql")
@@ -122,14 +180,26 @@ def test_recall_reports_suspect_records(repo: Repo) -> None:
     assert run(repo, "init").exit_code == 0
     anchor = repo.commit("code", **{"src/app.py": "a\n"})
     rec = okf.Record(
-        id="retry", type="warning", lane="semantic", title="Retry rule", scope="repo", visibility="repo",
-        content_class="general_repo_knowledge", status="active", confidence=1.0, timestamp="2026-07-01T00:00:00Z",
-        body="Retries stay idempotent.", origin={"origin_key": "test:retry", "route": "owner_command"},
-        applies_to=("src/app.py",), memkeep={"anchor": anchor, "scope": ["src/app.py"], "verified_at": "2026-07-01"},
-    )  # fmt: skip
+        id="retry",
+        type="warning",
+        lane="semantic",
+        title="Retry rule",
+        scope="repo",
+        visibility="repo",
+        content_class="general_repo_knowledge",
+        status="active",
+        confidence=1.0,
+        timestamp="2026-07-01T00:00:00Z",
+        body="Retries stay idempotent.",
+        origin={"origin_key": "test:retry", "route": "owner_command"},
+        applies_to=("src/app.py",),
+        memkeep={"anchor": anchor, "scope": ["src/app.py"], "verified_at": "2026-07-01"},
+    )
     repo.write(".memzoi/records/retry.md", okf.render(rec))
-    assert run(repo, "search", "retry").stdout == "retry\twarning\t" + run(repo, "search", "retry").stdout.split(
-        "\t")[2] + "\tRetry rule\n"
+    assert (
+        run(repo, "search", "retry").stdout
+        == "retry\twarning\t" + run(repo, "search", "retry").stdout.split("\t")[2] + "\tRetry rule\n"
+    )
     repo.commit("change", **{"src/app.py": "b\n"})
     assert run(repo, "search", "retry").stdout.rstrip().endswith("\tSUSPECT: scope_hit")
     ctx_out = run(repo, "context", "--task", "retry")

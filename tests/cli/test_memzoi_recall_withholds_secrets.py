@@ -18,24 +18,49 @@ SHELL = "deploy/rotate.sh"
 
 
 def withheld(record_id: str, kind: str) -> dict[str, Any]:
-    return {"record_id": record_id, "title": "[withheld]", "type": kind, "lane": "semantic", "destination": "repo",
-            "reason": "prohibited_content_detected", "rule": "AWS Access Key", "field": "body line 2",
-            "path": f".memzoi/records/{record_id}.md"}  # fmt: skip
+    return {
+        "record_id": record_id,
+        "title": "[withheld]",
+        "type": kind,
+        "lane": "semantic",
+        "destination": "repo",
+        "reason": "prohibited_content_detected",
+        "rule": "AWS Access Key",
+        "field": "body line 2",
+        "path": f".memzoi/records/{record_id}.md",
+    }
 
 
 def left_out(record_id: str) -> str:
-    return (f"memory {record_id} was left out: its body line 2 holds a credential (AWS Access Key; not printed); "
-            f"remove it from .memzoi/records/{record_id}.md")  # fmt: skip
+    return (
+        f"memory {record_id} was left out: its body line 2 holds a credential (AWS Access Key; not printed); "
+        f"remove it from .memzoi/records/{record_id}.md"
+    )
 
 
 def seed(repo: Repo, key: str, *hand_edited: str) -> None:
     """A decision and a risk about deploy keys, both bound to ``deploy/rotate.sh``; the files of ``hand_edited``
     (record ids) then get a second body line holding ``key``."""
     assert run(repo, "init").exit_code == 0
-    for kind, title, body in (("decision", "Deploy keys", "Rotate deploy keys every quarter."),
-                              ("risk", "Deploy key scope", "Deploy keys must stay read-only.")):  # fmt: skip
-        ok_json(repo, "propose", "--apply", "--sensitivity", "repo-safe", "--type", kind, "--title", title,
-                "--body", body, "--applies-to", SHELL)  # fmt: skip
+    for kind, title, body in (
+        ("decision", "Deploy keys", "Rotate deploy keys every quarter."),
+        ("risk", "Deploy key scope", "Deploy keys must stay read-only."),
+    ):
+        ok_json(
+            repo,
+            "propose",
+            "--apply",
+            "--sensitivity",
+            "repo-safe",
+            "--type",
+            kind,
+            "--title",
+            title,
+            "--body",
+            body,
+            "--applies-to",
+            SHELL,
+        )
     for record_id in hand_edited:
         path = repo.root / f".memzoi/records/{record_id}.md"
         text = path.read_text("utf-8")
@@ -88,7 +113,10 @@ def test_search_scans_only_the_returned_records(repo: Repo, monkeypatch: pytest.
     monkeypatch.setattr(secrets, "first_credentials", spy)
     first = json.loads(clean(run(repo, "search", "read-only", "--limit", "1", "--json"), key).stdout)
     assert ([r["record"]["id"] for r in first["results"]], first["withheld"], first["warnings"]) == (
-        ["deploy-key-scope"], [], [])  # fmt: skip
+        ["deploy-key-scope"],
+        [],
+        [],
+    )
     assert scanned == [["Deploy key scope"]]  # one detect-secrets pass, over the one returned record
 
 
@@ -103,16 +131,28 @@ def test_clean_search_and_precheck_keep_their_shape(repo: Repo) -> None:
 
 
 PRECHECK_WARNING = {
-    "id": "warn_deploy-key-scope", "record_id": "deploy-key-scope",
+    "id": "warn_deploy-key-scope",
+    "record_id": "deploy-key-scope",
     "message": "[withheld] its body line 2 holds a credential (AWS Access Key; not printed); remove it from "
-               ".memzoi/records/deploy-key-scope.md",
+    ".memzoi/records/deploy-key-scope.md",
     "severity": "high",
-    "citations": [{"record_id": "deploy-key-scope", "memory_type": "risk", "scope_kind": "repo", "provenance": "git",
-                   "plane": "git", "destination": "repo", "visibility": "repo", "source_kind": None,
-                   "source_ref": None, "path": None}],
+    "citations": [
+        {
+            "record_id": "deploy-key-scope",
+            "memory_type": "risk",
+            "scope_kind": "repo",
+            "provenance": "git",
+            "plane": "git",
+            "destination": "repo",
+            "visibility": "repo",
+            "source_kind": None,
+            "source_ref": None,
+            "path": None,
+        }
+    ],
     "suggested_next_step": "This memory still applies: once the credential is removed, run precheck again to read it.",
     "suspect": None,
-}  # fmt: skip
+}
 
 
 def test_precheck_keeps_the_warning_but_withholds_its_text(repo: Repo) -> None:
@@ -126,7 +166,8 @@ def test_precheck_keeps_the_warning_but_withholds_its_text(repo: Repo) -> None:
         "[high] deploy-key-scope: [withheld] its body line 2 holds a credential (AWS Access Key; not printed); "
         "remove it from .memzoi/records/deploy-key-scope.md\n"
         "  source: - -\n"
-        f"  next: {PRECHECK_WARNING['suggested_next_step']}\n")  # fmt: skip
+        f"  next: {PRECHECK_WARNING['suggested_next_step']}\n"
+    )
     assert key not in (repo.root / ".memzoi/local/events.jsonl").read_text("utf-8")
 
 
@@ -141,9 +182,13 @@ def test_mcp_tools_withhold_as_the_cli_does(repo: Repo, monkeypatch: pytest.Monk
         assert not result.is_error and key not in result.content[0].text
     assert searched.structured_content == ok_json(repo, "search", "deploy keys")
     assert searched.structured_content["results"] == []
-    assert searched.structured_content["withheld"] == [withheld("deploy-key-scope", "risk"),
-                                                       withheld("deploy-keys", "decision")]  # fmt: skip
+    assert searched.structured_content["withheld"] == [
+        withheld("deploy-key-scope", "risk"),
+        withheld("deploy-keys", "decision"),
+    ]
     assert searched.structured_content["warnings"] == [left_out("deploy-key-scope"), left_out("deploy-keys")]
     assert checked.structured_content == ok_json(repo, "precheck", "--path", SHELL)
-    assert checked.structured_content == {"warnings": [PRECHECK_WARNING],
-                                          "withheld": [withheld("deploy-key-scope", "risk")]}  # fmt: skip
+    assert checked.structured_content == {
+        "warnings": [PRECHECK_WARNING],
+        "withheld": [withheld("deploy-key-scope", "risk")],
+    }

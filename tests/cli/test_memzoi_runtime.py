@@ -9,14 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-
 from tests.cli.memzoi_run import NOW, ok_json, run
 from tests.conftest import SEED_YAML, Repo
-
-
-
-
-
 
 
 def initialized(repo: Repo) -> Repo:
@@ -25,23 +19,51 @@ def initialized(repo: Repo) -> Repo:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts}  # fmt: skip
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
 
 
 def test_local_add_list_search(repo: Repo) -> None:
     initialized(repo)
-    added = ok_json(repo, "local", "add", "--type", "preference", "--title", "Terse answers", "--body",
-                    "Prefer short replies.", "--actor", "agent-7")  # fmt: skip
+    added = ok_json(
+        repo,
+        "local",
+        "add",
+        "--type",
+        "preference",
+        "--title",
+        "Terse answers",
+        "--body",
+        "Prefer short replies.",
+        "--actor",
+        "agent-7",
+    )
     record = {
-        "id": "local-terse-answers", "memory_type": "preference", "lane": "semantic", "destination": "local",
-        "scope_kind": "repo", "scope_id": None, "visibility": "private", "title": "Terse answers",
-        "body": "Prefer short replies.", "status": "active", "confidence": 1.0, "source_kind": "memzoi-local",
-        "source_ref": None, "proposal_id": None,
+        "id": "local-terse-answers",
+        "memory_type": "preference",
+        "lane": "semantic",
+        "destination": "local",
+        "scope_kind": "repo",
+        "scope_id": None,
+        "visibility": "private",
+        "title": "Terse answers",
+        "body": "Prefer short replies.",
+        "status": "active",
+        "confidence": 1.0,
+        "source_kind": "memzoi-local",
+        "source_ref": None,
+        "proposal_id": None,
         "content_hash": "c37acd28272b39d934c5335c9ec33e630065b39aaf12f2395acca1f0ea5046f1",
-        "created_at": NOW, "updated_at": NOW, "supersedes_id": None, "retention": {},
-        "origin": {"origin_key": "local-memory:local-terse-answers", "route": "local_memory"}, "lineage": None,
-    }  # fmt: skip
+        "created_at": NOW,
+        "updated_at": NOW,
+        "supersedes_id": None,
+        "retention": {},
+        "origin": {"origin_key": "local-memory:local-terse-answers", "route": "local_memory"},
+        "lineage": None,
+    }
     assert added == {"ok": True, "record": record, "path": ".memzoi/local/runtime/local/local-terse-answers.md"}
     assert ok_json(repo, "local", "list") == {"destination": "local", "count": 1, "records": [record]}
     assert run(repo, "local", "list").stdout == "local-terse-answers\tpreference\tTerse answers\n"
@@ -52,7 +74,9 @@ def test_local_add_list_search(repo: Repo) -> None:
     assert found["results"][0]["citations"][0]["provenance"] == "runtime"
     assert run(repo, "local", "search", "nothing-like-it").stdout == "no matching local records\n"
     assert repo.git("status", "--porcelain", "--untracked-files=all").splitlines() == [
-        "?? .memzoi/.gitignore", "?? .memzoi/index.md"]  # fmt: skip
+        "?? .memzoi/.gitignore",
+        "?? .memzoi/index.md",
+    ]
 
 
 def test_local_add_errors_exit_2_and_write_nothing(repo: Repo) -> None:
@@ -71,12 +95,19 @@ def test_checkpoint_add_and_list(repo: Repo, tmp_path: Path) -> None:
     added = ok_json(repo, "checkpoint", "add", "--task", "Implement auth middleware", "--from-file", str(notes))
     assert added["path"] == ".memzoi/local/runtime/session/session-implement-auth-middleware.md"
     record = added["record"]
-    assert {k: record[k] for k in ("id", "destination", "lane", "memory_type", "visibility", "source_kind", "body",
-                                   "retention")} == {
-        "id": "session-implement-auth-middleware", "destination": "session", "lane": "session",
-        "memory_type": "episode", "visibility": "private", "source_kind": "memzoi-checkpoint",
-        "body": "Wired the routes.", "retention": {"started_at": NOW},
-    }  # fmt: skip
+    assert {
+        k: record[k]
+        for k in ("id", "destination", "lane", "memory_type", "visibility", "source_kind", "body", "retention")
+    } == {
+        "id": "session-implement-auth-middleware",
+        "destination": "session",
+        "lane": "session",
+        "memory_type": "episode",
+        "visibility": "private",
+        "source_kind": "memzoi-checkpoint",
+        "body": "Wired the routes.",
+        "retention": {"started_at": NOW},
+    }
     assert ok_json(repo, "checkpoint", "list")["records"] == [record]
     both = run(repo, "checkpoint", "add", "--task", "t", "--note", "n", "--from-file", str(notes))
     assert both.exit_code == 2 and "exactly one of --note or --from-file" in both.stderr
@@ -91,24 +122,43 @@ def test_session_end_seed_example(repo: Repo, tmp_path: Path) -> None:
 
     path = ".memzoi/proposals/pending/protected-routes-validate-sessions-server-side.md"
     assert out == {
-        "ok": True, "status": "promoted", "task": "Implement auth middleware",
-        "results": [{"index": 0, "destination": "repo", "title": "Protected routes validate sessions server-side",
-                     "action": "create_proposal", "proposal_id": "protected-routes-validate-sessions-server-side",
-                     "path": path}],
-        "writes": [{"kind": "proposal_file", "index": 0,
-                    "proposal_id": "protected-routes-validate-sessions-server-side", "path": path}],
-    }  # fmt: skip
+        "ok": True,
+        "status": "promoted",
+        "task": "Implement auth middleware",
+        "results": [
+            {
+                "index": 0,
+                "destination": "repo",
+                "title": "Protected routes validate sessions server-side",
+                "action": "create_proposal",
+                "proposal_id": "protected-routes-validate-sessions-server-side",
+                "path": path,
+            }
+        ],
+        "writes": [
+            {
+                "kind": "proposal_file",
+                "index": 0,
+                "proposal_id": "protected-routes-validate-sessions-server-side",
+                "path": path,
+            }
+        ],
+    }
     assert (repo.root / path).is_file()
     assert list((repo.root / ".memzoi/records").iterdir()) == []
     text = run(repo, "session-end", "--from-file", str(notes))
-    assert text.stdout == ("candidate 0 (repo): proposal protected-routes-validate-sessions-server-side-2 "
-                           "(.memzoi/proposals/pending/protected-routes-validate-sessions-server-side-2.md)\n")
+    assert text.stdout == (
+        "candidate 0 (repo): proposal protected-routes-validate-sessions-server-side-2 "
+        "(.memzoi/proposals/pending/protected-routes-validate-sessions-server-side-2.md)\n"
+    )
 
 
 def test_session_end_blocked_batch_writes_nothing_and_never_prints_the_title(repo: Repo, tmp_path: Path) -> None:
     initialized(repo)
     notes = tmp_path / "notes.yml"
-    notes.write_text(SEED_YAML + """\
+    notes.write_text(
+        SEED_YAML
+        + """\
   - destination: local
     type: fact
     title: Local finding
@@ -118,7 +168,9 @@ def test_session_end_blocked_batch_writes_nothing_and_never_prints_the_title(rep
     title: Ultraviolet canary endpoint
     body: The ultraviolet canary lives at an internal host.
     sensitivity: secret
-""", "utf-8")  # fmt: skip
+""",
+        "utf-8",
+    )
     before = files(repo.root)
 
     for args in (("--json",), ()):
@@ -129,9 +181,14 @@ def test_session_end_blocked_batch_writes_nothing_and_never_prints_the_title(rep
     out = json.loads(run(repo, "session-end", "--from-file", str(notes), "--json").stdout)
     assert out["ok"] is False and out["writes"] == []
     assert out["error"]["code"] == "repo_sensitivity_required"
-    assert out["results"][2] == {"index": 2, "destination": "repo", "action": "blocked",
-                                 "code": "repo_sensitivity_required", "classification": "secret",
-                                 "title": "[redacted]"}  # fmt: skip
+    assert out["results"][2] == {
+        "index": 2,
+        "destination": "repo",
+        "action": "blocked",
+        "code": "repo_sensitivity_required",
+        "classification": "secret",
+        "title": "[redacted]",
+    }
 
 
 def test_session_end_rejects_free_text(repo: Repo, tmp_path: Path) -> None:
@@ -157,15 +214,19 @@ def test_events_export_jsonl(repo: Repo) -> None:
 
     lines = run(repo, "events", "export", "--jsonl").stdout.splitlines()
 
-    first = ('{"actor":"cli","created_at":"2026-07-10T12:00:00Z","event_type":"memory.local_created",'
-             '"id":"evt_000000000000","payload":{"destination":"local","memory_type":"fact","route":"local_memory"},'
-             '"proposal_id":null,"record_id":"local-one"}')  # fmt: skip
+    first = (
+        '{"actor":"cli","created_at":"2026-07-10T12:00:00Z","event_type":"memory.local_created",'
+        '"id":"evt_000000000000","payload":{"destination":"local","memory_type":"fact","route":"local_memory"},'
+        '"proposal_id":null,"record_id":"local-one"}'
+    )
     second_id = f"evt_{len(first.encode()) + 1:012d}"  # an event's id is the log's byte offset of its line
     assert lines == [
         first,
-        ('{"actor":"agent-7","created_at":"2026-07-10T12:00:00Z","event_type":"memory.checkpoint_created",'
-         f'"id":"{second_id}","payload":{{"destination":"session","memory_type":"episode",'
-         '"route":"checkpoint_create"},"proposal_id":null,"record_id":"session-two"}'),
+        (
+            '{"actor":"agent-7","created_at":"2026-07-10T12:00:00Z","event_type":"memory.checkpoint_created",'
+            f'"id":"{second_id}","payload":{{"destination":"session","memory_type":"episode",'
+            '"route":"checkpoint_create"},"proposal_id":null,"record_id":"session-two"}'
+        ),
     ]
     for line in lines:
         event = json.loads(line)
@@ -184,8 +245,10 @@ def test_rebuild_after_deleting_the_index(repo: Repo) -> None:
     assert out["records"] == {"repo": 0, "local": 1, "session": 0}
     assert (out["total"], out["unreadable"], out["runtime_preserved"]) == (1, [], True)
     assert out["proposals"]["pending"] == 0 and out["proposals"]["discarded"] == 0
-    assert run(repo, "rebuild").stdout == ("rebuilt .memzoi/local/index.sqlite: 0 repo, 1 local, 0 session records; "
-                                           "0 unreadable; 0 pending proposal files kept\n")  # fmt: skip
+    assert run(repo, "rebuild").stdout == (
+        "rebuilt .memzoi/local/index.sqlite: 0 repo, 1 local, 0 session records; "
+        "0 unreadable; 0 pending proposal files kept\n"
+    )
     assert [r["id"] for r in ok_json(repo, "local", "list")["records"]] == ["local-kept"]
 
 

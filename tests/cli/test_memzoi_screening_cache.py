@@ -40,8 +40,13 @@ finally:
 
 def cli(repo: Repo, *args: str) -> tuple[dict[str, Any], bool]:
     """``git memzoi -C <repo> <args> --json`` in a new process: its JSON and whether it imported detect-secrets."""
-    proc = subprocess.run([sys.executable, "-c", PROBE, "-C", str(repo.root), *args, "--json"], capture_output=True,
-                          text=True, check=False, env={**os.environ, "MEMZOI_NOW": NOW})  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, "-C", str(repo.root), *args, "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "MEMZOI_NOW": NOW},
+    )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout), proc.stderr.splitlines()[-1] == "True"
 
@@ -74,10 +79,17 @@ def test_a_record_holding_a_credential_is_withheld_on_every_call_and_in_every_pr
     for _ in range(2):
         payload, loaded = cli(repo, "search", "deploy keys")
         assert (ids(payload), payload["withheld"], payload["warnings"], loaded) == (
-            ["deploy-key-scope"], HELD, [left_out("deploy-keys")], False)  # fmt: skip
+            ["deploy-key-scope"],
+            HELD,
+            [left_out("deploy-keys")],
+            False,
+        )
     pack, loaded = cli(repo, "context", "--task", "deploy keys")
     assert ([r["record"]["id"] for r in pack["records"]], pack["omitted"][0]["estimated_size"], loaded) == (
-        ["deploy-key-scope"], 0, False)  # fmt: skip
+        ["deploy-key-scope"],
+        0,
+        False,
+    )
 
 
 def test_a_second_process_with_only_screened_results_never_imports_detect_secrets(repo: Repo) -> None:

@@ -23,8 +23,13 @@ SHAPES = ".git/memzoi/cache/secret-shapes.json"
 def propose(repo: Repo, body: str) -> tuple[int, dict[str, Any], bool]:
     """``git memzoi propose --apply`` in a new process: exit code, JSON, whether it imported detect-secrets."""
     args = ["propose", "--apply", "--sensitivity", "repo-safe", "--type", "fact", "--title", body[:20], "--body", body]
-    proc = subprocess.run([sys.executable, "-c", PROBE, "-C", str(repo.root), *args, "--json"], capture_output=True,
-                          text=True, check=False, env={**os.environ, "MEMZOI_NOW": NOW})  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, "-C", str(repo.root), *args, "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "MEMZOI_NOW": NOW},
+    )
     return proc.returncode, json.loads(proc.stdout), proc.stderr.splitlines()[-1] == "True"
 
 

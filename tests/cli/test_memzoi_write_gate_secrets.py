@@ -22,9 +22,14 @@ def _key() -> str:
 
 
 def files(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
-            and not p.name.startswith("index.sqlite")}  # fmt: skip
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file()
+        and ".git" not in p.relative_to(root).parts
+        and p.name != "lifecycle.lock"
+        and not p.name.startswith("index.sqlite")
+    }
 
 
 def refused(result: object, key: str) -> dict[str, object]:
@@ -38,25 +43,75 @@ def refused(result: object, key: str) -> dict[str, object]:
 def test_propose_and_supersede_refuse_a_credential(repo: Repo) -> None:
     assert run(repo, "init").exit_code == 0
     key = _key()
-    record = ok_json(repo, "propose", "--apply", "--sensitivity", "repo-safe", "--type", "decision", "--title",
-                     "Deploy keys", "--body", "Rotate deploy keys every quarter.")  # fmt: skip
+    record = ok_json(
+        repo,
+        "propose",
+        "--apply",
+        "--sensitivity",
+        "repo-safe",
+        "--type",
+        "decision",
+        "--title",
+        "Deploy keys",
+        "--body",
+        "Rotate deploy keys every quarter.",
+    )
     before = files(repo.root)
     for extra in ([], ["--apply"]):
-        result = run(repo, "propose", *extra, "--sensitivity", "repo-safe", "--type", "fact", "--title", "AWS",
-                     "--body", f"aws_access_key_id = {key}", "--json")  # fmt: skip
+        result = run(
+            repo,
+            "propose",
+            *extra,
+            "--sensitivity",
+            "repo-safe",
+            "--type",
+            "fact",
+            "--title",
+            "AWS",
+            "--body",
+            f"aws_access_key_id = {key}",
+            "--json",
+        )
         # the field and the line of the text the user gave, not of the rendered packet
         assert refused(result, key)["message"].startswith("the proposal: body line 1 holds a credential")
         assert files(repo.root) == before
-    result = run(repo, "propose", "--sensitivity", "repo-safe", "--type", "risk", "--title", "Paths", "--body",
-                 "b", "--applies-to", "docs/a.md", "--applies-to", f"keys/{key}.txt", "--json")  # fmt: skip
+    result = run(
+        repo,
+        "propose",
+        "--sensitivity",
+        "repo-safe",
+        "--type",
+        "risk",
+        "--title",
+        "Paths",
+        "--body",
+        "b",
+        "--applies-to",
+        "docs/a.md",
+        "--applies-to",
+        f"keys/{key}.txt",
+        "--json",
+    )
     assert refused(result, key)["message"].startswith("the proposal: --applies-to item 2 holds a credential")
     assert files(repo.root) == before
     target = record["applied"]["record_id"] if "applied" in record else record["proposal"]["record_id"]
-    result = run(repo, "supersede", target, "--sensitivity", "repo-safe", "--title", "Deploy keys",
-                 "--body", f"First line.\nUse {key} for deploys.", "--json")  # fmt: skip
+    result = run(
+        repo,
+        "supersede",
+        target,
+        "--sensitivity",
+        "repo-safe",
+        "--title",
+        "Deploy keys",
+        "--body",
+        f"First line.\nUse {key} for deploys.",
+        "--json",
+    )
     message = refused(result, key)["message"]
-    assert message == ("the replacement: --body line 2 holds a credential (AWS Access Key; not printed): remove it, "
-                       "secrets never go to git-visible memory")  # fmt: skip
+    assert message == (
+        "the replacement: --body line 2 holds a credential (AWS Access Key; not printed): remove it, "
+        "secrets never go to git-visible memory"
+    )
     assert ".memzoi/records/" not in message  # never a path that does not exist
     assert files(repo.root) == before
 

@@ -11,5 +11,8 @@ NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
 
 def tree(root: Path) -> dict[str, bytes]:
     """Every file but git's and the (empty) lifecycle lock file, which apply creates before it checks."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+    }

@@ -20,8 +20,8 @@ from git_memzoi.core.hashing import content_hash
 from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.capture import plan as capture
 from git_memzoi.memzoi.capture import review as capture_review
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
@@ -37,13 +37,21 @@ def ctx(repo: Repo) -> Workspace:
 
 
 def request(locator: dict[str, Any]) -> dict[str, Any]:
-    return {"schema": "memzoi/capture-request-v1", "extractor": {"profile": "adr-deterministic"},
-            "sources": [{"source_id": "adrs", "locator": locator, "media_type": "text/markdown"}]}  # fmt: skip
+    return {
+        "schema": "memzoi/capture-request-v1",
+        "extractor": {"profile": "adr-deterministic"},
+        "sources": [{"source_id": "adrs", "locator": locator, "media_type": "text/markdown"}],
+    }
 
 
 def directory(path: str = "docs/adr", recursive: bool = False) -> dict[str, Any]:
-    return {"kind": "project_directory", "path": path, "recursive": recursive, "ignore_policy": "git-v1",
-            "include": ["*.md"]}  # fmt: skip
+    return {
+        "kind": "project_directory",
+        "path": path,
+        "recursive": recursive,
+        "ignore_policy": "git-v1",
+        "include": ["*.md"],
+    }
 
 
 def file(path: str) -> dict[str, Any]:
@@ -80,14 +88,16 @@ def test_corpus_case_matches_exactly(repo: Repo, ctx: Workspace, case_id: str) -
     assert (plan["status"], plan["data_class"]) == (expected["status"], expected["data_class"])
     assert [d["code"] for d in plan["diagnostics"]] == expected.get("diagnostic_codes", [])
     assert len(plan["candidates"]) == len(expected.get("candidates", []))
-    for got, want in zip(plan["candidates"], expected.get("candidates", [])):
+    for got, want in zip(plan["candidates"], expected.get("candidates", []), strict=False):
         assert got["memory"] == want["memory"]
         assert [{k: e[k] for k in want["evidence"][0]} for e in got["evidence"]] == want["evidence"]
         for e in got["evidence"]:  # the excerpt is the cited bytes
             data = (repo.root / e["locator"]["path"]).read_bytes()[e["span"]["byte_start"] : e["span"]["byte_end"]]
             assert (e["text"].encode(), e["evidence_content_hash"]) == (data, content_hash(data))
-        assert (got["classification"]["destination"], got["classification"]["sensitivity"]) == \
-            (want["destination"], want["sensitivity"])  # fmt: skip
+        assert (got["classification"]["destination"], got["classification"]["sensitivity"]) == (
+            want["destination"],
+            want["sensitivity"],
+        )
         action = {k: got["action"][k] for k in want["action"] if k != "match_kinds"}
         assert action == {k: v for k, v in want["action"].items() if k != "match_kinds"}
         if "match_kinds" in want["action"]:
@@ -103,14 +113,23 @@ def test_accepted_adr_exact_values_without_the_corpus(repo: Repo, ctx: Workspace
     repo.write("docs/adr/0001-evidence.md", adr("Evidence identity"))
     plan = capture.plan_request(ctx, request(file("docs/adr/0001-evidence.md")))
     (c,) = plan["candidates"]
-    assert plan["sources"][0]["source_content_hash"] == \
-        "blake3:53d19bc3cb99b6678eb8e055ab9c18b109e6b01fb2c4564592623d46aa7f7b02"  # fmt: skip
+    assert (
+        plan["sources"][0]["source_content_hash"]
+        == "blake3:53d19bc3cb99b6678eb8e055ab9c18b109e6b01fb2c4564592623d46aa7f7b02"
+    )
     assert [(e["span"], e["section_kind"], e["heading_path"]) for e in c["evidence"]] == [
         ({"byte_start": 0, "byte_end": 25, "line_start": 1, "line_end": 1}, "title", ["ADR: Evidence identity"]),
-        ({"byte_start": 26, "byte_end": 46, "line_start": 3, "line_end": 5}, "status",
-         ["ADR: Evidence identity", "Status"]),
-        ({"byte_start": 46, "byte_end": 82, "line_start": 6, "line_end": 7}, "decision",
-         ["ADR: Evidence identity", "Decision"])]  # fmt: skip
+        (
+            {"byte_start": 26, "byte_end": 46, "line_start": 3, "line_end": 5},
+            "status",
+            ["ADR: Evidence identity", "Status"],
+        ),
+        (
+            {"byte_start": 46, "byte_end": 82, "line_start": 6, "line_end": 7},
+            "decision",
+            ["ADR: Evidence identity", "Decision"],
+        ),
+    ]
     assert c["memory"]["tags"] == ["adr", "adr-status:accepted", "adr-field:decision"]
     assert c["action"]["kind"] == "create_proposal" and plan["data_class"] == "repo_safe"
     assert plan["extractor"]["id"] == "memzoi-adr" and c["extraction"]["profile"] == "adr-deterministic"
@@ -133,34 +152,54 @@ def test_directory_follows_gitignore_and_snapshots_members_and_policy(repo: Repo
     snap = plan["sources"][0]
     members = [m["path"] for m in snap["members"]]
     assert members == ["docs/adr/0001-evidence.md", "docs/adr/0003-kept.tmp.md", "docs/adr/README.md"]
-    ignored = repo.git("check-ignore", "--no-index", *[f"docs/adr/{n}" for n in os.listdir(repo.root / "docs/adr")],
-                       check=False).splitlines()  # fmt: skip
+    ignored = repo.git(
+        "check-ignore", "--no-index", *[f"docs/adr/{n}" for n in os.listdir(repo.root / "docs/adr")], check=False
+    ).splitlines()
     assert not set(members) & set(ignored) and "docs/adr/0002-draft.md" in ignored
     for m in snap["members"]:
         data = (repo.root / m["path"]).read_bytes()
         assert (m["byte_length"], m["source_content_hash"]) == (len(data), content_hash(data))
     assert snap["policy_inputs"] == [
-        {"path": ".gitignore", "engine_version": ENGINE_VERSION,
-         "source_content_hash": content_hash((repo.root / ".gitignore").read_bytes())},
-        {"path": "docs/adr/.gitignore", "engine_version": ENGINE_VERSION,
-         "source_content_hash": content_hash((repo.root / "docs/adr/.gitignore").read_bytes())}]  # fmt: skip
-    manifest = json.dumps({"members": snap["members"], "policy_inputs": snap["policy_inputs"]}, sort_keys=True,
-                          separators=(",", ":")).encode()  # fmt: skip
+        {
+            "path": ".gitignore",
+            "engine_version": ENGINE_VERSION,
+            "source_content_hash": content_hash((repo.root / ".gitignore").read_bytes()),
+        },
+        {
+            "path": "docs/adr/.gitignore",
+            "engine_version": ENGINE_VERSION,
+            "source_content_hash": content_hash((repo.root / "docs/adr/.gitignore").read_bytes()),
+        },
+    ]
+    manifest = json.dumps(
+        {"members": snap["members"], "policy_inputs": snap["policy_inputs"]}, sort_keys=True, separators=(",", ":")
+    ).encode()
     assert (snap["byte_length"], snap["source_content_hash"]) == (len(manifest), content_hash(manifest))
-    assert [c["evidence"][-1]["locator"] for c in plan["candidates"]] == \
-        [file("docs/adr/0001-evidence.md"), file("docs/adr/0003-kept.tmp.md")]  # fmt: skip
-    assert all({e["locator"]["path"] for e in c["evidence"]} == set(c["memory"]["scope"]["paths"])
-               for c in plan["candidates"])  # fmt: skip
-    assert plan["diagnostics"] == [{"code": "unsupported_adr_content", "source_id": "adrs",
-                                    "path": "docs/adr/README.md", "line_start": 1}]  # fmt: skip
+    assert [c["evidence"][-1]["locator"] for c in plan["candidates"]] == [
+        file("docs/adr/0001-evidence.md"),
+        file("docs/adr/0003-kept.tmp.md"),
+    ]
+    assert all(
+        {e["locator"]["path"] for e in c["evidence"]} == set(c["memory"]["scope"]["paths"]) for c in plan["candidates"]
+    )
+    assert plan["diagnostics"] == [
+        {"code": "unsupported_adr_content", "source_id": "adrs", "path": "docs/adr/README.md", "line_start": 1}
+    ]
     # the policy is identity-covered: a changed .gitignore makes the plan stale
     assert plan == capture.plan_request(ctx, request(directory()))
     repo.write("docs/adr/.gitignore", "!0003-kept.tmp.md\n# reviewed\n")
     with pytest.raises(CaptureError) as err:
-        capture_review.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
-                                   "decisions": [{"candidate_id": c["candidate_id"], "outcome": "reject"}
-                                                 for c in plan["candidates"]]},
-                       reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")  # fmt: skip
+        capture_review.review(
+            ctx,
+            plan,
+            {
+                "schema": "memzoi/capture-review-input-v1",
+                "plan_id": plan["plan_id"],
+                "decisions": [{"candidate_id": c["candidate_id"], "outcome": "reject"} for c in plan["candidates"]],
+            },
+            reviewed_by="zoki",
+            reviewed_at="2026-07-10T12:00:00Z",
+        )
     assert err.value.code == "stale_capture_plan"
 
 
@@ -178,8 +217,11 @@ def test_recursive_walk_prunes_ignored_directories_and_never_enters_git_or_memzo
     assert [m["path"] for m in flat["sources"][0]["members"]] == ["docs/adr/0001.md"]
     assert [p["path"] for p in flat["sources"][0]["policy_inputs"]] == [".gitignore"]
     deep = capture.plan_request(ctx, request(directory(recursive=True)))
-    assert [m["path"] for m in deep["sources"][0]["members"]] == \
-        ["docs/adr/0001.md", "docs/adr/old/0002.md", "docs/adr/old/deeper/0003.md"]  # fmt: skip
+    assert [m["path"] for m in deep["sources"][0]["members"]] == [
+        "docs/adr/0001.md",
+        "docs/adr/old/0002.md",
+        "docs/adr/old/deeper/0003.md",
+    ]
     assert [p["path"] for p in deep["sources"][0]["policy_inputs"]] == [".gitignore", "docs/adr/old/deeper/.gitignore"]
     assert [c["memory"]["title"] for c in deep["candidates"]] == ["ADR: Top", "ADR: Old", "ADR: Deeper"]
 
@@ -219,16 +261,19 @@ def test_member_and_depth_caps(repo: Repo, ctx: Workspace) -> None:
     assert err.value.code == "capture_limit_exceeded"
 
 
-@pytest.mark.parametrize(("locator", "code"), [
-    ({**directory(), "include": ["*.txt"]}, "invalid_capture_request"),
-    ({**directory(), "ignore_policy": "none"}, "invalid_capture_request"),
-    ({**directory(), "recursive": "yes"}, "invalid_capture_request"),
-    ({k: v for k, v in directory().items() if k != "include"}, "invalid_capture_request"),
-    (directory("docs/../secrets"), "unsafe_source_path"),
-    (directory("docs/missing"), "source_not_found"),
-    (file("docs/adr/0001.txt"), "unsupported_media_type"),
-    ({"kind": "supplied_bytes", "display_name": "x"}, "unsupported_capture_profile"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("locator", "code"),
+    [
+        ({**directory(), "include": ["*.txt"]}, "invalid_capture_request"),
+        ({**directory(), "ignore_policy": "none"}, "invalid_capture_request"),
+        ({**directory(), "recursive": "yes"}, "invalid_capture_request"),
+        ({k: v for k, v in directory().items() if k != "include"}, "invalid_capture_request"),
+        (directory("docs/../secrets"), "unsafe_source_path"),
+        (directory("docs/missing"), "source_not_found"),
+        (file("docs/adr/0001.txt"), "unsupported_media_type"),
+        ({"kind": "supplied_bytes", "display_name": "x"}, "unsupported_capture_profile"),
+    ],
+)
 def test_bad_locators(repo: Repo, ctx: Workspace, locator: dict[str, Any], code: str) -> None:
     repo.write("docs/adr/0001.txt", "text\n")
     with pytest.raises(CaptureError) as err:
@@ -239,11 +284,20 @@ def test_bad_locators(repo: Repo, ctx: Workspace, locator: dict[str, Any], code:
 # ------------------------------------------------------------------------------------------------ routing
 
 
-@pytest.mark.parametrize(("status", "routed"), [
-    ("Accepted", "accepted"), ("adopted", "adopted"), ("APPROVED on 2026-07-01", "approved"),
-    ("Draft", None), ("Rejected", None), ("Superseded by ADR-0009", None), ("Deprecated", None),
-    ("Proposed", None), ("Not accepted", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("status", "routed"),
+    [
+        ("Accepted", "accepted"),
+        ("adopted", "adopted"),
+        ("APPROVED on 2026-07-01", "approved"),
+        ("Draft", None),
+        ("Rejected", None),
+        ("Superseded by ADR-0009", None),
+        ("Deprecated", None),
+        ("Proposed", None),
+        ("Not accepted", None),
+    ],
+)
 def test_status_routes_the_decision(repo: Repo, ctx: Workspace, status: str, routed: str | None) -> None:
     repo.write("docs/adr/0001.md", adr("Routing", status))
     (c,) = capture.plan_request(ctx, request(file("docs/adr/0001.md")))["candidates"]
@@ -261,23 +315,57 @@ def test_status_routes_the_decision(repo: Repo, ctx: Workspace, status: str, rou
 
 
 def test_fields_supersession_and_unsupported_content(repo: Repo, ctx: Workspace) -> None:
-    repo.write("docs/adr/0002.md", "# ADR: Plan storage\n\n## Status\nAccepted\n\n## Context\nPlans were large.\n\n"
-               "## Decision\nStore plans as JSON.\n\n### Details\nCanonical keys.\n\n## Consequences:\nPlans diff "
-               "well.\n\n## Risks\nLarge plans.\n\n## Superseded by\nADR-0009.\n\n## Alternatives\nYAML.\n\n"
-               "## Risk\n\n# Appendix\nMore.\n")  # fmt: skip
+    repo.write(
+        "docs/adr/0002.md",
+        "# ADR: Plan storage\n\n## Status\nAccepted\n\n## Context\nPlans were large.\n\n"
+        "## Decision\nStore plans as JSON.\n\n### Details\nCanonical keys.\n\n## Consequences:\nPlans diff "
+        "well.\n\n## Risks\nLarge plans.\n\n## Superseded by\nADR-0009.\n\n## Alternatives\nYAML.\n\n"
+        "## Risk\n\n# Appendix\nMore.\n",
+    )
     plan = capture.plan_request(ctx, request(file("docs/adr/0002.md")))
-    got = [(c["memory"]["type"], c["memory"]["title"], c["memory"]["body"], c["memory"]["tags"][-1],
-            c["action"]["kind"], c["classification"]["destination_reason"]) for c in plan["candidates"]]  # fmt: skip
+    got = [
+        (
+            c["memory"]["type"],
+            c["memory"]["title"],
+            c["memory"]["body"],
+            c["memory"]["tags"][-1],
+            c["action"]["kind"],
+            c["classification"]["destination_reason"],
+        )
+        for c in plan["candidates"]
+    ]
     assert got == [
-        ("decision", "ADR: Plan storage", "Store plans as JSON.\n\n### Details\nCanonical keys.", "adr-field:decision",
-         "create_proposal", "profile_route"),
-        ("fact", "ADR: Plan storage (consequences)", "Plans diff well.", "adr-field:consequences", "create_proposal",
-         "profile_route"),
+        (
+            "decision",
+            "ADR: Plan storage",
+            "Store plans as JSON.\n\n### Details\nCanonical keys.",
+            "adr-field:decision",
+            "create_proposal",
+            "profile_route",
+        ),
+        (
+            "fact",
+            "ADR: Plan storage (consequences)",
+            "Plans diff well.",
+            "adr-field:consequences",
+            "create_proposal",
+            "profile_route",
+        ),
         ("risk", "ADR: Plan storage (risk)", "Large plans.", "adr-field:risk", "create_proposal", "profile_route"),
-        ("decision", "ADR: Plan storage (supersession)", "ADR-0009.", "adr-field:supersession", "no_write",
-         "adr_supersession_requires_review")]  # fmt: skip
-    assert [[e["section_kind"] for e in c["evidence"]] for c in plan["candidates"]][1] == \
-        ["title", "status", "consequences"]  # fmt: skip
+        (
+            "decision",
+            "ADR: Plan storage (supersession)",
+            "ADR-0009.",
+            "adr-field:supersession",
+            "no_write",
+            "adr_supersession_requires_review",
+        ),
+    ]
+    assert [[e["section_kind"] for e in c["evidence"]] for c in plan["candidates"]][1] == [
+        "title",
+        "status",
+        "consequences",
+    ]
     assert [d["line_start"] for d in plan["diagnostics"]] == [24, 29]
     assert {d["code"] for d in plan["diagnostics"]} == {"unsupported_adr_content"}
 
@@ -301,10 +389,20 @@ def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Workspac
     repo.write("docs/adr/0002-draft.md", adr("Draft idea", "Draft", "Try something."))
     plan = capture.plan_request(ctx, request(directory()))
     accepted, draft = plan["candidates"]
-    rev = capture_review.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
-                                     "decisions": [{"candidate_id": accepted["candidate_id"], "outcome": "accept"},
-                                                   {"candidate_id": draft["candidate_id"], "outcome": "reject"}]},
-                         reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")  # fmt: skip
+    rev = capture_review.review(
+        ctx,
+        plan,
+        {
+            "schema": "memzoi/capture-review-input-v1",
+            "plan_id": plan["plan_id"],
+            "decisions": [
+                {"candidate_id": accepted["candidate_id"], "outcome": "accept"},
+                {"candidate_id": draft["candidate_id"], "outcome": "reject"},
+            ],
+        },
+        reviewed_by="zoki",
+        reviewed_at="2026-07-10T12:00:00Z",
+    )
     result = capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
     (write,) = result["writes"]
     assert write["kind"] == "proposal_file" and write["proposal_id"] == accepted["action"]["proposal_id"]
@@ -326,8 +424,9 @@ def test_prohibited_policy_input_is_redacted_everywhere(repo: Repo, ctx: Workspa
     assert secret not in str(err.value) and ".gitignore" not in str(err.value) and "docs/adr" not in str(err.value)
     plan = capture.plan_or_blocked(ctx, req)
     assert (plan["status"], plan["data_class"], plan["candidates"]) == ("blocked", "blocked", [])
-    assert plan["diagnostics"] == [{"code": "source_preflight_failed", "source_id": "adrs", "line_start": 0,
-                                    "reason": "prohibited_policy_input"}]  # fmt: skip
+    assert plan["diagnostics"] == [
+        {"code": "source_preflight_failed", "source_id": "adrs", "line_start": 0, "reason": "prohibited_policy_input"}
+    ]
     text = json.dumps(plan)
     assert not [s for s in (secret, ".gitignore", "docs/adr", "password") if s in text]
 

@@ -17,20 +17,30 @@ from git_memzoi.core.hashing import content_hash
 from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.capture import plan as capture
 from git_memzoi.memzoi.capture import review as capture_review
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
 CORPUS = SHARED / "conformance/memzoi/capture-v1"
-needs_corpus = pytest.mark.skipif(not (CORPUS / "corpus.yaml").is_file(),
-                                  reason="the upstream capture-v1 corpus (shared/conformance) is not available")  # fmt: skip
-GIT_CASES = ("explicit-git-diff-guidance", "git-review-burden", "git-rename-needs-review", "git-delete-needs-review",
-             "malformed-git-diff-fails-closed", "pinned-git-range-guidance")  # fmt: skip
+needs_corpus = pytest.mark.skipif(
+    not (CORPUS / "corpus.yaml").is_file(),
+    reason="the upstream capture-v1 corpus (shared/conformance) is not available",
+)
+GIT_CASES = (
+    "explicit-git-diff-guidance",
+    "git-review-burden",
+    "git-rename-needs-review",
+    "git-delete-needs-review",
+    "malformed-git-diff-fails-closed",
+    "pinned-git-range-guidance",
+)
 ONES, TWOS = "sha1:" + "1" * 40, "sha1:" + "2" * 40
-CHANGE = ("diff --git a/docs/rules.md b/docs/rules.md\nindex " + "1" * 40 + ".." + "2" * 40 + " 100644\n"
-          "--- a/docs/rules.md\n+++ b/docs/rules.md\n@@ -1,1 +1,4 @@\n existing\n+# Warning: Preserve evidence\n"
-          "+Never detach claims from source spans.\n+\n").encode()  # fmt: skip
+CHANGE = (
+    "diff --git a/docs/rules.md b/docs/rules.md\nindex " + "1" * 40 + ".." + "2" * 40 + " 100644\n"
+    "--- a/docs/rules.md\n+++ b/docs/rules.md\n@@ -1,1 +1,4 @@\n existing\n+# Warning: Preserve evidence\n"
+    "+Never detach claims from source spans.\n+\n"
+).encode()
 
 
 def corpus_case(case_id: str) -> dict[str, Any]:
@@ -57,16 +67,33 @@ def ctx(repo: Repo) -> Workspace:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+    }
 
 
 def supplied_request(data: bytes, name: str = "reviewed.diff", **git: str) -> dict[str, Any]:
-    locator = {"kind": "supplied_bytes", "display_name": name, "media_type": "text/x-diff",
-               "byte_length": len(data), "source_content_hash": content_hash(data)}  # fmt: skip
-    return {"schema": "memzoi/capture-request", "sources": [{"source_id": "source-1", "locator": locator,
-            "media_type": "text/x-diff", "git": {"repository": ".", "base": ONES, "head": TWOS, **git}}],
-            "extractor": {"profile": "git-change-deterministic"}}  # fmt: skip
+    locator = {
+        "kind": "supplied_bytes",
+        "display_name": name,
+        "media_type": "text/x-diff",
+        "byte_length": len(data),
+        "source_content_hash": content_hash(data),
+    }
+    return {
+        "schema": "memzoi/capture-request",
+        "sources": [
+            {
+                "source_id": "source-1",
+                "locator": locator,
+                "media_type": "text/x-diff",
+                "git": {"repository": ".", "base": ONES, "head": TWOS, **git},
+            }
+        ],
+        "extractor": {"profile": "git-change-deterministic"},
+    }
 
 
 def shape(candidate: dict[str, Any]) -> dict[str, Any]:
@@ -75,9 +102,13 @@ def shape(candidate: dict[str, Any]) -> dict[str, Any]:
     action = {k: v for k, v in candidate["action"].items() if k in ("kind", "reason_code", "match_count")}
     if "matches" in candidate["action"]:
         action["match_kinds"] = sorted(m["kind"] for m in candidate["action"]["matches"])
-    return {"memory": candidate["memory"], "evidence": [{k: e[k] for k in keys if k in e} for e in
-            candidate["evidence"]], "destination": candidate["classification"]["destination"],
-            "sensitivity": candidate["classification"]["sensitivity"], "action": action}  # fmt: skip
+    return {
+        "memory": candidate["memory"],
+        "evidence": [{k: e[k] for k in keys if k in e} for e in candidate["evidence"]],
+        "destination": candidate["classification"]["destination"],
+        "sensitivity": candidate["classification"]["sensitivity"],
+        "action": action,
+    }
 
 
 def expected_shape(case: dict[str, Any]) -> list[dict[str, Any]]:
@@ -88,8 +119,15 @@ def expected_shape(case: dict[str, Any]) -> list[dict[str, Any]]:
             action["match_kinds"] = sorted(action["match_kinds"])
         if action["kind"] == "create_proposal":
             action = {"kind": "create_proposal"}
-        out.append({"memory": c["memory"], "evidence": c["evidence"], "destination": c["destination"],
-                    "sensitivity": c["sensitivity"], "action": action})  # fmt: skip
+        out.append(
+            {
+                "memory": c["memory"],
+                "evidence": c["evidence"],
+                "destination": c["destination"],
+                "sensitivity": c["sensitivity"],
+                "action": action,
+            }
+        )
     return out
 
 
@@ -160,13 +198,16 @@ def test_corpus_pinned_git_range(repo: Repo) -> None:
     plan = capture.plan_or_blocked(ctx, case["request"], {})
     assert (plan["status"], plan["data_class"], plan["diagnostics"]) == ("ready", "repo_safe", [])
     assert [shape(c) for c in plan["candidates"]] == expected_shape(case)
-    rendered = subprocess.run(["git", "diff", "--full-index", "-M", base, head], cwd=repo.root, capture_output=True,
-                              check=True).stdout  # fmt: skip
+    rendered = subprocess.run(
+        ["git", "diff", "--full-index", "-M", base, head], cwd=repo.root, capture_output=True, check=True
+    ).stdout
     assert plan["sources"][0]["source_content_hash"] == content_hash(rendered)
     check_evidence(plan, rendered)
     inputs = plan["sources"][0]["policy_inputs"]
     assert [(i["path"], i["engine_version"]) for i in inputs[:2]] == [
-        (".git", "memzoi/git-repository-identity-v1"), (".git/config", "memzoi/git-local-config-v1")]
+        (".git", "memzoi/git-repository-identity-v1"),
+        (".git/config", "memzoi/git-local-config-v1"),
+    ]
     assert inputs[1]["source_content_hash"] == content_hash((repo.root / ".git/config").read_bytes())
     assert inputs[2]["path"] == ".git/renderer-version"
     assert inputs[2]["engine_version"].startswith("memzoi/git-unified-renderer-v1+git-libgit2-")
@@ -181,23 +222,33 @@ def test_supplied_bytes_plan_review_apply(repo: Repo, ctx: Workspace) -> None:
     [c] = plan["candidates"]
     assert c["evidence"][0]["span"] == {"byte_start": 205, "byte_end": 277, "line_start": 7, "line_end": 9}
     assert c["action"]["kind"] == "create_proposal" and c["memory"]["tags"] == ["git-change"]
-    assert plan["sources"][0] == {"source_id": "source-1", "locator": request["sources"][0]["locator"],
-                                  "media_type": "text/x-diff", "byte_length": 277,
-                                  "source_content_hash": content_hash(CHANGE)}  # fmt: skip
-    decisions = {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
-                 "decisions": [{"candidate_id": c["candidate_id"], "outcome": "accept"}]}  # fmt: skip
+    assert plan["sources"][0] == {
+        "source_id": "source-1",
+        "locator": request["sources"][0]["locator"],
+        "media_type": "text/x-diff",
+        "byte_length": 277,
+        "source_content_hash": content_hash(CHANGE),
+    }
+    decisions = {
+        "schema": "memzoi/capture-review-input-v1",
+        "plan_id": plan["plan_id"],
+        "decisions": [{"candidate_id": c["candidate_id"], "outcome": "accept"}],
+    }
     with pytest.raises(CaptureError) as err:  # review needs the same bytes again
         capture_review.review(ctx, plan, decisions, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")
     assert err.value.code == "supplied_bytes_missing"
-    rev = capture_review.review(ctx, plan, decisions, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z",
-                         source_bytes={"source-1": CHANGE})  # fmt: skip
+    rev = capture_review.review(
+        ctx, plan, decisions, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z", source_bytes={"source-1": CHANGE}
+    )
     changed = CHANGE.replace(b"Never", b"Nevar")
     with pytest.raises(CaptureError) as err:
-        capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"],
-                      source_bytes={"source-1": changed})  # fmt: skip
+        capture_review.apply(
+            ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"], source_bytes={"source-1": changed}
+        )
     assert err.value.code in ("supplied_bytes_mismatch", "stale_capture_plan") and tree(repo.root) == before
-    result = capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"],
-                           source_bytes={"source-1": CHANGE})  # fmt: skip
+    result = capture_review.apply(
+        ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"], source_bytes={"source-1": CHANGE}
+    )
     [write] = result["writes"]
     assert write["kind"] == "proposal_file"
     text = (repo.root / write["path"]).read_text()
@@ -220,13 +271,20 @@ def error_code(ctx: Workspace, request: dict[str, Any], supplied: dict[str, byte
 ZERO = "0" * 40
 BAD_DIFFS = {
     "combined": b"diff --cc docs/a.md\nindex 1111111,2222222..3333333\n--- a/docs/a.md\n+++ b/docs/a.md\n"
-                b"@@@ -1,1 -1,1 +1,2 @@@\n  x\n++# Decision: Merge\n",
-    "binary": ("diff --git a/img.png b/img.png\nindex " + "1" * 40 + ".." + "2" * 40 + " 100644\n"
-               "Binary files a/img.png and b/img.png differ\n").encode(),
+    b"@@@ -1,1 -1,1 +1,2 @@@\n  x\n++# Decision: Merge\n",
+    "binary": (
+        "diff --git a/img.png b/img.png\nindex " + "1" * 40 + ".." + "2" * 40 + " 100644\n"
+        "Binary files a/img.png and b/img.png differ\n"
+    ).encode(),
     "malformed": ("diff --git a/docs/old.md b/docs/new.md\nindex " + "1" * 40 + ".." + "2" * 40 + " 100644\n").encode(),
     "no hunks": ("diff --git a/docs/a.md b/docs/a.md\nindex " + "1" * 40 + ".." + "2" * 40 + " 100644\n").encode(),
-    "traversal": ("diff --git a/../etc/rules.md b/../etc/rules.md\nindex " + "1" * 40 + ".." + "2" * 40 +
-                  " 100644\n--- a/../etc/rules.md\n+++ b/../etc/rules.md\n@@ -0,0 +1,2 @@\n+# Decision: X\n+y\n").encode(),
+    "traversal": (
+        "diff --git a/../etc/rules.md b/../etc/rules.md\nindex "
+        + "1" * 40
+        + ".."
+        + "2" * 40
+        + " 100644\n--- a/../etc/rules.md\n+++ b/../etc/rules.md\n@@ -0,0 +1,2 @@\n+# Decision: X\n+y\n"
+    ).encode(),
     "bad counts": CHANGE.replace(b"+1,4 @@", b"+1,5 @@"),
     "garbage first": b"hello\n" + CHANGE,
     "no prefix": CHANGE + b"stray\n",
@@ -234,17 +292,24 @@ BAD_DIFFS = {
     "empty": b"",
     "marker contradicts": CHANGE.replace(b"+++ b/docs/rules.md", b"+++ b/docs/other.md"),
     "symlink evidence": CHANGE.replace(b" 100644\n", b" 120000\n"),
-    "delete with additions": ("diff --git a/docs/d.md b/docs/d.md\ndeleted file mode 100644\nindex " + "1" * 40 +
-                              ".." + ZERO + "\n--- a/docs/d.md\n+++ /dev/null\n@@ -1 +1 @@\n-a\n+b\n").encode(),
-}  # fmt: skip
+    "delete with additions": (
+        "diff --git a/docs/d.md b/docs/d.md\ndeleted file mode 100644\nindex "
+        + "1" * 40
+        + ".."
+        + ZERO
+        + "\n--- a/docs/d.md\n+++ /dev/null\n@@ -1 +1 @@\n-a\n+b\n"
+    ).encode(),
+}
 
 
 @pytest.mark.parametrize("name", sorted(BAD_DIFFS))
 def test_bad_diffs_fail_closed_without_writes(repo: Repo, ctx: Workspace, name: str) -> None:
     data = BAD_DIFFS[name]
     before = tree(repo.root)
-    assert blocked_code(ctx, supplied_request(data), {"source-1": data}) == \
-        "extractor_safeguard_failed/extractor_safeguard_failed"  # fmt: skip
+    assert (
+        blocked_code(ctx, supplied_request(data), {"source-1": data})
+        == "extractor_safeguard_failed/extractor_safeguard_failed"
+    )
     (repo.root / "changes").mkdir(exist_ok=True)
     (repo.root / "changes/bad.diff").write_bytes(data)
     request = supplied_request(data)
@@ -277,8 +342,11 @@ def test_supplied_bytes_must_match_their_descriptor(repo: Repo, ctx: Workspace) 
 
 def test_project_diff_path_rules(repo: Repo, ctx: Workspace) -> None:
     request = supplied_request(CHANGE)
-    for path, code in (("../x.diff", "unsafe_source_path"), ("changes/x.txt", "unsupported_media_type"),
-                       ("changes/missing.diff", "source_not_found")):  # fmt: skip
+    for path, code in (
+        ("../x.diff", "unsafe_source_path"),
+        ("changes/x.txt", "unsupported_media_type"),
+        ("changes/missing.diff", "source_not_found"),
+    ):
         request["sources"][0]["locator"] = {"kind": "project_path", "path": path}
         assert error_code(ctx, request, {}) == code
     (repo.root / "changes").mkdir()
@@ -292,21 +360,40 @@ def test_project_diff_path_rules(repo: Repo, ctx: Workspace) -> None:
 
 def test_added_file_and_deleted_guidance_without_body(repo: Repo, ctx: Workspace) -> None:
     new = "4" * 40
-    data = ("diff --git a/docs/new.md b/docs/new.md\nnew file mode 100644\nindex " + ZERO + ".." + new + "\n"
-            "--- /dev/null\n+++ b/docs/new.md\n@@ -0,0 +1,5 @@\n+# Risk: Flaky mirror\n+Retries hide outages.\n"
-            "+## Fact: Ignored\n+Facts are not captured from changes.\n+# Decision: Empty\n"
-            "diff --git a/docs/gone.md b/docs/gone.md\ndeleted file mode 100644\nindex " + "5" * 40 + ".." + ZERO +
-            "\n--- a/docs/gone.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-# Warning: Heading only\n"
-            "diff --git a/src/app.py b/src/app.py\nindex " + "6" * 40 + ".." + "7" * 40 + " 100644\n"
-            "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1,2 @@\n x = 1\n+# Decision: Not markdown\n").encode()  # fmt: skip
+    data = (
+        "diff --git a/docs/new.md b/docs/new.md\nnew file mode 100644\nindex " + ZERO + ".." + new + "\n"
+        "--- /dev/null\n+++ b/docs/new.md\n@@ -0,0 +1,5 @@\n+# Risk: Flaky mirror\n+Retries hide outages.\n"
+        "+## Fact: Ignored\n+Facts are not captured from changes.\n+# Decision: Empty\n"
+        "diff --git a/docs/gone.md b/docs/gone.md\ndeleted file mode 100644\nindex "
+        + "5" * 40
+        + ".."
+        + ZERO
+        + "\n--- a/docs/gone.md\n+++ /dev/null\n@@ -1 +0,0 @@\n-# Warning: Heading only\n"
+        "diff --git a/src/app.py b/src/app.py\nindex " + "6" * 40 + ".." + "7" * 40 + " 100644\n"
+        "--- a/src/app.py\n+++ b/src/app.py\n@@ -1 +1,2 @@\n x = 1\n+# Decision: Not markdown\n"
+    ).encode()
     plan = capture.plan_request(ctx, supplied_request(data), {"source-1": data})
     [c] = plan["candidates"]
-    assert (c["memory"]["title"], c["memory"]["body"], c["memory"]["scope"]["paths"]) == \
-        ("Flaky mirror", "Retries hide outages.", ["docs/new.md"])  # fmt: skip
+    assert (c["memory"]["title"], c["memory"]["body"], c["memory"]["scope"]["paths"]) == (
+        "Flaky mirror",
+        "Retries hide outages.",
+        ["docs/new.md"],
+    )
     assert c["evidence"][0]["semantic_location"] == {
-        "kind": "git_change", "repository": ".", "base": ONES, "head": TWOS, "new_blob": f"sha1:{new}",
-        "new_path": "docs/new.md", "change_kind": "added",
-        "hunk": content_hash(b"@@ -0,0 +1,5 @@"), "side": "new", "new_line_start": 1, "new_line_end": 2}  # fmt: skip
+        "kind": "git_change",
+        "repository": ".",
+        "base": ONES,
+        "head": TWOS,
+        "new_blob": f"sha1:{new}",
+        "new_path": "docs/new.md",
+        "change_kind": "added",
+        "hunk": content_hash(b"@@ -0,0 +1,5 @@"),
+        "side": "new",
+        "new_line_start": 1,
+        "new_line_end": 2,
+    }
     assert c["evidence"][0]["text"] == "+# Risk: Flaky mirror\n+Retries hide outages.\n"
     assert [(d["code"], d["path"]) for d in plan["diagnostics"]] == [
-        ("git_deleted_durable_guidance_requires_review", "docs/gone.md"), ("unsupported_git_change", "src/app.py")]
+        ("git_deleted_durable_guidance_requires_review", "docs/gone.md"),
+        ("unsupported_git_change", "src/app.py"),
+    ]

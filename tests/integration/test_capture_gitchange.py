@@ -22,26 +22,35 @@ from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.capture import plan as capture
 from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.capture.profiles import gitchange as gc
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
-GUIDE0 = ("# Guide\n\n## Decision: Use uv\nUse uv for installs.\n\n## Warning: Old cache\nClear the cache first.\n\n"
-          "## Fact: Ignored fact\nFacts are not captured from changes.\n")  # fmt: skip
+GUIDE0 = (
+    "# Guide\n\n## Decision: Use uv\nUse uv for installs.\n\n## Warning: Old cache\nClear the cache first.\n\n"
+    "## Fact: Ignored fact\nFacts are not captured from changes.\n"
+)
 # the body edit under the unchanged "Use uv" heading is no typed addition (upstream: a section is a typed heading
 # inside a block of added lines), so it yields no candidate; "Lock files" and "Run tests" are added sections
-GUIDE1 = ("# Guide\n\n## Decision: Use uv\nUse uv for installs and lock files.\n\n"
-          "## Fact: Ignored fact\nFacts are not captured from changes.\n\n"
-          "## Procedure: Run tests\nRun pytest -q before pushing.\n\n## Decision: Lock files\nCommit uv.lock.\n")  # fmt: skip
+GUIDE1 = (
+    "# Guide\n\n## Decision: Use uv\nUse uv for installs and lock files.\n\n"
+    "## Fact: Ignored fact\nFacts are not captured from changes.\n\n"
+    "## Procedure: Run tests\nRun pytest -q before pushing.\n\n## Decision: Lock files\nCommit uv.lock.\n"
+)
 
 
 @pytest.fixture
 def history(repo: Repo) -> tuple[str, str, str]:
     """(base, middle, head): guide edited/added/deleted sections, a rename, a deleted file, a non-Markdown file."""
-    base = repo.commit("base", **{"docs/guide.md": GUIDE0, "docs/old.md": "## Procedure: Legacy deploy\nRun "
-                                  "deploy.sh by hand.\n", "docs/moved.md": "## Risk: Flaky network\nRetries mask "
-                                  "outages in the mirror.\n"})  # fmt: skip
+    base = repo.commit(
+        "base",
+        **{
+            "docs/guide.md": GUIDE0,
+            "docs/old.md": "## Procedure: Legacy deploy\nRun deploy.sh by hand.\n",
+            "docs/moved.md": "## Risk: Flaky network\nRetries mask outages in the mirror.\n",
+        },
+    )
     middle = repo.commit("edit guide", **{"docs/guide.md": GUIDE1})
     repo.git("mv", "docs/moved.md", "docs/renamed.md")
     repo.git("rm", "-q", "docs/old.md")
@@ -57,10 +66,20 @@ def ctx(repo: Repo, history: tuple[str, str, str]) -> Workspace:
 
 
 def request(base: str, head: str, merge_parent: str = "base_to_head", **extra: Any) -> dict[str, Any]:
-    locator = {"kind": "git_range", "repository": ".", "base": f"sha1:{base}", "head": f"sha1:{head}",
-               "merge_parent": merge_parent, "rename_detection": True, "diff_format": "git-unified-v1"}  # fmt: skip
-    return {"schema": "memzoi/capture-request-v1", "sources": [{"source_id": "range", "locator": locator,
-            "media_type": "text/x-diff", **extra}], "extractor": {"profile": "git-change-deterministic"}}  # fmt: skip
+    locator = {
+        "kind": "git_range",
+        "repository": ".",
+        "base": f"sha1:{base}",
+        "head": f"sha1:{head}",
+        "merge_parent": merge_parent,
+        "rename_detection": True,
+        "diff_format": "git-unified-v1",
+    }
+    return {
+        "schema": "memzoi/capture-request-v1",
+        "sources": [{"source_id": "range", "locator": locator, "media_type": "text/x-diff", **extra}],
+        "extractor": {"profile": "git-change-deterministic"},
+    }
 
 
 def git_bytes(repo: Repo, *args: str) -> bytes:
@@ -68,8 +87,11 @@ def git_bytes(repo: Repo, *args: str) -> bytes:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"}  # fmt: skip
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+    }
 
 
 def code_of(ctx: Workspace, req: dict[str, Any]) -> str:
@@ -85,10 +107,21 @@ def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Workspace, history:
     assert tree(repo.root) == before and plan == capture.plan_request(ctx, request(base, head))
     assert (plan["status"], plan["data_class"]) == ("ready", "private")
     assert plan["extractor"]["id"] == "memzoi-git-change" and plan["sources"][0]["media_type"] == "text/x-diff"
-    got = {(c["memory"]["type"], c["memory"]["title"], c["evidence"][0]["semantic_location"]["side"],
-            c["evidence"][0]["semantic_location"]["change_kind"]) for c in plan["candidates"]}  # fmt: skip
-    assert got == {("decision", "Lock files", "new", "modified"), ("procedure", "Run tests", "new", "modified"),
-                   ("warning", "Old cache", "old", "modified"), ("procedure", "Legacy deploy", "old", "deleted")}
+    got = {
+        (
+            c["memory"]["type"],
+            c["memory"]["title"],
+            c["evidence"][0]["semantic_location"]["side"],
+            c["evidence"][0]["semantic_location"]["change_kind"],
+        )
+        for c in plan["candidates"]
+    }
+    assert got == {
+        ("decision", "Lock files", "new", "modified"),
+        ("procedure", "Run tests", "new", "modified"),
+        ("warning", "Old cache", "old", "modified"),
+        ("procedure", "Legacy deploy", "old", "deleted"),
+    }
     by_title = {c["memory"]["title"]: c for c in plan["candidates"]}
     decision = by_title["Lock files"]
     assert decision["memory"]["body"] == "Commit uv.lock."
@@ -99,14 +132,21 @@ def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Workspace, history:
     assert plan["sources"][0]["source_content_hash"] == content_hash(rendered)
     start = rendered.index(b"+## Decision: Lock files")
     assert ev["text"] == "+## Decision: Lock files\n+Commit uv.lock.\n"
-    assert ev["span"] == {"byte_start": start, "byte_end": start + len(ev["text"]),
-                          "line_start": rendered[:start].count(b"\n") + 1,
-                          "line_end": rendered[:start].count(b"\n") + 2}  # fmt: skip
+    assert ev["span"] == {
+        "byte_start": start,
+        "byte_end": start + len(ev["text"]),
+        "line_start": rendered[:start].count(b"\n") + 1,
+        "line_end": rendered[:start].count(b"\n") + 2,
+    }
     assert (loc["side"], loc["new_line_start"], loc["new_line_end"]) == ("new", 12, 13)
-    hunk = rendered[: start].rsplit(b"\n@@ ", 1)[1].split(b"\n", 1)[0]
+    hunk = rendered[:start].rsplit(b"\n@@ ", 1)[1].split(b"\n", 1)[0]
     assert loc["hunk"] == content_hash(b"@@ " + hunk)
-    assert (loc["old_path"], loc["new_path"], loc["base"], loc["head"]) == ("docs/guide.md", "docs/guide.md",
-                                                                            f"sha1:{base}", f"sha1:{head}")  # fmt: skip
+    assert (loc["old_path"], loc["new_path"], loc["base"], loc["head"]) == (
+        "docs/guide.md",
+        "docs/guide.md",
+        f"sha1:{base}",
+        f"sha1:{head}",
+    )
     assert loc["new_blob"] == "sha1:" + repo.git("rev-parse", f"{head}:docs/guide.md")
     assert loc["old_blob"] == "sha1:" + repo.git("rev-parse", f"{base}:docs/guide.md")
     deleted = by_title["Legacy deploy"]
@@ -114,17 +154,31 @@ def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Workspace, history:
     assert deleted["evidence"][0]["semantic_location"]["side"] == "old"
     codes = {(d["code"], d.get("path")) for d in plan["diagnostics"]}
     # a file whose deleted guidance became a candidate needs no diagnostic (corpus git-delete-needs-review)
-    assert codes == {("git_rename_without_durable_candidate", "docs/renamed.md"), ("unsupported_git_change", "src/app.py")}
+    assert codes == {
+        ("git_rename_without_durable_candidate", "docs/renamed.md"),
+        ("unsupported_git_change", "src/app.py"),
+    }
     # review: new-side candidates edited to the repo, deletions deferred/rejected
     items = []
     for c in plan["candidates"]:
         if c["evidence"][0]["semantic_location"]["side"] == "new":
-            items.append({"candidate_id": c["candidate_id"], "outcome": "edit", "memory": c["memory"],
-                          "requested_destination": "repo"})  # fmt: skip
+            items.append(
+                {
+                    "candidate_id": c["candidate_id"],
+                    "outcome": "edit",
+                    "memory": c["memory"],
+                    "requested_destination": "repo",
+                }
+            )
         else:
             items.append({"candidate_id": c["candidate_id"], "outcome": "reject"})
-    rev = capture_review.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
-                                     "decisions": items}, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")  # fmt: skip
+    rev = capture_review.review(
+        ctx,
+        plan,
+        {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": items},
+        reviewed_by="zoki",
+        reviewed_at="2026-07-10T12:00:00Z",
+    )
     result = capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
     assert sorted(w["kind"] for w in result["writes"]) == ["proposal_file", "proposal_file"]
     text = "".join((repo.root / w["path"]).read_text() for w in result["writes"])
@@ -134,10 +188,15 @@ def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Workspace, history:
     assert err.value.code == "stale_capture_plan"
     again = capture.plan_request(ctx, request(base, head))
     kinds = {c["memory"]["title"]: c["action"]["kind"] for c in again["candidates"]}
-    assert kinds == {"Lock files": "duplicate", "Run tests": "duplicate", "Old cache": "no_write",
-                     "Legacy deploy": "no_write"}  # fmt: skip
-    assert {m["kind"] for c in again["candidates"] if c["action"]["kind"] == "duplicate"
-            for m in c["action"]["matches"]} == {"pending_proposal"}  # fmt: skip
+    assert kinds == {
+        "Lock files": "duplicate",
+        "Run tests": "duplicate",
+        "Old cache": "no_write",
+        "Legacy deploy": "no_write",
+    }
+    assert {
+        m["kind"] for c in again["candidates"] if c["action"]["kind"] == "duplicate" for m in c["action"]["matches"]
+    } == {"pending_proposal"}
 
 
 def test_first_parent_mode_and_partial_range(ctx: Workspace, history: tuple[str, str, str]) -> None:
@@ -168,8 +227,9 @@ def test_ref_names_and_bad_requests_are_refused(repo: Repo, ctx: Workspace, hist
     assert tree(repo.root) == before
 
 
-def test_caps_and_binary_fail_closed(repo: Repo, ctx: Workspace, history: tuple[str, str, str],
-                                     monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_caps_and_binary_fail_closed(
+    repo: Repo, ctx: Workspace, history: tuple[str, str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
     base, middle, head = history
     monkeypatch.setattr(gc, "MAX_FILES", 3)
     assert code_of(ctx, request(base, head)) == "capture_limit_exceeded"  # 4 changed files
@@ -205,37 +265,93 @@ def test_cli_request_file_review_apply(repo: Repo, ctx: Workspace, history: tupl
         "schema: memzoi/capture-request-v1\nsources:\n  - source_id: range\n    locator:\n      kind: git_range\n"
         f"      repository: .\n      base: {loc['base']}\n      head: {loc['head']}\n"
         "      merge_parent: base_to_head\n      rename_detection: true\n      diff_format: git-unified-v1\n"
-        "    media_type: text/x-diff\nextractor:\n  profile: git-change-deterministic\n")  # fmt: skip
+        "    media_type: text/x-diff\nextractor:\n  profile: git-change-deterministic\n"
+    )
     env = {"MEMZOI_NOW": "2026-07-10T12:00:00Z"}
     a = runner.invoke(cli, ["-C", str(repo.root), "capture", "plan", "--request-file", "req.json", "--json"], env=env)
-    b = runner.invoke(cli, ["-C", str(repo.root), "capture", "plan", "--request-file", "req.yaml", "--output",
-                            ".memzoi/local/plan.json", "--json"], env=env)  # fmt: skip
+    b = runner.invoke(
+        cli,
+        [
+            "-C",
+            str(repo.root),
+            "capture",
+            "plan",
+            "--request-file",
+            "req.yaml",
+            "--output",
+            ".memzoi/local/plan.json",
+            "--json",
+        ],
+        env=env,
+    )
     assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
     plan = json.loads(a.output)
     assert plan == json.loads(b.output) == json.loads((repo.root / ".memzoi/local/plan.json").read_text())
-    items = [{"candidate_id": c["candidate_id"], "outcome": "edit", "memory": c["memory"],
-              "requested_destination": "repo"} if c["evidence"][0]["semantic_location"]["side"] == "new" else
-             {"candidate_id": c["candidate_id"], "outcome": "defer"} for c in plan["candidates"]]  # fmt: skip
-    (repo.root / ".memzoi/local/d.json").write_text(json.dumps(
-        {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": items}))
-    r = runner.invoke(cli, ["-C", str(repo.root), "capture", "review", "--plan-file", ".memzoi/local/plan.json",
-                            "--decisions-file", ".memzoi/local/d.json", "--reviewed-by", "zoki", "--reviewed-at",
-                            "2026-07-10T12:00:00Z", "--output", ".memzoi/local/review.json", "--json"], env=env)  # fmt: skip
+    items = [
+        {"candidate_id": c["candidate_id"], "outcome": "edit", "memory": c["memory"], "requested_destination": "repo"}
+        if c["evidence"][0]["semantic_location"]["side"] == "new"
+        else {"candidate_id": c["candidate_id"], "outcome": "defer"}
+        for c in plan["candidates"]
+    ]
+    (repo.root / ".memzoi/local/d.json").write_text(
+        json.dumps({"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": items})
+    )
+    r = runner.invoke(
+        cli,
+        [
+            "-C",
+            str(repo.root),
+            "capture",
+            "review",
+            "--plan-file",
+            ".memzoi/local/plan.json",
+            "--decisions-file",
+            ".memzoi/local/d.json",
+            "--reviewed-by",
+            "zoki",
+            "--reviewed-at",
+            "2026-07-10T12:00:00Z",
+            "--output",
+            ".memzoi/local/review.json",
+            "--json",
+        ],
+        env=env,
+    )
     assert r.exit_code == 0, r.output
     review_id = json.loads(r.output)["review_id"]
-    x = runner.invoke(cli, ["-C", str(repo.root), "capture", "apply", "--plan-file", ".memzoi/local/plan.json",
-                            "--review-file", ".memzoi/local/review.json", "--plan-id", plan["plan_id"],
-                            "--review-id", review_id, "--actor", "zoki", "--json"], env=env)  # fmt: skip
+    x = runner.invoke(
+        cli,
+        [
+            "-C",
+            str(repo.root),
+            "capture",
+            "apply",
+            "--plan-file",
+            ".memzoi/local/plan.json",
+            "--review-file",
+            ".memzoi/local/review.json",
+            "--plan-id",
+            plan["plan_id"],
+            "--review-id",
+            review_id,
+            "--actor",
+            "zoki",
+            "--json",
+        ],
+        env=env,
+    )
     assert x.exit_code == 0, x.output
     assert len(json.loads(x.output)["writes"]) == 2
     # both or neither of --source / --request-file; a ref name in the request file is refused
-    both = runner.invoke(cli, ["-C", str(repo.root), "capture", "plan", "--source", "docs/guide.md",
-                               "--request-file", "req.json", "--json"], env=env)  # fmt: skip
+    both = runner.invoke(
+        cli,
+        ["-C", str(repo.root), "capture", "plan", "--source", "docs/guide.md", "--request-file", "req.json", "--json"],
+        env=env,
+    )
     neither = runner.invoke(cli, ["-C", str(repo.root), "capture", "plan", "--json"], env=env)
     assert both.exit_code != 0 and neither.exit_code != 0
     (repo.root / "ref.json").write_text(json.dumps(req).replace(loc["base"], "main"))
-    ref = runner.invoke(cli, ["-C", str(repo.root), "capture", "plan", "--request-file", "ref.json", "--json"],
-                        env=env)  # fmt: skip
+    ref = runner.invoke(cli, ["-C", str(repo.root), "capture", "plan", "--request-file", "ref.json", "--json"], env=env)
     assert ref.exit_code != 0 and "invalid_git_revision" in ref.output
     # --source still works
     ok = runner.invoke(cli, ["-C", str(repo.root), "capture", "plan", "--source", "docs/guide.md", "--json"], env=env)
@@ -249,8 +365,16 @@ def test_rendering_matches_git_diff_byte_for_byte(repo: Repo, ctx: Workspace, hi
 
     base, middle, head = history
     lines = "".join(f"line {n}\n" for n in range(1, 30))
-    first = repo.commit("more", **{"notes/a.md": lines, "notes/b.md": "b\n", "z/noeol.md": "no newline",
-                                   "tool.sh": "echo hi\n", "notes/same.md": "same\n" * 5})  # fmt: skip
+    first = repo.commit(
+        "more",
+        **{
+            "notes/a.md": lines,
+            "notes/b.md": "b\n",
+            "z/noeol.md": "no newline",
+            "tool.sh": "echo hi\n",
+            "notes/same.md": "same\n" * 5,
+        },
+    )
     repo.git("mv", "notes/a.md", "notes/c.md")
     repo.write("notes/c.md", lines.replace("line 7\n", "line seven\n") + "## Decision: Tail\nAppended.\n")
     (repo.root / "other").mkdir()
@@ -261,16 +385,24 @@ def test_rendering_matches_git_diff_byte_for_byte(repo: Repo, ctx: Workspace, hi
     (repo.root / "tool.sh").chmod(0o755)
     last = repo.commit("renames, deletes, modes")
     view = Pygit2RepoView(repo.root)
-    for a, b in ((base, middle), (middle, head), (base, head), (head, base), (head, first), (first, last),
-                 (base, last)):  # fmt: skip
+    for a, b in (
+        (base, middle),
+        (middle, head),
+        (base, head),
+        (head, base),
+        (head, first),
+        (first, last),
+        (base, last),
+    ):
         for renames in (True, False):
             ours, _ = view.unified_diff(a, b, renames=renames, max_files=512, max_hunks=4096, max_bytes=1 << 21)
             args = ["diff", "--full-index", "-M" if renames else "--no-renames", a, b]
             assert ours == git_bytes(repo, *args), (a, b, renames)
     assert b"similarity index" in git_bytes(repo, "diff", "--full-index", "-M", first, last)
     plan = capture.plan_request(ctx, request(first, last))
-    assert plan["sources"][0]["source_content_hash"] == content_hash(git_bytes(repo, "diff", "--full-index", "-M",
-                                                                                first, last))  # fmt: skip
+    assert plan["sources"][0]["source_content_hash"] == content_hash(
+        git_bytes(repo, "diff", "--full-index", "-M", first, last)
+    )
     [tail] = plan["candidates"]
     loc = tail["evidence"][0]["semantic_location"]
     assert (loc["change_kind"], loc["old_path"], loc["new_path"]) == ("renamed", "notes/a.md", "notes/c.md")

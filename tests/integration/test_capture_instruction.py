@@ -16,30 +16,41 @@ import pytest
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.core.yamlio import load_mapping
 from git_memzoi.integrations import agents
+from git_memzoi.memzoi import export
 from git_memzoi.memzoi.capture import plan as capture
 from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.capture.profiles import instruction as capture_instruction
-from git_memzoi.memzoi import export
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import SHARED, Repo
 from tests.integration.memzoi_ctx import tree
 
 REVIEWED_AT = "2026-07-11T12:00:00Z"
 CORPUS_DIR = SHARED / "conformance" / "memzoi" / "capture-v1"
 CORPUS_CASES = ("explicit-agent-instructions", "generated-agent-projection-is-excluded", "instruction-review-burden")
-needs_corpus = pytest.mark.skipif(not (CORPUS_DIR / "corpus.yaml").is_file(),
-                                  reason="the upstream capture-v1 corpus (../shared) is not present in this clone")  # fmt: skip
-EVIDENCE_KEYS = ("source_id", "locator", "source_content_hash", "span", "heading_path", "section_kind",
-                 "semantic_location")  # fmt: skip
-
-
+needs_corpus = pytest.mark.skipif(
+    not (CORPUS_DIR / "corpus.yaml").is_file(),
+    reason="the upstream capture-v1 corpus (../shared) is not present in this clone",
+)
+EVIDENCE_KEYS = (
+    "source_id",
+    "locator",
+    "source_content_hash",
+    "span",
+    "heading_path",
+    "section_kind",
+    "semantic_location",
+)
 
 
 def request(path: str, source_id: str = "source-1", media_type: str = "text/markdown") -> dict[str, Any]:
-    return {"schema": "memzoi/capture-request-v1", "extractor": {"profile": "instruction-deterministic"},
-            "sources": [{"source_id": source_id, "locator": {"kind": "project_path", "path": path},
-                         "media_type": media_type}]}  # fmt: skip
+    return {
+        "schema": "memzoi/capture-request-v1",
+        "extractor": {"profile": "instruction-deterministic"},
+        "sources": [
+            {"source_id": source_id, "locator": {"kind": "project_path", "path": path}, "media_type": media_type}
+        ],
+    }
 
 
 def plan_of(ctx: Workspace, path: str) -> dict[str, Any]:
@@ -58,8 +69,13 @@ def route(candidate: dict[str, Any]) -> tuple[str, str, str]:
 
 def review_and_apply(ctx: Workspace, plan: dict[str, Any], outcomes: dict[str, str]) -> dict[str, Any]:
     items = [{"candidate_id": c["candidate_id"], "outcome": outcomes[c["candidate_id"]]} for c in plan["candidates"]]
-    rev = capture_review.review(ctx, plan, {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"],
-                                     "decisions": items}, reviewed_by="zoki", reviewed_at=REVIEWED_AT)  # fmt: skip
+    rev = capture_review.review(
+        ctx,
+        plan,
+        {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": items},
+        reviewed_by="zoki",
+        reviewed_at=REVIEWED_AT,
+    )
     return capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
 
 
@@ -117,7 +133,10 @@ def test_corpus_case(repo: Repo, ctx: Workspace, case_id: str) -> None:
     for forbidden in expected.get("forbidden_candidates", []):
         assert forbidden["memory"]["body"] not in rendered
     if "review_outcomes" in case:  # the corpus' review: accepted candidates become pending proposals, nothing else
-        ids = {want["id"]: got["candidate_id"] for got, want in zip(plan["candidates"], expected["candidates"])}
+        ids = {
+            want["id"]: got["candidate_id"]
+            for got, want in zip(plan["candidates"], expected["candidates"], strict=False)
+        }
         outcomes = {ids[o["candidate"]]: o["outcome"] for o in case["review_outcomes"]}
         result = review_and_apply(ctx, plan, outcomes)
         accepted = sum(1 for o in case["review_outcomes"] if o["outcome"] == "accept")
@@ -145,13 +164,21 @@ def test_nested_and_root_files_scope_to_their_directory(repo: Repo, ctx: Workspa
     repo.write("CLAUDE.md", "Keep commits small.\n\n# Style\n\nFormat with the project formatter.\n\n# Empty\n\n")
     nested = plan_of(ctx, "services/api/CLAUDE.md")
     (only,) = nested["candidates"]
-    assert only["memory"] == {"type": "procedure", "lane": "procedural", "title": "Testing",
-                              "body": "Run the contract tests before merging.",
-                              "scope": {"kind": "repo", "id": None, "paths": ["services/api"]},
-                              "tags": ["agent-instructions"]}  # fmt: skip
+    assert only["memory"] == {
+        "type": "procedure",
+        "lane": "procedural",
+        "title": "Testing",
+        "body": "Run the contract tests before merging.",
+        "scope": {"kind": "repo", "id": None, "paths": ["services/api"]},
+        "tags": ["agent-instructions"],
+    }
     assert route(only) == ("repo", "repo-safe", "create_proposal")
-    assert only["extraction"] == {"profile": "instruction-deterministic", "kind": "deterministic",
-                                  "id": "memzoi-instructions", "version": "1.0.0"}  # fmt: skip
+    assert only["extraction"] == {
+        "profile": "instruction-deterministic",
+        "kind": "deterministic",
+        "id": "memzoi-instructions",
+        "version": "1.0.0",
+    }
     root = plan_of(ctx, "CLAUDE.md")
     assert [c["memory"]["title"] for c in root["candidates"]] == ["Repository instructions", "Style"]
     preamble, style = root["candidates"]
@@ -163,12 +190,19 @@ def test_nested_and_root_files_scope_to_their_directory(repo: Repo, ctx: Workspa
 
 
 def test_typed_headings_keep_their_mapping(repo: Repo, ctx: Workspace) -> None:
-    repo.write("AGENTS.md", "# Agent instructions\n\n## Workflow\n\nReview changes.\n\n### Procedure: Nested rule\n\n"
-               "Use stable cache keys.\n\n## Preference: Terse answers\nPrefer short replies.\n\n"
-               "## Episode: Debugged CI\nThe cache was cold.\n\n```\n# Fact: not a heading\n```\n")  # fmt: skip
+    repo.write(
+        "AGENTS.md",
+        "# Agent instructions\n\n## Workflow\n\nReview changes.\n\n### Procedure: Nested rule\n\n"
+        "Use stable cache keys.\n\n## Preference: Terse answers\nPrefer short replies.\n\n"
+        "## Episode: Debugged CI\nThe cache was cold.\n\n```\n# Fact: not a heading\n```\n",
+    )
     plan = plan_of(ctx, "AGENTS.md")
-    assert [c["memory"]["title"] for c in plan["candidates"]] == ["Workflow", "Nested rule", "Terse answers",
-                                                                  "Debugged CI"]  # fmt: skip
+    assert [c["memory"]["title"] for c in plan["candidates"]] == [
+        "Workflow",
+        "Nested rule",
+        "Terse answers",
+        "Debugged CI",
+    ]
     nested = named(plan, "Nested rule")
     assert (nested["memory"]["type"], nested["memory"]["lane"]) == ("procedure", "procedural")
     assert nested["evidence"][0]["heading_path"] == ["Agent instructions", "Workflow", "Procedure: Nested rule"]
@@ -184,40 +218,65 @@ def test_typed_headings_keep_their_mapping(repo: Repo, ctx: Workspace) -> None:
     assert plan["data_class"] == "private"
 
 
-@pytest.mark.parametrize("text, marked", [
-    ("Temporary notes", True), ("Private instructions", True), ("Current-task overrides", True),
-    ("Local-only guidance", True), ("Keep this instruction only for the current task.", True),
-    ("Done in this task", True), ("Session hints", True), ("WIP", True), ("scratch pad", True),
-    ("Personal setup", True), ("PRIVATE", True), ("Temporarily stable", False), ("Privateer workflow", False),
-    ("Local caches only", False), ("Sessions of review", False), ("The task at hand is current", False)])  # fmt: skip
+@pytest.mark.parametrize(
+    "text, marked",
+    [
+        ("Temporary notes", True),
+        ("Private instructions", True),
+        ("Current-task overrides", True),
+        ("Local-only guidance", True),
+        ("Keep this instruction only for the current task.", True),
+        ("Done in this task", True),
+        ("Session hints", True),
+        ("WIP", True),
+        ("scratch pad", True),
+        ("Personal setup", True),
+        ("PRIVATE", True),
+        ("Temporarily stable", False),
+        ("Privateer workflow", False),
+        ("Local caches only", False),
+        ("Sessions of review", False),
+        ("The task at hand is current", False),
+    ],
+)
 def test_review_marker_words(text: str, marked: bool) -> None:
     assert capture_instruction.has_review_marker(text) is marked
 
 
 def test_review_markers_route_to_needs_review(repo: Repo, ctx: Workspace) -> None:
-    repo.write("AGENTS.md", "WIP: everything below is shared.\n\n# Agent instructions\n\n## Temporary notes\n\n"
-               "Use this override during migration.\n\n## Private instructions\n\nKeep this out of shared memory.\n\n"
-               "### Procedure: Nested shared rule\n\nUse a stable cache key.\n\n## Temporarily stable\n\n"
-               "This durable guidance has a near-miss heading.\n\n## Privateer workflow\n\nA durable workflow.\n\n"
-               "## Build\n\nRun the build.\nThis line is local-only.\n")  # fmt: skip
+    repo.write(
+        "AGENTS.md",
+        "WIP: everything below is shared.\n\n# Agent instructions\n\n## Temporary notes\n\n"
+        "Use this override during migration.\n\n## Private instructions\n\nKeep this out of shared memory.\n\n"
+        "### Procedure: Nested shared rule\n\nUse a stable cache key.\n\n## Temporarily stable\n\n"
+        "This durable guidance has a near-miss heading.\n\n## Privateer workflow\n\nA durable workflow.\n\n"
+        "## Build\n\nRun the build.\nThis line is local-only.\n",
+    )
     plan = plan_of(ctx, "AGENTS.md")
-    for title in ("Repository instructions", "Temporary notes", "Private instructions", "Nested shared rule",
-                  "Build"):  # fmt: skip
+    for title in ("Repository instructions", "Temporary notes", "Private instructions", "Nested shared rule", "Build"):
         candidate = named(plan, title)
         assert route(candidate) == ("needs_review", "unknown", "no_write"), title
         assert candidate["action"]["reason_code"] == "needs_review"
-        assert candidate["classification"]["destination_reason"] == \
-            "temporary_or_ambiguous_instruction_requires_review"  # fmt: skip
+        assert candidate["classification"]["destination_reason"] == "temporary_or_ambiguous_instruction_requires_review"
     for title in ("Temporarily stable", "Privateer workflow"):
         assert route(named(plan, title)) == ("repo", "repo-safe", "create_proposal"), title
     assert plan["data_class"] == "private" and plan["summary"]["needs_review"] == 5
 
 
 def test_generated_blocks_inside_a_file_are_excluded(repo: Repo, ctx: Workspace) -> None:
-    projection = "\n".join([export.begin_marker("agents-md"), "## Procedure: Exported rule", "",
-                            "Never capture exportedblockcanary.", export.end_marker("agents-md")])  # fmt: skip
-    text = (f"# Workflow\n\nReview durable changes.\n\n{agents.block('codex')}\n\nAfter the block.\n\n"
-            f"## Procedure: Kept\n\nKeep this rule.\n\n{projection}\n")  # fmt: skip
+    projection = "\n".join(
+        [
+            export.begin_marker("agents-md"),
+            "## Procedure: Exported rule",
+            "",
+            "Never capture exportedblockcanary.",
+            export.end_marker("agents-md"),
+        ]
+    )
+    text = (
+        f"# Workflow\n\nReview durable changes.\n\n{agents.block('codex')}\n\nAfter the block.\n\n"
+        f"## Procedure: Kept\n\nKeep this rule.\n\n{projection}\n"
+    )
     repo.write("AGENTS.md", text)
     plan = plan_of(ctx, "AGENTS.md")
     assert [c["memory"]["title"] for c in plan["candidates"]] == ["Workflow", "Kept"]
@@ -233,8 +292,9 @@ def test_generated_blocks_inside_a_file_are_excluded(repo: Repo, ctx: Workspace)
     rendered = json.dumps(plan)
     assert "exportedblockcanary" not in rendered and agents.START not in rendered
     start_line = text[: text.index(agents.START)].count("\n") + 1
-    assert plan["diagnostics"] == [{"code": "generated_instruction_block_excluded", "source_id": "source-1",
-                                    "line_start": start_line}]  # fmt: skip
+    assert plan["diagnostics"] == [
+        {"code": "generated_instruction_block_excluded", "source_id": "source-1", "line_start": start_line}
+    ]
     assert route(workflow) == ("repo", "repo-safe", "create_proposal")
 
 
@@ -242,8 +302,7 @@ def test_generated_projections_and_broken_markers(repo: Repo, ctx: Workspace) ->
     repo.write("AGENTS.md", export.standalone([], "agents-md") + "# Procedure: Exported\nNever reingest this.\n")
     plan = plan_of(ctx, "AGENTS.md")
     assert (plan["status"], plan["data_class"], plan["candidates"]) == ("ready", "repo_safe", [])
-    assert plan["diagnostics"] == [{"code": "generated_projection_excluded", "source_id": "source-1",
-                                    "line_start": 1}]  # fmt: skip
+    assert plan["diagnostics"] == [{"code": "generated_projection_excluded", "source_id": "source-1", "line_start": 1}]
     assert "Never reingest" not in json.dumps(plan)
     repo.write("AGENTS.md", f"# Rules\nBe careful.\n{agents.END}\n{agents.START}\n")
     with pytest.raises(CaptureError) as err:
@@ -280,22 +339,34 @@ def test_other_sources_are_refused(repo: Repo, ctx: Workspace) -> None:
 
 def test_secret_blocks_the_plan_and_is_never_echoed(repo: Repo, ctx: Workspace) -> None:
     token = "ghp_" + "".join(random.Random(55).choice(string.ascii_letters + string.digits) for _ in range(36))
-    repo.write("AGENTS.md", f"# Deploy\nSet DEPLOY_TOKEN={token} before the release job.\n\n"
-               f"{agents.START}\npassword = 123456789012\n{agents.END}\n")  # fmt: skip
+    repo.write(
+        "AGENTS.md",
+        f"# Deploy\nSet DEPLOY_TOKEN={token} before the release job.\n\n"
+        f"{agents.START}\npassword = 123456789012\n{agents.END}\n",
+    )
     before = tree(repo.root)
     plan = plan_of(ctx, "AGENTS.md")
     assert tree(repo.root) == before
     assert (plan["status"], plan["data_class"], plan["candidates"]) == ("blocked", "blocked", [])
-    assert plan["diagnostics"] == [{"code": "prohibited_content_detected", "source_id": "source-1", "line_start": 2,
-                                    "detectors": ["GitHub Token", "credential_assignment"],
-                                    "classes": ["credential"]}]  # line 5, inside a generated block, still counts
+    assert plan["diagnostics"] == [
+        {
+            "code": "prohibited_content_detected",
+            "source_id": "source-1",
+            "line_start": 2,
+            "detectors": ["GitHub Token", "credential_assignment"],
+            "classes": ["credential"],
+        }
+    ]  # line 5, inside a generated block, still counts
     out = json.dumps(plan)
     assert not any(token[i : i + 8] in out for i in range(len(token) - 7)) and "123456789012" not in out
 
 
 def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Workspace) -> None:
-    repo.write("nested/AGENTS.md", "# Agent rules\nAlways review source changes before applying them.\n\n"
-               "## Temporary notes\nKeep this out of shared memory.\n")  # fmt: skip
+    repo.write(
+        "nested/AGENTS.md",
+        "# Agent rules\nAlways review source changes before applying them.\n\n"
+        "## Temporary notes\nKeep this out of shared memory.\n",
+    )
     before = tree(repo.root)
     plan = plan_of(ctx, "nested/AGENTS.md")
     assert tree(repo.root) == before

@@ -12,25 +12,28 @@ from typing import Any
 
 import pytest
 
-from git_memzoi.memzoi.capture import plan as capture
-
-from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.capture import artifacts as capture_artifacts
-from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture import plan as capture
+from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import Repo
 from tests.integration.memzoi_ctx import tree
 
-TYPED = ("# Capture evaluation\n\n## Fact: Deterministic capture plans\nIdentical sources produce identical capture "
-         "plans.\n\n## Procedure: Review capture candidates\nReview repo candidates before applying proposal files.\n")
+TYPED = (
+    "# Capture evaluation\n\n## Fact: Deterministic capture plans\nIdentical sources produce identical capture "
+    "plans.\n\n## Procedure: Review capture candidates\nReview repo candidates before applying proposal files.\n"
+)
 TYPED_HASH = "blake3:dd96c45e68baa7b3e15f89c5cfa17fb6ddcbff7b35445e0471dfba80fbdf856b"
 
 
-
-
 def edit(candidate: dict[str, Any], destination: str = "repo") -> dict[str, Any]:
-    return {"candidate_id": candidate["candidate_id"], "outcome": "edit", "memory": candidate["memory"],
-            "requested_destination": destination}  # fmt: skip
+    return {
+        "candidate_id": candidate["candidate_id"],
+        "outcome": "edit",
+        "memory": candidate["memory"],
+        "requested_destination": destination,
+    }
 
 
 def decisions(plan: dict[str, Any], *items: dict[str, Any]) -> dict[str, Any]:
@@ -45,15 +48,34 @@ def test_typed_plan_has_exact_evidence_and_writes_nothing(repo: Repo, ctx: Works
     assert plan == capture.plan(ctx, "notes/typed.md", "source-1")
     assert plan["plan_id"].startswith("capture_") and len(plan["plan_id"]) == 40
     assert (plan["status"], plan["data_class"], plan["diagnostics"]) == ("ready", "private", [])
-    assert plan["summary"] == {"sources": 1, "candidates": 2, "create_proposals": 0, "runtime_writes": 0,
-                               "duplicates": 0, "conflicts": 0, "needs_review": 2, "blocked": 0}  # fmt: skip
-    assert plan["sources"] == [{"source_id": "source-1", "locator": {"kind": "project_path", "path": "notes/typed.md"},
-                                "media_type": "text/markdown", "byte_length": 206,
-                                "source_content_hash": TYPED_HASH}]  # fmt: skip
+    assert plan["summary"] == {
+        "sources": 1,
+        "candidates": 2,
+        "create_proposals": 0,
+        "runtime_writes": 0,
+        "duplicates": 0,
+        "conflicts": 0,
+        "needs_review": 2,
+        "blocked": 0,
+    }
+    assert plan["sources"] == [
+        {
+            "source_id": "source-1",
+            "locator": {"kind": "project_path", "path": "notes/typed.md"},
+            "media_type": "text/markdown",
+            "byte_length": 206,
+            "source_content_hash": TYPED_HASH,
+        }
+    ]
     fact, procedure = plan["candidates"]
-    assert fact["memory"] == {"type": "fact", "lane": "semantic", "title": "Deterministic capture plans",
-                              "body": "Identical sources produce identical capture plans.",
-                              "scope": {"kind": "repo", "id": None, "paths": ["notes/typed.md"]}, "tags": []}  # fmt: skip
+    assert fact["memory"] == {
+        "type": "fact",
+        "lane": "semantic",
+        "title": "Deterministic capture plans",
+        "body": "Identical sources produce identical capture plans.",
+        "scope": {"kind": "repo", "id": None, "paths": ["notes/typed.md"]},
+        "tags": [],
+    }
     evidence = fact["evidence"][0]
     assert evidence["span"] == {"byte_start": 22, "byte_end": 111, "line_start": 3, "line_end": 5}
     assert evidence["heading_path"] == ["Capture evaluation", "Fact: Deterministic capture plans"]
@@ -65,16 +87,24 @@ def test_typed_plan_has_exact_evidence_and_writes_nothing(repo: Repo, ctx: Works
 
 
 def test_mixed_and_untyped_documents(repo: Repo, ctx: Workspace) -> None:
-    repo.write("notes/mixed.md", "Unclassified preamble.\n\n# Fact: Supported capture candidate\nOnly the typed "
-               "section becomes a candidate.\n\n# Temporary notes\nThis implementation chatter must not become "
-               "durable memory.\n")  # fmt: skip
+    repo.write(
+        "notes/mixed.md",
+        "Unclassified preamble.\n\n# Fact: Supported capture candidate\nOnly the typed "
+        "section becomes a candidate.\n\n# Temporary notes\nThis implementation chatter must not become "
+        "durable memory.\n",
+    )
     plan = capture.plan(ctx, "notes/mixed.md", "source-1")
     assert [c["memory"]["title"] for c in plan["candidates"]] == ["Supported capture candidate"]
-    assert plan["candidates"][0]["evidence"][0]["span"] == {"byte_start": 24, "byte_end": 105, "line_start": 3,
-                                                            "line_end": 5}  # fmt: skip
+    assert plan["candidates"][0]["evidence"][0]["span"] == {
+        "byte_start": 24,
+        "byte_end": 105,
+        "line_start": 3,
+        "line_end": 5,
+    }
     assert plan["diagnostics"] == [
         {"code": "unsupported_markdown_content", "source_id": "source-1", "line_start": 1},
-        {"code": "unsupported_markdown_content", "source_id": "source-1", "line_start": 6}]  # fmt: skip
+        {"code": "unsupported_markdown_content", "source_id": "source-1", "line_start": 6},
+    ]
     repo.write("notes/plain.md", "# General note\nUse deterministic cache keys.\n```\n# Fact: not a heading\n```\n")
     (only,) = capture.plan(ctx, "notes/plain.md", "source-1")["candidates"]
     assert only["memory"]["title"] == "General note" and only["evidence"][0]["section_kind"] == "unclassified"
@@ -82,21 +112,37 @@ def test_mixed_and_untyped_documents(repo: Repo, ctx: Workspace) -> None:
 
 
 def test_duplicates_and_conflicts_within_the_source(repo: Repo, ctx: Workspace) -> None:
-    repo.write("notes/m.md", "# Fact: Exact candidate\nSame body.\n\n# Fact: Exact candidate\nSame body.\n\n"
-               "# Decision: Workflow\nA.\n\n# Decision: Workflow\nB.\n\n# Decision: Workflow\nC.\n")  # fmt: skip
-    kinds = [(c["action"]["kind"], c["action"].get("match_count")) for c in capture.plan(ctx, "notes/m.md")
-             ["candidates"]]  # fmt: skip
+    repo.write(
+        "notes/m.md",
+        "# Fact: Exact candidate\nSame body.\n\n# Fact: Exact candidate\nSame body.\n\n"
+        "# Decision: Workflow\nA.\n\n# Decision: Workflow\nB.\n\n# Decision: Workflow\nC.\n",
+    )
+    kinds = [
+        (c["action"]["kind"], c["action"].get("match_count")) for c in capture.plan(ctx, "notes/m.md")["candidates"]
+    ]
     assert kinds == [("no_write", None), ("duplicate", 1), ("no_write", None), ("conflict", 1), ("conflict", 2)]
 
 
 def test_review_and_apply_route_repo_local_and_session(repo: Repo, ctx: Workspace) -> None:
-    repo.write("notes/s.md", "## Decision: Verify release archives\nCheck the SHA-256 before extracting.\n\n"
-               "## Preference: Terse answers\nPrefer short replies.\n\n## Episode: Debugged CI\nThe cache was cold.\n")
+    repo.write(
+        "notes/s.md",
+        "## Decision: Verify release archives\nCheck the SHA-256 before extracting.\n\n"
+        "## Preference: Terse answers\nPrefer short replies.\n\n## Episode: Debugged CI\nThe cache was cold.\n",
+    )
     plan = capture.plan(ctx, "notes/s.md", "notes")
     decision, preference, episode = plan["candidates"]
-    rev = capture_review.review(ctx, plan, decisions(plan, edit(decision), edit(preference, "local"),
-                                              {"candidate_id": episode["candidate_id"], "outcome": "reject"}),
-                         reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")  # fmt: skip
+    rev = capture_review.review(
+        ctx,
+        plan,
+        decisions(
+            plan,
+            edit(decision),
+            edit(preference, "local"),
+            {"candidate_id": episode["candidate_id"], "outcome": "reject"},
+        ),
+        reviewed_by="zoki",
+        reviewed_at="2026-07-10T12:00:00Z",
+    )
     assert rev["review_id"].startswith("review_") and rev["data_class"] == "private"
     before = tree(repo.root)
     with pytest.raises(CaptureError) as err:
@@ -126,8 +172,13 @@ def test_apply_is_zero_write_on_changed_source_or_edited_artifacts(repo: Repo, c
     repo.write("notes/typed.md", TYPED)
     plan = capture.plan(ctx, "notes/typed.md")
     fact, procedure = plan["candidates"]
-    rev = capture_review.review(ctx, plan, decisions(plan, edit(fact), {"candidate_id": procedure["candidate_id"],
-                         "outcome": "defer"}), reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")  # fmt: skip
+    rev = capture_review.review(
+        ctx,
+        plan,
+        decisions(plan, edit(fact), {"candidate_id": procedure["candidate_id"], "outcome": "defer"}),
+        reviewed_by="zoki",
+        reviewed_at="2026-07-10T12:00:00Z",
+    )
     before = tree(repo.root)
     edited = json.loads(json.dumps(rev))
     edited["decisions"][0]["reviewed_candidate"]["memory"]["body"] = "Something else."
@@ -147,16 +198,21 @@ def test_review_rejects_bad_decisions(repo: Repo, ctx: Workspace) -> None:
     plan = capture.plan(ctx, "notes/typed.md")
     fact, procedure = plan["candidates"]
     reject = {"candidate_id": procedure["candidate_id"], "outcome": "reject"}
-    bad = [decisions(plan, reject), decisions(plan, {"candidate_id": fact["candidate_id"], "outcome": "accept"},
-           reject), decisions(plan, {**edit(fact), "surprise": 1}, reject),
-           {**decisions(plan, edit(fact), reject), "plan_id": "capture_other"},
-           decisions(plan, {"candidate_id": fact["candidate_id"], "outcome": "reject", "memory": {}}, reject)]  # fmt: skip
+    bad = [
+        decisions(plan, reject),
+        decisions(plan, {"candidate_id": fact["candidate_id"], "outcome": "accept"}, reject),
+        decisions(plan, {**edit(fact), "surprise": 1}, reject),
+        {**decisions(plan, edit(fact), reject), "plan_id": "capture_other"},
+        decisions(plan, {"candidate_id": fact["candidate_id"], "outcome": "reject", "memory": {}}, reject),
+    ]
     for item in bad:
         with pytest.raises(CaptureError) as err:
             capture_review.review(ctx, plan, item, reviewed_by="zoki", reviewed_at="2026-07-10T12:00:00Z")
         assert err.value.code == "invalid_review"
     with pytest.raises(CaptureError) as err:
-        capture_review.review(ctx, plan, decisions(plan, edit(fact), reject), reviewed_by="zoki", reviewed_at="yesterday")
+        capture_review.review(
+            ctx, plan, decisions(plan, edit(fact), reject), reviewed_by="zoki", reviewed_at="yesterday"
+        )
     assert err.value.code == "invalid_review"
 
 
@@ -166,16 +222,25 @@ def _token(rng: random.Random, prefix: str, n: int) -> str:
 
 def test_br25_secret_blocks_and_is_never_echoed(repo: Repo, ctx: Workspace) -> None:
     token = _token(random.Random(25), "ghp_", 36)
-    repo.write("ops/runbook.md", f"## Procedure: Deploy token rotation\nSet DEPLOY_TOKEN={token} before the "
-               "release job.\npassword = 123456789012\nDB password: ${DB_PASSWORD}\n")  # fmt: skip
+    repo.write(
+        "ops/runbook.md",
+        f"## Procedure: Deploy token rotation\nSet DEPLOY_TOKEN={token} before the "
+        "release job.\npassword = 123456789012\nDB password: ${DB_PASSWORD}\n",
+    )
     before = tree(repo.root)
     plan = capture.plan(ctx, "ops/runbook.md", "runbook")
     assert tree(repo.root) == before
     assert (plan["status"], plan["data_class"], plan["candidates"]) == ("blocked", "blocked", [])
     assert "sources" not in plan and plan["summary"]["blocked"] == 1
-    assert plan["diagnostics"] == [{"code": "prohibited_content_detected", "source_id": "runbook", "line_start": 2,
-                                    "detectors": ["GitHub Token", "credential_assignment"],
-                                    "classes": ["credential"]}]  # fmt: skip
+    assert plan["diagnostics"] == [
+        {
+            "code": "prohibited_content_detected",
+            "source_id": "runbook",
+            "line_start": 2,
+            "detectors": ["GitHub Token", "credential_assignment"],
+            "classes": ["credential"],
+        }
+    ]
     out = json.dumps(plan)
     assert not any(token[i : i + 8] in out for i in range(len(token) - 7)) and "123456789012" not in out
     with pytest.raises(CaptureError) as err:
@@ -186,8 +251,10 @@ def test_br25_secret_blocks_and_is_never_echoed(repo: Repo, ctx: Workspace) -> N
 
 
 def test_br26_ordinary_text_passes_and_the_control_is_blocked(repo: Repo, ctx: Workspace) -> None:
-    prose = ("Adopt a risk-based rollout; ask-first for task-scheduler changes. Introduced in commit "
-             "9f2c4e1a7b3d5f60c8e2a4b6d8f0123456789abc.")
+    prose = (
+        "Adopt a risk-based rollout; ask-first for task-scheduler changes. Introduced in commit "
+        "9f2c4e1a7b3d5f60c8e2a4b6d8f0123456789abc."
+    )
     repo.write("docs/adr.md", f"# Decision: Rollout policy\n{prose}\n")
     (candidate,) = capture.plan(ctx, "docs/adr.md")["candidates"]
     assert candidate["memory"]["body"] == prose
@@ -196,13 +263,22 @@ def test_br26_ordinary_text_passes_and_the_control_is_blocked(repo: Repo, ctx: W
     assert capture.plan(ctx, "docs/control.md")["data_class"] == "blocked"
 
 
-@pytest.mark.parametrize(("path", "code"), [
-    ("/etc/passwd.md", "unsafe_source_path"), ("../x.md", "unsafe_source_path"), ("a\\b.md", "unsafe_source_path"),
-    ("notes/./x.md", "unsafe_source_path"), (".memzoi/records/x.md", "unsafe_source_path"),
-    ("notes/.MEMZOI/x.md", "unsafe_source_path"), ("notes/x.txt", "unsupported_media_type"),
-    ("notes/missing.md", "source_not_found"), ("notes/link.md", "unsafe_source_path"),
-    ("notes/big.md", "source_too_large"), ("notes/bad.md", "invalid_encoding"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("path", "code"),
+    [
+        ("/etc/passwd.md", "unsafe_source_path"),
+        ("../x.md", "unsafe_source_path"),
+        ("a\\b.md", "unsafe_source_path"),
+        ("notes/./x.md", "unsafe_source_path"),
+        (".memzoi/records/x.md", "unsafe_source_path"),
+        ("notes/.MEMZOI/x.md", "unsafe_source_path"),
+        ("notes/x.txt", "unsupported_media_type"),
+        ("notes/missing.md", "source_not_found"),
+        ("notes/link.md", "unsafe_source_path"),
+        ("notes/big.md", "source_too_large"),
+        ("notes/bad.md", "invalid_encoding"),
+    ],
+)
 def test_bad_sources_are_rejected_without_writes(repo: Repo, ctx: Workspace, path: str, code: str) -> None:
     repo.write("notes/x.txt", "# Fact: x\ny\n")
     repo.write("notes/real.md", "# Fact: x\ny\n")
@@ -237,16 +313,33 @@ def test_artifact_and_request_files_are_refused_without_writes(repo: Repo, ctx: 
     repo.write("plan.json", json.dumps(plan))
     os.symlink("plan.json", repo.root / "link.json")
     before = tree(repo.root)
-    for name, schema in (("big.json", None), ("latin1.json", None), ("link.json", None),
-                         ("plan.json", "memzoi/capture-review-v1"), ("absent.json", None)):  # fmt: skip
+    for name, schema in (
+        ("big.json", None),
+        ("latin1.json", None),
+        ("link.json", None),
+        ("plan.json", "memzoi/capture-review-v1"),
+        ("absent.json", None),
+    ):
         with pytest.raises(CaptureError) as err:
             capture_artifacts.read_artifact(repo.root / name, schema)
         assert err.value.code == "invalid_artifact", name
-    request = {"schema": "memzoi/capture-request-v1", "sources": [{"source_id": "s", "locator": {
-        "kind": "project_path", "path": "notes/typed.md"}, "media_type": "text/markdown", "extra": 1}],
-        "extractor": {"profile": "markdown-deterministic"}}  # fmt: skip
-    for bad in (request, {**request, "sources": [{**request["sources"][0]}], "surprise": True},
-                {**request, "extractor": {"profile": "markdown-deterministic", "version": 2}}):  # fmt: skip
+    request = {
+        "schema": "memzoi/capture-request-v1",
+        "sources": [
+            {
+                "source_id": "s",
+                "locator": {"kind": "project_path", "path": "notes/typed.md"},
+                "media_type": "text/markdown",
+                "extra": 1,
+            }
+        ],
+        "extractor": {"profile": "markdown-deterministic"},
+    }
+    for bad in (
+        request,
+        {**request, "sources": [{**request["sources"][0]}], "surprise": True},
+        {**request, "extractor": {"profile": "markdown-deterministic", "version": 2}},
+    ):
         with pytest.raises(CaptureError) as err:
             capture.plan_request(ctx, bad)
         assert err.value.code == "invalid_capture_request"

@@ -12,12 +12,12 @@ import pytest
 
 from git_memzoi.core import frontmatter
 from git_memzoi.core.clock import FixedClock
-from git_memzoi.memzoi.recall.index import db as index_db
+from git_memzoi.memzoi.layout import Layout, init
 from git_memzoi.memzoi.proposals import lifecycle
+from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.records import okf
 from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.workspace import Workspace
-from git_memzoi.memzoi.layout import Layout, init
 from tests.conftest import SHARED, Repo
 
 CLOCK = FixedClock(dt.date(2026, 7, 20))
@@ -38,7 +38,9 @@ def test_every_record_loads(layout: Layout) -> None:
     scan = record_store.scan(layout)
     assert (len(scan.records), scan.problems) == (35, ())
     assert sum(r.status == "superseded" for r in scan.records) == 1
-    assert [r.supersedes for r in scan.records if r.supersedes] == ["rebuild-runtime-index-after-applying-proposal-files"]
+    assert [r.supersedes for r in scan.records if r.supersedes] == [
+        "rebuild-runtime-index-after-applying-proposal-files"
+    ]
 
 
 def test_every_record_is_searchable_after_rebuild(layout: Layout) -> None:
@@ -46,8 +48,9 @@ def test_every_record_is_searchable_after_rebuild(layout: Layout) -> None:
     assert (result.records["repo"], result.unreadable) == (35, ())
     for record in record_store.scan(layout).records:
         word = max(okf.concept_slug(record.title).split("-"), key=len)
-        rows = index_db.search_rows(layout, index_db.fts_query(word), destinations=("repo",), limit=100,
-                                    now=CLOCK.now())  # fmt: skip
+        rows = index_db.search_rows(
+            layout, index_db.fts_query(word), destinations=("repo",), limit=100, now=CLOCK.now()
+        )
         found = record.id in {row["id"] for row in rows}
         assert found == (record.status == "active"), (record.id, word)  # superseded records are never recalled
 
@@ -67,6 +70,6 @@ def test_tombstoning_a_record_rewrites_only_its_status_line(layout: Layout, repo
     ctx = Workspace(layout, CLOCK, "test")
     lifecycle.tombstone(ctx, target, reason="obsolete", actor="test")
     after = path.read_bytes().splitlines()
-    changed = [(b, a) for b, a in zip(before, after) if b != a]
+    changed = [(b, a) for b, a in zip(before, after, strict=False) if b != a]
     assert len(before) == len(after)
     assert changed == [(b"status: active", b"status: tombstoned")]

@@ -31,11 +31,13 @@ def fake_token() -> str:
 
 
 def record_text(rid: str, body: str = "A reviewed decision.", extra: str = "") -> str:
-    return (f"---\nid: {rid}\nkind: memory\nprofile: memzoi\nretention: {{}}\norigin:\n"
-            f"  origin_key: \"repository-record:{rid}\"\n  route: repository_proposal\ntype: decision\n"
-            f"lane: semantic\ntitle: \"Guidance {rid}\"\ntimestamp: \"2026-07-01T00:00:00Z\"\n"
-            f"status: active\nscope: repo\nvisibility: repo\ncontent_class: general_repo_knowledge\n{extra}"
-            f"confidence: 1\n---\n\n# Guidance {rid}\n\n{body}\n")  # fmt: skip
+    return (
+        f"---\nid: {rid}\nkind: memory\nprofile: memzoi\nretention: {{}}\norigin:\n"
+        f'  origin_key: "repository-record:{rid}"\n  route: repository_proposal\ntype: decision\n'
+        f'lane: semantic\ntitle: "Guidance {rid}"\ntimestamp: "2026-07-01T00:00:00Z"\n'
+        f"status: active\nscope: repo\nvisibility: repo\ncontent_class: general_repo_knowledge\n{extra}"
+        f"confidence: 1\n---\n\n# Guidance {rid}\n\n{body}\n"
+    )
 
 
 def git(repo_root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -150,8 +152,10 @@ def test_br18_status_tells_bypassed_apart(repo: Repo) -> None:
     repo.git("config", "core.hooksPath", ".husky/_")
     states = {h.hook: h for h in git_hooks.status(repo.root).hooks}
     assert states["pre-commit"].state == "bypassed"
-    assert "installed in" in states["pre-commit"].detail and "bypassed by core.hooksPath=.husky/_" in states[
-        "pre-commit"].detail  # fmt: skip
+    assert (
+        "installed in" in states["pre-commit"].detail
+        and "bypassed by core.hooksPath=.husky/_" in states["pre-commit"].detail
+    )
 
 
 def test_foreign_hook_is_chained_and_restored(repo: Repo) -> None:
@@ -215,7 +219,7 @@ def test_install_pins_the_installing_interpreter(repo: Repo) -> None:
 
 
 def test_quoted_interpreter_path_round_trips(tmp_path: Path) -> None:
-    odd = "/opt/it's a \"py\" $HOME/bin/python"
+    odd = '/opt/it\'s a "py" $HOME/bin/python'
     shim = tmp_path / "pre-commit"
     shim.write_text(git_hooks.shim_text("pre-commit", odd))
     assert git_hooks.pinned_python(shim) == odd
@@ -236,8 +240,9 @@ def test_shim_falls_back_to_the_pinned_interpreter(hooked: Repo) -> None:
     hooked.write(".memzoi/records/leak.md", record_text("leak", body=fake_token()))
     git(hooked.root, "add", "-A")
     env = {**os.environ, "PATH": path}
-    proc = subprocess.run(["git", "commit", "-m", "leak"], cwd=hooked.root, env=env, capture_output=True, text=True,
-                          check=False)  # fmt: skip
+    proc = subprocess.run(
+        ["git", "commit", "-m", "leak"], cwd=hooked.root, env=env, capture_output=True, text=True, check=False
+    )
     assert proc.returncode != 0 and hooked.head() == before and "GitHub Token" in out(proc)
 
 
@@ -251,8 +256,9 @@ def test_shim_is_silent_when_the_pinned_interpreter_lost_the_package(hooked: Rep
     hooked.write(".memzoi/records/leak.md", record_text("leak", body=fake_token()))
     git(hooked.root, "add", "-A")
     env = {**os.environ, "PATH": path}
-    proc = subprocess.run(["git", "commit", "-qm", "unguarded"], cwd=hooked.root, env=env, capture_output=True,
-                          text=True, check=False)  # fmt: skip
+    proc = subprocess.run(
+        ["git", "commit", "-qm", "unguarded"], cwd=hooked.root, env=env, capture_output=True, text=True, check=False
+    )
     assert proc.returncode == 0 and proc.stderr == ""
 
 
@@ -316,19 +322,35 @@ def offline_pre_commit_env(home: Path) -> dict[str, str]:
     path = [p for p in os.environ.get("PATH", "").split(os.pathsep) if p and Path(p).resolve() != bin_dir]
     site_dirs = dict.fromkeys(sysconfig.get_paths()[key] for key in ("purelib", "platlib"))
     dead = "http://127.0.0.1:9/"  # the discard port: any attempt to fetch fails at once
-    env.update({
-        "PATH": os.pathsep.join(path), "PRE_COMMIT_HOME": str(home), "PYTHONPATH": os.pathsep.join(site_dirs),
-        "PYTHONNOUSERSITE": "1", "PIP_CONFIG_FILE": os.devnull, "PIP_NO_INDEX": "1", "PIP_INDEX_URL": dead,
-        "PIP_NO_DEPS": "1", "PIP_NO_BUILD_ISOLATION": "0", "PIP_NO_COMPILE": "0", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-        "VIRTUALENV_NO_PERIODIC_UPDATE": "1", "VIRTUALENV_NO_DOWNLOAD": "1",
-        "HTTP_PROXY": dead, "HTTPS_PROXY": dead, "ALL_PROXY": dead, "http_proxy": dead, "https_proxy": dead,
-    })  # fmt: skip
+    env.update(
+        {
+            "PATH": os.pathsep.join(path),
+            "PRE_COMMIT_HOME": str(home),
+            "PYTHONPATH": os.pathsep.join(site_dirs),
+            "PYTHONNOUSERSITE": "1",
+            "PIP_CONFIG_FILE": os.devnull,
+            "PIP_NO_INDEX": "1",
+            "PIP_INDEX_URL": dead,
+            "PIP_NO_DEPS": "1",
+            "PIP_NO_BUILD_ISOLATION": "0",
+            "PIP_NO_COMPILE": "0",
+            "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+            "VIRTUALENV_NO_PERIODIC_UPDATE": "1",
+            "VIRTUALENV_NO_DOWNLOAD": "1",
+            "HTTP_PROXY": dead,
+            "HTTPS_PROXY": dead,
+            "ALL_PROXY": dead,
+            "http_proxy": dead,
+            "https_proxy": dead,
+        }
+    )
     return env
 
 
-@pytest.mark.skipif(importlib.util.find_spec("pre_commit") is None,
-                    reason="pre-commit is not installed for this interpreter (the [test] extra brings it: "
-                           "pip install -e '.[test]')")  # fmt: skip
+@pytest.mark.skipif(
+    importlib.util.find_spec("pre_commit") is None,
+    reason="pre-commit is not installed for this interpreter (the [test] extra brings it: pip install -e '.[test]')",
+)
 def test_pre_commit_framework_try_repo(repo: Repo, tmp_path: Path) -> None:
     """The published hooks, built by the framework offline, pass a clean commit and refuse private or secret memory."""
     exe = [sys.executable, "-m", "pre_commit"]  # this interpreter: its site-packages is the one on PYTHONPATH
@@ -343,8 +365,15 @@ def test_pre_commit_framework_try_repo(repo: Repo, tmp_path: Path) -> None:
     env = offline_pre_commit_env(tmp_path / "pc-home")
 
     def try_repo() -> str:  # no hook id: every pre-commit-stage hook of the manifest (memzoi-guard, memkeep-lint)
-        proc = subprocess.run([*exe, "try-repo", str(hook_repo)], cwd=repo.root, env=env, capture_output=True,
-                              text=True, check=False, timeout=300)  # fmt: skip
+        proc = subprocess.run(
+            [*exe, "try-repo", str(hook_repo)],
+            cwd=repo.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+            timeout=300,
+        )
         return f"exit {proc.returncode}\n{proc.stdout}{proc.stderr}"
 
     init(Layout(repo.root))

@@ -33,8 +33,10 @@ def moved(repo: Repo) -> tuple[Repo, str, str]:
     base = repo.commit("base")
     repo.write("agent-memory/entries/already.md", entry_text("already", anchor=base, scope=["src/a.py"]))
     repo.write("agent-memory/entries/fresh.md", entry_text("fresh", anchor=base, scope=["src/b.py"]))
-    repo.write("agent-memory/entries/depends.md",
-               entry_text("depends", anchor=base, scope=["docs/x.md"], extra="explains: [fresh]"))  # fmt: skip
+    repo.write(
+        "agent-memory/entries/depends.md",
+        entry_text("depends", anchor=base, scope=["docs/x.md"], extra="explains: [fresh]"),
+    )
     repo.commit("entries")
     main = repo.commit("a changes", **{"src/a.py": "a = 2\n"})
     repo.git("checkout", "-q", "-b", "feature")
@@ -48,11 +50,15 @@ def base_of(repo: Repo) -> str:
 
 
 def expected(repo: Repo, hook: str, old: str, new: str) -> str:
-    return "\n".join([
-        f"memkeep: after {hook} ({old[:12]}..{new[:12]}) these entries became suspect:",
-        "  suspect    depends  dependency_suspect: depends on fresh (suspect)",
-        f"  suspect    fresh  scope_hit: src/b.py changed since {base_of(repo)[:12]}",
-        FOOTER, ""])  # fmt: skip
+    return "\n".join(
+        [
+            f"memkeep: after {hook} ({old[:12]}..{new[:12]}) these entries became suspect:",
+            "  suspect    depends  dependency_suspect: depends on fresh (suspect)",
+            f"  suspect    fresh  scope_hit: src/b.py changed since {base_of(repo)[:12]}",
+            FOOTER,
+            "",
+        ]
+    )
 
 
 def hook(repo: Repo, *args: str) -> object:
@@ -73,9 +79,14 @@ def test_post_checkout_lists_only_newly_suspect_entries_and_their_dependents(mov
 def test_after_a_clone_the_message_says_suspect_now(moved: tuple[Repo, str, str]) -> None:
     repo, main, _ = moved
     result = hook(repo, "post-checkout", "--", "0" * 40, main, "1")
-    assert result.stderr == "\n".join([
-        f"memkeep: after post-checkout ({main[:12]}) these entries are suspect now:",
-        f"  suspect    already  scope_hit: src/a.py changed since {base_of(repo)[:12]}", FOOTER, ""])  # fmt: skip
+    assert result.stderr == "\n".join(
+        [
+            f"memkeep: after post-checkout ({main[:12]}) these entries are suspect now:",
+            f"  suspect    already  scope_hit: src/a.py changed since {base_of(repo)[:12]}",
+            FOOTER,
+            "",
+        ]
+    )
 
 
 def test_real_checkout_and_merge_report_through_the_installed_hooks(moved: tuple[Repo, str, str]) -> None:

@@ -27,8 +27,9 @@ print(json.dumps({"exit": result.exit_code, "modules": sorted(m for m in ("pygit
 
 
 def probe(root: Path, env: dict[str, str] | None = None) -> dict[str, object]:
-    proc = subprocess.run([sys.executable, "-c", PROBE, str(root)], cwd=root, env=env, capture_output=True, text=True,
-                          check=True)  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, str(root)], cwd=root, env=env, capture_output=True, text=True, check=True
+    )
     return json.loads(proc.stdout)
 
 
@@ -58,12 +59,23 @@ def test_staged_memory_file_is_scanned(store_repo: Repo) -> None:
 def _git_staged(root: Path) -> list[tuple[str, str]]:
     """git's answer: additions and modifications of the index against HEAD (the empty tree with no commits)."""
     env = dict(os.environ)
-    has_head = subprocess.run(["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, env=env,
-                              capture_output=True, check=False).returncode == 0  # fmt: skip
+    has_head = (
+        subprocess.run(
+            ["git", "rev-parse", "-q", "--verify", "HEAD"], cwd=root, env=env, capture_output=True, check=False
+        ).returncode
+        == 0
+    )
     base = "HEAD" if has_head else "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-    raw = subprocess.run(["git", "diff-index", "--cached", "-z", "--no-renames", "--diff-filter=d", base], cwd=root,
-                         env=env, capture_output=True, check=True).stdout.split(b"\0")  # fmt: skip
-    return sorted((path.decode(), meta.split()[3].decode()) for meta, path in zip(raw[0::2], raw[1::2]) if meta)
+    raw = subprocess.run(
+        ["git", "diff-index", "--cached", "-z", "--no-renames", "--diff-filter=d", base],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        check=True,
+    ).stdout.split(b"\0")
+    return sorted(
+        (path.decode(), meta.split()[3].decode()) for meta, path in zip(raw[0::2], raw[1::2], strict=False) if meta
+    )
 
 
 def _both(root: Path) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterator
 import pytest
 
 from git_memzoi.core import fswatch
+from git_memzoi.memzoi.proposals import lifecycle
+from git_memzoi.memzoi.recall import search
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.recall.index import watch as index_watch
-from git_memzoi.memzoi.proposals import lifecycle
 from git_memzoi.memzoi.runtime import local as runtime
-from git_memzoi.memzoi.recall import search
 from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import Repo
 from tests.integration.test_memzoi_recall import ctx_of, record
@@ -133,8 +133,14 @@ def test_own_writes_are_seen_at_once(watched: Workspace) -> None:
     runtime.add_local(watched, memory_type="fact", title="Second cache hint", body="Also runtime.")
     assert sorted(titles(watched, "hint", destination="local")) == ["Local cache hint", "Second cache hint"]
     assert until(lambda: walks_skipped(watched))
-    lifecycle.supersede(watched, "beta", title="Beta token rule v2", body="Tokens expire after a day.",
-                        actor="tester", sensitivity="repo-safe")  # fmt: skip
+    lifecycle.supersede(
+        watched,
+        "beta",
+        title="Beta token rule v2",
+        body="Tokens expire after a day.",
+        actor="tester",
+        sensitivity="repo-safe",
+    )
     assert titles(watched, "token") == ["Beta token rule v2"]
 
 
@@ -185,9 +191,11 @@ def test_watcher_that_cannot_start_falls_back_silently(repo: Repo, monkeypatch: 
 def test_a_one_shot_cli_search_never_imports_watchdog(repo: Repo) -> None:
     ctx_of(repo)
     record(repo, "alpha", title="Alpha cache rule", body="The cache is keyed by commit.")
-    code = ("import sys; from git_memzoi.cli.memzoi import cli\n"
-            "try:\n    cli(['-C', sys.argv[1], 'search', 'cache', '--json'], prog_name='git-memzoi')\n"
-            "except SystemExit:\n    pass\nsys.stderr.write(str('watchdog' in sys.modules))")  # fmt: skip
+    code = (
+        "import sys; from git_memzoi.cli.memzoi import cli\n"
+        "try:\n    cli(['-C', sys.argv[1], 'search', 'cache', '--json'], prog_name='git-memzoi')\n"
+        "except SystemExit:\n    pass\nsys.stderr.write(str('watchdog' in sys.modules))"
+    )
     proc = subprocess.run([sys.executable, "-c", code, str(repo.root)], capture_output=True, text=True, check=True)
     assert "Alpha cache rule" in proc.stdout
     assert proc.stderr.endswith("False")

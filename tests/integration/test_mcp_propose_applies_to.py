@@ -16,8 +16,13 @@ from tests.integration.test_mcp_server import call, drive
 def test_propose_memory_applies_to(repo: Repo) -> None:
     assert CliRunner().invoke(cli, ["-C", str(repo.root), "init"]).exit_code == 0
     repo.commit("init")
-    args = {"title": "Release script deletes dist", "body": "It wipes dist/ first.", "type": "risk",
-            "sensitivity": "repo-safe", "approval_mode": "manual"}  # fmt: skip
+    args = {
+        "title": "Release script deletes dist",
+        "body": "It wipes dist/ first.",
+        "type": "risk",
+        "sensitivity": "repo-safe",
+        "approval_mode": "manual",
+    }
 
     async def body(session: ClientSession) -> dict[str, Any]:
         good = call(await session.call_tool("propose_memory", {**args, "applies_to": ["scripts/release.sh"]}))

@@ -36,11 +36,22 @@ def env() -> dict[str, str]:
 
 def record(repo: Repo, concept_id: str, title: str, body: str, memory_type: str = "fact", **extra: Any) -> None:
     rec = okf.Record(
-        id=concept_id, type=memory_type, lane="semantic", title=title, scope="repo", visibility="repo",
-        content_class="general_repo_knowledge", status="active", confidence=1.0, timestamp="2026-07-01T00:00:00Z",
-        body=body, origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
-        applies_to=tuple(extra.get("applies_to", ())), source="issue", source_ref=f"issue://{concept_id}",
-    )  # fmt: skip
+        id=concept_id,
+        type=memory_type,
+        lane="semantic",
+        title=title,
+        scope="repo",
+        visibility="repo",
+        content_class="general_repo_knowledge",
+        status="active",
+        confidence=1.0,
+        timestamp="2026-07-01T00:00:00Z",
+        body=body,
+        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
+        applies_to=tuple(extra.get("applies_to", ())),
+        source="issue",
+        source_ref=f"issue://{concept_id}",
+    )
     repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
 
 
@@ -54,11 +65,19 @@ def cli_json(repo: Repo, *args: str, tool: Any = cli) -> Any:
 def served(repo: Repo) -> Repo:
     assert CliRunner().invoke(cli, ["-C", str(repo.root), "init"]).exit_code == 0
     record(repo, "m1", "Database migrations", "Run migrations with the migrate script, never by hand.")
-    record(repo, "r1", "Settlement order", "Reordering settlement steps double-charged customers.", "risk",
-           applies_to=("src/billing/**",))
+    record(
+        repo,
+        "r1",
+        "Settlement order",
+        "Reordering settlement steps double-charged customers.",
+        "risk",
+        applies_to=("src/billing/**",),
+    )
     repo.write("agent-memory/entries/billing-rule.md", entry_text("billing-rule", anchor=None, scope=["src/**"]))
-    repo.write("README.md", "# Billing\n\n## Decision: Settle in one transaction\n\nAll settlement steps commit "
-               "together or not at all.\n")  # fmt: skip
+    repo.write(
+        "README.md",
+        "# Billing\n\n## Decision: Settle in one transaction\n\nAll settlement steps commit together or not at all.\n",
+    )
     repo.commit("seed")
     return repo
 
@@ -71,8 +90,9 @@ def call(result: Any) -> tuple[bool, dict[str, Any]]:
 
 
 async def _session(root: Path, body: Any, errlog: Any) -> Any:
-    params = StdioServerParameters(command=SERVER, args=["mcp", "serve", "--project-root", str(root)],
-                                   env=env(), cwd=str(root))  # fmt: skip
+    params = StdioServerParameters(
+        command=SERVER, args=["mcp", "serve", "--project-root", str(root)], env=env(), cwd=str(root)
+    )
     async with stdio_client(params, errlog=errlog) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         return await body(session)
@@ -86,9 +106,17 @@ def drive(root: Path, body: Any) -> Any:
 
 def test_every_tool_over_stdio(served: Repo) -> None:
     records_before = sorted(p.name for p in (served.root / ".memzoi/records").iterdir())
-    capture = {"schema": "memzoi/capture-request-v1", "extractor": {"profile": "markdown-deterministic"},
-               "sources": [{"source_id": "readme", "media_type": "text/markdown",
-                            "locator": {"kind": "project_path", "path": "README.md"}}]}  # fmt: skip
+    capture = {
+        "schema": "memzoi/capture-request-v1",
+        "extractor": {"profile": "markdown-deterministic"},
+        "sources": [
+            {
+                "source_id": "readme",
+                "media_type": "text/markdown",
+                "locator": {"kind": "project_path", "path": "README.md"},
+            }
+        ],
+    }
 
     async def body(session: ClientSession) -> dict[str, Any]:
         out: dict[str, Any] = {"tools": [t.name for t in (await session.list_tools()).tools]}
@@ -135,8 +163,15 @@ def test_every_tool_over_stdio(served: Repo) -> None:
     # Typed markdown candidates await review (needs_review), which makes the plan private: MCP denies it.
     planned = cli_json(served, "capture", "plan", "--source", "README.md", "--source-id", "readme")
     assert planned["data_class"] == "private" and len(planned["candidates"]) == 1
-    assert out["capture"] == (True, {"error": {"code": "private_result_denied", "message": "the plan holds private "
-                                               "content; run `git memzoi capture plan` locally"}})  # fmt: skip
+    assert out["capture"] == (
+        True,
+        {
+            "error": {
+                "code": "private_result_denied",
+                "message": "the plan holds private content; run `git memzoi capture plan` locally",
+            }
+        },
+    )
     status = cli_json(served, "status", tool=memkeep_cli)
     assert out["status"] == (False, status)
     assert out["status"][1]["summary"]["entries"] == 1
@@ -150,10 +185,12 @@ def test_every_tool_over_stdio(served: Repo) -> None:
 def test_tool_errors_carry_their_message(served: Repo) -> None:
     async def body(session: ClientSession) -> list[str]:
         texts = []
-        for name, args in (("propose_memory", {"title": "t", "body": "b", "auto_apply": True}),
-                           ("no_such_tool", {}),
-                           ("plan_capture_v1", {"sources": [], "extractor": {"profile": "adr-deterministic"}}),
-                           ("build_context_pack", {"task": "deploy", "path": "../x"})):
+        for name, args in (
+            ("propose_memory", {"title": "t", "body": "b", "auto_apply": True}),
+            ("no_such_tool", {}),
+            ("plan_capture_v1", {"sources": [], "extractor": {"profile": "adr-deterministic"}}),
+            ("build_context_pack", {"task": "deploy", "path": "../x"}),
+        ):
             result = await session.call_tool(name, args)
             assert result.is_error
             texts.append(result.content[0].text)
@@ -172,15 +209,33 @@ def test_br03_first_stdout_line_is_the_initialize_response(repo: Repo) -> None:
     repo.write(".memzoi/records/broken.md", "---\nid: broken\ntitle: unclosed frontmatter\n")
     assert not (repo.root / ".memzoi/local/index.sqlite").exists()
     lines = [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "0"}}},
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {
+                "protocolVersion": "2025-06-18",
+                "capabilities": {},
+                "clientInfo": {"name": "probe", "version": "0"},
+            },
+        },
         {"jsonrpc": "2.0", "method": "notifications/initialized"},
         {"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
-        {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-         "params": {"name": "search_memory", "arguments": {"query": "anything"}}},
-    ]  # fmt: skip
-    proc = subprocess.Popen([SERVER, "mcp", "serve", "--project-root", str(repo.root)], cwd=repo.root, env=env(),
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)  # fmt: skip
+        {
+            "jsonrpc": "2.0",
+            "id": 3,
+            "method": "tools/call",
+            "params": {"name": "search_memory", "arguments": {"query": "anything"}},
+        },
+    ]
+    proc = subprocess.Popen(
+        [SERVER, "mcp", "serve", "--project-root", str(repo.root)],
+        cwd=repo.root,
+        env=env(),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert proc.stdin is not None and proc.stdout is not None
     seen: list[dict[str, Any]] = []
     for message in lines:

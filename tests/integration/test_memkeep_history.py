@@ -100,8 +100,13 @@ def test_anchor_at_head_is_clean_and_exit_zero(repo: Repo) -> None:
     assert code == 0
     assert data["verdicts"] == []
     assert data["summary"] == {
-        "entries": 1, "suspect": 0, "verdicts": 0, "stale": 0, "tombstones": 0, "unreadable": 0,
-    }  # fmt: skip
+        "entries": 1,
+        "suspect": 0,
+        "verdicts": 0,
+        "stale": 0,
+        "tombstones": 0,
+        "unreadable": 0,
+    }
 
 
 def test_entry_own_file_never_counts_but_other_entries_do(repo: Repo) -> None:
@@ -406,8 +411,17 @@ def test_empty_repository(repo: Repo) -> None:
 
 def test_empty_repository_with_referential_check_and_ttl(repo: Repo) -> None:
     repo.write(".memkeep.yml", "referential_check: true\n")
-    put(repo, "e", anchor="abcdef1", scope=["src/**"], claim="See `src/missing.py`.", status="observed",
-        verified_at="2026-01-01", written_at="2026-01-01", extra="ttl_days: 10")  # fmt: skip
+    put(
+        repo,
+        "e",
+        anchor="abcdef1",
+        scope=["src/**"],
+        claim="See `src/missing.py`.",
+        status="observed",
+        verified_at="2026-01-01",
+        written_at="2026-01-01",
+        extra="ttl_days: 10",
+    )
     code, data = status(repo.root)
     assert code == 1
     assert pairs(data) == [("e", "ttl_expired"), ("e", "anchor_unreachable")]  # REASONS order
@@ -435,8 +449,13 @@ def test_unicode_reference_is_not_ref_missing_but_deleted_file_is(repo: Repo) ->
     anchor = repo.commit_paths("A", {"notes/gone.md": "g\n", "other.txt": "x\n"})
     (repo.root / "notes/gone.md").unlink()
     repo.commit_paths("notes", {"notes/caf\u00e9.md": "c\n", "notes/my file.md": "m\n"})
-    put(repo, "notes", anchor=anchor, scope=["notes/*.md"],
-        claim="Notes are kept short; see `notes/caf\u00e9.md` and `notes/my file.md`.")  # fmt: skip
+    put(
+        repo,
+        "notes",
+        anchor=anchor,
+        scope=["notes/*.md"],
+        claim="Notes are kept short; see `notes/caf\u00e9.md` and `notes/my file.md`.",
+    )
     put(repo, "refs-gone", anchor=repo.head(), scope=["lib/**"], claim="The old notes were in `notes/gone.md`.")
     code, data = status(repo.root)
     assert code == 1
@@ -510,11 +529,19 @@ def test_dependency_chain_is_transitive(repo: Repo) -> None:
     code, data = status(repo.root)
     assert code == 1
     assert data["summary"] == {
-        "entries": 5, "suspect": 4, "verdicts": 4, "stale": 0, "tombstones": 0, "unreadable": 0,
-    }  # fmt: skip
+        "entries": 5,
+        "suspect": 4,
+        "verdicts": 4,
+        "stale": 0,
+        "tombstones": 0,
+        "unreadable": 0,
+    }
     assert pairs(data) == [
-        ("a", "scope_hit"), ("b", "dependency_suspect"), ("c", "dependency_suspect"), ("d", "dependency_suspect"),
-    ]  # fmt: skip
+        ("a", "scope_hit"),
+        ("b", "dependency_suspect"),
+        ("c", "dependency_suspect"),
+        ("d", "dependency_suspect"),
+    ]
     assert verdict(data, "b", "dependency_suspect")["dependencies"] == ["a"]
     assert verdict(data, "c", "dependency_suspect")["dependencies"] == ["b"]
     assert verdict(data, "d", "dependency_suspect")["dependencies"] == ["c"]
@@ -537,8 +564,16 @@ def test_tombstones_are_never_suspect(repo: Repo) -> None:
     base = repo.commit_paths("base", {"src/a.py": "a\n"})
     head = repo.commit_paths("edit", {"src/a.py": "a2\n"})
     tomb_extra = "tombstone_reason: replaced\nttl_days: 1\nexplains:\n  - hit"
-    put(repo, "grave", anchor=base, scope=["src/**"], status="tombstone", extra=tomb_extra, verified_at="2020-01-01",
-        written_at="2020-01-01")  # fmt: skip
+    put(
+        repo,
+        "grave",
+        anchor=base,
+        scope=["src/**"],
+        status="tombstone",
+        extra=tomb_extra,
+        verified_at="2020-01-01",
+        written_at="2020-01-01",
+    )
     put(repo, "grave-unanchored", anchor=None, scope=None, status="tombstone", extra="tombstone_reason: gone")
     put(repo, "hit", anchor=base, scope=["src/**"])
     put(repo, "on-grave", anchor=head, scope=["src/**"], extra="explains:\n  - grave")
@@ -554,10 +589,24 @@ def test_tombstones_are_never_suspect(repo: Repo) -> None:
 
 def test_ttl_expired_with_pinned_clock(repo: Repo) -> None:
     head = repo.commit_paths("base", {"src/a.py": "a\n"})
-    rel = put(repo, "cache-policy", anchor=head, scope=["src/**"], written_at="2026-03-16",
-              verified_at="2026-03-16", extra="ttl_days: 100")  # fmt: skip
-    put(repo, "boundary", anchor=head, scope=["src/**"], written_at="2026-03-16", verified_at="2026-03-16",
-        extra="ttl_days: 107")  # fmt: skip
+    rel = put(
+        repo,
+        "cache-policy",
+        anchor=head,
+        scope=["src/**"],
+        written_at="2026-03-16",
+        verified_at="2026-03-16",
+        extra="ttl_days: 100",
+    )
+    put(
+        repo,
+        "boundary",
+        anchor=head,
+        scope=["src/**"],
+        written_at="2026-03-16",
+        verified_at="2026-03-16",
+        extra="ttl_days: 107",
+    )
     before = (repo.root / rel).read_bytes()
     code, data = status(repo.root, env={"MEMZOI_TODAY": "2026-07-01"})
     assert code == 1
@@ -573,8 +622,15 @@ def test_ttl_expired_with_pinned_clock(repo: Repo) -> None:
 
 def test_ttl_uses_verified_at_not_written_at(repo: Repo) -> None:
     head = repo.commit_paths("base", {"src/a.py": "a\n"})
-    put(repo, "reverified", anchor=head, scope=["src/**"], written_at="2025-01-01", verified_at="2026-11-20",
-        extra="ttl_days: 30")  # fmt: skip
+    put(
+        repo,
+        "reverified",
+        anchor=head,
+        scope=["src/**"],
+        written_at="2025-01-01",
+        verified_at="2026-11-20",
+        extra="ttl_days: 30",
+    )
     code, data = status(repo.root)
     assert (code, data["verdicts"]) == (0, [])
 
@@ -582,8 +638,15 @@ def test_ttl_uses_verified_at_not_written_at(repo: Repo) -> None:
 def test_one_verdict_per_reason(repo: Repo) -> None:
     base = repo.commit_paths("base", {"src/a.py": "a\n"})
     repo.commit_paths("edit", {"src/a.py": "a2\n"})
-    put(repo, "twice", anchor=base, scope=["src/**"], verified_at="2026-01-01", written_at="2026-01-01",
-        extra="ttl_days: 30")  # fmt: skip
+    put(
+        repo,
+        "twice",
+        anchor=base,
+        scope=["src/**"],
+        verified_at="2026-01-01",
+        written_at="2026-01-01",
+        extra="ttl_days: 30",
+    )
     code, data = status(repo.root)
     assert code == 1
     assert pairs(data) == [("twice", "scope_hit"), ("twice", "ttl_expired")]
@@ -650,8 +713,15 @@ def test_crlf_and_bom_entries_are_readable(repo: Repo) -> None:
 def test_status_twice_uses_parse_cache_consistently(repo: Repo) -> None:
     base = repo.commit_paths("base", {"src/a.py": "a\n"})
     repo.commit_paths("edit", {"src/a.py": "a2\n"})
-    put(repo, "dated", anchor=base, scope=["src/**"], verified_at="2026-01-01", written_at="2026-01-01",
-        extra="ttl_days: 30")  # fmt: skip
+    put(
+        repo,
+        "dated",
+        anchor=base,
+        scope=["src/**"],
+        verified_at="2026-01-01",
+        written_at="2026-01-01",
+        extra="ttl_days: 30",
+    )
     first = status(repo.root)
     second = status(repo.root)  # served from .git/memzoi/cache
     assert first == second
@@ -690,7 +760,7 @@ def test_uppercase_anchor_resolves(repo: Repo) -> None:
     base = repo.commit_paths("base", {"src/a.py": "a\n"})
     repo.commit_paths("edit", {"src/a.py": "a2\n"})
     put(repo, "upper", anchor=base.upper(), scope=["src/**"])
-    code, data = status(repo.root)
+    _code, data = status(repo.root)
     assert verdict(data, "upper", "scope_hit")["anchor"] == base
 
 
@@ -719,7 +789,7 @@ def test_mode_change_is_a_change(repo: Repo) -> None:
     (repo.root / "bin/run.sh").chmod(0o755)
     repo.commit("chmod")
     put(repo, "script", anchor=base, scope=["bin/"])
-    code, data = status(repo.root)
+    _code, data = status(repo.root)
     assert verdict(data, "script", "scope_hit")["files"] == ["bin/run.sh"]
 
 

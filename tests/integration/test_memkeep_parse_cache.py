@@ -198,12 +198,22 @@ def test_the_parser_fingerprint_names_the_installed_yaml_package() -> None:
     assert (size, mtime_ns) == (Path(origin).stat().st_size, Path(origin).stat().st_mtime_ns)
 
 
-@pytest.mark.parametrize("content", [
-    b"", b"{not json", b'{"version": 3}', b"[1, 2]", b'{"version": 3, "tool": 1}',  # an old JSON cache, or junk
-    parse_cache.MAGIC, parse_cache.MAGIC + b"[1, 2]", parse_cache.MAGIC + b"\xff\x00",  # truncated, malformed
-    parse_cache.encode({"files": {}})[:-3], parse_cache.MAGIC + marshal.dumps([1, 2]),  # cut short, not a mapping
-    parse_cache.encode({"version": parse_cache.VERSION, "tool": 1, "parser": [], "files": []}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"",
+        b"{not json",
+        b'{"version": 3}',
+        b"[1, 2]",
+        b'{"version": 3, "tool": 1}',  # an old JSON cache, or junk
+        parse_cache.MAGIC,
+        parse_cache.MAGIC + b"[1, 2]",
+        parse_cache.MAGIC + b"\xff\x00",  # truncated, malformed
+        parse_cache.encode({"files": {}})[:-3],
+        parse_cache.MAGIC + marshal.dumps([1, 2]),  # cut short, not a mapping
+        parse_cache.encode({"version": parse_cache.VERSION, "tool": 1, "parser": [], "files": []}),
+    ],
+)
 def test_a_corrupt_cache_is_ignored_and_rewritten(store, counts, content: bytes) -> None:
     write(store, "one")
     cache_path(store).parent.mkdir(parents=True, exist_ok=True)
@@ -235,6 +245,6 @@ def test_equal_strings_are_stored_once_and_decode_as_one_object(store, counts) -
     load(store, counts, now_ns=later())
     data = parse_cache.decode(cache_path(store).read_bytes())
     one, two = (item[2] for item in data["files"].values())
-    assert [a is b for a, b in zip(one, two)] == [True] * len(one)  # the keys
+    assert [a is b for a, b in zip(one, two, strict=False)] == [True] * len(one)  # the keys
     assert one["status"] is two["status"]
     assert load(store, counts, now_ns=later()) == fresh(store) and counts["read"] == []

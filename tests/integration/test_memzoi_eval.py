@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi.recall import pack as context_pack
+from git_memzoi.memzoi.eval import report as eval_report
 from git_memzoi.memzoi.eval.recall import catalog as eval_catalog
 from git_memzoi.memzoi.eval.recall import run as eval_recall
-from git_memzoi.memzoi.eval import report as eval_report
 from git_memzoi.memzoi.eval.recall.corpus import CorpusError
+from git_memzoi.memzoi.recall import pack as context_pack
 from tests.conftest import SHARED, Repo
 
 RECALL_V2 = SHARED / "conformance" / "memzoi" / "recall-v2"
@@ -59,10 +59,20 @@ def code_of(corpus: Path) -> str:
 def test_recall_v2_digest_equals_the_baseline() -> None:
     baseline = json.loads((RECALL_V2 / "baseline.json").read_text("utf-8"))
     corpus = eval_catalog.load(RECALL_V2 / "corpus.yaml")
-    assert corpus.digest == baseline["corpus"]["digest"] == (
-        "c8b444043b1594a8b84724cc32594896218458f5ef69405d364cf5e0fb1cb3cd")
-    assert dict(corpus.opportunities) == {"stale": 2, "expired": 1, "scope": 4, "prohibited": 1, "destination": 4,
-                                          "other": 2, "forbidden": 14}  # fmt: skip
+    assert (
+        corpus.digest
+        == baseline["corpus"]["digest"]
+        == ("c8b444043b1594a8b84724cc32594896218458f5ef69405d364cf5e0fb1cb3cd")
+    )
+    assert dict(corpus.opportunities) == {
+        "stale": 2,
+        "expired": 1,
+        "scope": 4,
+        "prohibited": 1,
+        "destination": 4,
+        "other": 2,
+        "forbidden": 14,
+    }
 
 
 @needs_upstream
@@ -78,11 +88,26 @@ def test_recall_v2_passes_every_threshold_and_matches_the_baseline(tmp_path: Pat
     assert m["citation_integrity"]["rate"] == m["provenance_integrity"]["rate"] == 1.0
     assert m["case_pass_rate"] == {"numerator": 14, "denominator": 14, "value": 1.0}
     usage = {c["id"]: c.get("estimated_usage") for c in report["cases"] if c["surface"] == "context"}
-    assert usage == {"context-default-plane": 329, "context-local-opt-in": 354, "context-session-opt-in": 354,
-                     "context-all-planes-opt-in": 379}  # fmt: skip
+    assert usage == {
+        "context-default-plane": 329,
+        "context-local-opt-in": 354,
+        "context-session-opt-in": 354,
+        "context-all-planes-opt-in": 379,
+    }
     assert report["proposal_fixtures"][0]["passed"] is True
-    assert list(report) == ["version", "corpus", "definitions", "runtime", "proposal_fixtures", "cases", "metrics",
-                            "thresholds", "threshold_results", "baseline", "passed"]  # fmt: skip
+    assert list(report) == [
+        "version",
+        "corpus",
+        "definitions",
+        "runtime",
+        "proposal_fixtures",
+        "cases",
+        "metrics",
+        "thresholds",
+        "threshold_results",
+        "baseline",
+        "passed",
+    ]
     # the deterministic projection of this run is upstream's baseline, byte for byte
     written = tmp_path / "baseline.json"
     eval_recall.run(RECALL_V2 / "corpus.yaml", baseline=written, update_baseline=True)
@@ -125,7 +150,8 @@ def test_the_sandbox_is_a_fresh_git_repository_that_is_removed_afterwards(tmp_pa
         assert view.root == root.resolve() and view.head() is None
         assert Repo(root).git("status", "--porcelain", "--untracked-files=no") == ""
         assert sorted(p.name for p in (root / ".memzoi" / "records").glob("*.md")) == sorted(
-            [Path(r.path).name for r in corpus.records] + ["emit-structured-json-logs.md"])
+            [Path(r.path).name for r in corpus.records] + ["emit-structured-json-logs.md"]
+        )
         assert box.ws.actor == "memzoi-eval" and box.ws.clock.now() == corpus.evaluated_at
     assert not root.exists()
 
@@ -145,46 +171,87 @@ def test_the_current_project_is_never_opened_or_mutated(repo: Repo, monkeypatch:
 # ------------------------------------------------------------------------------------------------ validation
 
 
-@pytest.mark.parametrize(("old", "new", "code"), [
-    ("name: git-memzoi-recall-v1\n", "name: git-memzoi-recall-v1\nlabels: [x]\n", "corpus_unknown_field"),
-    ("    query: lockfile\n", "    query: lockfile\n    limit: 3\n", "corpus_unknown_field"),
-    ("  max_estimated_usage: 400\n", "  max_estimated_usage: 400\n  min_speed: 1\n", "corpus_unknown_field"),
-    ("    expected_source_kind: path\n", "    expected_source_kind: path\n    note: x\n", "corpus_unknown_field"),
-    ("    lane: session\n    title: Migration session notes\n",
-     "    lane: session\n    tags: [x]\n    title: Migration session notes\n", "corpus_unknown_field"),
-    ("      stale: [use-yarn-classic-workspaces]\n", "      leaked: [use-yarn-classic-workspaces]\n",
-     "corpus_unknown_forbidden_category"),
-    ("      stale: [use-yarn-classic-workspaces]\n", "      stale: [use-pnpm-workspaces]\n", "corpus_forbidden_overlap"),
-    ("      stale: [use-yarn-classic-workspaces]\n",
-     "      stale: [use-yarn-classic-workspaces, use-yarn-classic-workspaces]\n", "corpus_forbidden_overlap"),
-    ("      stale: [use-yarn-classic-workspaces]\n",
-     "      stale: [use-yarn-classic-workspaces]\n      other: [use-yarn-classic-workspaces]\n",
-     "corpus_forbidden_overlap"),
-    ("      stale: [use-yarn-classic-workspaces]\n", "      stale: [release-checklist]\n", "corpus_forbidden_semantics"),
-    ("      expired: [temporary-deploy-freeze]\n", "      expired: [release-checklist]\n",
-     "corpus_forbidden_semantics"),
-    ("      scope: [team-platform-owns-the-invoice-queue]\n", "      scope: [payments-team-reviews-rounding-changes]\n",
-     "corpus_forbidden_semantics"),
-    ("      scope: [search-index-has-no-migrations]\n", "      scope: [release-checklist]\n", None),
-    ("    include_local: true\n", "    include_local: true\n    include_session: true\n", "corpus_forbidden_semantics"),
-    ("      stale: [use-yarn-classic-workspaces]\n", "      stale: [no-such-record]\n", "corpus_unknown_record"),
-    ("    relevant_ids: [never-edit-the-lockfile-by-hand]\n    type: warning\n",
-     "    relevant_ids: [never-edit-the-lockfile-by-hand-2]\n    type: warning\n", "corpus_unknown_record"),
-    ("version: memzoi-recall-corpus/v2\n", "version: memzoi-recall-corpus/v1\n", "corpus_unsupported_version"),
-    ("  min_mean_mrr: 1.0\n", "  min_mean_mrr: 1.5\n", "corpus_invalid_value"),
-    ("  min_mean_mrr: 1.0\n", "", "corpus_missing_field"),
-    ("    type: warning\n    k: 1\n", "    type: warning\n    k: 101\n", "corpus_invalid_value"),
-    ("    sensitivity: secret\n", "    sensitivity: repo-safe\n", "corpus_invalid_value"),
-    ("  - surface: search\n    id: money-in-integer-cents\n", "  - surface: lookup\n    id: money-in-integer-cents\n",
-     "corpus_unknown_surface"),
-    ("    id: lane-filter-release\n", "    id: money-in-integer-cents\n", "corpus_duplicate_id"),
-    ("    forbidden_record_id: quote-cache-warmup\n", "    forbidden_record_id: release-checklist\n",
-     "corpus_forbidden_semantics"),
-    ("evaluated_at: 2026-09-01T12:00:00Z\n", "evaluated_at: 2026-09-01\n", "corpus_invalid_value"),
-    ("name: git-memzoi-recall-v1\n", "name: [unclosed\n", "corpus_invalid_yaml"),
-    ("name: git-memzoi-recall-v1\n", "name: git-memzoi-recall-v1\nname: again\n", "corpus_invalid_yaml"),
-    ("    action: bump Node.js\n", "    action: bump Node.js\n    path: web/package.json\n", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("old", "new", "code"),
+    [
+        ("name: git-memzoi-recall-v1\n", "name: git-memzoi-recall-v1\nlabels: [x]\n", "corpus_unknown_field"),
+        ("    query: lockfile\n", "    query: lockfile\n    limit: 3\n", "corpus_unknown_field"),
+        ("  max_estimated_usage: 400\n", "  max_estimated_usage: 400\n  min_speed: 1\n", "corpus_unknown_field"),
+        ("    expected_source_kind: path\n", "    expected_source_kind: path\n    note: x\n", "corpus_unknown_field"),
+        (
+            "    lane: session\n    title: Migration session notes\n",
+            "    lane: session\n    tags: [x]\n    title: Migration session notes\n",
+            "corpus_unknown_field",
+        ),
+        (
+            "      stale: [use-yarn-classic-workspaces]\n",
+            "      leaked: [use-yarn-classic-workspaces]\n",
+            "corpus_unknown_forbidden_category",
+        ),
+        (
+            "      stale: [use-yarn-classic-workspaces]\n",
+            "      stale: [use-pnpm-workspaces]\n",
+            "corpus_forbidden_overlap",
+        ),
+        (
+            "      stale: [use-yarn-classic-workspaces]\n",
+            "      stale: [use-yarn-classic-workspaces, use-yarn-classic-workspaces]\n",
+            "corpus_forbidden_overlap",
+        ),
+        (
+            "      stale: [use-yarn-classic-workspaces]\n",
+            "      stale: [use-yarn-classic-workspaces]\n      other: [use-yarn-classic-workspaces]\n",
+            "corpus_forbidden_overlap",
+        ),
+        (
+            "      stale: [use-yarn-classic-workspaces]\n",
+            "      stale: [release-checklist]\n",
+            "corpus_forbidden_semantics",
+        ),
+        (
+            "      expired: [temporary-deploy-freeze]\n",
+            "      expired: [release-checklist]\n",
+            "corpus_forbidden_semantics",
+        ),
+        (
+            "      scope: [team-platform-owns-the-invoice-queue]\n",
+            "      scope: [payments-team-reviews-rounding-changes]\n",
+            "corpus_forbidden_semantics",
+        ),
+        ("      scope: [search-index-has-no-migrations]\n", "      scope: [release-checklist]\n", None),
+        (
+            "    include_local: true\n",
+            "    include_local: true\n    include_session: true\n",
+            "corpus_forbidden_semantics",
+        ),
+        ("      stale: [use-yarn-classic-workspaces]\n", "      stale: [no-such-record]\n", "corpus_unknown_record"),
+        (
+            "    relevant_ids: [never-edit-the-lockfile-by-hand]\n    type: warning\n",
+            "    relevant_ids: [never-edit-the-lockfile-by-hand-2]\n    type: warning\n",
+            "corpus_unknown_record",
+        ),
+        ("version: memzoi-recall-corpus/v2\n", "version: memzoi-recall-corpus/v1\n", "corpus_unsupported_version"),
+        ("  min_mean_mrr: 1.0\n", "  min_mean_mrr: 1.5\n", "corpus_invalid_value"),
+        ("  min_mean_mrr: 1.0\n", "", "corpus_missing_field"),
+        ("    type: warning\n    k: 1\n", "    type: warning\n    k: 101\n", "corpus_invalid_value"),
+        ("    sensitivity: secret\n", "    sensitivity: repo-safe\n", "corpus_invalid_value"),
+        (
+            "  - surface: search\n    id: money-in-integer-cents\n",
+            "  - surface: lookup\n    id: money-in-integer-cents\n",
+            "corpus_unknown_surface",
+        ),
+        ("    id: lane-filter-release\n", "    id: money-in-integer-cents\n", "corpus_duplicate_id"),
+        (
+            "    forbidden_record_id: quote-cache-warmup\n",
+            "    forbidden_record_id: release-checklist\n",
+            "corpus_forbidden_semantics",
+        ),
+        ("evaluated_at: 2026-09-01T12:00:00Z\n", "evaluated_at: 2026-09-01\n", "corpus_invalid_value"),
+        ("name: git-memzoi-recall-v1\n", "name: [unclosed\n", "corpus_invalid_yaml"),
+        ("name: git-memzoi-recall-v1\n", "name: git-memzoi-recall-v1\nname: again\n", "corpus_invalid_yaml"),
+        ("    action: bump Node.js\n", "    action: bump Node.js\n    path: web/package.json\n", None),
+    ],
+)
 def test_validation_codes(tmp_path: Path, old: str, new: str, code: str | None) -> None:
     corpus = edit(own_copy(tmp_path), old, new)
     if code is None:
@@ -193,8 +260,21 @@ def test_validation_codes(tmp_path: Path, old: str, new: str, code: str | None) 
         assert code_of(corpus) == code
 
 
-@pytest.mark.parametrize("path", ["../outside.md", "/etc/passwd.md", "sub/../x.md", "./x.md", "index.md", "log.md",
-                                  "notes.txt", "missing.md", "C:/x.md", "a\\b.md"])  # fmt: skip
+@pytest.mark.parametrize(
+    "path",
+    [
+        "../outside.md",
+        "/etc/passwd.md",
+        "sub/../x.md",
+        "./x.md",
+        "index.md",
+        "log.md",
+        "notes.txt",
+        "missing.md",
+        "C:/x.md",
+        "a\\b.md",
+    ],
+)
 def test_record_fixture_paths_must_stay_below_the_corpus(tmp_path: Path, path: str) -> None:
     corpus = own_copy(tmp_path)
     (corpus.parent.parent / "outside.md").write_text("---\n---\n", "utf-8")
@@ -222,8 +302,9 @@ def test_symlinks_are_refused_anywhere_on_the_way(tmp_path: Path) -> None:
 def test_semantic_coverage_rules(tmp_path: Path) -> None:
     corpus = own_copy(tmp_path)
     text = corpus.read_text("utf-8")
-    corpus.write_text(text[: text.index("  # ---------------------------------------------------------------- write")],
-                      "utf-8")  # fmt: skip
+    corpus.write_text(
+        text[: text.index("  # ---------------------------------------------------------------- write")], "utf-8"
+    )
     assert code_of(corpus) == "corpus_missing_surface"
     corpus = edit(own_copy(tmp_path / "b"), "    forbidden:\n      expired: [temporary-deploy-freeze]\n", "")
     assert code_of(corpus) == "corpus_missing_opportunity"
@@ -240,8 +321,9 @@ def test_an_invalid_fixture_record_is_named(tmp_path: Path) -> None:
 
 def test_a_runtime_fixture_id_must_be_what_the_runtime_writes(tmp_path: Path) -> None:
     corpus = own_copy(tmp_path)
-    corpus.write_text(corpus.read_text("utf-8").replace("local-migration-scratch-database-on-port-5433",
-                                                        "local-scratch-db"), "utf-8")  # fmt: skip
+    corpus.write_text(
+        corpus.read_text("utf-8").replace("local-migration-scratch-database-on-port-5433", "local-scratch-db"), "utf-8"
+    )
     eval_catalog.load(corpus)  # statically fine: the id is only known once the runtime has written it
     with pytest.raises(CorpusError) as info:
         eval_recall.run(corpus)
@@ -284,9 +366,14 @@ def test_baseline_statuses(tmp_path: Path) -> None:
     changed = result.report["baseline"]
     assert result.passed and changed["status"] == "changed" and changed["written"] is False
     assert changed["changed_cases"] == [data["cases"][0]["id"]]
-    assert changed["metric_deltas"] == [{"metric": "estimated_usage_total", "baseline":
-                                         data["metrics"]["estimated_usage_total"], "current":
-                                         data["metrics"]["estimated_usage_total"] - 7, "delta": -7}]  # fmt: skip
+    assert changed["metric_deltas"] == [
+        {
+            "metric": "estimated_usage_total",
+            "baseline": data["metrics"]["estimated_usage_total"],
+            "current": data["metrics"]["estimated_usage_total"] - 7,
+            "delta": -7,
+        }
+    ]
     data["corpus"]["digest"] = "0" * 64
     baseline.write_text(json.dumps(data), "utf-8")
     result = eval_recall.run(OWN / "corpus.yaml", baseline=baseline)
@@ -299,8 +386,9 @@ def test_update_baseline_writes_only_after_every_threshold_passed(tmp_path: Path
     with pytest.raises(InputError) as info:
         eval_recall.run(OWN / "corpus.yaml", update_baseline=True)
     assert info.value.code == "bad_usage"
-    corpus = edit(own_copy(tmp_path), "  max_estimated_usage: 400\n", "  max_estimated_usage: 400\n"
-                  "  max_p95_latency_ms: 0\n")  # fmt: skip
+    corpus = edit(
+        own_copy(tmp_path), "  max_estimated_usage: 400\n", "  max_estimated_usage: 400\n  max_p95_latency_ms: 0\n"
+    )
     baseline = tmp_path / "baseline.json"
     shutil.copyfile(OWN / "baseline.json", baseline)
     os.utime(baseline, ns=(1, 1))

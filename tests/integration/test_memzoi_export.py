@@ -16,12 +16,10 @@ import pytest
 
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi import workspace
-from git_memzoi.memzoi.records import events
-from git_memzoi.memzoi import export
-from git_memzoi.memzoi.records import okf
-from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi import export, workspace
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.records import events, okf
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
@@ -31,11 +29,19 @@ USER_TEXT = "# Agent notes\r\n\r\nRun `make test` before pushing.\r\n"
 
 def write_record(ctx: Workspace, record_id: str, memory_type: str, title: str, body: str, **extra: Any) -> None:
     fields: dict[str, Any] = {
-        "id": record_id, "type": memory_type, "lane": "procedural" if memory_type == "procedure" else "semantic",
-        "title": title, "scope": "repo", "visibility": "repo", "content_class": "general_repo_knowledge",
-        "status": "active", "confidence": 1.0, "timestamp": "2026-07-01T00:00:00Z", "body": body,
+        "id": record_id,
+        "type": memory_type,
+        "lane": "procedural" if memory_type == "procedure" else "semantic",
+        "title": title,
+        "scope": "repo",
+        "visibility": "repo",
+        "content_class": "general_repo_knowledge",
+        "status": "active",
+        "confidence": 1.0,
+        "timestamp": "2026-07-01T00:00:00Z",
+        "body": body,
         "origin": {"origin_key": f"test:{record_id}", "route": "repository_materialization"},
-    }  # fmt: skip
+    }
     fields.update(extra)
     (ctx.layout.records / f"{record_id}.md").write_text(okf.render(okf.Record(**fields)), "utf-8")
 
@@ -44,24 +50,47 @@ def write_record(ctx: Workspace, record_id: str, memory_type: str, title: str, b
 def ctx(repo: Repo) -> Workspace:
     workspace.init(repo.root)
     c = Workspace(Layout(repo.root), FixedClock(NOW.date(), NOW), "tester")
-    write_record(c, "run-migrations", "procedure", "Run migrations with make migrate",
-                 "Apply migrations locally before opening a pull request.", applies_to=("db/migrations/**",))
-    write_record(c, "money-in-cents", "decision", 'Store money as "integer" cents', "Floats never hold money.",
-                 source="path", source_ref="docs/adr/0003.md", applies_to=("api/pricing/**", "api/money.py"))
+    write_record(
+        c,
+        "run-migrations",
+        "procedure",
+        "Run migrations with make migrate",
+        "Apply migrations locally before opening a pull request.",
+        applies_to=("db/migrations/**",),
+    )
+    write_record(
+        c,
+        "money-in-cents",
+        "decision",
+        'Store money as "integer" cents',
+        "Floats never hold money.",
+        source="path",
+        source_ref="docs/adr/0003.md",
+        applies_to=("api/pricing/**", "api/money.py"),
+    )
     write_record(c, "orders-table-lock", "risk", "Adding a column locks the orders table", "Backfill in batches.")
     write_record(c, "lockfile", "warning", "Never edit the lockfile by hand", "Use pnpm add.")
     write_record(c, "redis-port", "fact", "Redis listens on 6380", "Facts are not projected into AGENTS.md.")
     write_record(c, "my-editor", "preference", "Private editor preference", "Private.", visibility="private")
     write_record(c, "old-lockfile", "warning", "Yarn lockfile rule", "Superseded.", status="superseded")
-    write_record(c, "sale-freeze", "warning", "Deploy freeze", "Expired.",
-                 retention={"explicit_expires_at": "2026-07-01T00:00:00Z"})
+    write_record(
+        c,
+        "sale-freeze",
+        "warning",
+        "Deploy freeze",
+        "Expired.",
+        retention={"explicit_expires_at": "2026-07-01T00:00:00Z"},
+    )
     write_record(c, "team-rule", "decision", "Team rule", "Team scoped.", scope="team", scope_id="team-a")
     return c
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts and "local" not in p.parts}  # fmt: skip
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts and "local" not in p.parts
+    }
 
 
 # ------------------------------------------------------------------------------------------------ okf
@@ -73,12 +102,16 @@ def test_okf_writes_one_quoted_file_per_current_non_private_record(ctx: Workspac
     assert result.skipped_private == 1
     assert (result.files[0].path, result.files[0].action) == (".memzoi/exports/okf/money-in-cents.md", "written")
     text = (ctx.layout.base / "exports" / "okf" / "money-in-cents.md").read_text("utf-8")
-    assert text.startswith('---\nid: "money-in-cents"\ntype: "decision"\nlane: "semantic"\nscope_kind: "repo"\n'
-                           'visibility: "repo"\nstatus: "active"\nconfidence: "1"\nsource_kind: "path"\n'
-                           'source_ref: "docs/adr/0003.md"\ncontent_hash: "')  # fmt: skip
-    assert text.endswith('created_at: "2026-07-01T00:00:00Z"\nupdated_at: "2026-07-01T00:00:00Z"\napplies_to:\n'
-                         '  - "api/pricing/**"\n  - "api/money.py"\n---\n\n# Store money as "integer" cents\n\n'
-                         "Floats never hold money.\n")  # fmt: skip
+    assert text.startswith(
+        '---\nid: "money-in-cents"\ntype: "decision"\nlane: "semantic"\nscope_kind: "repo"\n'
+        'visibility: "repo"\nstatus: "active"\nconfidence: "1"\nsource_kind: "path"\n'
+        'source_ref: "docs/adr/0003.md"\ncontent_hash: "'
+    )
+    assert text.endswith(
+        'created_at: "2026-07-01T00:00:00Z"\nupdated_at: "2026-07-01T00:00:00Z"\napplies_to:\n'
+        '  - "api/pricing/**"\n  - "api/money.py"\n---\n\n# Store money as "integer" cents\n\n'
+        "Floats never hold money.\n"
+    )
     assert export.export(ctx, "okf", scope_kind="team").records == ("team-rule",)
 
 
@@ -93,7 +126,8 @@ def test_okf_regeneration_is_byte_stable_and_removes_only_its_own_stale_files(ct
     (ctx.layout.records / "lockfile.md").unlink()
     result = export.export(ctx, "okf")
     assert ("lockfile" not in result.records) and (".memzoi/exports/okf/lockfile.md", "removed") in [
-        (f.path, f.action) for f in result.files]
+        (f.path, f.action) for f in result.files
+    ]
     assert (folder / "README.md").read_text("utf-8") == "my notes about the exports\n"
 
 
@@ -134,8 +168,14 @@ def test_a_marked_block_only_rewrites_the_bytes_between_its_markers(ctx: Workspa
     begin, end = export.begin_marker("agents-md").encode(), export.end_marker("agents-md").encode()
     head, rest = data.split(begin, 1)
     inner, tail = rest.split(end, 1)
-    agents.write_bytes(head + begin + inner.replace(b"Use pnpm add.", b"EDITED BY HAND") + end + tail
-                       + b"\r\n## My own section\r\nKeep this.\r\n")  # fmt: skip
+    agents.write_bytes(
+        head
+        + begin
+        + inner.replace(b"Use pnpm add.", b"EDITED BY HAND")
+        + end
+        + tail
+        + b"\r\n## My own section\r\nKeep this.\r\n"
+    )
     user_head, user_tail = head, tail + b"\r\n## My own section\r\nKeep this.\r\n"
     again = export.export(ctx, "agents-md", target="AGENTS.md")
     assert again.files[0].action == "replaced"
@@ -164,25 +204,42 @@ def test_a_missing_target_is_created_and_two_formats_keep_separate_blocks(ctx: W
     assert export.export(ctx, "claude-md", target="CLAUDE.md").files[0].action == "unchanged"
 
 
-@pytest.mark.parametrize("content", [
-    "intro\n{begin}\nstale\n",
-    "intro\n{end}\n",
-    "{end}\nx\n{begin}\n",
-    "{begin}\n{end}\n{begin}\n{end}\n",
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "content",
+    [
+        "intro\n{begin}\nstale\n",
+        "intro\n{end}\n",
+        "{end}\nx\n{begin}\n",
+        "{begin}\n{end}\n{begin}\n{end}\n",
+    ],
+)
 def test_broken_markers_are_refused_without_writing(ctx: Workspace, content: str) -> None:
     agents = ctx.layout.root / "AGENTS.md"
-    agents.write_text(content.format(begin=export.begin_marker("agents-md"), end=export.end_marker("agents-md")),
-                      "utf-8")  # fmt: skip
+    agents.write_text(
+        content.format(begin=export.begin_marker("agents-md"), end=export.end_marker("agents-md")), "utf-8"
+    )
     before = agents.read_bytes()
     with pytest.raises(export.MarkerError) as info:
         export.export(ctx, "agents-md", target="AGENTS.md")
     assert info.value.code == "broken_markers" and agents.read_bytes() == before
 
 
-@pytest.mark.parametrize("target", ["../AGENTS.md", "/tmp/AGENTS.md", "docs/../AGENTS.md", "./AGENTS.md",
-                                    ".git/AGENTS.md", "AGENTS.txt", "missing/AGENTS.md", "linked.md",
-                                    "linkdir/AGENTS.md", "docs", "C:/AGENTS.md"])  # fmt: skip
+@pytest.mark.parametrize(
+    "target",
+    [
+        "../AGENTS.md",
+        "/tmp/AGENTS.md",
+        "docs/../AGENTS.md",
+        "./AGENTS.md",
+        ".git/AGENTS.md",
+        "AGENTS.txt",
+        "missing/AGENTS.md",
+        "linked.md",
+        "linkdir/AGENTS.md",
+        "docs",
+        "C:/AGENTS.md",
+    ],
+)
 def test_unsafe_targets_are_refused(ctx: Workspace, tmp_path: Path, target: str) -> None:
     root = ctx.layout.root
     outside = tmp_path / "outside"
@@ -206,8 +263,11 @@ def test_a_directory_named_like_a_markdown_file_is_refused(ctx: Workspace) -> No
 
 
 def test_bad_arguments(ctx: Workspace) -> None:
-    for kwargs, code in (({"fmt": "html"}, "invalid_format"), ({"fmt": "okf", "target": "AGENTS.md"}, "bad_usage"),
-                         ({"fmt": "okf", "scope_kind": "galaxy"}, "invalid_scope_kind")):  # fmt: skip
+    for kwargs, code in (
+        ({"fmt": "html"}, "invalid_format"),
+        ({"fmt": "okf", "target": "AGENTS.md"}, "bad_usage"),
+        ({"fmt": "okf", "scope_kind": "galaxy"}, "invalid_scope_kind"),
+    ):
         with pytest.raises(InputError) as info:
             export.export(ctx, **kwargs)
         assert info.value.code == code

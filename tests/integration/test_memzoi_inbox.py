@@ -18,27 +18,33 @@ import pytest
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import workspace
-from git_memzoi.memzoi.proposals import inbox
-from git_memzoi.memzoi.proposals import packets
-from git_memzoi.memzoi.records import policy
 from git_memzoi.memzoi.proposals import files as proposal_files
-from git_memzoi.memzoi.records import store as record_store
-from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.proposals import inbox, packets
 from git_memzoi.memzoi.proposals.inbox import ProposalNotFound, TransitionRefused
 from git_memzoi.memzoi.proposals.packets import SensitivityBlocked
+from git_memzoi.memzoi.records import policy
+from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.records.policy import ApprovalPolicy, PolicyError
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import Repo
 
-NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.timezone.utc)
-LATER = dt.datetime(2026, 7, 10, 12, 5, tzinfo=dt.timezone.utc)
+NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
+LATER = dt.datetime(2026, 7, 10, 12, 5, tzinfo=dt.UTC)
 TITLE = "Use pnpm for installs"
 BODY = "Install dependencies with pnpm, never npm."
 PNPM_ID = "prop_019f4be6-1e00-7ed4-998e-120d4cada218"  # the decision draft below, at NOW
 SECRET_BODY = "The staging password is hunter2-opaline."
 MANUAL = '[workflow]\nproposal_approval = "manual"\n'
 AUTO = '[workflow]\nproposal_approval = "auto" # or "manual"\n'
-NON_REPO_SAFE = ("local-only", "sensitive", "secret", "raw-transcript", "private-personal-data", "temporary-state",
-                 "unknown")  # fmt: skip
+NON_REPO_SAFE = (
+    "local-only",
+    "sensitive",
+    "secret",
+    "raw-transcript",
+    "private-personal-data",
+    "temporary-state",
+    "unknown",
+)
 
 
 def init(repo: Repo, when: dt.datetime = NOW) -> Workspace:
@@ -53,8 +59,13 @@ def context(repo: Repo, when: dt.datetime) -> Workspace:
 
 
 def draft(**kw: Any) -> inbox.Draft:
-    fields: dict[str, Any] = {"title": TITLE, "body": BODY, "type": "decision", "sensitivity": "repo-safe",
-                           "actor": "agent"}
+    fields: dict[str, Any] = {
+        "title": TITLE,
+        "body": BODY,
+        "type": "decision",
+        "sensitivity": "repo-safe",
+        "actor": "agent",
+    }
     return inbox.make_draft(**{**fields, **kw})
 
 
@@ -66,8 +77,11 @@ def propose(ctx: Workspace, home: Path | None = None, **kw: Any) -> inbox.Propos
 
 def tree(repo: Repo) -> dict[str, bytes]:
     """Every file of the working tree except .git and the lock file, by relative path."""
-    return {p.relative_to(repo.root).as_posix(): p.read_bytes() for p in sorted(repo.root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(repo.root).parts and p.name != "lifecycle.lock"}  # fmt: skip
+    return {
+        p.relative_to(repo.root).as_posix(): p.read_bytes()
+        for p in sorted(repo.root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(repo.root).parts and p.name != "lifecycle.lock"
+    }
 
 
 def git_status(repo: Repo) -> str:
@@ -96,8 +110,9 @@ def event_types(repo: Repo) -> list[str]:
         ("[other]\nx = 1\n", "[workflow]\n", None, ("auto", "default")),
     ],
 )
-def test_policy_layers_resolve_in_order(tmp_path: Path, user: str | None, repo_cfg: str | None,
-                                        override: str | None, expected: tuple[str, str]) -> None:  # fmt: skip
+def test_policy_layers_resolve_in_order(
+    tmp_path: Path, user: str | None, repo_cfg: str | None, override: str | None, expected: tuple[str, str]
+) -> None:
     home, repo_config = tmp_path / "home", tmp_path / "repo" / ".memzoi" / "config.toml"
     for path, text in ((home / "config.toml", user), (repo_config, repo_cfg)):
         if text is not None:
@@ -117,8 +132,8 @@ def test_policy_without_a_home_skips_the_user_layer(tmp_path: Path) -> None:
     ("text", "reason"),
     [
         ("[workflow\nproposal_approval = 1", "not valid TOML"),
-        ('[workflow]\nproposal_approval = "sometimes"\n', "must be \"auto\" or \"manual\", not 'sometimes'"),
-        ("[workflow]\nproposal_approval = true\n", "must be \"auto\" or \"manual\", not True"),
+        ('[workflow]\nproposal_approval = "sometimes"\n', 'must be "auto" or "manual", not \'sometimes\''),
+        ("[workflow]\nproposal_approval = true\n", 'must be "auto" or "manual", not True'),
         ('[workflow]\nproposal_approval = "auto"\nauto_apply = true\n', "unknown key 'auto_apply'"),
         ('workflow = "manual"\n', "[workflow] must be a table"),
         (b"\xff\xfe".decode("latin-1"), "not valid TOML"),
@@ -155,8 +170,17 @@ def test_ids_are_uuidv7_shaped_and_derived_from_clock_and_content() -> None:
     assert inbox.proposal_id(LATER, draft().identity()) > pid  # ids sort by creation time
 
 
-@pytest.mark.parametrize("bad", ["../etc/passwd", "prop_x", "prop_019f4be6-1e00-70e5-84bf-14b59269a9d9/..",
-                                 "PROP_019F4BE6-1E00-70E5-84BF-14B59269A9D9", "mem_test", ""])  # fmt: skip
+@pytest.mark.parametrize(
+    "bad",
+    [
+        "../etc/passwd",
+        "prop_x",
+        "prop_019f4be6-1e00-70e5-84bf-14b59269a9d9/..",
+        "PROP_019F4BE6-1E00-70E5-84BF-14B59269A9D9",
+        "mem_test",
+        "",
+    ],
+)
 def test_malformed_ids_are_refused(repo: Repo, bad: str) -> None:
     ctx = init(repo)
     with pytest.raises(InputError) as info:
@@ -180,15 +204,33 @@ def test_default_policy_auto_approves_but_does_not_apply(repo: Repo) -> None:
     p = result.proposal
     assert (result.created, result.auto_approved, result.policy) == (True, True, ApprovalPolicy("auto", "default"))
     assert (p.id, p.status, p.approved_by, p.approved_at, p.record_id) == (
-        PNPM_ID, "approved", "agent", "2026-07-10T12:00:00Z", None)
+        PNPM_ID,
+        "approved",
+        "agent",
+        "2026-07-10T12:00:00Z",
+        None,
+    )
     assert (p.location, p.file_id, p.sensitivity, p.type, p.lane) == (
-        "pending", PNPM_ID, "repo-safe", "decision", "semantic")
+        "pending",
+        PNPM_ID,
+        "repo-safe",
+        "decision",
+        "semantic",
+    )
     assert not list((repo.root / ".memzoi/records").iterdir())
     packet = packets.parse(PNPM_ID, "x", (repo.root / f".memzoi/proposals/pending/{PNPM_ID}.md").read_bytes())
     assert (packet.id, packet.title, packet.body, packet.status, packet.sensitivity) == (
-        PNPM_ID, TITLE, BODY, "proposed", "repo-safe")
+        PNPM_ID,
+        TITLE,
+        BODY,
+        "proposed",
+        "repo-safe",
+    )
     assert (packet.proposed_by, packet.proposed_at, packet.origin) == (
-        "agent", "2026-07-10T12:00:00Z", {"origin_key": f"owner-command:{PNPM_ID}", "route": "owner_command"})
+        "agent",
+        "2026-07-10T12:00:00Z",
+        {"origin_key": f"owner-command:{PNPM_ID}", "route": "owner_command"},
+    )
     state = json.loads((repo.root / f".memzoi/local/inbox/{PNPM_ID}.json").read_text())
     assert state["schema"] == "memzoi/inbox-proposal-v1" and state["status"] == "approved"
     assert TITLE not in json.dumps(state) and BODY not in json.dumps(state)
@@ -215,13 +257,21 @@ def test_propose_apply_creates_approves_and_applies(repo: Repo) -> None:
     ctx = init(repo)
     result = propose(ctx, override=None, apply=True, source_kind="path", source_ref="package.json")
     p = result.proposal
-    assert (p.status, p.record_id, p.applied_by, p.applied_at) == ("applied", "use-pnpm-for-installs", "agent",
-                                                                   "2026-07-10T12:00:00Z")  # fmt: skip
+    assert (p.status, p.record_id, p.applied_by, p.applied_at) == (
+        "applied",
+        "use-pnpm-for-installs",
+        "agent",
+        "2026-07-10T12:00:00Z",
+    )
     assert result.applied is not None and result.applied.record_id == "use-pnpm-for-installs"
     record = record_store.load(ctx.layout, "use-pnpm-for-installs")
     assert (record.proposal_id, record.status, record.title, record.body) == (p.id, "active", TITLE, BODY)
     assert (record.source, record.source_ref, record.type, record.visibility) == (
-        "path", "package.json", "decision", "repo")
+        "path",
+        "package.json",
+        "decision",
+        "repo",
+    )
     assert (repo.root / f".memzoi/proposals/resolved/applied/{p.id}.md").is_file()
     assert not (repo.root / f".memzoi/proposals/pending/{p.id}.md").exists()
     assert event_types(repo)[-2:] == ["proposal_file_applied", "proposal.applied"]
@@ -307,14 +357,22 @@ def test_every_transition_is_monotonic_and_idempotent(repo: Repo) -> None:
     again = inbox.approve(later, pid, actor="someone-else")
     assert (first.changed, again.changed) == (True, False)
     assert (again.proposal.status, again.proposal.approved_by, again.proposal.approved_at) == (
-        "approved", "reviewer", "2026-07-10T12:00:00Z")
+        "approved",
+        "reviewer",
+        "2026-07-10T12:00:00Z",
+    )
     applied = inbox.apply_proposal(later, pid, actor="reviewer")
     assert (applied.changed, applied.proposal.status, applied.proposal.record_id) == (
-        True, "applied", "use-pnpm-for-installs")
+        True,
+        "applied",
+        "use-pnpm-for-installs",
+    )
     replay = inbox.apply_proposal(later, pid, actor="reviewer")
     assert (replay.changed, replay.applied) == (False, None)
-    for call, verb in ((lambda: inbox.approve(ctx, pid, actor="x"), "approved"),
-                       (lambda: inbox.reject(ctx, pid, reason="late", actor="x"), "rejected")):  # fmt: skip
+    for call, verb in (
+        (lambda: inbox.approve(ctx, pid, actor="x"), "approved"),
+        (lambda: inbox.reject(ctx, pid, reason="late", actor="x"), "rejected"),
+    ):
         with pytest.raises(TransitionRefused) as refused:
             call()
         assert refused.value.code == "proposal_applied" and f"cannot be {verb}" in refused.value.message
@@ -328,7 +386,10 @@ def test_rejection_is_terminal_and_idempotent(repo: Repo) -> None:
     again = inbox.reject(context(repo, LATER), pid, reason="second thoughts", actor="other")
     assert (first.changed, again.changed) == (True, False)
     assert (again.proposal.status, again.proposal.reason, again.proposal.rejected_by) == (
-        "rejected", "duplicate of another decision", "reviewer")
+        "rejected",
+        "duplicate of another decision",
+        "reviewer",
+    )
     assert (repo.root / f".memzoi/proposals/resolved/rejected/{pid}.md").is_file()
     assert not (repo.root / f".memzoi/proposals/pending/{pid}.md").exists()
     for call in (lambda: inbox.approve(ctx, pid, actor="x"), lambda: inbox.apply_proposal(ctx, pid, actor="x")):
@@ -364,8 +425,10 @@ def test_bulk_apply_applies_every_approved_proposal(repo: Repo) -> None:
     assert inbox.inbox_counts(ctx.layout) == {"open": 3, "pending": 1, "validated": 0, "approved": 2}
     result = inbox.apply_all_approved(ctx, actor="agent")
     assert [o.proposal.id for o in result.applied] == sorted([a, b]) and result.failed == ()
-    assert sorted(p.name for p in (repo.root / ".memzoi/records").iterdir()) == ["first-decision.md",
-                                                                                 "second-decision.md"]  # fmt: skip
+    assert sorted(p.name for p in (repo.root / ".memzoi/records").iterdir()) == [
+        "first-decision.md",
+        "second-decision.md",
+    ]
     assert [p.id for p, _ in inbox.list_proposals(ctx.layout, "open").items] == [c]
     expected = [t for _, t in sorted([(a, "First decision"), (b, "Second decision")])]
     assert [t for _, t in inbox.list_proposals(ctx.layout, "applied").items] == expected
@@ -389,8 +452,10 @@ def test_unreadable_state_file_is_reported_not_fatal(repo: Repo) -> None:
     bogus = repo.write(".memzoi/local/inbox/prop_019f4be6-1e00-7000-8000-000000000000.json", "{not json")
     listing = inbox.list_proposals(ctx.layout, "all")
     assert [p.id for p, _ in listing.items] == [pid]
-    assert listing.problems == (f"{bogus}: not a readable inbox state file "
-                                "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",)
+    assert listing.problems == (
+        f"{bogus}: not a readable inbox state file "
+        "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
+    )
 
 
 # --------------------------------------------------------------------------------------------- privacy
@@ -407,8 +472,10 @@ def test_non_repo_safe_proposals_never_touch_git_visible_paths(repo: Repo, sensi
     assert result.warnings and "not auto-approved" in result.warnings[0]
     assert (repo.root / f".memzoi/local/proposals/{p.id}.md").is_file()
     assert git_status(repo) == ""
-    for call in (lambda: inbox.apply_proposal(ctx, p.id, actor="agent"),
-                 lambda: inbox.approve(ctx, p.id, actor="agent")):  # fmt: skip
+    for call in (
+        lambda: inbox.apply_proposal(ctx, p.id, actor="agent"),
+        lambda: inbox.approve(ctx, p.id, actor="agent"),
+    ):
         with pytest.raises(SensitivityBlocked) as info:
             call()
         envelope = info.value.envelope()

@@ -21,24 +21,22 @@ from git_memzoi.core import yamlio
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import workspace
-from git_memzoi.memzoi.recall import budget
-from git_memzoi.memzoi.recall import pack as context_pack
-from git_memzoi.memzoi.records import events
-from git_memzoi.memzoi.records import okf
-from git_memzoi.memzoi.recall import precheck
+from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals import files as proposal_files
+from git_memzoi.memzoi.recall import budget, precheck, search
+from git_memzoi.memzoi.recall import pack as context_pack
+from git_memzoi.memzoi.recall.pathmatch import best_path, citation_path, path_matches_request, path_score
+from git_memzoi.memzoi.records import events, okf
 from git_memzoi.memzoi.runtime import checkpoint as checkpoints
 from git_memzoi.memzoi.runtime import local as runtime
-from git_memzoi.memzoi.recall import search
 from git_memzoi.memzoi.workspace import Workspace
-from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.recall.pathmatch import best_path, citation_path, path_matches_request, path_score
 from tests.conftest import SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
 RECALL_V2 = SHARED / "conformance" / "memzoi" / "recall-v2"
-needs_corpus = pytest.mark.skipif(not (RECALL_V2 / "corpus.yaml").is_file(),
-                                  reason="../shared/conformance/memzoi/recall-v2 is not present")  # fmt: skip
+needs_corpus = pytest.mark.skipif(
+    not (RECALL_V2 / "corpus.yaml").is_file(), reason="../shared/conformance/memzoi/recall-v2 is not present"
+)
 
 
 def ctx_of(repo: Repo, now: dt.datetime = NOW) -> Workspace:
@@ -47,17 +45,41 @@ def ctx_of(repo: Repo, now: dt.datetime = NOW) -> Workspace:
     return Workspace(Layout(repo.root), FixedClock(now.date(), now), "tester")
 
 
-def record(repo: Repo, concept_id: str, *, title: str, body: str, memory_type: str = "fact", lane: str = "semantic",
-           applies_to: tuple[str, ...] = (), memkeep: Mapping[str, Any] | None = None, status: str = "active",
-           updated: str | None = None, retention: Mapping[str, Any] | None = None) -> None:  # fmt: skip
+def record(
+    repo: Repo,
+    concept_id: str,
+    *,
+    title: str,
+    body: str,
+    memory_type: str = "fact",
+    lane: str = "semantic",
+    applies_to: tuple[str, ...] = (),
+    memkeep: Mapping[str, Any] | None = None,
+    status: str = "active",
+    updated: str | None = None,
+    retention: Mapping[str, Any] | None = None,
+) -> None:
     """Write a valid canonical record through the record writer."""
     rec = okf.Record(
-        id=concept_id, type=memory_type, lane=lane, title=title, scope="repo", visibility="repo",
-        content_class="general_repo_knowledge", status=status, confidence=1.0, timestamp="2026-07-01T00:00:00Z",
-        updated=updated, body=body, retention=dict(retention or {}), source="test", source_ref=f"test://{concept_id}",
+        id=concept_id,
+        type=memory_type,
+        lane=lane,
+        title=title,
+        scope="repo",
+        visibility="repo",
+        content_class="general_repo_knowledge",
+        status=status,
+        confidence=1.0,
+        timestamp="2026-07-01T00:00:00Z",
+        updated=updated,
+        body=body,
+        retention=dict(retention or {}),
+        source="test",
+        source_ref=f"test://{concept_id}",
         origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
-        applies_to=applies_to, memkeep=memkeep,
-    )  # fmt: skip
+        applies_to=applies_to,
+        memkeep=memkeep,
+    )
     repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
 
 
@@ -107,8 +129,10 @@ def test_context_pack_reproduces_the_recall_v2_word_counts(corpus: Any) -> None:
     assert with_local["policy"]["included_destinations"] == ["repo", "local"]
     both = context_pack.build(ctx, task, token_budget=500, include_local=True, include_session=True).to_json()
     assert both["budget"]["estimated_used"] == 379
-    assert repo_only["prompt"].startswith("# Memzoi Context\n- [precheck-path-target] (risk/provenance=git/"
-                                          "destination=repo/scope=repo) Magenta precheck sentinel risk: ")  # fmt: skip
+    assert repo_only["prompt"].startswith(
+        "# Memzoi Context\n- [precheck-path-target] (risk/provenance=git/"
+        "destination=repo/scope=repo) Magenta precheck sentinel risk: "
+    )
     assert repo_only["warnings"] == [] and repo_only["omitted"] == []
 
 
@@ -117,16 +141,29 @@ def test_every_recall_v2_case_returns_its_baseline_ids(corpus: Any) -> None:
     ctx, spec, expected = corpus
     for case in spec["cases"]:
         if case["surface"] == "search":
-            got = ids(search.search(ctx, case["query"], scope_kind=case.get("scope_kind"),
-                                    scope_id=case.get("scope_id"), memory_type=case.get("type"),
-                                    lane=case.get("lane"), path=case.get("path"), limit=case["k"]).results)  # fmt: skip
+            got = ids(
+                search.search(
+                    ctx,
+                    case["query"],
+                    scope_kind=case.get("scope_kind"),
+                    scope_id=case.get("scope_id"),
+                    memory_type=case.get("type"),
+                    lane=case.get("lane"),
+                    path=case.get("path"),
+                    limit=case["k"],
+                ).results
+            )
         elif case["surface"] == "precheck":
             result = precheck.precheck(ctx, path=case.get("path"), scope_kind=case.get("scope_kind"))
             got = [w["record_id"] for w in result.warnings]
         elif case["surface"] == "context":
-            pack = context_pack.build(ctx, case["task"], token_budget=case.get("token_budget"),
-                                 include_local=bool(case.get("include_local")),
-                                 include_session=bool(case.get("include_session")))  # fmt: skip
+            pack = context_pack.build(
+                ctx,
+                case["task"],
+                token_budget=case.get("token_budget"),
+                include_local=bool(case.get("include_local")),
+                include_session=bool(case.get("include_session")),
+            )
             got = pack.record_ids
             assert pack.payload["budget"]["estimated_used"] == expected[case["id"]]["estimated_usage"]
         else:
@@ -153,7 +190,10 @@ def test_search_citations_name_the_matching_path_and_the_evidence(corpus: Any) -
     found = search.search(ctx, "opaline proposal evidence sentinel", path="crates/memzoi-core/src/recall_eval.rs")
     cite = found.results[0]["citations"][0]
     assert (cite["source_kind"], cite["source_ref"], cite["path"]) == (
-        "path", "docs/rfcs/0001-evidence-backed-capture.md", "crates/memzoi-core/src/recall_eval.rs")
+        "path",
+        "docs/rfcs/0001-evidence-backed-capture.md",
+        "crates/memzoi-core/src/recall_eval.rs",
+    )
     assert found.results[0]["record"]["proposal_id"] == "mem_eval_evidence_round_trip"
 
 
@@ -176,8 +216,32 @@ def test_br01_compounds_are_phrases_and_words_are_ored(repo: Repo) -> None:
     assert ids(search.search(ctx, "migration database").results)[0] == "m1"
 
 
-@pytest.mark.parametrize("query", ['"', "-", "AND", "OR NOT", "NEAR(", "*", "(", "🦄", "'", "\\", ")", "^", ":",
-                                   "title:x", "a AND", '"unbalanced', "NEAR(a b, 2)", "x*", "-x", "+y", "{a b}"])
+@pytest.mark.parametrize(
+    "query",
+    [
+        '"',
+        "-",
+        "AND",
+        "OR NOT",
+        "NEAR(",
+        "*",
+        "(",
+        "🦄",
+        "'",
+        "\\",
+        ")",
+        "^",
+        ":",
+        "title:x",
+        "a AND",
+        '"unbalanced',
+        "NEAR(a b, 2)",
+        "x*",
+        "-x",
+        "+y",
+        "{a b}",
+    ],
+)
 def test_any_text_is_a_valid_query(repo: Repo, query: str) -> None:
     ctx = ctx_of(repo)
     record(repo, "r", title="Title words", body="The body words here.")
@@ -198,8 +262,13 @@ def test_search_is_repo_only_current_and_filtered(repo: Repo) -> None:
     ctx = ctx_of(repo)
     record(repo, "live", title="Cobalt live", body="Cobalt sentinel.", memory_type="decision", applies_to=("src/a/**",))
     record(repo, "gone", title="Cobalt gone", body="Cobalt sentinel.", status="superseded")
-    record(repo, "expired", title="Cobalt expired", body="Cobalt sentinel.",
-           retention={"explicit_expires_at": "2026-07-10T12:00:00Z"})  # fmt: skip
+    record(
+        repo,
+        "expired",
+        title="Cobalt expired",
+        body="Cobalt sentinel.",
+        retention={"explicit_expires_at": "2026-07-10T12:00:00Z"},
+    )
     runtime.add_local(ctx, memory_type="fact", title="Cobalt local", body="Cobalt sentinel runtime.")
     checkpoints.add_checkpoint(ctx, task="Cobalt session", note="Cobalt sentinel session.")
     assert ids(search.search(ctx, "cobalt").results) == ["live"]
@@ -232,11 +301,23 @@ def test_search_events_hold_ids_not_text(repo: Repo) -> None:
 # --------------------------------------------------------------------------------------------- paths
 
 
-@pytest.mark.parametrize(("stored", "requested", "score"), [
-    ("src/a.py", "src/a.py", 5), ("src/a.py/", " src/a.py", 5), ("src/**", "src/a.py", 4), ("src/**", "src", 4),
-    ("src/a.py", "src/**", 4), ("src", "src/a.py", 3), ("src/a.py", "src", 2), ("src/a.py", "src/b.py", 0),
-    ("src", "srcx/a.py", 0), ("", "src", 0), ("src/**", "lib/a.py", 0), ("a/**", "a/**", 5),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("stored", "requested", "score"),
+    [
+        ("src/a.py", "src/a.py", 5),
+        ("src/a.py/", " src/a.py", 5),
+        ("src/**", "src/a.py", 4),
+        ("src/**", "src", 4),
+        ("src/a.py", "src/**", 4),
+        ("src", "src/a.py", 3),
+        ("src/a.py", "src", 2),
+        ("src/a.py", "src/b.py", 0),
+        ("src", "srcx/a.py", 0),
+        ("", "src", 0),
+        ("src/**", "lib/a.py", 0),
+        ("a/**", "a/**", 5),
+    ],
+)
 def test_path_scores(stored: str, requested: str, score: int) -> None:
     assert path_score(stored, requested) == score
     assert path_matches_request(stored, requested) is (score > 0)
@@ -275,9 +356,19 @@ def br24(repo: Repo) -> Workspace:
     return ctx
 
 
-@pytest.mark.parametrize(("task", "token_budget"), [("memory budget", 150), ("word", 50), ("memory budget", 3),
-                                                    ("memory budget", 0), ("memory budget", 2**31),
-                                                    ("word", 3), ("memory budget", 4), ("memory budget", 12)])
+@pytest.mark.parametrize(
+    ("task", "token_budget"),
+    [
+        ("memory budget", 150),
+        ("word", 50),
+        ("memory budget", 3),
+        ("memory budget", 0),
+        ("memory budget", 2**31),
+        ("word", 3),
+        ("memory budget", 4),
+        ("memory budget", 12),
+    ],
+)
 def test_br24_packs_never_exceed_their_budget(br24: Workspace, task: str, token_budget: int) -> None:
     pack = context_pack.build(br24, task, token_budget=token_budget).to_json()
     used = budget.estimate(pack["prompt"])
@@ -353,8 +444,7 @@ def test_handoff_carries_the_pack_and_the_inbox_counts(repo: Repo) -> None:
     record(repo, "r", title="Granite", body="Granite sentinel.", applies_to=("src/g.py",))
     result = context_pack.handoff(ctx, path="src/g.py").to_json()
     assert result["task"] == "Handoff for path src/g.py" and result["path_prefix"] == "src/g.py"
-    assert result["proposal_inbox"] == {"source": "files", "open_total": 0, "pending": 0, "validated": 0,
-                                        "approved": 0}  # fmt: skip
+    assert result["proposal_inbox"] == {"source": "files", "open_total": 0, "pending": 0, "validated": 0, "approved": 0}
     assert result["context"]["records"][0]["record"]["id"] == "r"
     text = context_pack.handoff(ctx, task="continue granite").text()
     assert text.startswith("# Memzoi Handoff\nTask: continue granite\nProposal inbox: 0 open")
@@ -367,15 +457,34 @@ def test_handoff_carries_the_pack_and_the_inbox_counts(repo: Repo) -> None:
 
 def test_precheck_orders_path_then_lexical_and_keeps_governance_only(repo: Repo) -> None:
     ctx = ctx_of(repo)
-    record(repo, "risk-exact", title="Settlement risk", body="Reordering corrupts totals.", memory_type="risk",
-           applies_to=("src/settle.py",))  # fmt: skip
-    record(repo, "warn-glob", title="Billing warning", body="Billing is fragile.", memory_type="warning",
-           applies_to=("src/**",))  # fmt: skip
+    record(
+        repo,
+        "risk-exact",
+        title="Settlement risk",
+        body="Reordering corrupts totals.",
+        memory_type="risk",
+        applies_to=("src/settle.py",),
+    )
+    record(
+        repo,
+        "warn-glob",
+        title="Billing warning",
+        body="Billing is fragile.",
+        memory_type="warning",
+        applies_to=("src/**",),
+    )
     record(repo, "fact-exact", title="Settlement fact", body="Settlement runs nightly.", applies_to=("src/settle.py",))
-    record(repo, "failed-cmd", title="Failed attempt", body="Running make migrate twice broke the schema.",
-           memory_type="failed_attempt")  # fmt: skip
-    assert [w["record_id"] for w in precheck.precheck(ctx, path="src/settle.py").warnings] == ["risk-exact",
-                                                                                               "warn-glob"]
+    record(
+        repo,
+        "failed-cmd",
+        title="Failed attempt",
+        body="Running make migrate twice broke the schema.",
+        memory_type="failed_attempt",
+    )
+    assert [w["record_id"] for w in precheck.precheck(ctx, path="src/settle.py").warnings] == [
+        "risk-exact",
+        "warn-glob",
+    ]
     assert [w["record_id"] for w in precheck.precheck(ctx, command="make migrate").warnings] == ["failed-cmd"]
     both = precheck.precheck(ctx, path="src/settle.py", action="reordering totals").warnings
     assert [w["record_id"] for w in both] == ["risk-exact", "warn-glob"]
@@ -395,10 +504,24 @@ def _envelope(anchor: str, scope: str, **extra: Any) -> dict[str, Any]:
 def test_a_record_whose_scope_changed_is_suspect_and_ranked_below_an_equal_current_one(repo: Repo) -> None:
     ctx = ctx_of(repo)
     anchor = repo.commit("code", **{"src/app.py": "a\n", "src/other.py": "b\n"})
-    record(repo, "aaa-changed", title="Retry idempotency", body="Client retries must stay idempotent.",
-           memory_type="warning", applies_to=("src/",), memkeep=_envelope(anchor, "src/app.py"))  # fmt: skip
-    record(repo, "bbb-current", title="Retry idempotency", body="Client retries must remain idempotent.",
-           memory_type="warning", applies_to=("src/",), memkeep=_envelope(anchor, "src/other.py"))  # fmt: skip
+    record(
+        repo,
+        "aaa-changed",
+        title="Retry idempotency",
+        body="Client retries must stay idempotent.",
+        memory_type="warning",
+        applies_to=("src/",),
+        memkeep=_envelope(anchor, "src/app.py"),
+    )
+    record(
+        repo,
+        "bbb-current",
+        title="Retry idempotency",
+        body="Client retries must remain idempotent.",
+        memory_type="warning",
+        applies_to=("src/",),
+        memkeep=_envelope(anchor, "src/other.py"),
+    )
     before = context_pack.build(ctx, "retry idempotency").to_json()
     assert [i["record_id"] for i in before["included"]] == ["aaa-changed", "bbb-current"]  # equal: id order
     assert before["warnings"] == []
@@ -411,8 +534,10 @@ def test_a_record_whose_scope_changed_is_suspect_and_ranked_below_an_equal_curre
     after = context_pack.build(ctx, "retry idempotency").to_json()
     assert [i["record_id"] for i in after["included"]] == ["bbb-current", "aaa-changed"]
     assert after["included"][0]["score"] == after["included"][1]["score"]
-    assert after["warnings"] == [f"suspect memory aaa-changed is ranked below current records: scope_hit "
-                                 f"(src/app.py changed since {anchor[:12]})"]  # fmt: skip
+    assert after["warnings"] == [
+        f"suspect memory aaa-changed is ranked below current records: scope_hit "
+        f"(src/app.py changed since {anchor[:12]})"
+    ]
     assert "\n  Suspect: scope_hit; re-verify before relying on it" in after["prompt"]
     assert budget.estimate(after["prompt"]) == after["budget"]["used"]
     warnings = precheck.precheck(ctx, path="src/app.py").warnings
@@ -423,14 +548,22 @@ def test_a_record_whose_scope_changed_is_suspect_and_ranked_below_an_equal_curre
 def test_ttl_and_withdrawn_dependencies_make_records_suspect(repo: Repo) -> None:
     ctx = ctx_of(repo)
     anchor = repo.commit("code", **{"src/app.py": "a\n"})
-    record(repo, "old", title="Jade old", body="Jade sentinel old.",
-           memkeep=_envelope(anchor, "src/app.py", ttl_days=3))  # fmt: skip
+    record(
+        repo, "old", title="Jade old", body="Jade sentinel old.", memkeep=_envelope(anchor, "src/app.py", ttl_days=3)
+    )
     record(repo, "base", title="Jade base", body="Jade sentinel base.", status="tombstoned")
     record(repo, "plain", title="Jade plain", body="Jade sentinel plain.")
-    record(repo, "child", title="Jade child", body="Jade sentinel child.",
-           memkeep=_envelope(anchor, "src/app.py", explains=["base", "plain"]))  # fmt: skip
-    reasons = {r["record"]["id"]: r["suspect"] and [x["reason"] for x in r["suspect"]["reasons"]]
-               for r in search.search(ctx, "jade").results}  # fmt: skip
+    record(
+        repo,
+        "child",
+        title="Jade child",
+        body="Jade sentinel child.",
+        memkeep=_envelope(anchor, "src/app.py", explains=["base", "plain"]),
+    )
+    reasons = {
+        r["record"]["id"]: r["suspect"] and [x["reason"] for x in r["suspect"]["reasons"]]
+        for r in search.search(ctx, "jade").results
+    }
     assert reasons == {"old": ["ttl_expired"], "child": ["dependency_suspect"], "plain": None}
 
 

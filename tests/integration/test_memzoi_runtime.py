@@ -22,15 +22,13 @@ from git_memzoi.core import frontmatter, yamlio
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import workspace
-from git_memzoi.memzoi.records import events
+from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index import db as index_db
-from git_memzoi.memzoi.records import okf
-from git_memzoi.memzoi.records import okf_subset
+from git_memzoi.memzoi.records import events, okf, okf_subset
 from git_memzoi.memzoi.runtime import checkpoint as checkpoints
 from git_memzoi.memzoi.runtime import local as runtime
 from git_memzoi.memzoi.runtime import session_end as ending
 from git_memzoi.memzoi.workspace import Workspace
-from git_memzoi.memzoi.layout import Layout
 from tests.conftest import SEED_YAML, SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
@@ -45,19 +43,31 @@ def context(repo: Repo, now: dt.datetime = NOW) -> Workspace:
 
 def tree(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` (except .git) with its bytes: a before/after picture of a command."""
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and ".git" not in p.relative_to(root).parts}  # fmt: skip
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".git" not in p.relative_to(root).parts
+    }
 
 
 def canonical(repo: Repo, concept_id: str, *, title: str, body: str, **extra: Any) -> Path:
     """Write a valid canonical record through the record writer."""
     record = okf.Record(
-        id=concept_id, type=extra.get("type", "fact"), lane="semantic", title=title, scope=extra.get("scope", "repo"),
-        visibility="repo", content_class="general_repo_knowledge", status=extra.get("status", "active"),
-        confidence=1.0, timestamp=extra.get("timestamp", "2026-07-01T00:00:00Z"), body=body, retention={},
+        id=concept_id,
+        type=extra.get("type", "fact"),
+        lane="semantic",
+        title=title,
+        scope=extra.get("scope", "repo"),
+        visibility="repo",
+        content_class="general_repo_knowledge",
+        status=extra.get("status", "active"),
+        confidence=1.0,
+        timestamp=extra.get("timestamp", "2026-07-01T00:00:00Z"),
+        body=body,
+        retention={},
         origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
         applies_to=tuple(extra.get("applies_to", ())),
-    )  # fmt: skip
+    )
     return repo.write(f".memzoi/records/{concept_id}.md", okf.render(record))
 
 
@@ -70,15 +80,28 @@ def test_local_record_is_a_private_file_that_git_ignores(repo: Repo) -> None:
 
     assert written.path == ".memzoi/local/runtime/local/local-terse-answers.md"
     assert written.record == {
-        "id": "local-terse-answers", "memory_type": "preference", "lane": "semantic", "destination": "local",
-        "scope_kind": "repo", "scope_id": None, "visibility": "private", "title": "Terse answers",
-        "body": "Prefer short replies.", "status": "active", "confidence": 1.0, "source_kind": "memzoi-local",
-        "source_ref": None, "proposal_id": None,
+        "id": "local-terse-answers",
+        "memory_type": "preference",
+        "lane": "semantic",
+        "destination": "local",
+        "scope_kind": "repo",
+        "scope_id": None,
+        "visibility": "private",
+        "title": "Terse answers",
+        "body": "Prefer short replies.",
+        "status": "active",
+        "confidence": 1.0,
+        "source_kind": "memzoi-local",
+        "source_ref": None,
+        "proposal_id": None,
         "content_hash": "c37acd28272b39d934c5335c9ec33e630065b39aaf12f2395acca1f0ea5046f1",
-        "created_at": "2026-07-10T12:00:00Z", "updated_at": "2026-07-10T12:00:00Z", "supersedes_id": None,
-        "retention": {}, "origin": {"origin_key": "local-memory:local-terse-answers", "route": "local_memory"},
+        "created_at": "2026-07-10T12:00:00Z",
+        "updated_at": "2026-07-10T12:00:00Z",
+        "supersedes_id": None,
+        "retention": {},
+        "origin": {"origin_key": "local-memory:local-terse-answers", "route": "local_memory"},
         "lineage": None,
-    }  # fmt: skip
+    }
     assert (repo.root / written.path).read_text("utf-8").startswith("---\nid: local-terse-answers\nkind: memory\n")
     assert list((repo.root / ".memzoi" / "records").iterdir()) == []
     status = repo.git("status", "--porcelain", "--untracked-files=all").splitlines()
@@ -97,9 +120,11 @@ def test_same_title_gets_the_next_free_id(repo: Repo) -> None:
 def test_local_add_rejects_bad_input_and_writes_nothing(repo: Repo) -> None:
     ctx = context(repo)
     before = tree(repo.root)
-    for kwargs, code in (({"memory_type": "opinion", "title": "t", "body": "b"}, "invalid_type"),
-                         ({"memory_type": "fact", "title": "two\nlines", "body": "b"}, "invalid_title"),
-                         ({"memory_type": "fact", "title": "t", "body": "  "}, "empty_body")):  # fmt: skip
+    for kwargs, code in (
+        ({"memory_type": "opinion", "title": "t", "body": "b"}, "invalid_type"),
+        ({"memory_type": "fact", "title": "two\nlines", "body": "b"}, "invalid_title"),
+        ({"memory_type": "fact", "title": "t", "body": "  "}, "empty_body"),
+    ):
         with pytest.raises(InputError) as err:
             runtime.add_local(ctx, **kwargs)
         assert err.value.code == code
@@ -115,9 +140,16 @@ def test_checkpoint_stores_only_the_explicit_note(repo: Repo, tmp_path: Path) ->
 
     record = note.record
     assert (record["id"], record["destination"], record["lane"], record["memory_type"]) == (
-        "session-implement-auth-middleware", "session", "session", "episode")
+        "session-implement-auth-middleware",
+        "session",
+        "session",
+        "episode",
+    )
     assert (record["visibility"], record["source_kind"], record["body"]) == (
-        "private", "memzoi-checkpoint", "Routes wired; tests next.")
+        "private",
+        "memzoi-checkpoint",
+        "Routes wired; tests next.",
+    )
     assert record["retention"] == {"started_at": "2026-07-10T12:00:00Z"}
     assert record["origin"]["route"] == "checkpoint_create"
     assert from_file.record["id"] == "session-implement-auth-middleware-2"
@@ -129,7 +161,8 @@ def test_checkpoint_stores_only_the_explicit_note(repo: Repo, tmp_path: Path) ->
 def test_checkpoints_leave_the_list_after_their_session_lease(repo: Repo) -> None:
     checkpoints.add_checkpoint(context(repo), task="Short task", note="Done soon.")
     assert [r["id"] for r in runtime.list_records(context(repo, NOW + dt.timedelta(hours=23)), "session")] == [
-        "session-short-task"]  # fmt: skip
+        "session-short-task"
+    ]
     assert runtime.list_records(context(repo, NOW + dt.timedelta(hours=24)), "session") == []
     assert (repo.root / ".memzoi/local/runtime/session/session-short-task.md").is_file()  # never rewritten
 
@@ -144,10 +177,24 @@ def test_local_search_finds_local_records_only(repo: Repo) -> None:
     assert [r["record"]["id"] for r in result["results"]] == ["local-pnpm-flags"]
     hit = result["results"][0]
     assert (hit["snippet"], hit["rationale"], hit["ranking"], hit["paths"]) == (
-        "Pnpm flags", "fts5 title/body match", None, [])
-    assert hit["citations"] == [{"record_id": "local-pnpm-flags", "memory_type": "preference", "scope_kind": "repo",
-                                 "provenance": "runtime", "destination": "local", "visibility": "private",
-                                 "source_kind": "memzoi-local", "source_ref": None, "path": None}]  # fmt: skip
+        "Pnpm flags",
+        "fts5 title/body match",
+        None,
+        [],
+    )
+    assert hit["citations"] == [
+        {
+            "record_id": "local-pnpm-flags",
+            "memory_type": "preference",
+            "scope_kind": "repo",
+            "provenance": "runtime",
+            "destination": "local",
+            "visibility": "private",
+            "source_kind": "memzoi-local",
+            "source_ref": None,
+            "path": None,
+        }
+    ]
     assert hit["score"] > 0
     assert result["limit"] == 10
     assert runtime.search_local(ctx, " -- ", limit=5)["results"] == []
@@ -167,22 +214,40 @@ def test_session_end_seed_example_becomes_one_pending_proposal(repo: Repo, tmp_p
 
     path = ".memzoi/proposals/pending/protected-routes-validate-sessions-server-side.md"
     assert result.to_json() == {
-        "ok": True, "status": "promoted", "task": "Implement auth middleware",
-        "results": [{"index": 0, "destination": "repo", "title": "Protected routes validate sessions server-side",
-                     "action": "create_proposal", "proposal_id": "protected-routes-validate-sessions-server-side",
-                     "path": path}],
-        "writes": [{"kind": "proposal_file", "index": 0,
-                    "proposal_id": "protected-routes-validate-sessions-server-side", "path": path}],
-    }  # fmt: skip
+        "ok": True,
+        "status": "promoted",
+        "task": "Implement auth middleware",
+        "results": [
+            {
+                "index": 0,
+                "destination": "repo",
+                "title": "Protected routes validate sessions server-side",
+                "action": "create_proposal",
+                "proposal_id": "protected-routes-validate-sessions-server-side",
+                "path": path,
+            }
+        ],
+        "writes": [
+            {
+                "kind": "proposal_file",
+                "index": 0,
+                "proposal_id": "protected-routes-validate-sessions-server-side",
+                "path": path,
+            }
+        ],
+    }
     packet = frontmatter.parse((repo.root / path).read_bytes())
     assert packet.fields["status"] == "proposed"
     assert packet.fields["sensitivity"] == "repo-safe"
     assert packet.fields["content_class"] == "general_repo_knowledge"
     assert packet.fields["scope"] == {"kind": "repo", "paths": ["src/auth/**"]}
     assert packet.fields["tags"] == ["auth", "security"]
-    assert packet.fields["proposal"] == {"action": "create", "proposed_by": "tester",
-                                         "proposed_at": "2026-07-10T12:00:00Z",
-                                         "reason": "Learned while implementing middleware."}  # fmt: skip
+    assert packet.fields["proposal"] == {
+        "action": "create",
+        "proposed_by": "tester",
+        "proposed_at": "2026-07-10T12:00:00Z",
+        "reason": "Learned while implementing middleware.",
+    }
     assert packet.fields["origin"]["route"] == "session_end"
     assert list((repo.root / ".memzoi" / "records").iterdir()) == []
     assert not (repo.root / ".memzoi/local/runtime").exists()
@@ -193,7 +258,9 @@ def test_session_end_seed_example_becomes_one_pending_proposal(repo: Repo, tmp_p
 def test_session_end_routes_every_destination(repo: Repo, tmp_path: Path) -> None:
     ctx = context(repo)
     notes = tmp_path / "notes.yml"
-    notes.write_text(SEED_YAML + """\
+    notes.write_text(
+        SEED_YAML
+        + """\
   - destination: local
     type: preference
     title: Run auth tests with -x
@@ -207,29 +274,42 @@ def test_session_end_routes_every_destination(repo: Repo, tmp_path: Path) -> Non
   - destination: needs_review
     title: Maybe shared
     body: Unsure whether this is shareable.
-""", "utf-8")  # fmt: skip
+""",
+        "utf-8",
+    )
 
     result = ending.session_end(ctx, from_file=notes)
 
     assert [(r["index"], r["action"]) for r in result.results] == [
-        (0, "create_proposal"), (1, "create_runtime"), (2, "create_runtime"), (3, "no_write"), (4, "no_write")]
+        (0, "create_proposal"),
+        (1, "create_runtime"),
+        (2, "create_runtime"),
+        (3, "no_write"),
+        (4, "no_write"),
+    ]
     assert [w for w in result.writes if w["kind"] == "runtime_record"] == [
         {"kind": "runtime_record", "index": 1, "record_id": "local-run-auth-tests-with-x", "destination": "local"},
-        {"kind": "runtime_record", "index": 2, "record_id": "session-middleware-wiring-done",
-         "destination": "session"}]  # fmt: skip
+        {"kind": "runtime_record", "index": 2, "record_id": "session-middleware-wiring-done", "destination": "session"},
+    ]
     (local,) = runtime.list_records(ctx, "local")
     (session,) = runtime.list_records(ctx, "session")
     assert (local["memory_type"], local["lane"], local["origin"]["route"]) == ("preference", "semantic", "session_end")
     assert (session["memory_type"], session["lane"], session["retention"]) == (
-        "episode", "session", {"started_at": "2026-07-10T12:00:00Z"})
+        "episode",
+        "session",
+        {"started_at": "2026-07-10T12:00:00Z"},
+    )
     assert not (repo.root / ".memzoi/local/transactions").exists() or not any(
-        (repo.root / ".memzoi/local/transactions").iterdir())
+        (repo.root / ".memzoi/local/transactions").iterdir()
+    )
 
 
 def test_one_unsafe_repo_candidate_blocks_the_whole_batch(repo: Repo, tmp_path: Path) -> None:
     ctx = context(repo)
     notes = tmp_path / "notes.yml"
-    notes.write_text(SEED_YAML + """\
+    notes.write_text(
+        SEED_YAML
+        + """\
   - destination: local
     type: fact
     title: Local finding
@@ -238,7 +318,9 @@ def test_one_unsafe_repo_candidate_blocks_the_whole_batch(repo: Repo, tmp_path: 
     type: fact
     title: Ultraviolet canary endpoint
     body: The ultraviolet canary lives at an internal host.
-""", "utf-8")  # fmt: skip
+""",
+        "utf-8",
+    )
     before = tree(repo.root)
 
     result = ending.session_end(ctx, from_file=notes)
@@ -246,9 +328,14 @@ def test_one_unsafe_repo_candidate_blocks_the_whole_batch(repo: Repo, tmp_path: 
     assert tree(repo.root) == before  # no proposal, no runtime record, no event
     out = result.to_json()
     assert out["ok"] is False and out["status"] == "blocked" and out["writes"] == []
-    assert out["results"][2] == {"index": 2, "destination": "repo", "action": "blocked",
-                                 "code": "repo_sensitivity_required", "classification": "unknown",
-                                 "title": "[redacted]"}  # fmt: skip
+    assert out["results"][2] == {
+        "index": 2,
+        "destination": "repo",
+        "action": "blocked",
+        "code": "repo_sensitivity_required",
+        "classification": "unknown",
+        "title": "[redacted]",
+    }
     assert [r["action"] for r in out["results"][:2]] == ["not_written", "not_written"]
     assert "ultraviolet" not in json.dumps(out).lower()
     assert "task" not in out
@@ -261,19 +348,35 @@ def test_one_unsafe_repo_candidate_blocks_the_whole_batch(repo: Repo, tmp_path: 
         ("- just\n- a list\n", "unstructured_input", "free-text notes are rejected"),
         ("task: t\n", "invalid_session_end", "candidates: required"),
         ("task: t\ncandidates: []\nextra: 1\n", "invalid_session_end", "extra: unknown key"),
-        ("task: t\ncandidates:\n  - destination: repo\n    type: fact\n    title: x\n    body: y\n    secret: z\n",
-         "invalid_session_end", "candidates[0].secret: unknown key"),
+        (
+            "task: t\ncandidates:\n  - destination: repo\n    type: fact\n    title: x\n    body: y\n    secret: z\n",
+            "invalid_session_end",
+            "candidates[0].secret: unknown key",
+        ),
         ("task: t\ncandidates:\n  - destination: team\n", "invalid_session_end", "candidates[0].destination"),
-        ("task: t\ncandidates:\n  - destination: local\n    title: x\n    body: y\n", "invalid_session_end",
-         "candidates[0].type"),
-        ("task: t\ncandidates:\n  - destination: session\n    lane: semantic\n    title: x\n    body: y\n",
-         "invalid_session_end", "candidates[0].lane"),
-        (("task: t\ncandidates:\n  - destination: repo\n    type: fact\n    title: x\n    body: y\n"
-          "    scope: {paths: [../out]}\n"), "invalid_session_end", "scope.paths"),
+        (
+            "task: t\ncandidates:\n  - destination: local\n    title: x\n    body: y\n",
+            "invalid_session_end",
+            "candidates[0].type",
+        ),
+        (
+            "task: t\ncandidates:\n  - destination: session\n    lane: semantic\n    title: x\n    body: y\n",
+            "invalid_session_end",
+            "candidates[0].lane",
+        ),
+        (
+            (
+                "task: t\ncandidates:\n  - destination: repo\n    type: fact\n    title: x\n    body: y\n"
+                "    scope: {paths: [../out]}\n"
+            ),
+            "invalid_session_end",
+            "scope.paths",
+        ),
     ],
-)  # fmt: skip
-def test_invalid_batches_are_rejected_before_any_write(repo: Repo, tmp_path: Path, text: str, code: str,
-                                                       message: str) -> None:  # fmt: skip
+)
+def test_invalid_batches_are_rejected_before_any_write(
+    repo: Repo, tmp_path: Path, text: str, code: str, message: str
+) -> None:
     ctx = context(repo)
     notes = tmp_path / "notes.yml"
     notes.write_text(text + "", "utf-8")
@@ -314,8 +417,9 @@ def test_session_end_from_checkpoint(repo: Repo) -> None:
     assert err.value.code == "unknown_checkpoint"
 
 
-def test_a_failure_after_the_proposal_removes_every_file_of_the_batch(repo: Repo, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_failure_after_the_proposal_removes_every_file_of_the_batch(
+    repo: Repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     ctx = context(repo)
     notes = tmp_path / "notes.yml"
     notes.write_text(SEED_YAML + "  - destination: local\n    type: fact\n    title: Local one\n    body: b\n", "utf-8")
@@ -362,8 +466,12 @@ def test_refresh_rereads_only_changed_files(repo: Repo, monkeypatch: pytest.Monk
 
     first = index_db.refresh(ctx.layout)
     assert (first.rebuilt, first.scanned) == (True, 4)
-    assert sorted(reads) == [".memzoi/local/runtime/local/local-local-fact.md", ".memzoi/records/fact-0.md",
-                             ".memzoi/records/fact-1.md", ".memzoi/records/fact-2.md"]  # fmt: skip
+    assert sorted(reads) == [
+        ".memzoi/local/runtime/local/local-local-fact.md",
+        ".memzoi/records/fact-0.md",
+        ".memzoi/records/fact-1.md",
+        ".memzoi/records/fact-2.md",
+    ]
 
     reads.clear()
     assert index_db.refresh(ctx.layout) == index_db.RefreshResult(4, (), (), (), False)
@@ -411,17 +519,27 @@ def test_rebuild_after_deleting_the_index_loses_nothing(repo: Repo) -> None:
     result = runtime.rebuild(ctx)
 
     assert result.to_json() == {
-        "ok": True, "index": ".memzoi/local/index.sqlite", "schema_version": 1,
-        "records": {"repo": 1, "local": 1, "session": 1}, "total": 3,
-        "proposals": {"pending": 1, "discarded": 0, "note": "pending proposals are files under "
-                      ".memzoi/proposals/pending/; rebuild never discards them"},
-        "runtime_preserved": True, "unreadable": [],
-    }  # fmt: skip
+        "ok": True,
+        "index": ".memzoi/local/index.sqlite",
+        "schema_version": 1,
+        "records": {"repo": 1, "local": 1, "session": 1},
+        "total": 3,
+        "proposals": {
+            "pending": 1,
+            "discarded": 0,
+            "note": "pending proposals are files under .memzoi/proposals/pending/; rebuild never discards them",
+        },
+        "runtime_preserved": True,
+        "unreadable": [],
+    }
     assert (repo.root / ".memzoi/proposals/pending/open-question.md").is_file()
     assert [r["id"] for r in runtime.list_records(ctx, "local")] == ["local-pnpm-flags"]
     assert sorted(p.name for p in ctx.layout.local.iterdir() if p.name.startswith(".index")) == []
     assert json.loads(list(events.export(ctx.layout))[-1])["payload"] == {
-        "records": {"repo": 1, "local": 1, "session": 1}, "unreadable": 0, "pending_proposals": 1}
+        "records": {"repo": 1, "local": 1, "session": 1},
+        "unreadable": 0,
+        "pending_proposals": 1,
+    }
 
 
 @pytest.mark.parametrize("damage", ["garbage", "foreign_schema", "empty"])
@@ -448,19 +566,35 @@ def test_a_broken_record_never_hides_the_others(repo: Repo) -> None:
     ctx = context(repo)
     canonical(repo, "good", title="Good record", body="Readable.")
     repo.write(".memzoi/records/bad.md", "---\nid: bad\nkind: memory\n---\n# Bad\n")
-    repo.write(".memzoi/records/unclassified.md", okf.render(okf.Record(
-        id="unclassified", type="fact", lane="semantic", title="Unclassified", scope="repo", visibility="repo",
-        content_class="unknown", status="active", confidence=1.0, timestamp="2026-07-01T00:00:00Z", body="b",
-        origin={"origin_key": "k", "route": "owner_command"})))  # fmt: skip
+    repo.write(
+        ".memzoi/records/unclassified.md",
+        okf.render(
+            okf.Record(
+                id="unclassified",
+                type="fact",
+                lane="semantic",
+                title="Unclassified",
+                scope="repo",
+                visibility="repo",
+                content_class="unknown",
+                status="active",
+                confidence=1.0,
+                timestamp="2026-07-01T00:00:00Z",
+                body="b",
+                origin={"origin_key": "k", "route": "owner_command"},
+            )
+        ),
+    )
     repo.write(".memzoi/records/index.md", "# not a record\n")
     repo.write(".memzoi/records/.hidden.md", "ignored\n")
 
     result = index_db.rebuild(ctx.layout)
 
     assert result.records == {"repo": 1, "local": 0, "session": 0}
-    assert [(p.path, p.code) for p in result.unreadable] == [(".memzoi/records/bad.md", "invalid_record"),
-                                                             (".memzoi/records/unclassified.md",
-                                                              "unclassified_record")]  # fmt: skip
+    assert [(p.path, p.code) for p in result.unreadable] == [
+        (".memzoi/records/bad.md", "invalid_record"),
+        (".memzoi/records/unclassified.md", "unclassified_record"),
+    ]
     assert "required field is missing" in result.unreadable[0].reason
     assert [p.path for p in index_db.refresh(ctx.layout).problems] == [p.path for p in result.unreadable]
 
@@ -479,8 +613,14 @@ def test_search_rows_filters_before_the_limit_and_orders_by_rank(repo: Repo) -> 
     assert rows[0]["rank"] < rows[1]["rank"]
     typed = index_db.search_rows(ctx.layout, fts, now=NOW, filters={"type": "warning"}, limit=1)
     assert [r["id"] for r in typed] == ["quartz-path"]
-    pathed = index_db.search_rows(ctx.layout, fts, now=NOW, path="src/auth/login.py", limit=1,
-                                  path_match=lambda stored, requested: requested.startswith(stored[:-2]))  # fmt: skip
+    pathed = index_db.search_rows(
+        ctx.layout,
+        fts,
+        now=NOW,
+        path="src/auth/login.py",
+        limit=1,
+        path_match=lambda stored, requested: requested.startswith(stored[:-2]),
+    )
     assert [r["id"] for r in pathed] == ["quartz-path"]
     assert index_db.search_rows(ctx.layout, fts, now=NOW, destinations=("local",)) == []
 
@@ -507,19 +647,32 @@ def test_dogfood_records_all_load_and_are_searchable(repo: Repo) -> None:
 # --------------------------------------------------------------------------------------------- fast frontmatter
 
 
-_TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), min_size=1,
-                max_size=40).filter(lambda s: s.strip() and "\n" not in s)  # fmt: skip
+_TEXT = st.text(
+    alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\r"), min_size=1, max_size=40
+).filter(lambda s: s.strip() and "\n" not in s)
 
 
 @settings(max_examples=200, deadline=None)
 @given(title=_TEXT, body=_TEXT, tags=st.lists(_TEXT, max_size=3), ref=st.one_of(st.none(), _TEXT))
 def test_the_fast_reader_agrees_with_ruamel(title: str, body: str, tags: list[str], ref: str | None) -> None:
     record = okf.Record(
-        id="x", type="fact", lane="semantic", title=title.strip(), scope="repo", visibility="repo",
-        content_class="general_repo_knowledge", status="active", confidence=0.75, timestamp="2026-07-01T00:00:00Z",
-        body=body, retention={}, origin={"origin_key": "k:x", "route": "owner_command"}, tags=tuple(tags),
-        source_ref=ref, applies_to=("src/a.py", "docs/**"),
-    )  # fmt: skip
+        id="x",
+        type="fact",
+        lane="semantic",
+        title=title.strip(),
+        scope="repo",
+        visibility="repo",
+        content_class="general_repo_knowledge",
+        status="active",
+        confidence=0.75,
+        timestamp="2026-07-01T00:00:00Z",
+        body=body,
+        retention={},
+        origin={"origin_key": "k:x", "route": "owner_command"},
+        tags=tuple(tags),
+        source_ref=ref,
+        applies_to=("src/a.py", "docs/**"),
+    )
     yaml_text = frontmatter.split(okf.render(record).encode("utf-8")).yaml_text
     fast = okf_subset.load(yaml_text)
     try:
@@ -530,9 +683,28 @@ def test_the_fast_reader_agrees_with_ruamel(title: str, body: str, tags: list[st
 
 
 def test_the_fast_reader_takes_what_the_writer_writes_and_declines_the_rest() -> None:
-    written = "id: a\ntitle: \"A: b\"\nconfidence: 1\nretention: {}\ntags:\n  - x\norigin:\n  route: capture\n"
-    assert okf_subset.load(written) == {"id": "a", "title": "A: b", "confidence": 1, "retention": {},
-                                        "tags": ["x"], "origin": {"route": "capture"}}  # fmt: skip
-    for text in ("a: 2026-07-01T00:00:00Z\n", "a: yes\n", "a: b # c\n", "a: 'q'\n", "a: |\n  x\n", "a:\n- x\n",
-                 "a: [x]\n", "a: 1\na: 2\n", "a:\n", "null: x\n", "a: \"\\u00e9\"\n", "a: 0x10\n", "a: -1\n"):
+    written = 'id: a\ntitle: "A: b"\nconfidence: 1\nretention: {}\ntags:\n  - x\norigin:\n  route: capture\n'
+    assert okf_subset.load(written) == {
+        "id": "a",
+        "title": "A: b",
+        "confidence": 1,
+        "retention": {},
+        "tags": ["x"],
+        "origin": {"route": "capture"},
+    }
+    for text in (
+        "a: 2026-07-01T00:00:00Z\n",
+        "a: yes\n",
+        "a: b # c\n",
+        "a: 'q'\n",
+        "a: |\n  x\n",
+        "a:\n- x\n",
+        "a: [x]\n",
+        "a: 1\na: 2\n",
+        "a:\n",
+        "null: x\n",
+        'a: "\\u00e9"\n',
+        "a: 0x10\n",
+        "a: -1\n",
+    ):
         assert okf_subset.load(text) is None, text

@@ -21,17 +21,12 @@ from git_memzoi.core import frontmatter, yamlio
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import workspace
-from git_memzoi.memzoi.proposals import drafts
-from git_memzoi.memzoi.proposals import inbox
-from git_memzoi.memzoi.proposals import lifecycle
-from git_memzoi.memzoi.records import okf
-from git_memzoi.memzoi.proposals import packets
-from git_memzoi.memzoi.proposals import files as proposal_files
-from git_memzoi.memzoi.proposals import receipts
-from git_memzoi.memzoi.records import store as record_store
-from git_memzoi.memzoi.records import vocab
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.proposals import drafts, inbox, lifecycle, packets, receipts
+from git_memzoi.memzoi.proposals import files as proposal_files
+from git_memzoi.memzoi.records import okf, vocab
+from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import Repo
 from tests.integration.test_proposal_files import packet_text, record_text
 
@@ -88,8 +83,20 @@ def store(ctx: Workspace) -> None:
 
 
 def aliases(layout: Layout) -> list[str]:
-    found = ["applied-one", "mem_applied", "mem_secret", "secret-file", "one", "mem_one", "nested/two", "mem_two_id",
-             "local-file", "mem_local", "broken", "mem_broken"]  # fmt: skip
+    found = [
+        "applied-one",
+        "mem_applied",
+        "mem_secret",
+        "secret-file",
+        "one",
+        "mem_one",
+        "nested/two",
+        "mem_two_id",
+        "local-file",
+        "mem_local",
+        "broken",
+        "mem_broken",
+    ]
     return found + [e.shown_id or "" for e in proposal_files.inventory(layout).entries]
 
 
@@ -104,8 +111,13 @@ def test_identities_find_and_take_exactly_what_the_inventory_does(ctx: Workspace
         assert known.taken() == full.taken()
         for alias in aliases(ctx.layout):
             found, expected = known.find(alias), full.find(alias)
-            assert (found.rel, found.state, found.tokens, found.packet, found.pre) == \
-                   (expected.rel, expected.state, expected.tokens, expected.packet, expected.pre)  # fmt: skip
+            assert (found.rel, found.state, found.tokens, found.packet, found.pre) == (
+                expected.rel,
+                expected.state,
+                expected.tokens,
+                expected.packet,
+                expected.pre,
+            )
         with pytest.raises(InputError) as caught:
             known.find("mem_nobody")
         assert caught.value.code == "unknown_proposal" and "mem_nobody" not in caught.value.message
@@ -152,15 +164,27 @@ def test_a_duplicate_behind_a_warm_cache_is_refused_with_the_inventory_message(c
     pending(ctx, "sneaky", packet_text("mem_applied", title="Sneaky second copy"))
     with pytest.raises(InputError) as slow:
         proposal_files.inventory(ctx.layout)
-    for call in (lambda: proposal_files.identities(ctx.layout), lambda: proposal_files.show_packet(ctx.layout, "one"),
-                 lambda: proposal_files.apply_packet(ctx, "one", actor="r")):  # fmt: skip
+    for call in (
+        lambda: proposal_files.identities(ctx.layout),
+        lambda: proposal_files.show_packet(ctx.layout, "one"),
+        lambda: proposal_files.apply_packet(ctx, "one", actor="r"),
+    ):
         with pytest.raises(InputError) as fast:
             call()
         assert (fast.value.code, fast.value.message) == ("duplicate_identity", slow.value.message)
 
 
-@pytest.mark.parametrize("content", [b"not json", b'{"version": 2, "files": {}}', b'{"version": 1, "files": []}',
-                                     b'{"version": 1, "files": {"k": 5}}', b"[1, 2]", b""])  # fmt: skip
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"not json",
+        b'{"version": 2, "files": {}}',
+        b'{"version": 1, "files": []}',
+        b'{"version": 1, "files": {"k": 5}}',
+        b"[1, 2]",
+        b"",
+    ],
+)
 def test_a_foreign_or_corrupt_cache_is_ignored_and_rewritten(ctx: Workspace, content: bytes) -> None:
     store(ctx)
     cache_file(ctx.layout).write_bytes(content)
@@ -176,7 +200,7 @@ def test_a_cache_entry_with_stray_values_is_read_from_the_file(ctx: Workspace) -
     known.save()
     data = json.loads(cache_file(ctx.layout).read_bytes())
     [key] = data["files"]
-    data["files"][key] = data["files"][key][:3] + [7, ["x"]]
+    data["files"][key] = [*data["files"][key][:3], 7, ["x"]]
     cache_file(ctx.layout).write_text(json.dumps(data))
     assert proposal_files.identities(ctx.layout).find("mem_one").rel == ".memzoi/proposals/pending/one.md"
 
@@ -226,11 +250,24 @@ def test_apply_and_reject_save_the_cache_only_when_they_write(ctx: Workspace) ->
 
 
 def written_record(record_id: str = "use-pnpm", **kw: Any) -> bytes:
-    fields = {"id": record_id, "kind": "memory", "profile": "memzoi", "type": "decision", "lane": "semantic",
-              "title": "Use pnpm: always", "scope": "repo", "visibility": "repo",
-              "content_class": "general_repo_knowledge", "status": "active", "confidence": 1.0,
-              "timestamp": "2026-07-01T00:00:00Z", "retention": {}, "tags": ["auth", "two words"],
-              "origin": {"origin_key": f"owner-command:{record_id}", "route": "owner_command"}, **kw}  # fmt: skip
+    fields = {
+        "id": record_id,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": "decision",
+        "lane": "semantic",
+        "title": "Use pnpm: always",
+        "scope": "repo",
+        "visibility": "repo",
+        "content_class": "general_repo_knowledge",
+        "status": "active",
+        "confidence": 1.0,
+        "timestamp": "2026-07-01T00:00:00Z",
+        "retention": {},
+        "tags": ["auth", "two words"],
+        "origin": {"origin_key": f"owner-command:{record_id}", "route": "owner_command"},
+        **kw,
+    }
     rel = f".memzoi/records/{record_id}.md"
     return okf.render(okf.record_from_fields(record_id, rel, fields, "Install with pnpm.")).encode()
 
@@ -261,8 +298,18 @@ def test_the_status_rewrite_equals_frontmatter_update(name: str, status: str, ct
     assert changed == (path, SAMPLES[name], frontmatter.update(SAMPLES[name], {"status": status}))
 
 
-@pytest.mark.parametrize("changes", [{"title": "two words"}, {"confidence": "1"}, {"status": 1}, {"nope": "x"},
-                                     {"retention": "x"}, {"status": "yes"}, {"tags": "x"}])  # fmt: skip
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"title": "two words"},
+        {"confidence": "1"},
+        {"status": 1},
+        {"nope": "x"},
+        {"retention": "x"},
+        {"status": "yes"},
+        {"tags": "x"},
+    ],
+)
 def test_the_status_rewrite_leaves_everything_else_to_frontmatter(changes: dict[str, Any]) -> None:
     assert record_store._update_subset(written_record(), changes) is None
     assert record_store._update_subset(record_text("legacy").encode(), {"status": "superseded"}) is None
@@ -292,16 +339,37 @@ def test_packet_parse_equals_the_ruamel_reading(name: str, resolved: bool) -> No
 
     packet = PACKETS[name]
     if resolved:
-        packet = replace(packet, status="applied", resolution=packets.Resolution("applied", "r", "2026-07-10T12:00:00Z",
-                                                                                 record_id="use-pnpm"))  # fmt: skip
+        packet = replace(
+            packet,
+            status="applied",
+            resolution=packets.Resolution("applied", "r", "2026-07-10T12:00:00Z", record_id="use-pnpm"),
+        )
     data = packets.render(packet).encode()
     doc = frontmatter.parse(data)
     slow = packets.packet_from_fields(packet.file_id, "p.md", doc.fields, doc.body)
     assert packets.parse(packet.file_id, "p.md", data) == slow
 
 
-RAW_SCALARS = ["mem_x", '"mem_x"', "'mem_x'", "yes", "no", "123", "1.5", "null", "~", "", '"caf\\u00e9"', '"a\\tb"',
-               "a # c", "[a]", "{}", "2026-07-01", "true", "mem x"]  # fmt: skip
+RAW_SCALARS = [
+    "mem_x",
+    '"mem_x"',
+    "'mem_x'",
+    "yes",
+    "no",
+    "123",
+    "1.5",
+    "null",
+    "~",
+    "",
+    '"caf\\u00e9"',
+    '"a\\tb"',
+    "a # c",
+    "[a]",
+    "{}",
+    "2026-07-01",
+    "true",
+    "mem x",
+]
 
 
 @pytest.mark.parametrize("value", RAW_SCALARS)
@@ -331,8 +399,13 @@ print(sorted(m for m in sys.modules if m.startswith("ruamel")))
 
 
 def test_propose_apply_supersede_and_tombstone_never_load_the_yaml_library(ctx: Workspace) -> None:
-    proc = subprocess.run([sys.executable, "-c", SCRIPT, str(ctx.layout.root)], capture_output=True, text=True,
-                          check=True, cwd=Path(__file__).resolve().parents[2])  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-c", SCRIPT, str(ctx.layout.root)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
     assert proc.stdout.strip() == "[]"
     statuses = {p.stem: record_store.load(ctx.layout, p.stem).status for p in ctx.layout.records.glob("*.md")}
     assert statuses == {"use-pnpm": "superseded", "use-uv": "tombstoned"}
@@ -346,6 +419,9 @@ def test_propose_apply_returns_the_state_a_fresh_load_reconciles(ctx: Workspace)
     result = inbox.propose(ctx, draft, memzoi_home=None, apply=True)
     assert result.applied is not None and result.proposal.status == "applied"
     assert result.proposal == inbox.load(ctx.layout, result.proposal.id)
-    assert (result.proposal.applied_by, result.proposal.record_id, result.proposal.packet_missing) == \
-           ("agent", "use-pnpm", False)  # fmt: skip
+    assert (result.proposal.applied_by, result.proposal.record_id, result.proposal.packet_missing) == (
+        "agent",
+        "use-pnpm",
+        False,
+    )
     assert lifecycle.pending_transactions(ctx.layout) == ()

@@ -20,51 +20,78 @@ from blake3 import blake3
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import workspace
-from git_memzoi.memzoi.proposals import lifecycle
-from git_memzoi.memzoi.proposals import packets
 from git_memzoi.memzoi.proposals import files as proposal_files
-from git_memzoi.memzoi.records import store as record_store
-from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.proposals import lifecycle, packets
 from git_memzoi.memzoi.proposals.lifecycle import TargetError
 from git_memzoi.memzoi.proposals.packets import PacketError, SensitivityBlocked
+from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import SHARED, Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
 FIXTURE = SHARED / "conformance" / "memzoi" / "recall-v2" / "proposals" / "evidence-round-trip.md"
 TITLE = "Use pnpm for installs"
 BODY = "Install dependencies with pnpm, never npm."
-NON_REPO_SAFE = ("local-only", "sensitive", "secret", "raw-transcript", "private-personal-data", "temporary-state",
-                 "unknown")  # fmt: skip
+NON_REPO_SAFE = (
+    "local-only",
+    "sensitive",
+    "secret",
+    "raw-transcript",
+    "private-personal-data",
+    "temporary-state",
+    "unknown",
+)
 
 
 # --------------------------------------------------------------------------------------------- helpers
 
 
-def packet_text(pid: str = "mem_test_one", *, title: str = TITLE, body: str = BODY, action: str = "create",
-                sensitivity: str | None = "repo-safe", proposal_extra: str = "", supersedes: str = "[]",
-                scope: str = "  kind: repo\n", proposed_at: str = "2026-07-05T00:00:00Z", status: str = "proposed",
-                extra: str = "") -> str:  # fmt: skip
+def packet_text(
+    pid: str = "mem_test_one",
+    *,
+    title: str = TITLE,
+    body: str = BODY,
+    action: str = "create",
+    sensitivity: str | None = "repo-safe",
+    proposal_extra: str = "",
+    supersedes: str = "[]",
+    scope: str = "  kind: repo\n",
+    proposed_at: str = "2026-07-05T00:00:00Z",
+    status: str = "proposed",
+    extra: str = "",
+) -> str:
     """A proposal packet as text (the knobs cover every action shape and classification)."""
     sens = f"sensitivity: {sensitivity}\n" if sensitivity is not None else ""
-    return (f"---\nid: {pid}\nkind: proposal\nprofile: memzoi\ntype: decision\nlane: semantic\ntitle: {title}\n"
-            f"description: {body.splitlines()[0]}\nstatus: {status}\nproposal:\n  action: {action}\n"
-            f"  proposed_by: agent\n  proposed_at: \"{proposed_at}\"\n{proposal_extra}scope:\n{scope}"
-            f"timestamp: \"2026-07-05T00:00:00Z\"\ncreated_by: agent\nsources:\n  - url: https://example.com/pr/7\n"
-            f"supersedes: {supersedes}\n{sens}content_class: general_repo_knowledge\nretention: {{}}\norigin:\n"
-            f"  origin_key: \"test:{pid}\"\n  route: repository_proposal\n{extra}---\n\n# {title}\n\n{body}\n")  # fmt: skip
+    return (
+        f"---\nid: {pid}\nkind: proposal\nprofile: memzoi\ntype: decision\nlane: semantic\ntitle: {title}\n"
+        f"description: {body.splitlines()[0]}\nstatus: {status}\nproposal:\n  action: {action}\n"
+        f'  proposed_by: agent\n  proposed_at: "{proposed_at}"\n{proposal_extra}scope:\n{scope}'
+        f'timestamp: "2026-07-05T00:00:00Z"\ncreated_by: agent\nsources:\n  - url: https://example.com/pr/7\n'
+        f"supersedes: {supersedes}\n{sens}content_class: general_repo_knowledge\nretention: {{}}\norigin:\n"
+        f'  origin_key: "test:{pid}"\n  route: repository_proposal\n{extra}---\n\n# {title}\n\n{body}\n'
+    )
 
 
-def record_text(rid: str, *, status: str = "active", scope: str = "repo", scope_id: str | None = None,
-                updated: str = "2026-07-01T00:00:00Z", visibility: str = "repo") -> str:  # fmt: skip
+def record_text(
+    rid: str,
+    *,
+    status: str = "active",
+    scope: str = "repo",
+    scope_id: str | None = None,
+    updated: str = "2026-07-01T00:00:00Z",
+    visibility: str = "repo",
+) -> str:
     """A hand-written canonical record (upstream key order, a trailing comment) to check byte stability."""
     sid = f"scope_id: {scope_id}\n" if scope_id else ""
-    return (f"---\nid: {rid}\nkind: memory\nprofile: memzoi\nretention: {{}}\norigin:\n"
-            f"  origin_key: \"repository-record:{rid}\"\n  route: repository_proposal\ntype: decision\n"
-            f"lane: semantic\ntitle: \"Legacy guidance {rid}\"\ntimestamp: \"2026-07-01T00:00:00Z\"\n"
-            f"updated: \"{updated}\"\nstatus: {status}   # lifecycle\nscope: {scope}\n{sid}visibility: {visibility}\n"
-            f"content_class: general_repo_knowledge\nconfidence: 1\nsource: pr\n"
-            f"source_ref: \"https://example.com/pr/1\"\ntags:\n  - auth\n---\n\n# Legacy guidance {rid}\n\n"
-            f"Evidence body for {rid}.\n")  # fmt: skip
+    return (
+        f"---\nid: {rid}\nkind: memory\nprofile: memzoi\nretention: {{}}\norigin:\n"
+        f'  origin_key: "repository-record:{rid}"\n  route: repository_proposal\ntype: decision\n'
+        f'lane: semantic\ntitle: "Legacy guidance {rid}"\ntimestamp: "2026-07-01T00:00:00Z"\n'
+        f'updated: "{updated}"\nstatus: {status}   # lifecycle\nscope: {scope}\n{sid}visibility: {visibility}\n'
+        f"content_class: general_repo_knowledge\nconfidence: 1\nsource: pr\n"
+        f'source_ref: "https://example.com/pr/1"\ntags:\n  - auth\n---\n\n# Legacy guidance {rid}\n\n'
+        f"Evidence body for {rid}.\n"
+    )
 
 
 def init(repo: Repo) -> Workspace:
@@ -85,8 +112,11 @@ def tree(repo: Repo) -> dict[str, bytes]:
     """Every file under .memzoi/ except the lock and the event log, as bytes."""
     base = repo.root / ".memzoi"
     skip = ("local/lifecycle.lock", "local/events.jsonl")
-    return {p.relative_to(base).as_posix(): p.read_bytes() for p in sorted(base.rglob("*"))
-            if p.is_file() and p.relative_to(base).as_posix() not in skip}  # fmt: skip
+    return {
+        p.relative_to(base).as_posix(): p.read_bytes()
+        for p in sorted(base.rglob("*"))
+        if p.is_file() and p.relative_to(base).as_posix() not in skip
+    }
 
 
 def b3(data: bytes) -> str:
@@ -135,17 +165,27 @@ def test_create_writes_one_active_record_and_resolves_the_packet(repo: Repo, ctx
     pending(repo, "create-one", packet_text())
     result = proposal_files.apply_packet(ctx, "mem_test_one", actor="reviewer")
     assert result == proposal_files.ApplyResult(
-        "mem_test_one", "create-one", "create", "use-pnpm-for-installs", None, False,
+        "mem_test_one",
+        "create-one",
+        "create",
+        "use-pnpm-for-installs",
+        None,
+        False,
         ".memzoi/proposals/resolved/applied/create-one.md",
-        (".memzoi/records/use-pnpm-for-installs.md", ".memzoi/proposals/resolved/applied/create-one.md",
-         ".memzoi/proposals/pending/create-one.md"),
-    )  # fmt: skip
+        (
+            ".memzoi/records/use-pnpm-for-installs.md",
+            ".memzoi/proposals/resolved/applied/create-one.md",
+            ".memzoi/proposals/pending/create-one.md",
+        ),
+    )
     assert (repo.root / ".memzoi/records/use-pnpm-for-installs.md").read_text() == EXPECTED_CREATE
     assert not (repo.root / ".memzoi/proposals/pending/create-one.md").exists()
     resolved = (repo.root / result.resolved_path).read_text()
     assert "status: applied\n" in resolved
-    assert ("resolution:\n  outcome: applied\n  resolved_by: reviewer\n  resolved_at: \"2026-07-10T12:00:00Z\"\n"
-            "  record_id: use-pnpm-for-installs\n") in resolved  # fmt: skip
+    assert (
+        'resolution:\n  outcome: applied\n  resolved_by: reviewer\n  resolved_at: "2026-07-10T12:00:00Z"\n'
+        "  record_id: use-pnpm-for-installs\n"
+    ) in resolved
     assert not list((repo.root / ".memzoi/local/transactions").iterdir())
     event = json.loads((repo.root / ".memzoi/local/events.jsonl").read_text().splitlines()[-1])
     assert event["event_type"] == "proposal_file_applied" and event["record_id"] == "use-pnpm-for-installs"
@@ -188,8 +228,12 @@ def test_reject_moves_the_packet_and_replay_is_a_no_op(repo: Repo, ctx: Workspac
     result = proposal_files.reject_packet(ctx, "create-one", reason="duplicate of an ADR", actor="reviewer")
     assert (result.proposal_id, result.redacted, result.replayed) == ("mem_test_one", False, False)
     text = (repo.root / ".memzoi/proposals/resolved/rejected/create-one.md").read_text()
-    assert ("status: rejected\n" in text and "resolution:\n  outcome: rejected\n  resolved_by: reviewer\n"
-            "  resolved_at: \"2026-07-10T12:00:00Z\"\n  reason: \"duplicate of an ADR\"\n" in text)  # fmt: skip
+    assert (
+        "status: rejected\n" in text
+        and "resolution:\n  outcome: rejected\n  resolved_by: reviewer\n"
+        '  resolved_at: "2026-07-10T12:00:00Z"\n  reason: "duplicate of an ADR"\n'
+        in text
+    )
     assert not list((repo.root / ".memzoi/records").iterdir())
     before = tree(repo)
     again = proposal_files.reject_packet(ctx, "mem_test_one", reason="again", actor="reviewer")
@@ -203,8 +247,14 @@ def test_reject_moves_the_packet_and_replay_is_a_no_op(repo: Repo, ctx: Workspac
 
 
 def supersede_packet(target: str = "legacy-auth", **kw: Any) -> str:
-    return packet_text("mem_replace", title="Use OAuth device flow", action="supersede", supersedes=f"[{target}]",
-                       proposal_extra="  reason: the old flow is deprecated\n", **kw)  # fmt: skip
+    return packet_text(
+        "mem_replace",
+        title="Use OAuth device flow",
+        action="supersede",
+        supersedes=f"[{target}]",
+        proposal_extra="  reason: the old flow is deprecated\n",
+        **kw,
+    )
 
 
 def test_supersede_keeps_the_target_bytes_but_status_and_links_the_replacement(repo: Repo, ctx: Workspace) -> None:
@@ -222,8 +272,11 @@ def test_supersede_keeps_the_target_bytes_but_status_and_links_the_replacement(r
 
 def test_tombstone_keeps_the_evidence(repo: Repo, ctx: Workspace) -> None:
     old = record(repo, "legacy-auth").read_text()
-    pending(repo, "drop", packet_text("mem_drop", action="tombstone",
-                                      proposal_extra="  reason: obsolete\n  target: legacy-auth\n"))  # fmt: skip
+    pending(
+        repo,
+        "drop",
+        packet_text("mem_drop", action="tombstone", proposal_extra="  reason: obsolete\n  target: legacy-auth\n"),
+    )
     result = proposal_files.apply_packet(ctx, "mem_drop", actor="reviewer")
     assert (result.action, result.record_id, result.target_id) == ("tombstone", "legacy-auth", "legacy-auth")
     after = (repo.root / ".memzoi/records/legacy-auth.md").read_text()
@@ -234,19 +287,24 @@ def test_tombstone_keeps_the_evidence(repo: Repo, ctx: Workspace) -> None:
 SHAPES = {
     "create with target": (dict(proposal_extra="  target: legacy-auth\n"), "proposal.target"),
     "create with supersedes": (dict(supersedes="[legacy-auth]"), "supersedes"),
-    "supersede with target": (dict(action="supersede", supersedes="[legacy-auth]",
-                                   proposal_extra="  reason: r\n  target: legacy-auth\n"), "proposal.target"),
+    "supersede with target": (
+        dict(action="supersede", supersedes="[legacy-auth]", proposal_extra="  reason: r\n  target: legacy-auth\n"),
+        "proposal.target",
+    ),
     "supersede without entry": (dict(action="supersede", proposal_extra="  reason: r\n"), "supersedes"),
-    "supersede with two": (dict(action="supersede", supersedes="[legacy-auth, other]",
-                                proposal_extra="  reason: r\n"), "supersedes"),
+    "supersede with two": (
+        dict(action="supersede", supersedes="[legacy-auth, other]", proposal_extra="  reason: r\n"),
+        "supersedes",
+    ),
     "supersede without reason": (dict(action="supersede", supersedes="[legacy-auth]"), "proposal.reason"),
     "tombstone without target": (dict(action="tombstone", proposal_extra="  reason: r\n"), "proposal.target"),
-    "tombstone with supersedes": (dict(action="tombstone", supersedes="[legacy-auth]",
-                                       proposal_extra="  reason: r\n  target: legacy-auth\n"), "supersedes"),
-    "tombstone without reason": (dict(action="tombstone", proposal_extra="  target: legacy-auth\n"),
-                                 "proposal.reason"),
+    "tombstone with supersedes": (
+        dict(action="tombstone", supersedes="[legacy-auth]", proposal_extra="  reason: r\n  target: legacy-auth\n"),
+        "supersedes",
+    ),
+    "tombstone without reason": (dict(action="tombstone", proposal_extra="  target: legacy-auth\n"), "proposal.reason"),
     "update": (dict(action="update"), "proposal.action"),
-}  # fmt: skip
+}
 
 
 @pytest.mark.parametrize("case", sorted(SHAPES))
@@ -280,8 +338,9 @@ def test_every_target_check_refuses_before_mutation(repo: Repo, ctx: Workspace, 
     if action == "supersede":
         text = supersede_packet(target)
     else:
-        text = packet_text("mem_replace", action="tombstone",
-                           proposal_extra=f"  reason: obsolete\n  target: {target}\n")  # fmt: skip
+        text = packet_text(
+            "mem_replace", action="tombstone", proposal_extra=f"  reason: obsolete\n  target: {target}\n"
+        )
     pending(repo, "change", text)
     before = tree(repo)
     with pytest.raises(TargetError) as caught:
@@ -305,22 +364,29 @@ def test_same_scope_with_scope_id_and_same_instant_is_accepted(repo: Repo, ctx: 
 # --------------------------------------------------------------------------------------------- schema
 
 
-@pytest.mark.parametrize(("text", "field"), [
-    (packet_text(extra="version: okf/v0.2\n"), "version"),
-    (packet_text(body="   "), "body"),
-    (packet_text().replace("# Use pnpm", "# Use npm"), "body"),
-    (packet_text(status="applied"), "resolution"),
-    (packet_text(extra="resolution:\n  outcome: rejected\n  resolved_by: a\n  resolved_at: \"2026-07-06T00:00:00Z\"\n"),
-     "resolution"),
-    (packet_text(proposal_extra="  note: x\n"), "proposal.note"),
-    (packet_text(scope="  kind: galaxy\n"), "scope.kind"),
-    (packet_text(scope="  kind: repo\n  paths: [../etc]\n"), "scope.paths"),
-    (packet_text().replace("  - url: https://example.com/pr/7", "  - path: /etc/passwd"), "sources[0].path"),
-    (packet_text().replace("  - url: https://example.com/pr/7", "  - {}"), "sources[0]"),
-    (packet_text().replace("kind: proposal", "kind: memory"), "kind"),
-    (packet_text().replace("  route: repository_proposal", "  route: teleport"), "origin.route"),
-    (packet_text("Bad_ID"), "id"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("text", "field"),
+    [
+        (packet_text(extra="version: okf/v0.2\n"), "version"),
+        (packet_text(body="   "), "body"),
+        (packet_text().replace("# Use pnpm", "# Use npm"), "body"),
+        (packet_text(status="applied"), "resolution"),
+        (
+            packet_text(
+                extra='resolution:\n  outcome: rejected\n  resolved_by: a\n  resolved_at: "2026-07-06T00:00:00Z"\n'
+            ),
+            "resolution",
+        ),
+        (packet_text(proposal_extra="  note: x\n"), "proposal.note"),
+        (packet_text(scope="  kind: galaxy\n"), "scope.kind"),
+        (packet_text(scope="  kind: repo\n  paths: [../etc]\n"), "scope.paths"),
+        (packet_text().replace("  - url: https://example.com/pr/7", "  - path: /etc/passwd"), "sources[0].path"),
+        (packet_text().replace("  - url: https://example.com/pr/7", "  - {}"), "sources[0]"),
+        (packet_text().replace("kind: proposal", "kind: memory"), "kind"),
+        (packet_text().replace("  route: repository_proposal", "  route: teleport"), "origin.route"),
+        (packet_text("Bad_ID"), "id"),
+    ],
+)
 def test_schema_errors_name_the_field(text: str, field: str) -> None:
     with pytest.raises(PacketError) as caught:
         packets.parse("ok-file", "p.md", text.encode())
@@ -335,15 +401,38 @@ def test_missing_sensitivity_defaults_to_unknown_and_is_blocked(repo: Repo, ctx:
 
 
 def test_writer_round_trips_and_keeps_key_order() -> None:
-    packet = packets.parse("evidence", "p.md", packet_text(scope="  kind: team\n  id: alpha\n  paths: [src/**]\n",
-                                                             extra="lineage:\n  kind: renewal\n  predecessor_id: old\n")
-                           .encode())  # fmt: skip
+    packet = packets.parse(
+        "evidence",
+        "p.md",
+        packet_text(
+            scope="  kind: team\n  id: alpha\n  paths: [src/**]\n",
+            extra="lineage:\n  kind: renewal\n  predecessor_id: old\n",
+        ).encode(),
+    )
     text = packets.render(packet)
     assert packets.parse("evidence", "p.md", text.encode()) == packet
     keys = [line.split(":")[0] for line in text.split("---")[1].splitlines() if line and not line.startswith(" ")]
-    assert keys == ["id", "kind", "profile", "type", "lane", "title", "description", "status", "proposal", "scope",
-                    "timestamp", "created_by", "sources", "supersedes", "sensitivity", "content_class", "retention",
-                    "origin", "lineage"]  # fmt: skip
+    assert keys == [
+        "id",
+        "kind",
+        "profile",
+        "type",
+        "lane",
+        "title",
+        "description",
+        "status",
+        "proposal",
+        "scope",
+        "timestamp",
+        "created_by",
+        "sources",
+        "supersedes",
+        "sensitivity",
+        "content_class",
+        "retention",
+        "origin",
+        "lineage",
+    ]
 
 
 # --------------------------------------------------------------------------------------------- sensitivity, receipts
@@ -355,8 +444,9 @@ SECRET_BODY = "ghp_SENTINEL_0123456789abcdefghijklmnop lives in the staging vaul
 
 @pytest.mark.parametrize("sensitivity", NON_REPO_SAFE)
 def test_non_repo_safe_packets_are_never_applied(repo: Repo, ctx: Workspace, sensitivity: str) -> None:
-    pending(repo, "secret-file", packet_text("mem_secret", title=SECRET_TITLE, body=SECRET_BODY,
-                                             sensitivity=sensitivity))  # fmt: skip
+    pending(
+        repo, "secret-file", packet_text("mem_secret", title=SECRET_TITLE, body=SECRET_BODY, sensitivity=sensitivity)
+    )
     before = tree(repo)
     with pytest.raises(SensitivityBlocked) as caught:
         proposal_files.apply_packet(ctx, "mem_secret", actor="r")
@@ -372,8 +462,10 @@ def test_non_repo_safe_packets_are_never_applied(repo: Repo, ctx: Workspace, sen
 
 
 def test_malformed_secret_packet_is_preflighted_into_an_exact_receipt(repo: Repo, ctx: Workspace) -> None:
-    raw = (f"---\nid: mem_secret\nsensitivity: secret\ncontent_class: raw-transcript\ntitle: {SECRET_TITLE}\n"
-           f"proposal: [this is: not valid\n---\n\n{SECRET_BODY}\n")  # fmt: skip
+    raw = (
+        f"---\nid: mem_secret\nsensitivity: secret\ncontent_class: raw-transcript\ntitle: {SECRET_TITLE}\n"
+        f"proposal: [this is: not valid\n---\n\n{SECRET_BODY}\n"
+    )
     pending(repo, "nested/secret-file", raw)
     data = raw.encode()
     digest = b3(b"proposal-id\0mem_secret\0proposal-file-id\0nested/secret-file\0proposal-markdown\0" + data)
@@ -457,8 +549,10 @@ def test_symlinked_pending_root_is_refused_without_reading(repo: Repo, ctx: Work
     pending_dir = repo.root / ".memzoi/proposals/pending"
     pending_dir.rmdir()
     pending_dir.symlink_to(outside, target_is_directory=True)
-    for call in (lambda: proposal_files.list_packets(ctx.layout),
-                 lambda: proposal_files.apply_packet(ctx, "mem_test_one", actor="r")):  # fmt: skip
+    for call in (
+        lambda: proposal_files.list_packets(ctx.layout),
+        lambda: proposal_files.apply_packet(ctx, "mem_test_one", actor="r"),
+    ):
         with pytest.raises(InputError) as caught:
             call()
         assert caught.value.code == "symlinked_root"
@@ -525,8 +619,9 @@ def fail_on_call(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     monkeypatch.setattr(lifecycle, "write_bytes_atomic", flaky)
 
 
-def test_a_failed_write_rolls_back_the_first_file_byte_for_byte(repo: Repo, ctx: Workspace,
-                                                                monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_a_failed_write_rolls_back_the_first_file_byte_for_byte(
+    repo: Repo, ctx: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     record(repo, "legacy-auth")
     pending(repo, "replace", supersede_packet())
     before = tree(repo)
@@ -538,8 +633,9 @@ def test_a_failed_write_rolls_back_the_first_file_byte_for_byte(repo: Repo, ctx:
     assert lifecycle.pending_transactions(ctx.layout) == ()
 
 
-def test_an_interrupted_operation_is_reported_and_repaired(repo: Repo, ctx: Workspace,
-                                                           monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_an_interrupted_operation_is_reported_and_repaired(
+    repo: Repo, ctx: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     old = record(repo, "legacy-auth").read_bytes()
     pending(repo, "replace", supersede_packet())
     fail_on_call(monkeypatch, 2)
@@ -562,8 +658,9 @@ def test_an_interrupted_operation_is_reported_and_repaired(repo: Repo, ctx: Work
     assert proposal_files.apply_packet(ctx, "replace", actor="r").record_id == "use-oauth-device-flow"
 
 
-def test_the_next_guarded_write_repairs_a_leftover_first(repo: Repo, ctx: Workspace,
-                                                         monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
+def test_the_next_guarded_write_repairs_a_leftover_first(
+    repo: Repo, ctx: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
     record(repo, "legacy-auth")
     pending(repo, "replace", supersede_packet())
     fail_on_call(monkeypatch, 2)
@@ -589,7 +686,11 @@ def test_upstream_evidence_round_trip_fixture_applies(repo: Repo, ctx: Workspace
     assert (rec.source, rec.source_ref) == ("path", "docs/rfcs/0001-evidence-backed-capture.md")
     assert rec.applies_to == ("crates/memzoi-core/src/recall_eval.rs",)
     assert (rec.proposal_id, rec.status, rec.visibility, rec.confidence) == (
-        "mem_eval_evidence_round_trip", "active", "repo", 1.0)
+        "mem_eval_evidence_round_trip",
+        "active",
+        "repo",
+        1.0,
+    )
     assert rec.tags == ("eval", "provenance") and rec.origin["origin_key"] == "eval:proposal-evidence-round-trip"
 
 
@@ -598,8 +699,16 @@ def test_two_processes_applying_at_once_both_succeed(repo: Repo, ctx: Workspace)
         pending(repo, f"packet-{n}", packet_text(f"mem_proc_{n}", title=f"Concurrent record {n}"))
     env = {**os.environ, "MEMZOI_NOW": "2026-07-10T12:00:00Z"}
     command = [sys.executable, "-m", "git_memzoi", "-C", str(repo.root), "proposal-files", "apply"]
-    procs = [subprocess.Popen([*command, f"mem_proc_{n}", "--json"], env=env, stdout=subprocess.PIPE,
-                              stderr=subprocess.PIPE, cwd=Path(__file__).resolve().parents[2]) for n in range(2)]  # fmt: skip
+    procs = [
+        subprocess.Popen(
+            [*command, f"mem_proc_{n}", "--json"],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=Path(__file__).resolve().parents[2],
+        )
+        for n in range(2)
+    ]
     outputs = [p.communicate(timeout=60) for p in procs]
     assert [p.returncode for p in procs] == [0, 0], outputs
     assert sorted(json.loads(out)["record_id"] for out, _ in outputs) == ["concurrent-record-0", "concurrent-record-1"]

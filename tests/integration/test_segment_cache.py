@@ -57,9 +57,17 @@ def test_after_a_commit_only_the_segments_of_the_new_chain_are_kept(repo: Repo) 
     assert sum(key.endswith(f" {head}") for key in keys) == 1
 
 
-@pytest.mark.parametrize("content", ["{not json", "[]", '{"version": 2, "segments": {}}', '{"version": 1}',
-                                     '{"version": 1, "tool": "0.0.0-other", "segments": {}}',
-                                     '{"version": 1, "segments": {"x y": [1, 2, 3]}}'])  # fmt: skip
+@pytest.mark.parametrize(
+    "content",
+    [
+        "{not json",
+        "[]",
+        '{"version": 2, "segments": {}}',
+        '{"version": 1}',
+        '{"version": 1, "tool": "0.0.0-other", "segments": {}}',
+        '{"version": 1, "segments": {"x y": [1, 2, 3]}}',
+    ],
+)
 def test_a_corrupt_or_foreign_cache_is_ignored(repo: Repo, content: str) -> None:
     bases = history(repo)
     cache_file(repo).parent.mkdir(parents=True, exist_ok=True)

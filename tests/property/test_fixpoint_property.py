@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import datetime as dt
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.gitview_fake import linear_history
@@ -26,8 +27,19 @@ graphs = st.integers(min_value=1, max_value=12).flatmap(
 
 def build(n: int, scopes: list[str], statuses: list[str], edges: list[list[int]]) -> list[Entry]:
     return [
-        Entry(f"e/{i}.md", {"id": f"n{i}", "status": statuses[i], "anchor": "c1", "scope": [scopes[i]],
-                            "explains": [f"n{j}" for j in edges[i]]}, "claim", 1, f"n{i}")  # fmt: skip
+        Entry(
+            f"e/{i}.md",
+            {
+                "id": f"n{i}",
+                "status": statuses[i],
+                "anchor": "c1",
+                "scope": [scopes[i]],
+                "explains": [f"n{j}" for j in edges[i]],
+            },
+            "claim",
+            1,
+            f"n{i}",
+        )
         for i in range(n)
     ]
 

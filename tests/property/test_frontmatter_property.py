@@ -6,7 +6,8 @@ import datetime as dt
 import json
 import re
 
-from hypothesis import assume, given, strategies as st
+from hypothesis import assume, given
+from hypothesis import strategies as st
 
 from git_memzoi.core import frontmatter
 from git_memzoi.core.frontmatter import BOM

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from git_memzoi.core import yamlio
 from git_memzoi.memzoi.records import okf

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from hypothesis import given, strategies as st
+from hypothesis import given
+from hypothesis import strategies as st
 
 from git_memzoi.core import globs
 from git_memzoi.core.scope_index import ScopeIndex
@@ -10,12 +11,30 @@ from git_memzoi.core.scope_index import ScopeIndex
 components = st.sampled_from(["src", "a", "b", "..", ".", "", "*", "**", "x.md", "*.py", "f*", "mod_1", "[ab]", "é"])
 patterns = st.builds(
     lambda neg, lead, parts, trail: neg + lead + "/".join(parts) + trail,
-    st.sampled_from(["", "!"]), st.sampled_from(["", "/"]), st.lists(components, min_size=1, max_size=4),
+    st.sampled_from(["", "!"]),
     st.sampled_from(["", "/"]),
-)  # fmt: skip
-paths = st.lists(st.sampled_from(["src/a/x.md", "a/b/f1.py", "src/mod_1/f.py", "x.md", "b/é/x.md", "a/[ab]/z",
-                                  "a/b", "a/b.c", "a/bc/x", "src/mod_1", "src/mod_1.py"]),
-                 min_size=1, max_size=6)  # fmt: skip
+    st.lists(components, min_size=1, max_size=4),
+    st.sampled_from(["", "/"]),
+)
+paths = st.lists(
+    st.sampled_from(
+        [
+            "src/a/x.md",
+            "a/b/f1.py",
+            "src/mod_1/f.py",
+            "x.md",
+            "b/é/x.md",
+            "a/[ab]/z",
+            "a/b",
+            "a/b.c",
+            "a/bc/x",
+            "src/mod_1",
+            "src/mod_1.py",
+        ]
+    ),
+    min_size=1,
+    max_size=6,
+)
 
 
 @given(patterns)

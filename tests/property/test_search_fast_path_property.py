@@ -19,12 +19,12 @@ from hypothesis import strategies as st
 
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.memzoi import workspace
-from git_memzoi.memzoi.recall.index import db as index_db
-from git_memzoi.memzoi.records import okf
-from git_memzoi.memzoi.recall import search
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.recall import search
+from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.recall.pathmatch import path_matches_request
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.workspace import Workspace
 from tests.conftest import Repo
 
 NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
@@ -45,15 +45,31 @@ def write_store(repo: Repo, count: int, seed: int) -> None:
         expires = rng.choice(EXPIRES)
         kind = rng.choice(("repo", "repo", "project"))
         record = okf.Record(
-            id=f"rec-{n:04d}", type=rng.choice(TYPES), lane="semantic", title=title, scope=kind,
-            scope_id="p1" if kind == "project" else None, visibility="repo", content_class="general_repo_knowledge",
-            status="superseded" if rng.random() < 0.1 else "active", confidence=1.0, timestamp=rng.choice(STAMPS),
-            body=body or "none", retention={} if expires is None else {"explicit_expires_at": expires},
+            id=f"rec-{n:04d}",
+            type=rng.choice(TYPES),
+            lane="semantic",
+            title=title,
+            scope=kind,
+            scope_id="p1" if kind == "project" else None,
+            visibility="repo",
+            content_class="general_repo_knowledge",
+            status="superseded" if rng.random() < 0.1 else "active",
+            confidence=1.0,
+            timestamp=rng.choice(STAMPS),
+            body=body or "none",
+            retention={} if expires is None else {"explicit_expires_at": expires},
             origin={"origin_key": f"repository-record:rec-{n:04d}", "route": "repository_materialization"},
             applies_to=tuple(rng.sample(PATHS, rng.randint(0, 2))),
-        )  # fmt: skip
-        folder = rng.choice((".memzoi/records", ".memzoi/records", ".memzoi/records", ".memzoi/local/runtime/local",
-                             ".memzoi/local/runtime/session"))  # fmt: skip
+        )
+        folder = rng.choice(
+            (
+                ".memzoi/records",
+                ".memzoi/records",
+                ".memzoi/records",
+                ".memzoi/local/runtime/local",
+                ".memzoi/local/runtime/session",
+            )
+        )
         repo.write(f"{folder}/rec-{n:04d}.md", okf.render(record))
 
 
@@ -92,9 +108,16 @@ def counting_verdicts() -> tuple[dict[bool, int], Any]:
     return seen, verdict
 
 
-queries = st.lists(st.sampled_from(WORDS + ("missing",)), min_size=1, max_size=3).map(" ".join)
-filters = st.fixed_dictionaries({}, optional={"type": st.sampled_from(TYPES), "scope_kind": st.sampled_from(
-    ("repo", "project")), "scope_id": st.just("p1"), "lane": st.just("semantic")})  # fmt: skip
+queries = st.lists(st.sampled_from((*WORDS, "missing")), min_size=1, max_size=3).map(" ".join)
+filters = st.fixed_dictionaries(
+    {},
+    optional={
+        "type": st.sampled_from(TYPES),
+        "scope_kind": st.sampled_from(("repo", "project")),
+        "scope_id": st.just("p1"),
+        "lane": st.just("semantic"),
+    },
+)
 paths = st.one_of(st.none(), st.sampled_from(("src/app.py", "src/auth/login.py", "docs/guide.md", "README.md")))
 cuts = st.one_of(st.none(), st.integers(0, 40).map(lambda extra: lambda limit: limit + extra))
 
@@ -108,11 +131,24 @@ def test_fast_path_equals_the_full_query(repo: Repo, monkeypatch: Any) -> None:
     monkeypatch.setattr(index_db, "_top_is_exact", verdict)
 
     @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-    @given(query=queries, operator=st.sampled_from(("OR", "AND")), chosen=filters, path=paths,
-           destination=st.sampled_from(("repo", "repo", "local", "session")), limit=st.integers(1, 50),
-           size=cuts)  # fmt: skip
-    def check(query: str, operator: str, chosen: dict[str, str], path: str | None, destination: str, limit: int,
-              size: Callable[[int], int] | None) -> None:  # fmt: skip
+    @given(
+        query=queries,
+        operator=st.sampled_from(("OR", "AND")),
+        chosen=filters,
+        path=paths,
+        destination=st.sampled_from(("repo", "repo", "local", "session")),
+        limit=st.integers(1, 50),
+        size=cuts,
+    )
+    def check(
+        query: str,
+        operator: str,
+        chosen: dict[str, str],
+        path: str | None,
+        destination: str,
+        limit: int,
+        size: Callable[[int], int] | None,
+    ) -> None:
         fts = search.fts_expression(search.terms(query), operator) or ""
         kwargs: dict[str, Any] = {"now": NOW, "destinations": (destination,), "filters": chosen, "limit": limit}
         if path is not None:
@@ -123,11 +159,9 @@ def test_fast_path_equals_the_full_query(repo: Repo, monkeypatch: Any) -> None:
             full = index_db.search_rows(ctx.layout, fts, **kwargs)
         assert fast == full
         with cut(size):
-            fast_tiers = search.search_rows(ctx, query, destination=destination, filters=chosen, path=path,
-                                            limit=limit)  # fmt: skip
+            fast_tiers = search.search_rows(ctx, query, destination=destination, filters=chosen, path=path, limit=limit)
         with full_query():
-            full_tiers = search.search_rows(ctx, query, destination=destination, filters=chosen, path=path,
-                                            limit=limit)  # fmt: skip
+            full_tiers = search.search_rows(ctx, query, destination=destination, filters=chosen, path=path, limit=limit)
         assert fast_tiers == full_tiers
 
     check()
@@ -139,11 +173,20 @@ def test_ties_at_the_cut_fall_back(repo: Repo) -> None:
     workspace.init(repo.root)
     for n in range(40):
         record = okf.Record(
-            id=f"tie-{n:02d}", type="fact", lane="semantic", title="Token cache", scope="repo", visibility="repo",
-            content_class="general_repo_knowledge", status="active", confidence=1.0,
-            timestamp=STAMPS[n % len(STAMPS)], body="token cache", retention={},
+            id=f"tie-{n:02d}",
+            type="fact",
+            lane="semantic",
+            title="Token cache",
+            scope="repo",
+            visibility="repo",
+            content_class="general_repo_knowledge",
+            status="active",
+            confidence=1.0,
+            timestamp=STAMPS[n % len(STAMPS)],
+            body="token cache",
+            retention={},
             origin={"origin_key": f"repository-record:tie-{n:02d}", "route": "repository_materialization"},
-        )  # fmt: skip
+        )
         repo.write(f".memzoi/records/tie-{n:02d}.md", okf.render(record))
     ctx = Workspace(Layout(repo.root), FixedClock(NOW.date(), NOW), "tester")
     for limit in range(1, 41):
@@ -154,8 +197,9 @@ def test_ties_at_the_cut_fall_back(repo: Repo) -> None:
                 full = index_db.search_rows(ctx.layout, '"token"', now=NOW, limit=limit)
             assert [r["id"] for r in fast] == [r["id"] for r in full]
             assert fast == full
-    expected = sorted(range(40), key=lambda n: (-["2026-06-01", "2026-06-15", "2026-07-01"].index(
-        STAMPS[n % 3][:10]), n))  # fmt: skip
+    expected = sorted(
+        range(40), key=lambda n: (-["2026-06-01", "2026-06-15", "2026-07-01"].index(STAMPS[n % 3][:10]), n)
+    )
     assert [r["id"] for r in index_db.search_rows(ctx.layout, '"token"', now=NOW, limit=40)] == [
         f"tie-{n:02d}" for n in expected
     ]

@@ -22,8 +22,16 @@ OWNERS = {
     "sqlite3": ("memzoi/recall/index/db.py",),
     "watchdog": ("core/fswatch.py",),
 }
-PURE = ("memkeep/staleness.py", "memkeep/entries.py", "memkeep/lint.py", "memkeep/index.py", "memkeep/refs.py",
-        "integrations/claude_code.py", "core/gitview.py", "core/gitview_fake.py")  # fmt: skip
+PURE = (
+    "memkeep/staleness.py",
+    "memkeep/entries.py",
+    "memkeep/lint.py",
+    "memkeep/index.py",
+    "memkeep/refs.py",
+    "integrations/claude_code.py",
+    "core/gitview.py",
+    "core/gitview_fake.py",
+)
 IO_MODULES = {"os", "subprocess", "sqlite3", "shutil", "tempfile", "socket", "pygit2", "click"}
 
 
@@ -115,8 +123,10 @@ def all_imports(path: Path) -> list[ast.ImportFrom | ast.Import]:
 
 def import_graph() -> dict[str, set[str]]:
     """module → the package modules it can import at run time."""
-    return {name: {target for _, target in runtime_imports(path) if target in MODULE_NAMES and target != name}
-            for name, path in MODULE_NAMES.items()}  # fmt: skip
+    return {
+        name: {target for _, target in runtime_imports(path) if target in MODULE_NAMES and target != name}
+        for name, path in MODULE_NAMES.items()
+    }
 
 
 def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -193,13 +203,16 @@ def test_edges_import_the_models_only_through_their_faces(module: Path) -> None:
         for name in names:
             if name.startswith("git_memzoi.memzoi"):
                 assert isinstance(node, ast.ImportFrom) and name == "git_memzoi.memzoi", (
-                    f"{rel(module)}:{node.lineno} imports {name}; import it from git_memzoi.memzoi")
+                    f"{rel(module)}:{node.lineno} imports {name}; import it from git_memzoi.memzoi"
+                )
                 unknown = {a.name for a in node.names} - face
                 assert not unknown, f"{rel(module)}:{node.lineno}: {sorted(unknown)} are not on memzoi's face"
             if name.startswith("git_memzoi.memkeep"):
                 ok = name == "git_memzoi.memkeep.api" or (
-                    isinstance(node, ast.ImportFrom) and name == "git_memzoi.memkeep"
-                    and [a.name for a in node.names] == ["api"])  # fmt: skip
+                    isinstance(node, ast.ImportFrom)
+                    and name == "git_memzoi.memkeep"
+                    and [a.name for a in node.names] == ["api"]
+                )
                 assert ok, f"{rel(module)}:{node.lineno} imports {name}; use git_memzoi.memkeep.api"
 
 
@@ -207,9 +220,11 @@ def test_edges_import_the_models_only_through_their_faces(module: Path) -> None:
 def test_memzoi_modules_import_each_other_by_real_path(module: Path) -> None:
     for node, target in runtime_imports(module):
         assert target != "git_memzoi.memzoi" or rel(module) == "memzoi/__init__.py", (
-            f"{rel(module)}:{node.lineno} imports through the public face")
+            f"{rel(module)}:{node.lineno} imports through the public face"
+        )
         assert not target.startswith(("git_memzoi.cli", "git_memzoi.mcp", "git_memzoi.integrations")), (
-            f"{rel(module)}:{node.lineno} imports the edge module {target}")
+            f"{rel(module)}:{node.lineno} imports the edge module {target}"
+        )
 
 
 def test_the_mcp_server_and_the_cli_share_no_code_but_the_faces() -> None:

@@ -39,10 +39,16 @@ def test_another_process_waits_then_times_out(tmp_path: Path) -> None:
 
     lock = tmp_path / "lifecycle.lock"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT);"
-         " fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(5)", str(lock)],
-        stdout=subprocess.PIPE, text=True,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-c",
+            "import fcntl, os, sys, time; fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT);"
+            " fcntl.flock(fd, fcntl.LOCK_EX); print('held', flush=True); time.sleep(5)",
+            str(lock),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         started = time.monotonic()

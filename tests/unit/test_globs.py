@@ -242,9 +242,26 @@ def test_pattern_problem_rejects(pattern: object, problem: str) -> None:
 
 @pytest.mark.parametrize(
     "pattern",
-    ["*.md", "docs/", "/README.md", "a/**/b", "foo/**/", "**", "!build/", "\\#a", "\\!a", "[[:digit:]]*", "a.md ",
-     "a\\ ", ".github/", "src/*.py", "é.md", "a/..b", "[!a]?"],
-)  # fmt: skip
+    [
+        "*.md",
+        "docs/",
+        "/README.md",
+        "a/**/b",
+        "foo/**/",
+        "**",
+        "!build/",
+        "\\#a",
+        "\\!a",
+        "[[:digit:]]*",
+        "a.md ",
+        "a\\ ",
+        ".github/",
+        "src/*.py",
+        "é.md",
+        "a/..b",
+        "[!a]?",
+    ],
+)
 def test_pattern_problem_accepts_normal_globs(pattern: str) -> None:
     assert pattern_problem(pattern) is None
 

@@ -32,12 +32,20 @@ def test_the_prefilter_skips_only_lines_detect_secrets_would_not_flag() -> None:
 
 def test_fields_are_named_with_the_line_or_item_the_user_gave() -> None:
     key = _key()
-    found = secrets.first_credentials([{"--title": "Deploy", "--body": f"one\ntwo {key}"},
-                                       {"applies_to": ["src/a.py", f"{key}/b.py"]},
-                                       {"origin": {"k": key}}, {"body": "clean", "tags": None}])  # fmt: skip
+    found = secrets.first_credentials(
+        [
+            {"--title": "Deploy", "--body": f"one\ntwo {key}"},
+            {"applies_to": ["src/a.py", f"{key}/b.py"]},
+            {"origin": {"k": key}},
+            {"body": "clean", "tags": None},
+        ]
+    )
     assert [None if f is None else (f[0], f[1].rule) for f in found] == [
-        ("--body line 2", "AWS Access Key"), ("applies_to item 2", "AWS Access Key"), ("origin", "AWS Access Key"),
-        None]  # fmt: skip
+        ("--body line 2", "AWS Access Key"),
+        ("applies_to item 2", "AWS Access Key"),
+        ("origin", "AWS Access Key"),
+        None,
+    ]
     with pytest.raises(InputError) as caught:
         secrets.require_clean_fields({"--note": f"key {key}"}, "the checkpoint", private=True)
     assert caught.value.code == "prohibited_content_detected" and key not in caught.value.message
@@ -45,7 +53,13 @@ def test_fields_are_named_with_the_line_or_item_the_user_gave() -> None:
 
 
 def test_a_rendered_line_is_named_by_its_field() -> None:
-    document = "---\nid: x\ntitle: \"T\"\norigin:\n  origin_key: \"k\"\n---\n\n# T\n\nfirst\nsecond\n"
+    document = '---\nid: x\ntitle: "T"\norigin:\n  origin_key: "k"\n---\n\n# T\n\nfirst\nsecond\n'
     assert [secrets.locate(document, n) for n in (2, 3, 5, 8, 10, 11)] == [
-        "id", "title", "origin", "title", "body line 1", "body line 2"]
+        "id",
+        "title",
+        "origin",
+        "title",
+        "body line 1",
+        "body line 2",
+    ]
     assert secrets.locate("plain\ntext\n", 2) == "line 2"

@@ -106,8 +106,13 @@ def test_tombstones_never_take_part() -> None:
 
 def test_anchor_states_each_get_their_own_verdict() -> None:
     view = FakeRepoView(
-        {"c1": ([], {"a": "1"}), "c2": (["c1"], {"a": "2"}), "side": (["c1"], {"a": "3"}), "abc1": ([], {}),
-         "abc2": ([], {})},  # fmt: skip
+        {
+            "c1": ([], {"a": "1"}),
+            "c2": (["c1"], {"a": "2"}),
+            "side": (["c1"], {"a": "3"}),
+            "abc1": ([], {}),
+            "abc2": ([], {}),
+        },
         "c2",
     )
     entries = [
@@ -161,8 +166,13 @@ def test_an_entry_served_from_the_parse_cache_equals_one_built_by_its_constructo
 
     from git_memzoi.memkeep.entries import served
 
-    values = {"path": "agent-memory/entries/a.md", "fields": {"id": "a", "status": "stale"}, "body": "Claim.\n",
-              "body_line": 9, "stem": "a"}  # fmt: skip
+    values = {
+        "path": "agent-memory/entries/a.md",
+        "fields": {"id": "a", "status": "stale"},
+        "body": "Claim.\n",
+        "body_line": 9,
+        "stem": "a",
+    }
     assert [f.name for f in fields(Entry)] == list(values)  # a new field must be set by served() too
     entry = served(*values.values())
     assert entry == Entry(**values) and (entry.id, entry.status, entry.is_live) == ("a", "stale", True)

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.errors import MemzoiError
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
+from git_memzoi.memzoi.workspace import Workspace
 
 MAX_ARTIFACT_BYTES = 2 * 1024 * 1024
 
@@ -92,8 +92,9 @@ def save_artifact(ws: Workspace, path: Path, artifact: dict[str, Any]) -> Path:
         try:
             os.link(temp, target)
         except FileExistsError:
-            raise CaptureError(f"{path.name}: the output exists; capture never replaces a file",
-                               "output_exists") from None  # fmt: skip
+            raise CaptureError(
+                f"{path.name}: the output exists; capture never replaces a file", "output_exists"
+            ) from None
     finally:
         temp.unlink(missing_ok=True)
     return target

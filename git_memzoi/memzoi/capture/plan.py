@@ -15,17 +15,20 @@ from typing import Any
 
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import MemzoiError
-from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture import sources
-from git_memzoi.memzoi.workspace import Workspace
+from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
 from git_memzoi.memzoi.capture.sources import REQUEST_SCHEMA
+from git_memzoi.memzoi.workspace import Workspace
 
 PLAN_SCHEMA = "memzoi/capture-plan-v1"
 
 # where each routed destination lands: (sensitivity, action)
-_ROUTES = {"repo": ("repo-safe", "create_proposal"), "local": ("private", "create_runtime"),
-           "session": ("private", "create_runtime")}  # fmt: skip
+_ROUTES = {
+    "repo": ("repo-safe", "create_proposal"),
+    "local": ("private", "create_runtime"),
+    "session": ("private", "create_runtime"),
+}
 
 
 def plan(ws: Workspace, source: str, source_id: str = "source-1") -> dict[str, Any]:
@@ -37,8 +40,13 @@ def plan(ws: Workspace, source: str, source_id: str = "source-1") -> dict[str, A
     """
     md.check_source_id(source_id)
     md.check_source_path(source)
-    request = {"schema": REQUEST_SCHEMA, "sources": [{"source_id": source_id, "locator": {"kind": "project_path",
-               "path": source}, "media_type": "text/markdown"}], "extractor": {"profile": md.PROFILE}}  # fmt: skip
+    request = {
+        "schema": REQUEST_SCHEMA,
+        "sources": [
+            {"source_id": source_id, "locator": {"kind": "project_path", "path": source}, "media_type": "text/markdown"}
+        ],
+        "extractor": {"profile": md.PROFILE},
+    }
     return plan_request(ws, request)
 
 
@@ -77,12 +85,19 @@ def plan_or_blocked(ws: Workspace, request: Any, supplied: Mapping[str, bytes] |
         return _blocked(profile, [diagnostic])
 
 
-def _blocked(profile: str, diagnostics: list[dict[str, Any]], extractor: dict[str, Any] | None = None) -> dict[str, Any]:
+def _blocked(
+    profile: str, diagnostics: list[dict[str, Any]], extractor: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """The redacted blocked plan: no sources, candidates or evidence, only safe diagnostics (§9.6)."""
-    body: dict[str, Any] = {"schema": PLAN_SCHEMA, "status": "blocked", "data_class": "blocked",
-                            "request": {"schema": REQUEST_SCHEMA, "extractor": {"profile": profile}},
-                            "candidates": [], "summary": _summary([], 1, blocked=True),
-                            "diagnostics": diagnostics}  # fmt: skip
+    body: dict[str, Any] = {
+        "schema": PLAN_SCHEMA,
+        "status": "blocked",
+        "data_class": "blocked",
+        "request": {"schema": REQUEST_SCHEMA, "extractor": {"profile": profile}},
+        "candidates": [],
+        "summary": _summary([], 1, blocked=True),
+        "diagnostics": diagnostics,
+    }
     if extractor is not None:
         body["extractor"] = extractor
     return {"plan_id": "capture_" + canonical_hash(body)[:32], **body}
@@ -95,13 +110,24 @@ def _assemble(ws: Workspace, request: dict[str, Any], profile: str, loaded: sour
         return _blocked(profile, extraction.diagnostics, loaded.extractor)
     inventory = _inventory(ws)
     candidates = [_classify(c, inventory, extraction.candidates[:i]) for i, c in enumerate(extraction.candidates)]
-    preconditions = {"source_content_hash": loaded.snapshot["source_content_hash"],
-                     "inventory_hash": "blake3:" + canonical_hash(inventory)}  # fmt: skip
+    preconditions = {
+        "source_content_hash": loaded.snapshot["source_content_hash"],
+        "inventory_hash": "blake3:" + canonical_hash(inventory),
+    }
     private = any(c["classification"]["destination"] != "repo" for c in candidates)
-    body = {"schema": PLAN_SCHEMA, "status": "ready", "data_class": "private" if private else "repo_safe",
-            "request": request, "sources": [loaded.snapshot], "safeguards": {"prohibited_content": "clear"},
-            "preconditions": preconditions, "extractor": loaded.extractor, "candidates": candidates,
-            "summary": _summary(candidates, 1), "diagnostics": extraction.diagnostics}  # fmt: skip
+    body = {
+        "schema": PLAN_SCHEMA,
+        "status": "ready",
+        "data_class": "private" if private else "repo_safe",
+        "request": request,
+        "sources": [loaded.snapshot],
+        "safeguards": {"prohibited_content": "clear"},
+        "preconditions": preconditions,
+        "extractor": loaded.extractor,
+        "candidates": candidates,
+        "summary": _summary(candidates, 1),
+        "diagnostics": extraction.diagnostics,
+    }
     return {"plan_id": "capture_" + canonical_hash(body)[:32], **body}
 
 
@@ -109,10 +135,16 @@ def _summary(candidates: list[dict[str, Any]], sources: int, *, blocked: bool = 
     """The plan's counts; ``needs_review`` counts every candidate a reviewer must resolve: no-write ones and
     conflicts (upstream's capture-v1 baseline counts them so)."""
     kinds = [c["action"]["kind"] for c in candidates]
-    return {"sources": sources, "candidates": len(candidates), "create_proposals": kinds.count("create_proposal"),
-            "runtime_writes": kinds.count("create_runtime"), "duplicates": kinds.count("duplicate"),
-            "conflicts": kinds.count("conflict"), "needs_review": kinds.count("no_write") + kinds.count("conflict"),
-            "blocked": 1 if blocked else kinds.count("blocked")}  # fmt: skip
+    return {
+        "sources": sources,
+        "candidates": len(candidates),
+        "create_proposals": kinds.count("create_proposal"),
+        "runtime_writes": kinds.count("create_runtime"),
+        "duplicates": kinds.count("duplicate"),
+        "conflicts": kinds.count("conflict"),
+        "needs_review": kinds.count("no_write") + kinds.count("conflict"),
+        "blocked": 1 if blocked else kinds.count("blocked"),
+    }
 
 
 def memory_hash(memory_type: str, title: str, body: str) -> str:
@@ -122,8 +154,8 @@ def memory_hash(memory_type: str, title: str, body: str) -> str:
 
 def _inventory(ws: Workspace) -> list[dict[str, Any]]:
     """Active canonical records, pending packets and active runtime records, as match stubs (read-only)."""
-    from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.proposals import files as proposal_files
+    from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.records import store as record_store
 
     layout = ws.layout
@@ -149,8 +181,15 @@ def _inventory(ws: Workspace) -> list[dict[str, Any]]:
 
 
 def _stub(kind: str, ident: str, destination: str, item: Any, status: str, updated: str) -> dict[str, Any]:
-    return {"kind": kind, "id": ident, "destination": destination, "status": status, "updated_at": updated,
-            "content_hash": memory_hash(item.type, item.title, item.body), "title": item.title.strip()}  # fmt: skip
+    return {
+        "kind": kind,
+        "id": ident,
+        "destination": destination,
+        "status": status,
+        "updated_at": updated,
+        "content_hash": memory_hash(item.type, item.title, item.body),
+        "title": item.title.strip(),
+    }
 
 
 def _classify(c: dict[str, Any], inventory: list[dict[str, Any]], earlier: list[dict[str, Any]]) -> dict[str, Any]:
@@ -163,10 +202,18 @@ def _classify(c: dict[str, Any], inventory: list[dict[str, Any]], earlier: list[
     """
     memory = c["memory"]
     own = memory_hash(memory["type"], memory["title"], memory["body"])
-    pool = inventory + [{"kind": "earlier_candidate", "id": e["candidate_id"], "destination": "needs_review",
-                         "status": "planned", "updated_at": None, "title": e["memory"]["title"].strip(),
-                         "content_hash": memory_hash(e["memory"]["type"], e["memory"]["title"],
-                                                     e["memory"]["body"])} for e in earlier]  # fmt: skip
+    pool = inventory + [
+        {
+            "kind": "earlier_candidate",
+            "id": e["candidate_id"],
+            "destination": "needs_review",
+            "status": "planned",
+            "updated_at": None,
+            "title": e["memory"]["title"].strip(),
+            "content_hash": memory_hash(e["memory"]["type"], e["memory"]["title"], e["memory"]["body"]),
+        }
+        for e in earlier
+    ]
     title = memory["title"].strip().casefold()
     dupes = [_match(m) for m in pool if m["content_hash"] == own]
     conflicts = [_match(m) for m in pool if m["title"].casefold() == title and m["content_hash"] != own]
@@ -184,20 +231,26 @@ def _classify(c: dict[str, Any], inventory: list[dict[str, Any]], earlier: list[
         action = {"kind": kind, "route": f"runtime_{routed}"}
     else:
         action = {"kind": "no_write", "reason_code": c.get("reason_code", "needs_review")}
-    classification = {"destination": destination, "destination_reason": c.get("destination_reason") or (
-                          "profile_route" if routed in _ROUTES else "explicit_classification_required"),
-                      "sensitivity": sensitivity, "sensitivity_reason": "profile_route" if routed in _ROUTES
-                      else "unclassified_capture", "content_class": c.get("content_class") or (
-                          {"repo": "general_repo_knowledge", "local": "local_only_state",
-                           "session": "temporary_task_state"}.get(routed)),
-                      "policy": {"suggested_destination": c.get("suggested_destination", routed)}}  # fmt: skip
+    classification = {
+        "destination": destination,
+        "destination_reason": c.get("destination_reason")
+        or ("profile_route" if routed in _ROUTES else "explicit_classification_required"),
+        "sensitivity": sensitivity,
+        "sensitivity_reason": "profile_route" if routed in _ROUTES else "unclassified_capture",
+        "content_class": c.get("content_class")
+        or (
+            {"repo": "general_repo_knowledge", "local": "local_only_state", "session": "temporary_task_state"}.get(
+                routed
+            )
+        ),
+        "policy": {"suggested_destination": c.get("suggested_destination", routed)},
+    }
     out = {k: v for k, v in c.items() if k not in _ROUTING_KEYS}
     return {**out, "classification": classification, "action": action}
 
 
 # extractor hints consumed by :func:`_classify`, never part of the plan's candidate
-_ROUTING_KEYS = ("routed_destination", "suggested_destination", "reason_code", "destination_reason",
-                 "content_class")  # fmt: skip
+_ROUTING_KEYS = ("routed_destination", "suggested_destination", "reason_code", "destination_reason", "content_class")
 
 
 def proposal_id(title: str, ident: str) -> str:

@@ -12,9 +12,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from git_memzoi.errors import MemzoiError
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.capture.plan import PLAN_SCHEMA, plan_request, proposal_id
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
+from git_memzoi.memzoi.workspace import Workspace
 
 REVIEW_INPUT_SCHEMA = "memzoi/capture-review-input-v1"
 REVIEW_SCHEMA = "memzoi/capture-review-v1"
@@ -24,9 +24,18 @@ OUTCOMES = ("accept", "reject", "edit", "defer")
 DESTINATIONS = ("repo", "local", "session")
 MEMORY_KEYS = ("type", "lane", "title", "body", "scope", "tags")
 # content classes that must never go to the repo (vocab.CONTENT_CLASSES minus the repo-safe ones)
-PRIVATE_CLASSES = frozenset({"raw_transcript", "private_personal_data", "screen_or_activity_history",
-                             "private_endpoint", "undisclosed_vulnerability", "unminimized_private_evidence",
-                             "temporary_task_state", "local_only_state"})  # fmt: skip
+PRIVATE_CLASSES = frozenset(
+    {
+        "raw_transcript",
+        "private_personal_data",
+        "screen_or_activity_history",
+        "private_endpoint",
+        "undisclosed_vulnerability",
+        "unminimized_private_evidence",
+        "temporary_task_state",
+        "local_only_state",
+    }
+)
 
 
 def _replan(ws: Workspace, supplied: dict[str, Any], source_bytes: Mapping[str, bytes]) -> dict[str, Any]:
@@ -39,8 +48,9 @@ def _replan(ws: Workspace, supplied: dict[str, Any], source_bytes: Mapping[str, 
     except (KeyError, TypeError, AttributeError):
         raise CaptureError("the plan's request is not a supported capture request", "invalid_artifact") from None
     if live["plan_id"] != supplied.get("plan_id"):
-        raise CaptureError("stale capture plan: the source or memory inventory changed; plan again",
-                           "stale_capture_plan")  # fmt: skip
+        raise CaptureError(
+            "stale capture plan: the source or memory inventory changed; plan again", "stale_capture_plan"
+        )
     if live != supplied:
         raise CaptureError("the plan artifact was edited after planning", "artifact_modified")
     return live
@@ -49,9 +59,16 @@ def _replan(ws: Workspace, supplied: dict[str, Any], source_bytes: Mapping[str, 
 # ------------------------------------------------------------------------------------------------ review
 
 
-def review(ws: Workspace, supplied_plan: dict[str, Any], decisions: dict[str, Any], *, reviewed_by: str,
-           reviewed_at: str, prior: dict[str, Any] | None = None,
-           source_bytes: Mapping[str, bytes] | None = None) -> dict[str, Any]:  # fmt: skip
+def review(
+    ws: Workspace,
+    supplied_plan: dict[str, Any],
+    decisions: dict[str, Any],
+    *,
+    reviewed_by: str,
+    reviewed_at: str,
+    prior: dict[str, Any] | None = None,
+    source_bytes: Mapping[str, bytes] | None = None,
+) -> dict[str, Any]:
     """``capture review``: the review JSON for one decision per candidate (reads only; re-validates the plan).
 
     Args:
@@ -81,22 +98,28 @@ def review(ws: Workspace, supplied_plan: dict[str, Any], decisions: dict[str, An
     _check_prior(live, decisions, out, prior)
     writes = [d["reviewed_candidate"]["classification"]["destination"] for d in out if "reviewed_candidate" in d]
     private = any(w != "repo" for w in writes) or any(d["outcome"] == "defer" for d in out)
-    body = {"schema": REVIEW_SCHEMA, "plan_id": live["plan_id"], "data_class": "private" if private else "repo_safe",
-            "reviewed_by": reviewed_by, "reviewed_at": reviewed_at, "decisions": out}  # fmt: skip
+    body = {
+        "schema": REVIEW_SCHEMA,
+        "plan_id": live["plan_id"],
+        "data_class": "private" if private else "repo_safe",
+        "reviewed_by": reviewed_by,
+        "reviewed_at": reviewed_at,
+        "decisions": out,
+    }
     if "prior_review_id" in decisions:
         body["prior_review_id"] = decisions["prior_review_id"]
     return {"review_id": "review_" + canonical_hash(body)[:32], **body}
 
 
-def _check_prior(live: dict[str, Any], decisions: dict[str, Any], out: list[dict[str, Any]],
-                 prior: dict[str, Any] | None) -> None:  # fmt: skip
+def _check_prior(
+    live: dict[str, Any], decisions: dict[str, Any], out: list[dict[str, Any]], prior: dict[str, Any] | None
+) -> None:
     """A prior review may only have its deferred decisions replaced, one hop back (memzoi-spec.md §9.7)."""
     named = decisions.get("prior_review_id")
     if named is None and prior is None:
         return
     if named is None or prior is None or prior.get("review_id") != named:
-        raise CaptureError("prior_review_id and --prior-review-file must name the same review",
-                           "invalid_prior_review")  # fmt: skip
+        raise CaptureError("prior_review_id and --prior-review-file must name the same review", "invalid_prior_review")
     if prior.get("schema") != REVIEW_SCHEMA or prior.get("plan_id") != live["plan_id"]:
         raise CaptureError("the prior review belongs to another plan", "invalid_prior_review")
     if "prior_review_id" in prior:
@@ -152,32 +175,52 @@ def _edited(candidate: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
     _keys(memory["scope"], "memory.scope", ("kind", "id", "paths"))
     if destination not in DESTINATIONS:
         raise CaptureError(f"requested_destination must be one of {', '.join(DESTINATIONS)}", "invalid_review")
-    content_class = d.get("content_class") or ("general_repo_knowledge" if destination == "repo" else
-                                               {"local": "local_only_state", "session": "temporary_task_state"}
-                                               [destination])  # fmt: skip
+    content_class = d.get("content_class") or (
+        "general_repo_knowledge"
+        if destination == "repo"
+        else {"local": "local_only_state", "session": "temporary_task_state"}[destination]
+    )
     if destination == "repo" and content_class in PRIVATE_CLASSES:
         raise CaptureError(f"content_class {content_class} cannot go to the repo", "invalid_review")
     if classify(json.dumps(memory, ensure_ascii=False)):
         raise CaptureError("the edited memory holds prohibited content", "prohibited_content_detected")
     claim_id = "claim_" + canonical_hash(memory)[:32]
     ident = "candidate_" + canonical_hash({"claim": claim_id, "evidence": candidate["evidence"]})[:32]
-    action: dict[str, Any] = ({"kind": "create_proposal", "proposal_id": proposal_id(memory["title"], ident)}
-                              if destination == "repo" else
-                              {"kind": "create_runtime", "route": f"runtime_{destination}"})  # fmt: skip
-    classification = {"destination": destination, "destination_reason": "reviewer_edit",
-                      "sensitivity": "repo-safe" if destination == "repo" else "private",
-                      "sensitivity_reason": "reviewer_classification", "content_class": content_class,
-                      "policy": {"rechecked": True}}  # fmt: skip
-    return {"claim_id": claim_id, "candidate_id": ident, "memory": memory, "classification": classification,
-            "action": action}
+    action: dict[str, Any] = (
+        {"kind": "create_proposal", "proposal_id": proposal_id(memory["title"], ident)}
+        if destination == "repo"
+        else {"kind": "create_runtime", "route": f"runtime_{destination}"}
+    )
+    classification = {
+        "destination": destination,
+        "destination_reason": "reviewer_edit",
+        "sensitivity": "repo-safe" if destination == "repo" else "private",
+        "sensitivity_reason": "reviewer_classification",
+        "content_class": content_class,
+        "policy": {"rechecked": True},
+    }
+    return {
+        "claim_id": claim_id,
+        "candidate_id": ident,
+        "memory": memory,
+        "classification": classification,
+        "action": action,
+    }
 
 
 # ------------------------------------------------------------------------------------------------ apply
 
 
-def apply(ws: Workspace, supplied_plan: dict[str, Any], supplied_review: dict[str, Any], *, plan_id: str,
-          review_id: str, prior: dict[str, Any] | None = None,
-          source_bytes: Mapping[str, bytes] | None = None) -> dict[str, Any]:  # fmt: skip
+def apply(
+    ws: Workspace,
+    supplied_plan: dict[str, Any],
+    supplied_review: dict[str, Any],
+    *,
+    plan_id: str,
+    review_id: str,
+    prior: dict[str, Any] | None = None,
+    source_bytes: Mapping[str, bytes] | None = None,
+) -> dict[str, Any]:
     """``capture apply``: write the accepted and edited routeable candidates, or nothing.
 
     ``prior`` and ``source_bytes`` are as for :func:`review` (a review that replaced a prior one is re-validated
@@ -189,18 +232,30 @@ def apply(ws: Workspace, supplied_plan: dict[str, Any], supplied_review: dict[st
     """
     from git_memzoi.core.atomic import lifecycle_lock
 
-    if supplied_plan.get("plan_id") != plan_id or supplied_review.get("review_id") != review_id or \
-            supplied_review.get("plan_id") != plan_id:  # fmt: skip
+    if (
+        supplied_plan.get("plan_id") != plan_id
+        or supplied_review.get("review_id") != review_id
+        or supplied_review.get("plan_id") != plan_id
+    ):
         raise CaptureError("--plan-id / --review-id do not name the supplied artifacts", "id_mismatch")
     with lifecycle_lock(ws.layout.lock):  # re-entrant: the writers below take it again in this thread
         live = _replan(ws, supplied_plan, source_bytes or {})
-        decisions = {"schema": REVIEW_INPUT_SCHEMA, "plan_id": plan_id, "decisions": [
-            _input_of(d) for d in supplied_review.get("decisions", [])]}  # fmt: skip
+        decisions = {
+            "schema": REVIEW_INPUT_SCHEMA,
+            "plan_id": plan_id,
+            "decisions": [_input_of(d) for d in supplied_review.get("decisions", [])],
+        }
         if "prior_review_id" in supplied_review:
             decisions["prior_review_id"] = supplied_review["prior_review_id"]
-        again = review(ws, live, decisions, reviewed_by=str(supplied_review.get("reviewed_by", "")),
-                       reviewed_at=str(supplied_review.get("reviewed_at", "")), prior=prior,
-                       source_bytes=source_bytes)  # fmt: skip
+        again = review(
+            ws,
+            live,
+            decisions,
+            reviewed_by=str(supplied_review.get("reviewed_by", "")),
+            reviewed_at=str(supplied_review.get("reviewed_at", "")),
+            prior=prior,
+            source_bytes=source_bytes,
+        )
         if again != supplied_review:
             raise CaptureError("the review artifact was edited after review", "artifact_modified")
         todo = [(d, _chosen(live, d)) for d in again["decisions"] if d["outcome"] in ("accept", "edit")]
@@ -237,27 +292,40 @@ def _check_free(ws: Workspace, candidates: list[dict[str, Any]]) -> None:
             raise CaptureError("stale capture review: a reserved proposal id is already used", "proposal_id_taken")
 
 
-def _provenance(live: dict[str, Any], rev: dict[str, Any], decision: dict[str, Any],
-                chosen: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+def _provenance(
+    live: dict[str, Any], rev: dict[str, Any], decision: dict[str, Any], chosen: dict[str, Any]
+) -> dict[str, Any]:
     original = next(c for c in live["candidates"] if c["candidate_id"] == decision["candidate_id"])
-    out = {"schema": PROVENANCE_SCHEMA, "plan_id": live["plan_id"], "review_id": rev["review_id"],
-           "claim_id": original["claim_id"], "reviewed_claim_id": chosen["claim_id"],
-           "candidate_id": original["candidate_id"], "reviewed_candidate_id": chosen["candidate_id"],
-           "extraction": original["extraction"], "evidence": original["evidence"],
-           "confidence": original["confidence"], "classification": chosen["classification"],
-           "destination": chosen["classification"]["destination"],
-           "sensitivity": chosen["classification"]["sensitivity"], "review_outcome": decision["outcome"],
-           "reviewed_by": rev["reviewed_by"], "reviewed_at": rev["reviewed_at"], "routed_by": "memzoi-capture"}  # fmt: skip
+    out = {
+        "schema": PROVENANCE_SCHEMA,
+        "plan_id": live["plan_id"],
+        "review_id": rev["review_id"],
+        "claim_id": original["claim_id"],
+        "reviewed_claim_id": chosen["claim_id"],
+        "candidate_id": original["candidate_id"],
+        "reviewed_candidate_id": chosen["candidate_id"],
+        "extraction": original["extraction"],
+        "evidence": original["evidence"],
+        "confidence": original["confidence"],
+        "classification": chosen["classification"],
+        "destination": chosen["classification"]["destination"],
+        "sensitivity": chosen["classification"]["sensitivity"],
+        "review_outcome": decision["outcome"],
+        "reviewed_by": rev["reviewed_by"],
+        "reviewed_at": rev["reviewed_at"],
+        "routed_by": "memzoi-capture",
+    }
     if "reason_code" in decision:
         out["review_reason_code"] = decision["reason_code"]
     return out
 
 
-def _prepare(ws: Workspace, live: dict[str, Any], rev: dict[str, Any], decision: dict[str, Any],
-             chosen: dict[str, Any]) -> Any:  # fmt: skip
+def _prepare(
+    ws: Workspace, live: dict[str, Any], rev: dict[str, Any], decision: dict[str, Any], chosen: dict[str, Any]
+) -> Any:
     """The packet or runtime draft of one write, validated the way its writer will validate it."""
-    from git_memzoi.memzoi.records import okf
     from git_memzoi.memzoi.proposals import packets
+    from git_memzoi.memzoi.records import okf
     from git_memzoi.memzoi.runtime import local
 
     memory, provenance = chosen["memory"], _provenance(live, rev, decision, chosen)
@@ -266,23 +334,48 @@ def _prepare(ws: Workspace, live: dict[str, Any], rev: dict[str, Any], decision:
         now = okf.format_timestamp(ws.clock.now())
         proposal_id = chosen["action"]["proposal_id"]
         packet = packets.Packet(
-            id=proposal_id, file_id=proposal_id, type=memory["type"], lane=memory["lane"], title=memory["title"],
-            body=memory["body"], action="create", proposed_by=ws.actor, proposed_at=now, timestamp=now,
-            reason="memzoi capture", scope_kind=scope["kind"], scope_id=scope["id"], paths=tuple(scope["paths"]),
-            tags=tuple(memory["tags"]), created_by=ws.actor, sensitivity="repo-safe",
-            content_class=chosen["classification"]["content_class"], capture=provenance,
+            id=proposal_id,
+            file_id=proposal_id,
+            type=memory["type"],
+            lane=memory["lane"],
+            title=memory["title"],
+            body=memory["body"],
+            action="create",
+            proposed_by=ws.actor,
+            proposed_at=now,
+            timestamp=now,
+            reason="memzoi capture",
+            scope_kind=scope["kind"],
+            scope_id=scope["id"],
+            paths=tuple(scope["paths"]),
+            tags=tuple(memory["tags"]),
+            created_by=ws.actor,
+            sensitivity="repo-safe",
+            content_class=chosen["classification"]["content_class"],
+            capture=provenance,
             retention={"occurred_at": now} if memory["lane"] == "episodic" else {},
             origin={"origin_key": f"memzoi-capture:{chosen['candidate_id']}", "route": "capture"},
-        )  # fmt: skip
+        )
         where = f"capture candidate {chosen['candidate_id']}"
         try:
             packets.check_shape(packets.parse(proposal_id, where, packets.render(packet).encode("utf-8")), where)
         except MemzoiError as exc:
             raise CaptureError(f"{where}: the proposal would not validate ({exc})", "invalid_review") from None
         return packet
-    draft = local.Draft(chosen["classification"]["destination"], memory["type"], memory["lane"], memory["title"],
-                          memory["body"], "capture", scope["kind"], scope["id"], tuple(scope["paths"]),
-                          tuple(memory["tags"]), chosen["classification"]["content_class"], provenance)  # fmt: skip
+    draft = local.Draft(
+        chosen["classification"]["destination"],
+        memory["type"],
+        memory["lane"],
+        memory["title"],
+        memory["body"],
+        "capture",
+        scope["kind"],
+        scope["id"],
+        tuple(scope["paths"]),
+        tuple(memory["tags"]),
+        chosen["classification"]["content_class"],
+        provenance,
+    )
     try:
         local.check_draft(ws, draft)
     except MemzoiError as exc:
@@ -291,14 +384,22 @@ def _prepare(ws: Workspace, live: dict[str, Any], rev: dict[str, Any], decision:
 
 
 def _write(ws: Workspace, chosen: dict[str, Any], item: Any) -> dict[str, Any]:
-    from git_memzoi.memzoi.proposals import packets
     from git_memzoi.memzoi.proposals import files as proposal_files
+    from git_memzoi.memzoi.proposals import packets
     from git_memzoi.memzoi.runtime import local
 
     if isinstance(item, packets.Packet):
         file_id, path = proposal_files.write_pending_packet(ws, item)
-        return {"kind": "proposal_file", "candidate_id": chosen["candidate_id"], "proposal_id": file_id,
-                "path": path.relative_to(ws.layout.root).as_posix()}  # fmt: skip
+        return {
+            "kind": "proposal_file",
+            "candidate_id": chosen["candidate_id"],
+            "proposal_id": file_id,
+            "path": path.relative_to(ws.layout.root).as_posix(),
+        }
     written = local.write_draft(ws, item, "capture_runtime_written")
-    return {"kind": "runtime_record", "candidate_id": chosen["candidate_id"], "record_id": written.record["id"],
-            "destination": item.destination}
+    return {
+        "kind": "runtime_record",
+        "candidate_id": chosen["candidate_id"],
+        "record_id": written.record["id"],
+        "destination": item.destination,
+    }

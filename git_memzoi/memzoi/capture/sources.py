@@ -24,13 +24,24 @@ REQUEST_SCHEMA = "memzoi/capture-request-v1"
 # the f0f8412 capture corpus writes the unversioned name; both mean the same request (memzoi-spec.md §9.1)
 REQUEST_SCHEMAS = (REQUEST_SCHEMA, "memzoi/capture-request")
 # profile → module offering ``load``; a closed set (memzoi-spec.md §9.3)
-PROFILES = {"markdown-deterministic": "git_memzoi.memzoi.capture.sources",
-            "instruction-deterministic": "git_memzoi.memzoi.capture.profiles.instruction",
-            "adr-deterministic": "git_memzoi.memzoi.capture.profiles.adr",
-            "git-change-deterministic": "git_memzoi.memzoi.capture.profiles.gitchange"}  # fmt: skip
+PROFILES = {
+    "markdown-deterministic": "git_memzoi.memzoi.capture.sources",
+    "instruction-deterministic": "git_memzoi.memzoi.capture.profiles.instruction",
+    "adr-deterministic": "git_memzoi.memzoi.capture.profiles.adr",
+    "git-change-deterministic": "git_memzoi.memzoi.capture.profiles.gitchange",
+}
 # source errors that upstream reports as a blocked plan with ``source_preflight_failed`` (memzoi-spec.md §9.6)
-PREFLIGHT_CODES = frozenset({"unsafe_source_path", "unsupported_media_type", "source_not_found", "source_too_large",
-                             "invalid_encoding", "prohibited_policy_input", "supplied_bytes_mismatch"})  # fmt: skip
+PREFLIGHT_CODES = frozenset(
+    {
+        "unsafe_source_path",
+        "unsupported_media_type",
+        "source_not_found",
+        "source_too_large",
+        "invalid_encoding",
+        "prohibited_policy_input",
+        "supplied_bytes_mismatch",
+    }
+)
 # the markdown profile's extractor configuration (hashed into ``extractor.configuration_hash``)
 CONFIGURATION = {"prefixes": md.PREFIXES}
 
@@ -45,8 +56,9 @@ class Loaded:
     extractor: dict[str, Any]
 
 
-def strict(value: Any, what: str, keys: tuple[str, ...], optional: tuple[str, ...] = (),
-           code: str = "invalid_capture_request") -> dict[str, Any]:  # fmt: skip
+def strict(
+    value: Any, what: str, keys: tuple[str, ...], optional: tuple[str, ...] = (), code: str = "invalid_capture_request"
+) -> dict[str, Any]:
     """``value`` when it is a mapping with all of ``keys`` and nothing beyond ``optional``, else CaptureError."""
     if not isinstance(value, dict) or not set(keys) <= set(value) or set(value) - set(keys) - set(optional):
         extra = f" (optional: {', '.join(optional)})" if optional else ""
@@ -126,8 +138,14 @@ def read_source(root: Path, rel: str, limit: int = md.MAX_SOURCE_BYTES) -> bytes
 
 def snapshot(source: dict[str, Any], data: bytes, **extra: Any) -> dict[str, Any]:
     """The plan's snapshot of one source read as ``data``: locator, media type, length and BLAKE3 hash."""
-    return {"source_id": source["source_id"], "locator": source["locator"], "media_type": source["media_type"],
-            "byte_length": len(data), "source_content_hash": content_hash(data), **extra}  # fmt: skip
+    return {
+        "source_id": source["source_id"],
+        "locator": source["locator"],
+        "media_type": source["media_type"],
+        "byte_length": len(data),
+        "source_content_hash": content_hash(data),
+        **extra,
+    }
 
 
 def extractor(identity: dict[str, str], configuration: Any) -> dict[str, Any]:
@@ -141,8 +159,9 @@ def load(ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> Load
     if not path.endswith(".md"):
         raise CaptureError("the markdown profile reads one .md file", "unsupported_media_type")
     data = read_source(ws.layout.root, path)
-    return Loaded(snapshot(source, data), md.extract(source["source_id"], path, data),
-                  extractor(md.EXTRACTOR, CONFIGURATION))  # fmt: skip
+    return Loaded(
+        snapshot(source, data), md.extract(source["source_id"], path, data), extractor(md.EXTRACTOR, CONFIGURATION)
+    )
 
 
 def bind_supplied(request: Any, data: bytes | None) -> dict[str, bytes]:
@@ -153,10 +172,20 @@ def bind_supplied(request: Any, data: bytes | None) -> dict[str, bytes]:
     """
     if data is None:
         return {}
-    found = [s.get("source_id") for s in (request.get("sources") or []) if isinstance(request, dict)
-             and isinstance(s, dict) and isinstance(s.get("locator"), dict)
-             and s["locator"].get("kind") == "supplied_bytes"] if isinstance(request, dict) else []  # fmt: skip
+    found = (
+        [
+            s.get("source_id")
+            for s in (request.get("sources") or [])
+            if isinstance(request, dict)
+            and isinstance(s, dict)
+            and isinstance(s.get("locator"), dict)
+            and s["locator"].get("kind") == "supplied_bytes"
+        ]
+        if isinstance(request, dict)
+        else []
+    )
     if len(found) != 1 or not isinstance(found[0], str):
-        raise CaptureError("--source-bytes goes with a request whose source is supplied_bytes",
-                           "supplied_bytes_unexpected")  # fmt: skip
+        raise CaptureError(
+            "--source-bytes goes with a request whose source is supplied_bytes", "supplied_bytes_unexpected"
+        )
     return {found[0]: data}

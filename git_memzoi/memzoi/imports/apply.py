@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.memzoi.imports import plan as importer
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.imports.plan import ImportManifestError
+from git_memzoi.memzoi.workspace import Workspace
 
 
 def apply(ws: Workspace, raw: Any, *, plan_id: str, actor: str = "cli") -> dict[str, Any]:
@@ -44,21 +44,25 @@ def apply(ws: Workspace, raw: Any, *, plan_id: str, actor: str = "cli") -> dict[
     with lifecycle_lock(ws.layout.lock):  # re-entrant: the writers below take it again in this thread
         live = importer.plan(ws, raw, actor=who)
         if live["plan_id"] != plan_id.strip():
-            raise ImportManifestError("stale import plan: the manifest, the actor or the memory inventory changed "
-                                      "since --plan-id was planned; plan again", "stale_import_plan")  # fmt: skip
+            raise ImportManifestError(
+                "stale import plan: the manifest, the actor or the memory inventory changed "
+                "since --plan-id was planned; plan again",
+                "stale_import_plan",
+            )
         if live["status"] == "blocked":
-            raise ImportManifestError("a blocked import plan cannot be applied; remove the prohibited content and "
-                                      "plan again", "blocked_import_plan")  # fmt: skip
+            raise ImportManifestError(
+                "a blocked import plan cannot be applied; remove the prohibited content and plan again",
+                "blocked_import_plan",
+            )
         writes = _write(ws, live, importer.prepare(ws, live, who))
     return {**live, "mode": "apply", "actor": who, "expected_plan_id": plan_id, "writes": writes}
 
 
 def _write(ws: Workspace, live: dict[str, Any], items: list[tuple[int, Any]]) -> list[dict[str, Any]]:
     """Install the packets, then the runtime records as one journaled step list; on failure remove them all."""
-    from git_memzoi.memzoi.records import events
-    from git_memzoi.memzoi.proposals import lifecycle
-    from git_memzoi.memzoi.proposals import packets
     from git_memzoi.memzoi.proposals import files as proposal_files
+    from git_memzoi.memzoi.proposals import lifecycle, packets
+    from git_memzoi.memzoi.records import events
     from git_memzoi.memzoi.runtime import local
 
     created: list[Path] = []
@@ -69,8 +73,14 @@ def _write(ws: Workspace, live: dict[str, Any], items: list[tuple[int, Any]]) ->
             created.append(path)
             if file_id != packet.id:  # cannot happen under the lock: the plan reserved it against this inventory
                 raise ImportManifestError("stale import plan: a reserved proposal id is taken", "stale_import_plan")
-            writes.append({"kind": "proposal_file", "index": index, "proposal_id": file_id,
-                           "path": path.relative_to(ws.layout.root).as_posix()})  # fmt: skip
+            writes.append(
+                {
+                    "kind": "proposal_file",
+                    "index": index,
+                    "proposal_id": file_id,
+                    "path": path.relative_to(ws.layout.root).as_posix(),
+                }
+            )
         drafts = [(i, d) for i, d in items if isinstance(d, local.Draft)]
         if drafts:
             with lifecycle.guarded(ws.layout):
@@ -79,19 +89,39 @@ def _write(ws: Workspace, live: dict[str, Any], items: list[tuple[int, Any]]) ->
                 for index, draft in drafts:
                     path, data, written = local.reserve(ws, draft, taken)
                     steps.append(lifecycle.Step(path, data))
-                    writes.append({"kind": "runtime_record", "index": index, "record_id": written.record["id"],
-                                   "destination": draft.destination})  # fmt: skip
+                    writes.append(
+                        {
+                            "kind": "runtime_record",
+                            "index": index,
+                            "record_id": written.record["id"],
+                            "destination": draft.destination,
+                        }
+                    )
                 lifecycle.run_steps(ws.layout, "import_apply", steps)  # a failure restores every runtime file
                 created += [step.path for step in steps]
         now = ws.clock.now()
         for w in writes:
             if w["kind"] == "runtime_record":
-                events.append(ws.layout, "import_runtime_written", ws.actor, now,
-                              {"destination": w["destination"], "route": "import"}, record_id=w["record_id"])  # fmt: skip
-        events.append(ws.layout, "import_applied", ws.actor, now, {
-            "plan_id": live["plan_id"], "candidates": len(live["candidates"]),
-            "proposal_ids": [w["proposal_id"] for w in writes if w["kind"] == "proposal_file"],
-            "record_ids": [w["record_id"] for w in writes if w["kind"] == "runtime_record"]})  # fmt: skip
+                events.append(
+                    ws.layout,
+                    "import_runtime_written",
+                    ws.actor,
+                    now,
+                    {"destination": w["destination"], "route": "import"},
+                    record_id=w["record_id"],
+                )
+        events.append(
+            ws.layout,
+            "import_applied",
+            ws.actor,
+            now,
+            {
+                "plan_id": live["plan_id"],
+                "candidates": len(live["candidates"]),
+                "proposal_ids": [w["proposal_id"] for w in writes if w["kind"] == "proposal_file"],
+                "record_ids": [w["record_id"] for w in writes if w["kind"] == "runtime_record"],
+            },
+        )
     except BaseException:
         for path in reversed(created):
             with contextlib.suppress(FileNotFoundError):
@@ -103,4 +133,7 @@ def _write(ws: Workspace, live: dict[str, Any], items: list[tuple[int, Any]]) ->
 def apply_file(ws: Workspace, path: Path, *, plan_id: str, actor: str = "cli") -> dict[str, Any]:
     """``import apply --from-file --plan-id``: :func:`apply` of the manifest at
     ``path`` plus ``source_file``. Raises ImportManifestError as :func:`~git_memzoi.memzoi.imports.plan.read_manifest` and that function."""
-    return {**apply(ws, importer.read_manifest(path), plan_id=plan_id, actor=actor), "source_file": importer.source_file(ws, path)}
+    return {
+        **apply(ws, importer.read_manifest(path), plan_id=plan_id, actor=actor),
+        "source_file": importer.source_file(ws, path),
+    }

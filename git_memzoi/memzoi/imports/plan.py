@@ -20,9 +20,9 @@ from typing import Any
 
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import InputError, MemzoiError
+from git_memzoi.memzoi.capture.profiles.markdown import canonical_hash
 from git_memzoi.memzoi.records import vocab
 from git_memzoi.memzoi.workspace import Workspace
-from git_memzoi.memzoi.capture.profiles.markdown import canonical_hash
 
 MANIFEST_VERSION = "memzoi/import-v1"
 PLAN_SCHEMA = "memzoi/import-plan-v1"
@@ -32,14 +32,18 @@ CANDIDATE_KEYS = ("destination", "reason", "type", "lane", "title", "body", "sen
 REQUIRED_KEYS = ("destination", "reason", "title", "body")
 SCOPE_KEYS = ("kind", "id", "paths")
 # destination → (plane, write route, review): the seed's policy mapping ("Memory planes and destinations")
-POLICY = {"repo": ("git", "file_backed_proposal", "proposal_review"),
-          "local": ("runtime", "runtime_local", "no_review"),
-          "session": ("runtime", "runtime_session", "no_review"),
-          "discard": (None, "no_write", "no_review"),
-          "needs_review": (None, "no_write", "human_decision")}  # fmt: skip
+POLICY = {
+    "repo": ("git", "file_backed_proposal", "proposal_review"),
+    "local": ("runtime", "runtime_local", "no_review"),
+    "session": ("runtime", "runtime_session", "no_review"),
+    "discard": (None, "no_write", "no_review"),
+    "needs_review": (None, "no_write", "human_decision"),
+}
 MATCH_ORDER = ("canonical_record", "pending_proposal", "runtime_record", "earlier_candidate")
-SPLIT_REASON = ("another repo candidate in this manifest is not repo-safe; split the manifest so repo-safe "
-                "candidates retain their evidence sources")  # fmt: skip
+SPLIT_REASON = (
+    "another repo candidate in this manifest is not repo-safe; split the manifest so repo-safe "
+    "candidates retain their evidence sources"
+)
 UNSAFE_TITLE = "Redacted non-repo-safe import candidate"
 UNSAFE_BODY = "Original non-repo-safe import candidate content was redacted."
 UNSAFE_REASON = "non-repo-safe repo candidate requires classification or rerouting"
@@ -148,8 +152,9 @@ def parse_manifest(raw: Any) -> Manifest:
         raise ImportManifestError("manifest: sources must be a non-empty list")
     if not isinstance(candidates, list) or not candidates:
         raise ImportManifestError("manifest: candidates must be a non-empty list")
-    normalized = sorted((_source(i, s) for i, s in enumerate(sources)),
-                        key=lambda s: tuple(s.get(k, "") for k in SOURCE_KEYS))  # fmt: skip
+    normalized = sorted(
+        (_source(i, s) for i, s in enumerate(sources)), key=lambda s: tuple(s.get(k, "") for k in SOURCE_KEYS)
+    )
     return Manifest(normalized, [_candidate(i, c) for i, c in enumerate(candidates)])
 
 
@@ -198,9 +203,13 @@ def check_path(where: str, value: Any) -> str:
     """
     path = _text(where, value)
     assert path is not None
-    if (path.startswith("/") or "\\" in path or (len(path) >= 2 and path[1] == ":" and path[0].isascii()
-            and path[0].isalpha()) or any(ord(c) < 32 or ord(c) == 127 for c in path)
-            or any(part in (".", "..") for part in path.split("/"))):  # fmt: skip
+    if (
+        path.startswith("/")
+        or "\\" in path
+        or (len(path) >= 2 and path[1] == ":" and path[0].isascii() and path[0].isalpha())
+        or any(ord(c) < 32 or ord(c) == 127 for c in path)
+        or any(part in (".", "..") for part in path.split("/"))
+    ):
         raise ImportManifestError(f"{where}: must be a POSIX project-relative path without . or .. components")
     return path
 
@@ -230,14 +239,28 @@ def _candidate(index: int, value: Any) -> Candidate:
     kind = infer_kind(destination, given_type, given_lane)
     if kind is None:
         raise ImportManifestError(f"{where}.type: required (it cannot be inferred from the lane)")
-    sensitivity = _choice(f"{where}.sensitivity", value["sensitivity"], vocab.SENSITIVITIES) \
-        if "sensitivity" in value else "unknown"  # fmt: skip
+    sensitivity = (
+        _choice(f"{where}.sensitivity", value["sensitivity"], vocab.SENSITIVITIES)
+        if "sensitivity" in value
+        else "unknown"
+    )
     tags = value.get("tags", [])
     if not isinstance(tags, list):
         raise ImportManifestError(f"{where}.tags: must be a list of non-empty strings")
     clean = sorted({str(_text(f"{where}.tags[{n}]", t)) for n, t in enumerate(tags)})
-    return Candidate(index, destination, reason, kind[0], kind[1], title, body, sensitivity,
-                     _scope(where, value.get("scope")), clean, body_hash(body))  # fmt: skip
+    return Candidate(
+        index,
+        destination,
+        reason,
+        kind[0],
+        kind[1],
+        title,
+        body,
+        sensitivity,
+        _scope(where, value.get("scope")),
+        clean,
+        body_hash(body),
+    )
 
 
 def _scope(where: str, value: Any) -> dict[str, Any]:
@@ -334,8 +357,13 @@ def prohibited(manifest: Manifest) -> list[dict[str, Any]]:
     out = []
     for index, name, text in fields:
         for f in classify(text):
-            entry = {"code": "prohibited_content_detected", "field": name, "line_start": f.line, "detector": f.rule,
-                     "class": f.kind}  # fmt: skip
+            entry = {
+                "code": "prohibited_content_detected",
+                "field": name,
+                "line_start": f.line,
+                "detector": f.rule,
+                "class": f.kind,
+            }
             out.append(entry if index is None else {"index": index, **entry})
     return out
 
@@ -345,24 +373,50 @@ def _policy(destination: str) -> dict[str, Any]:
     return {"destination": destination, "plane": plane, "write_route": route, "review": review}
 
 
-def _entry(c: Candidate, duplicates: list[dict[str, Any]], action: dict[str, Any], *,
-           redact: tuple[str, str, str] | None = None) -> dict[str, Any]:  # fmt: skip
+def _entry(
+    c: Candidate,
+    duplicates: list[dict[str, Any]],
+    action: dict[str, Any],
+    *,
+    redact: tuple[str, str, str] | None = None,
+) -> dict[str, Any]:
     """One plan candidate; ``redact`` = (placeholder title, body, reason) hides every content field."""
     title, body, reason = redact or (c.title, c.body, c.reason)
     scope = {"kind": c.scope["kind"], "id": None, "paths": []} if redact else c.scope
-    return {"index": c.index, "classification": {"destination": c.destination, "reason": reason},
-            "policy": _policy(c.destination), "type": c.type, "lane": c.lane, "title": title, "body": body,
-            "sensitivity": c.sensitivity, "scope": scope, "tags": [] if redact else c.tags,
-            "content_hash": c.content_hash, "duplicates": duplicates, "action": action}  # fmt: skip
+    return {
+        "index": c.index,
+        "classification": {"destination": c.destination, "reason": reason},
+        "policy": _policy(c.destination),
+        "type": c.type,
+        "lane": c.lane,
+        "title": title,
+        "body": body,
+        "sensitivity": c.sensitivity,
+        "scope": scope,
+        "tags": [] if redact else c.tags,
+        "content_hash": c.content_hash,
+        "duplicates": duplicates,
+        "action": action,
+    }
 
 
 def _blocked(manifest: Manifest, findings: list[dict[str, Any]]) -> dict[str, Any]:
     """The redacted plan of a manifest holding prohibited content: no sources, every candidate a placeholder with
     a ``blocked`` action, only safe diagnostics (as capture's blocked plan, memzoi-spec.md §9.6)."""
-    candidates = [_entry(c, [], {"kind": "blocked", "reason": BLOCKED_REASON},
-                         redact=(BLOCKED_TITLE, BLOCKED_BODY, BLOCKED_REASON)) for c in manifest.candidates]  # fmt: skip
-    return {"status": "blocked", "data_class": "blocked", "sources": [], "summary": _summary(candidates),
-            "candidates": candidates, "diagnostics": findings}  # fmt: skip
+    candidates = [
+        _entry(
+            c, [], {"kind": "blocked", "reason": BLOCKED_REASON}, redact=(BLOCKED_TITLE, BLOCKED_BODY, BLOCKED_REASON)
+        )
+        for c in manifest.candidates
+    ]
+    return {
+        "status": "blocked",
+        "data_class": "blocked",
+        "sources": [],
+        "summary": _summary(candidates),
+        "candidates": candidates,
+        "diagnostics": findings,
+    }
 
 
 def _ready(ws: Workspace, manifest: Manifest, existing: list[dict[str, Any]], taken: set[str]) -> dict[str, Any]:
@@ -381,13 +435,21 @@ def _ready(ws: Workspace, manifest: Manifest, existing: list[dict[str, Any]], ta
         duplicates = [] if blocked_repo else list(by_hash.get(c.content_hash, []))
         if not blocked_repo and c.content_hash in prior:
             earlier = prior[c.content_hash]
-            duplicates.append({"kind": "earlier_candidate", "id": f"candidate-{earlier}", "destination": None,
-                               "candidate_index": earlier})  # fmt: skip
+            duplicates.append(
+                {
+                    "kind": "earlier_candidate",
+                    "id": f"candidate-{earlier}",
+                    "destination": None,
+                    "candidate_index": earlier,
+                }
+            )
         duplicates.sort(key=_match_key)
         action: dict[str, Any]
         if blocked_repo:
-            action = {"kind": "blocked", "reason": _sensitivity_reason(c.sensitivity) if non_repo_safe
-                      else SPLIT_REASON}  # fmt: skip
+            action = {
+                "kind": "blocked",
+                "reason": _sensitivity_reason(c.sensitivity) if non_repo_safe else SPLIT_REASON,
+            }
         elif duplicates:
             action = {"kind": "duplicate", "matches": duplicates}
         elif c.destination == "repo":
@@ -402,39 +464,55 @@ def _ready(ws: Workspace, manifest: Manifest, existing: list[dict[str, Any]], ta
             action = {"kind": "no_write", "reason": c.reason}
         if not blocked_repo:
             prior.setdefault(c.content_hash, c.index)
-        candidates.append(_entry(c, duplicates, action, redact=(UNSAFE_TITLE, UNSAFE_BODY, UNSAFE_REASON)
-                                 if non_repo_safe else None))  # fmt: skip
+        candidates.append(
+            _entry(c, duplicates, action, redact=(UNSAFE_TITLE, UNSAFE_BODY, UNSAFE_REASON) if non_repo_safe else None)
+        )
     private = any(c.destination != "repo" or c.sensitivity != "repo-safe" for c in manifest.candidates)
-    return {"status": "ready", "data_class": "private" if private else "repo_safe",
-            "sources": [] if unsafe else manifest.sources, "summary": _summary(candidates),
-            "candidates": candidates, "diagnostics": []}  # fmt: skip
+    return {
+        "status": "ready",
+        "data_class": "private" if private else "repo_safe",
+        "sources": [] if unsafe else manifest.sources,
+        "summary": _summary(candidates),
+        "candidates": candidates,
+        "diagnostics": [],
+    }
 
 
 def _match_key(m: dict[str, Any]) -> tuple[int, str, str, int]:
-    return (MATCH_ORDER.index(m["kind"]), m["id"], m["destination"] or "",
-            -1 if m["candidate_index"] is None else m["candidate_index"])  # fmt: skip
+    return (
+        MATCH_ORDER.index(m["kind"]),
+        m["id"],
+        m["destination"] or "",
+        -1 if m["candidate_index"] is None else m["candidate_index"],
+    )
 
 
 def _sensitivity_reason(sensitivity: str) -> str:
-    return (f"repo destination requires sensitivity repo-safe; got {sensitivity}; classify the candidate as "
-            "repo-safe or choose a non-repo destination")  # fmt: skip
+    return (
+        f"repo destination requires sensitivity repo-safe; got {sensitivity}; classify the candidate as "
+        "repo-safe or choose a non-repo destination"
+    )
 
 
 def _summary(candidates: list[dict[str, Any]]) -> dict[str, int]:
     """The seed's seven counters; ``needs_review`` counts every ``blocked`` action."""
     kinds = [(c["action"]["kind"], c["action"].get("route")) for c in candidates]
-    return {"total": len(candidates), "create_proposals": sum(k == "create_proposal" for k, _ in kinds),
-            "local_writes": kinds.count(("create_runtime", "runtime_local")),
-            "session_writes": kinds.count(("create_runtime", "runtime_session")),
-            "duplicates": sum(k == "duplicate" for k, _ in kinds), "discarded": sum(k == "no_write" for k, _ in kinds),
-            "needs_review": sum(k == "blocked" for k, _ in kinds)}  # fmt: skip
+    return {
+        "total": len(candidates),
+        "create_proposals": sum(k == "create_proposal" for k, _ in kinds),
+        "local_writes": kinds.count(("create_runtime", "runtime_local")),
+        "session_writes": kinds.count(("create_runtime", "runtime_session")),
+        "duplicates": sum(k == "duplicate" for k, _ in kinds),
+        "discarded": sum(k == "no_write" for k, _ in kinds),
+        "needs_review": sum(k == "blocked" for k, _ in kinds),
+    }
 
 
 def reserve_proposal_id(title: str, reserved: set[str]) -> str:
     """The first free ``mem_import_<slug>``, ``…-2``, … for ``title``, by identity token; adds it to ``reserved``
     (identity tokens of every packet in pending and resolved, plus those reserved earlier in the same plan)."""
-    from git_memzoi.memzoi.records.okf import concept_slug
     from git_memzoi.memzoi.proposals.packets import candidates, identity_token
+    from git_memzoi.memzoi.records.okf import concept_slug
 
     base = "mem_import_" + (concept_slug(title)[:64].strip("-") or "memory")
     chosen = next(c for c in candidates(base) if identity_token(c) not in reserved)
@@ -450,8 +528,8 @@ def inventory(ws: Workspace) -> tuple[list[dict[str, Any]], set[str]]:
     Raises:
         InputError: a proposal root is a symlink or not a folder; DuplicateIdentity: two packets share an id.
     """
-    from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.proposals import files as proposal_files
+    from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.records import store as record_store
 
     layout = ws.layout
@@ -472,8 +550,9 @@ def inventory(ws: Workspace) -> tuple[list[dict[str, Any]], set[str]]:
             except (OSError, MemzoiError):  # an unreadable runtime file is no inventory item (as capture)
                 continue
             if r.status == "active":
-                items.append({"kind": "runtime_record", "id": r.id, "destination": destination,
-                              "hash": body_hash(r.body)})  # fmt: skip
+                items.append(
+                    {"kind": "runtime_record", "id": r.id, "destination": destination, "hash": body_hash(r.body)}
+                )
     items.sort(key=lambda i: (MATCH_ORDER.index(i["kind"]), i["id"]))
     return items, set(packets.taken())
 
@@ -506,8 +585,8 @@ def prepare(ws: Workspace, live: dict[str, Any], actor: str) -> list[tuple[int, 
     Raises:
         ImportManifestError: a candidate would not validate (``invalid_import_manifest``, naming the field).
     """
-    from git_memzoi.memzoi.records import okf
     from git_memzoi.memzoi.proposals import packets
+    from git_memzoi.memzoi.records import okf
     from git_memzoi.memzoi.runtime import local
 
     now = okf.format_timestamp(ws.clock.now())
@@ -518,27 +597,50 @@ def prepare(ws: Workspace, live: dict[str, Any], actor: str) -> list[tuple[int, 
             if kind == "create_proposal":
                 proposal_id = c["action"]["proposal_id"]
                 packet = packets.Packet(
-                    id=proposal_id, file_id=proposal_id, type=c["type"], lane=c["lane"], title=c["title"],
-                    body=c["body"], action="create", proposed_by=actor, proposed_at=now, timestamp=now,
-                    reason=c["classification"]["reason"], scope_kind=scope["kind"], scope_id=scope["id"],
-                    paths=tuple(scope["paths"]), tags=tuple(c["tags"]), created_by=actor,
-                    sources=tuple(packets.Source(**s) for s in live["sources"]), sensitivity="repo-safe",
+                    id=proposal_id,
+                    file_id=proposal_id,
+                    type=c["type"],
+                    lane=c["lane"],
+                    title=c["title"],
+                    body=c["body"],
+                    action="create",
+                    proposed_by=actor,
+                    proposed_at=now,
+                    timestamp=now,
+                    reason=c["classification"]["reason"],
+                    scope_kind=scope["kind"],
+                    scope_id=scope["id"],
+                    paths=tuple(scope["paths"]),
+                    tags=tuple(c["tags"]),
+                    created_by=actor,
+                    sources=tuple(packets.Source(**s) for s in live["sources"]),
+                    sensitivity="repo-safe",
                     content_class="general_repo_knowledge",
                     retention={"session": {"started_at": now}, "episodic": {"occurred_at": now}}.get(c["lane"], {}),
                     origin={"origin_key": f"memzoi-import:{live['plan_id']}:{c['index']}", "route": "import"},
-                )  # fmt: skip
+                )
                 rendered = packets.render(packet).encode("utf-8")
                 packets.check_shape(packets.parse(proposal_id, where, rendered), where)
                 out.append((c["index"], packet))
             elif kind == "create_runtime":
-                draft = local.Draft(c["classification"]["destination"], c["type"], c["lane"], c["title"],
-                                      c["body"], "import", scope["kind"], scope["id"], tuple(scope["paths"]),
-                                      tuple(c["tags"]))  # fmt: skip
+                draft = local.Draft(
+                    c["classification"]["destination"],
+                    c["type"],
+                    c["lane"],
+                    c["title"],
+                    c["body"],
+                    "import",
+                    scope["kind"],
+                    scope["id"],
+                    tuple(scope["paths"]),
+                    tuple(c["tags"]),
+                )
                 local.check_draft(ws, draft)
                 out.append((c["index"], draft))
         except MemzoiError as exc:
             field = getattr(exc, "field", None)
             what = "proposal packet" if kind == "create_proposal" else "runtime record"
-            raise ImportManifestError(f"{where}: would not validate as a {what}"
-                                      + (f" (field {field})" if isinstance(field, str) else "")) from None  # fmt: skip
+            raise ImportManifestError(
+                f"{where}: would not validate as a {what}" + (f" (field {field})" if isinstance(field, str) else "")
+            ) from None
     return out

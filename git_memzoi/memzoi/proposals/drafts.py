@@ -26,9 +26,13 @@ ID_PATTERN = re.compile(r"^prop_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a
 MAX_TITLE, MAX_BODY, MAX_SHORT, MAX_REF = 300, 200 * 1024, 200, 2048
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SOURCE_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
-CONTENT_CLASS = {"repo-safe": "general_repo_knowledge", "local-only": "local_only_state",
-                 "raw-transcript": "raw_transcript", "private-personal-data": "private_personal_data",
-                 "temporary-state": "temporary_task_state"}  # fmt: skip
+CONTENT_CLASS = {
+    "repo-safe": "general_repo_knowledge",
+    "local-only": "local_only_state",
+    "raw-transcript": "raw_transcript",
+    "private-personal-data": "private_personal_data",
+    "temporary-state": "temporary_task_state",
+}
 
 
 @dataclass(frozen=True)
@@ -62,11 +66,19 @@ class Draft:
 
 
 def make_draft(
-    *, title: str | None, body: str | None, type: str | None = None, lane: str | None = None,
-    scope_kind: str | None = None, visibility: str | None = None, sensitivity: str | None = None,
-    source_kind: str | None = None, source_ref: str | None = None, actor: str | None = None,
+    *,
+    title: str | None,
+    body: str | None,
+    type: str | None = None,
+    lane: str | None = None,
+    scope_kind: str | None = None,
+    visibility: str | None = None,
+    sensitivity: str | None = None,
+    source_kind: str | None = None,
+    source_ref: str | None = None,
+    actor: str | None = None,
     applies_to: Sequence[str] = (),
-) -> Draft:  # fmt: skip
+) -> Draft:
     """Validate ``propose`` input, or raise InputError with a stable code (``invalid_type``, ``empty_title`` ...).
 
     Defaults: type ``fact``, scope and visibility ``repo``, sensitivity ``unknown``, actor ``cli``; the lane
@@ -101,8 +113,9 @@ def _line(name: str, value: str | None, limit: int) -> str:
     if not clean:
         raise InputError(f"{name} must not be empty", f"empty_{name}")
     if "\n" in clean or "\r" in clean or _CONTROL.search(clean) or len(clean) > limit:
-        raise InputError(f"{name} must be one line of at most {limit} characters, without control characters",
-                         f"invalid_{name}")  # fmt: skip
+        raise InputError(
+            f"{name} must be one line of at most {limit} characters, without control characters", f"invalid_{name}"
+        )
     return clean
 
 
@@ -117,17 +130,27 @@ def _body(value: str | None) -> str:
 
 def _source_kind(value: str | None) -> str | None:
     if value is not None and not _SOURCE_KIND.match(value.strip()):
-        raise InputError(f"source kind {value!r} must be a short lowercase word such as path, url or issue",
-                         "invalid_source_kind")  # fmt: skip
+        raise InputError(
+            f"source kind {value!r} must be a short lowercase word such as path, url or issue", "invalid_source_kind"
+        )
     return None if value is None else value.strip()
 
 
 def _applies_to(value: str) -> str:
     clean = value.strip().rstrip("/") if isinstance(value, str) else ""  # a folder may be written folder/
-    if (not clean or len(clean) > MAX_REF or clean.startswith("/") or "\\" in clean or _CONTROL.search(clean)
-            or re.match(r"^[A-Za-z]:", clean) or {"", ".", ".."} & set(clean.split("/"))):  # fmt: skip
-        raise InputError(f"applies_to {value!r} must be a repository-relative path (or prefix/**) without . or .. "
-                         "components", "invalid_applies_to")  # fmt: skip
+    if (
+        not clean
+        or len(clean) > MAX_REF
+        or clean.startswith("/")
+        or "\\" in clean
+        or _CONTROL.search(clean)
+        or re.match(r"^[A-Za-z]:", clean)
+        or {"", ".", ".."} & set(clean.split("/"))
+    ):
+        raise InputError(
+            f"applies_to {value!r} must be a repository-relative path (or prefix/**) without . or .. components",
+            "invalid_applies_to",
+        )
     return clean
 
 
@@ -136,7 +159,7 @@ def proposal_id(now: dt.datetime, content: bytes) -> str:
     the 12 + 62 random bits the leading bits of BLAKE3(``content``): reproducible, still sorted by creation time.
     Raises InputError (``bad_clock``) for an instant a UUIDv7 cannot hold.
     """
-    millis = (now - dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc)) // dt.timedelta(milliseconds=1)
+    millis = (now - dt.datetime(1970, 1, 1, tzinfo=dt.UTC)) // dt.timedelta(milliseconds=1)
     if not 0 <= millis < 1 << 48:
         raise InputError(f"clock instant {now.isoformat()} cannot be encoded in a UUIDv7", "bad_clock")
     bits = int(short_hash(content, 32), 16)
@@ -165,9 +188,22 @@ def build_packet(draft: Draft, prop_id: str, now: dt.datetime) -> Packet:
     sources = (Source(**{kind: draft.source_ref}),) if draft.source_ref else ()
     retention = {"episodic": {"occurred_at": stamp}, "session": {"started_at": stamp}}.get(draft.lane, {})
     return Packet(
-        id=prop_id, file_id=prop_id, type=draft.type, lane=draft.lane, title=draft.title, body=draft.body,
-        action="create", proposed_by=draft.actor, proposed_at=stamp, timestamp=stamp, created_by=draft.actor,
-        origin={"origin_key": f"owner-command:{prop_id}", "route": "owner_command"}, scope_kind=draft.scope_kind,
-        paths=draft.applies_to, sources=sources, sensitivity=draft.sensitivity, retention=retention,
+        id=prop_id,
+        file_id=prop_id,
+        type=draft.type,
+        lane=draft.lane,
+        title=draft.title,
+        body=draft.body,
+        action="create",
+        proposed_by=draft.actor,
+        proposed_at=stamp,
+        timestamp=stamp,
+        created_by=draft.actor,
+        origin={"origin_key": f"owner-command:{prop_id}", "route": "owner_command"},
+        scope_kind=draft.scope_kind,
+        paths=draft.applies_to,
+        sources=sources,
+        sensitivity=draft.sensitivity,
+        retention=retention,
         content_class=CONTENT_CLASS.get(draft.sensitivity, "unknown"),
-    )  # fmt: skip
+    )

@@ -28,12 +28,9 @@ from typing import TYPE_CHECKING, NamedTuple
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.core.hashing import short_hash
 from git_memzoi.errors import InputError, MemzoiError
-from git_memzoi.memzoi.records import events
-from git_memzoi.memzoi.proposals import lifecycle
-from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.proposals import lifecycle
 from git_memzoi.memzoi.proposals.lifecycle import Step, pending_transactions, repair
-from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 from git_memzoi.memzoi.proposals.packets import (
     Packet,
     PacketError,
@@ -49,13 +46,31 @@ from git_memzoi.memzoi.proposals.packets import (
     render,
 )
 from git_memzoi.memzoi.proposals.receipts import Preflight, is_receipt, preflight, receipt
+from git_memzoi.memzoi.records import events
+from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.workspace import Workspace
 
-__all__ = ["ApplyResult", "Entry", "Identities", "Inventory", "Issue", "RejectResult", "apply_packet", "identities",
-           "inventory", "list_packets", "pending_transactions", "reject_packet", "repair", "show_packet", "validate",
-           "write_pending_packet"]  # fmt: skip
+__all__ = [
+    "ApplyResult",
+    "Entry",
+    "Identities",
+    "Inventory",
+    "Issue",
+    "RejectResult",
+    "apply_packet",
+    "identities",
+    "inventory",
+    "list_packets",
+    "pending_transactions",
+    "reject_packet",
+    "repair",
+    "show_packet",
+    "validate",
+    "write_pending_packet",
+]
 
 MAX_PACKET_BYTES = 256 * 1024
 STATES = ("pending", "applied", "rejected")
@@ -189,23 +204,35 @@ def inventory(layout: Layout) -> Inventory:
         InputError: a proposal root is a symlink or not a folder (``symlinked_root``, ``bad_layout``).
         DuplicateIdentity: two packets share an identity.
     """
-    entries = [_entry(layout, state, root, file) for state, root in _roots(layout)
-               for file in record_store.markdown_files(root)]  # fmt: skip
+    entries = [
+        _entry(layout, state, root, file)
+        for state, root in _roots(layout)
+        for file in record_store.markdown_files(root)
+    ]
     _check_unique(entries)
     return Inventory(tuple(entries))
 
 
 def _roots(layout: Layout) -> list[tuple[str, Path]]:
     proposals = layout.base / "proposals"
-    for folder in (layout.base, proposals, layout.pending, proposals / "resolved", layout.resolved("applied"),
-                   layout.resolved("rejected")):  # fmt: skip
+    for folder in (
+        layout.base,
+        proposals,
+        layout.pending,
+        proposals / "resolved",
+        layout.resolved("applied"),
+        layout.resolved("rejected"),
+    ):
         if folder.is_symlink():
             rel = folder.relative_to(layout.root).as_posix()
             raise InputError(f"{rel} is a symlink; proposal roots must be real folders", "symlinked_root")
         if folder.exists() and not folder.is_dir():
             raise InputError(f"{folder.relative_to(layout.root).as_posix()} is not a folder", "bad_layout")
-    return [("pending", layout.pending), ("applied", layout.resolved("applied")),
-            ("rejected", layout.resolved("rejected"))]  # fmt: skip
+    return [
+        ("pending", layout.pending),
+        ("applied", layout.resolved("applied")),
+        ("rejected", layout.resolved("rejected")),
+    ]
 
 
 def _entry(layout: Layout, state: str, root: Path, file: Path) -> Entry:
@@ -231,8 +258,10 @@ def _check_unique(entries: list[Entry]) -> None:
         for token in sorted(entry.tokens):
             other = owner.setdefault(token, entry)
             if other is not entry:
-                raise DuplicateIdentity(f"proposal identity is not unique: {_describe(other)} and {_describe(entry)} "
-                                        "share a packet or file id; a resolved identity cannot return to pending")  # fmt: skip
+                raise DuplicateIdentity(
+                    f"proposal identity is not unique: {_describe(other)} and {_describe(entry)} "
+                    "share a packet or file id; a resolved identity cannot return to pending"
+                )
 
 
 def _describe(entry: Entry) -> str:
@@ -297,8 +326,12 @@ def identities(layout: Layout) -> Identities:
         for rel, path, signature in files:
             key = short_hash(rel.encode("utf-8"), 32)
             hit = cached.pop(key, None)
-            if (type(hit) is list and hit[:3] == signature and signature[1] < cache_mtime
-                    and all(type(t) is str for t in hit[3:])):  # fmt: skip
+            if (
+                type(hit) is list
+                and hit[:3] == signature
+                and signature[1] < cache_mtime
+                and all(type(t) is str for t in hit[3:])
+            ):
                 known.append(_Known(state, root, path, hit[3:], None))  # type: ignore[arg-type]
                 fresh[key] = hit
             else:
@@ -397,17 +430,26 @@ def apply_packet(ws: Workspace, proposal_id: str, *, actor: str) -> ApplyResult:
         target = _target(layout, entry, packet)
         steps, record_id = _record_steps(layout, packet, target)
         now = ws.clock.now()
-        resolution = Resolution("applied", actor, format_timestamp(now), record_id=record_id,
-                                target_id=target.id if target else None)  # fmt: skip
+        resolution = Resolution(
+            "applied", actor, format_timestamp(now), record_id=record_id, target_id=target.id if target else None
+        )
         dest = layout.resolved("applied") / f"{packet.file_id}.md"
         resolved = replace(packet, status="applied", resolution=resolution)
         steps += [Step(dest, render(resolved).encode("utf-8")), Step(entry.path, None)]
         written = lifecycle.run_steps(layout, "proposal_files_apply", steps)
         known.save()
-        events.append(layout, "proposal_file_applied", actor, now, {"action": packet.action,
-                      "target_id": resolution.target_id}, record_id=record_id, proposal_id=packet.id)  # fmt: skip
-    return ApplyResult(packet.id, packet.file_id, packet.action, record_id, resolution.target_id, False,
-                       _rel(layout, dest), written)  # fmt: skip
+        events.append(
+            layout,
+            "proposal_file_applied",
+            actor,
+            now,
+            {"action": packet.action, "target_id": resolution.target_id},
+            record_id=record_id,
+            proposal_id=packet.id,
+        )
+    return ApplyResult(
+        packet.id, packet.file_id, packet.action, record_id, resolution.target_id, False, _rel(layout, dest), written
+    )
 
 
 def _applicable(entry: Entry) -> Packet:
@@ -426,16 +468,26 @@ def _target(layout: Layout, entry: Entry, packet: Packet) -> Record | None:
     if packet.action == "create" or target_id is None:
         return None
     where = f"{entry.rel}: {'supersedes' if packet.action == 'supersede' else 'proposal.target'}"
-    return lifecycle.check_target(layout, target_id, scope_kind=packet.scope_kind, scope_id=packet.scope_id,
-                                  not_after=parse_timestamp(packet.proposed_at), where=where)  # fmt: skip
+    return lifecycle.check_target(
+        layout,
+        target_id,
+        scope_kind=packet.scope_kind,
+        scope_id=packet.scope_id,
+        not_after=parse_timestamp(packet.proposed_at),
+        where=where,
+    )
 
 
 def _record_steps(layout: Layout, packet: Packet, target: Record | None) -> tuple[list[Step], str]:
     if packet.action == "tombstone" and target is not None:
         return [lifecycle.status_step(layout, target.id, "tombstoned")], target.id
     record_id = lifecycle.free_record_id(layout, base_record_id(packet))
-    record = project_record(packet, record_id, supersedes=target.id if target else None,
-                            path=_rel(layout, record_store.record_path(layout, record_id)))  # fmt: skip
+    record = project_record(
+        packet,
+        record_id,
+        supersedes=target.id if target else None,
+        path=_rel(layout, record_store.record_path(layout, record_id)),
+    )
     steps = [lifecycle.status_step(layout, target.id, "superseded")] if target is not None else []
     return [*steps, lifecycle.record_step(layout, record)], record_id
 
@@ -448,10 +500,18 @@ def _replay_apply(ws: Workspace, entry: Entry, actor: str) -> ApplyResult:
         raise entry.problem or PacketError(entry.rel, "resolution", "an applied packet needs a record_id")
     res = packet.resolution
     drift = _drift(ws.layout, packet, res.record_id or "", res.target_id)
-    events.append(ws.layout, "proposal_file_apply_replayed", actor, ws.clock.now(), {"drift": len(drift)},
-                  record_id=res.record_id, proposal_id=packet.id)  # fmt: skip
-    return ApplyResult(packet.id, packet.file_id, packet.action, res.record_id or "", res.target_id, True,
-                       entry.rel, (), drift)  # fmt: skip
+    events.append(
+        ws.layout,
+        "proposal_file_apply_replayed",
+        actor,
+        ws.clock.now(),
+        {"drift": len(drift)},
+        record_id=res.record_id,
+        proposal_id=packet.id,
+    )
+    return ApplyResult(
+        packet.id, packet.file_id, packet.action, res.record_id or "", res.target_id, True, entry.rel, (), drift
+    )
 
 
 def _drift(layout: Layout, packet: Packet, record_id: str, target_id: str | None) -> tuple[str, ...]:
@@ -508,16 +568,23 @@ def reject_packet(ws: Workspace, proposal_id: str, *, reason: str, actor: str) -
         if not entry.redacted and packet.status != "proposed":
             raise PacketError(entry.rel, "status", f"a pending packet must be proposed, not {packet.status}")
         now = ws.clock.now()
-        resolved = replace(packet, status="rejected", resolution=Resolution("rejected", actor, format_timestamp(now),
-                                                                            reason=reason))  # fmt: skip
+        resolved = replace(
+            packet, status="rejected", resolution=Resolution("rejected", actor, format_timestamp(now), reason=reason)
+        )
         dest = layout.resolved("rejected") / f"{packet.file_id}.md"
         steps = [Step(dest, render(resolved).encode("utf-8")), Step(entry.path, None)]
         written = lifecycle.run_steps(layout, "proposal_files_reject", steps)
         known.save()
         if entry.redacted:  # the original file name is part of the redacted identity
             written = tuple(p for p in written if p != entry.rel)
-        events.append(layout, "proposal_file_rejected", actor, now, {"redacted": entry.redacted,
-                      "classification": entry.pre.sensitivity}, proposal_id=packet.id)  # fmt: skip
+        events.append(
+            layout,
+            "proposal_file_rejected",
+            actor,
+            now,
+            {"redacted": entry.redacted, "classification": entry.pre.sensitivity},
+            proposal_id=packet.id,
+        )
     return RejectResult(packet.id, packet.file_id, entry.redacted, False, reason, _rel(layout, dest), written)
 
 
@@ -571,8 +638,9 @@ def write_pending_packet(ws: Workspace, packet: Packet) -> tuple[str, Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_bytes_atomic(path, data)
         known.save()
-        events.append(layout, "proposal_file_written", ws.actor, ws.clock.now(), {"action": packet.action},
-                      proposal_id=file_id)  # fmt: skip
+        events.append(
+            layout, "proposal_file_written", ws.actor, ws.clock.now(), {"action": packet.action}, proposal_id=file_id
+        )
     return file_id, path
 
 

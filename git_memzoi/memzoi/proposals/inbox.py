@@ -24,10 +24,8 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import InputError, MemzoiError
-from git_memzoi.memzoi.records import events
-from git_memzoi.memzoi.proposals import lifecycle
-from git_memzoi.memzoi.records import vocab
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.proposals import lifecycle
 from git_memzoi.memzoi.proposals.drafts import (  # noqa: F401 - re-exported for callers of the inbox
     ID_PATTERN,
     REPO_SAFE,
@@ -37,13 +35,14 @@ from git_memzoi.memzoi.proposals.drafts import (  # noqa: F401 - re-exported for
     make_draft,
     proposal_id,
 )
+from git_memzoi.memzoi.records import events, vocab
 from git_memzoi.memzoi.records.okf import format_timestamp
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi.workspace import Workspace
+    from git_memzoi.memzoi.proposals.files import ApplyResult
     from git_memzoi.memzoi.proposals.packets import Packet
     from git_memzoi.memzoi.records.policy import ApprovalPolicy
-    from git_memzoi.memzoi.proposals.files import ApplyResult
+    from git_memzoi.memzoi.workspace import Workspace
 
 SCHEMA = "memzoi/inbox-proposal-v1"
 STATUS_FILTERS = ("open", *vocab.INBOX_STATUSES, "all")
@@ -302,8 +301,15 @@ def propose(
     text = packets.render(packet)
     packets.parse(prop_id, f"{prop_id}.md", text.encode("utf-8"))  # validate before writing anything
     # the fields as the user gave them first ("body line 1"), then the rendered packet (derived fields)
-    require_clean_fields({"title": draft.title, "body": draft.body, "source_ref": draft.source_ref,
-                          "--applies-to": list(draft.applies_to) or None}, "the proposal")  # fmt: skip
+    require_clean_fields(
+        {
+            "title": draft.title,
+            "body": draft.body,
+            "source_ref": draft.source_ref,
+            "--applies-to": list(draft.applies_to) or None,
+        },
+        "the proposal",
+    )
     require_clean(text, "the proposal", document=True)
     try:
         proposal, created = load(ws.layout, prop_id), False
@@ -320,44 +326,72 @@ def propose(
 
 
 def _warnings(draft: Draft, policy: ApprovalPolicy) -> tuple[str, ...]:
-    private = (f"not auto-approved: sensitivity {draft.sensitivity} is not repo-safe, so the proposal is kept "
-               "privately and can never be applied to the repo")  # fmt: skip
-    visibility = (f"visibility {draft.visibility} is kept in the inbox only: proposal packets carry no "
-                  "visibility, and an applied record is written with visibility repo")  # fmt: skip
-    return tuple(w for w, on in ((private, policy.mode == "auto" and not draft.repo_safe),
-                                 (visibility, draft.visibility != "repo" and draft.repo_safe)) if on)  # fmt: skip
+    private = (
+        f"not auto-approved: sensitivity {draft.sensitivity} is not repo-safe, so the proposal is kept "
+        "privately and can never be applied to the repo"
+    )
+    visibility = (
+        f"visibility {draft.visibility} is kept in the inbox only: proposal packets carry no "
+        "visibility, and an applied record is written with visibility repo"
+    )
+    return tuple(
+        w
+        for w, on in (
+            (private, policy.mode == "auto" and not draft.repo_safe),
+            (visibility, draft.visibility != "repo" and draft.repo_safe),
+        )
+        if on
+    )
 
 
-def _create(ws: Workspace, draft: Draft, packet: Packet, text: str, policy: ApprovalPolicy,
-            now: dt.datetime) -> Proposal:  # fmt: skip
+def _create(
+    ws: Workspace, draft: Draft, packet: Packet, text: str, policy: ApprovalPolicy, now: dt.datetime
+) -> Proposal:
     from git_memzoi.core.atomic import lifecycle_lock
 
     with lifecycle_lock(ws.layout.lock):  # re-entrant: the packet install and the state file under one lock
         return _create_locked(ws, draft, packet, text, policy, now)
 
 
-def _create_locked(ws: Workspace, draft: Draft, packet: Packet, text: str, policy: ApprovalPolicy,
-                   now: dt.datetime) -> Proposal:  # fmt: skip
+def _create_locked(
+    ws: Workspace, draft: Draft, packet: Packet, text: str, policy: ApprovalPolicy, now: dt.datetime
+) -> Proposal:
     layout, stamp, file_id = ws.layout, format_timestamp(now), packet.id
     if draft.repo_safe and not _adoptable(layout.pending / f"{packet.id}.md", text):
         from git_memzoi.memzoi.proposals.files import write_pending_packet
 
         file_id, _ = write_pending_packet(ws, packet)
     proposal = Proposal(
-        id=packet.id, status="pending", sensitivity=draft.sensitivity, type=draft.type, lane=draft.lane,
-        scope_kind=draft.scope_kind, visibility=draft.visibility, source_kind=draft.source_kind, file_id=file_id,
-        location="pending" if draft.repo_safe else "private", proposed_by=draft.actor, created_at=stamp,
-        content_hash=content_hash(draft.body.encode("utf-8")).removeprefix("blake3:"), updated_at=stamp,
-        approval_mode=policy.mode, approval_source=policy.source,
-    )  # fmt: skip
+        id=packet.id,
+        status="pending",
+        sensitivity=draft.sensitivity,
+        type=draft.type,
+        lane=draft.lane,
+        scope_kind=draft.scope_kind,
+        visibility=draft.visibility,
+        source_kind=draft.source_kind,
+        file_id=file_id,
+        location="pending" if draft.repo_safe else "private",
+        proposed_by=draft.actor,
+        created_at=stamp,
+        content_hash=content_hash(draft.body.encode("utf-8")).removeprefix("blake3:"),
+        updated_at=stamp,
+        approval_mode=policy.mode,
+        approval_source=policy.source,
+    )
     try:
         with lifecycle.guarded(layout):
             if not draft.repo_safe:
                 (layout.local / "proposals").mkdir(parents=True, exist_ok=True)
                 write_bytes_atomic(packet_path(layout, proposal), text.encode("utf-8"))
             _save(layout, proposal)
-            payload = {"sensitivity": draft.sensitivity, "location": proposal.location, "file_id": file_id,
-                       "approval_mode": policy.mode, "approval_source": policy.source}  # fmt: skip
+            payload = {
+                "sensitivity": draft.sensitivity,
+                "location": proposal.location,
+                "file_id": file_id,
+                "approval_mode": policy.mode,
+                "approval_source": policy.source,
+            }
             events.append(layout, "proposal.proposed", draft.actor, now, payload, proposal_id=packet.id)
     except BaseException:
         if draft.repo_safe:  # roll back the pending packet this call installed
@@ -421,8 +455,14 @@ def reject(ws: Workspace, prop_id: str, *, reason: str, actor: str) -> Outcome:
     with lifecycle.guarded(ws.layout):
         now = ws.clock.now()
         stamp = format_timestamp(now)
-        proposal = replace(load(ws.layout, prop_id), status="rejected", rejected_by=actor, rejected_at=stamp,
-                           reason=clean, updated_at=stamp)  # fmt: skip
+        proposal = replace(
+            load(ws.layout, prop_id),
+            status="rejected",
+            rejected_by=actor,
+            rejected_at=stamp,
+            reason=clean,
+            updated_at=stamp,
+        )
         _save(ws.layout, proposal)
         events.append(ws.layout, "proposal.rejected", actor, now, {}, proposal_id=proposal.id)
     return Outcome(proposal, changed=True)
@@ -446,8 +486,8 @@ def apply_proposal(ws: Workspace, prop_id: str, *, actor: str, operation: str = 
 
 
 def _apply_locked(ws: Workspace, prop_id: str, *, actor: str, operation: str) -> Outcome:
-    from git_memzoi.memzoi.proposals.packets import SensitivityBlocked
     from git_memzoi.memzoi.proposals.files import apply_packet
+    from git_memzoi.memzoi.proposals.packets import SensitivityBlocked
 
     proposal = load(ws.layout, prop_id)
     if not proposal.repo_safe:
@@ -456,28 +496,47 @@ def _apply_locked(ws: Workspace, prop_id: str, *, actor: str, operation: str) ->
         return Outcome(proposal, changed=False)
     _refuse_terminal(proposal, "be applied")
     if proposal.status != "approved":
-        raise TransitionRefused(f"proposal {prop_id} is {proposal.status}; approve it first "
-                                f"(`git memzoi approve {prop_id}`)", "proposal_not_approved")  # fmt: skip
+        raise TransitionRefused(
+            f"proposal {prop_id} is {proposal.status}; approve it first (`git memzoi approve {prop_id}`)",
+            "proposal_not_approved",
+        )
     result = apply_packet(ws, proposal.file_id, actor=actor)
     with lifecycle.guarded(ws.layout):
         now = ws.clock.now()
         stamp = format_timestamp(now)
-        proposal = replace(_load_unresolved(ws.layout, prop_id), status="applied", applied_by=actor,
-                           applied_at=stamp, record_id=result.record_id, updated_at=stamp)  # fmt: skip
+        proposal = replace(
+            _load_unresolved(ws.layout, prop_id),
+            status="applied",
+            applied_by=actor,
+            applied_at=stamp,
+            record_id=result.record_id,
+            updated_at=stamp,
+        )
         _save(ws.layout, proposal)
-        events.append(ws.layout, "proposal.applied", actor, now, {"file_id": result.file_id},
-                      record_id=result.record_id, proposal_id=proposal.id)  # fmt: skip
+        events.append(
+            ws.layout,
+            "proposal.applied",
+            actor,
+            now,
+            {"file_id": result.file_id},
+            record_id=result.record_id,
+            proposal_id=proposal.id,
+        )
     return Outcome(proposal, changed=True, applied=result)
 
 
 def _refuse_terminal(proposal: Proposal, verb: str) -> None:
     if proposal.status == "applied":
-        raise TransitionRefused(f"proposal {proposal.id} is already applied (record {proposal.record_id}) and "
-                                f"cannot {verb}; supersede or tombstone the record instead",
-                                "proposal_applied")  # fmt: skip
+        raise TransitionRefused(
+            f"proposal {proposal.id} is already applied (record {proposal.record_id}) and "
+            f"cannot {verb}; supersede or tombstone the record instead",
+            "proposal_applied",
+        )
     if proposal.status == "rejected":
-        raise TransitionRefused(f"proposal {proposal.id} was rejected and cannot {verb}; rejected proposals "
-                                "are never reopened", "proposal_rejected")  # fmt: skip
+        raise TransitionRefused(
+            f"proposal {proposal.id} was rejected and cannot {verb}; rejected proposals are never reopened",
+            "proposal_rejected",
+        )
 
 
 @dataclass(frozen=True)

@@ -28,13 +28,11 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.core import atomic
 from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
 from git_memzoi.errors import InputError, ToolError
-from git_memzoi.memzoi.records import events
-from git_memzoi.memzoi.records import okf
-from git_memzoi.memzoi.records import store as record_store
-from git_memzoi.memzoi.records import vocab
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 from git_memzoi.memzoi.proposals.packets import REPO_SAFE, SensitivityBlocked, candidates
+from git_memzoi.memzoi.records import events, okf, vocab
+from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.workspace import Workspace
@@ -136,8 +134,10 @@ def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[st
         except BaseException as exc:
             problems = _rollback(layout, txdir, entries[: n + 1])
             if problems:
-                raise RollbackError(f"{operation} failed and could not be rolled back ({problems[0]}); "
-                                    "the next guarded command repairs it") from exc  # fmt: skip
+                raise RollbackError(
+                    f"{operation} failed and could not be rolled back ({problems[0]}); "
+                    "the next guarded command repairs it"
+                ) from exc
             _remove_tx(txdir)
             raise
     atomic.write_bytes_atomic(txdir / JOURNAL, json.dumps({**journal, "committed": True}).encode("utf-8"))
@@ -154,8 +154,14 @@ def pending_transactions(layout: Layout) -> tuple[Transaction, ...]:
         if journal is None:
             found.append(Transaction(txdir.name, "unknown", 0, False))
         else:
-            found.append(Transaction(txdir.name, str(journal.get("operation")), len(journal.get("entries", [])),
-                                     bool(journal.get("committed"))))  # fmt: skip
+            found.append(
+                Transaction(
+                    txdir.name,
+                    str(journal.get("operation")),
+                    len(journal.get("entries", [])),
+                    bool(journal.get("committed")),
+                )
+            )
     return tuple(found)
 
 
@@ -231,8 +237,15 @@ def _remove_tx(txdir: Path) -> None:
 # ------------------------------------------------------------------------------------------------ steps and checks
 
 
-def check_target(layout: Layout, target_id: str, *, scope_kind: str | None, scope_id: str | None,
-                 not_after: dt.datetime | None, where: str = "target") -> Record:  # fmt: skip
+def check_target(
+    layout: Layout,
+    target_id: str,
+    *,
+    scope_kind: str | None,
+    scope_id: str | None,
+    not_after: dt.datetime | None,
+    where: str = "target",
+) -> Record:
     """The active record ``target_id``, checked before any mutation (memzoi-spec.md §3 Apply).
 
     Args:
@@ -254,12 +267,18 @@ def check_target(layout: Layout, target_id: str, *, scope_kind: str | None, scop
     if record.status != "active":
         raise TargetError(f"{where}: target record {target_id!r} is {record.status}, not active", "target_inactive")
     if scope_kind is not None and (record.scope, record.scope_id) != (scope_kind, scope_id):
-        raise TargetError(f"{where}: target record {target_id!r} has scope {_scope(record.scope, record.scope_id)}, "
-                          f"not {_scope(scope_kind, scope_id)}", "target_cross_scope")  # fmt: skip
+        raise TargetError(
+            f"{where}: target record {target_id!r} has scope {_scope(record.scope, record.scope_id)}, "
+            f"not {_scope(scope_kind, scope_id)}",
+            "target_cross_scope",
+        )
     updated = parse_timestamp(record.updated_at)
     if not_after is not None and updated is not None and updated > not_after:
-        raise TargetError(f"{where}: target record {target_id!r} was updated at {record.updated_at}, after the "
-                          f"proposal ({format_timestamp(not_after)})", "target_newer")  # fmt: skip
+        raise TargetError(
+            f"{where}: target record {target_id!r} was updated at {record.updated_at}, after the "
+            f"proposal ({format_timestamp(not_after)})",
+            "target_newer",
+        )
     return record
 
 
@@ -282,8 +301,16 @@ def record_step(layout: Layout, record: Record) -> Step:
     path = record_store.record_path(layout, record.id)
     # the file does not exist yet: name the field (and its line) the text came from, then check the rest
     where = f"new record {record.id}"
-    require_clean_fields({"title": record.title, "body": record.body, "source_ref": record.source_ref,
-                          "applies_to": record.applies_to, "tags": record.tags}, where)  # fmt: skip
+    require_clean_fields(
+        {
+            "title": record.title,
+            "body": record.body,
+            "source_ref": record.source_ref,
+            "applies_to": record.applies_to,
+            "tags": record.tags,
+        },
+        where,
+    )
     require_clean(text, where, document=True)
     data = text.encode("utf-8")
     parts, fields = record_store.parse_fields(data)
@@ -303,9 +330,20 @@ def free_record_id(layout: Layout, base: str) -> str:
 # ------------------------------------------------------------------------------------------------ direct commands
 
 
-def supersede(ws: Workspace, target_id: str, *, title: str, body: str, actor: str, record_type: str | None = None,
-              scope_kind: str | None = None, visibility: str | None = None, sensitivity: str = "unknown",
-              source_kind: str | None = None, source_ref: str | None = None) -> SupersedeResult:  # fmt: skip
+def supersede(
+    ws: Workspace,
+    target_id: str,
+    *,
+    title: str,
+    body: str,
+    actor: str,
+    record_type: str | None = None,
+    scope_kind: str | None = None,
+    visibility: str | None = None,
+    sensitivity: str = "unknown",
+    source_kind: str | None = None,
+    source_ref: str | None = None,
+) -> SupersedeResult:
     """``git memzoi supersede``: replace an active, non-private record with a same-scope repo-safe record.
 
     The target keeps every byte but its ``status`` (``superseded``); the replacement (id = concept slug of the
@@ -337,20 +375,34 @@ def supersede(ws: Workspace, target_id: str, *, title: str, body: str, actor: st
         target = _direct_target(layout, target_id, scope_kind)
         now = format_timestamp(ws.clock.now())
         new_id = free_record_id(layout, okf.concept_slug(title) or target.id)
-        fields = {"id": new_id, "kind": "memory", "profile": "memzoi", "type": record_type or target.type,
-                  "lane": target.lane, "title": title.strip(), "scope": target.scope, "scope_id": target.scope_id,
-                  "visibility": visibility or target.visibility, "content_class": "general_repo_knowledge",
-                  "status": "active", "confidence": 1.0, "timestamp": now, "updated": now,
-                  "source": source_kind, "source_ref": source_ref, "supersedes": target.id,
-                  "applies_to": list(target.applies_to), "tags": list(target.tags),
-                  "retention": dict(target.retention),
-                  "origin": {"origin_key": f"owner-command:supersede:{target.id}", "route": "owner_command"}}  # fmt: skip
+        fields = {
+            "id": new_id,
+            "kind": "memory",
+            "profile": "memzoi",
+            "type": record_type or target.type,
+            "lane": target.lane,
+            "title": title.strip(),
+            "scope": target.scope,
+            "scope_id": target.scope_id,
+            "visibility": visibility or target.visibility,
+            "content_class": "general_repo_knowledge",
+            "status": "active",
+            "confidence": 1.0,
+            "timestamp": now,
+            "updated": now,
+            "source": source_kind,
+            "source_ref": source_ref,
+            "supersedes": target.id,
+            "applies_to": list(target.applies_to),
+            "tags": list(target.tags),
+            "retention": dict(target.retention),
+            "origin": {"origin_key": f"owner-command:supersede:{target.id}", "route": "owner_command"},
+        }
         rel = record_store.record_path(layout, new_id).relative_to(layout.root).as_posix()
         record = okf.record_from_fields(new_id, rel, {k: v for k, v in fields.items() if v is not None}, body)
         steps = [status_step(layout, target.id, "superseded"), record_step(layout, record)]
         written = run_steps(layout, "supersede", steps)
-        events.append(layout, "record_superseded", actor, ws.clock.now(), {"target_id": target.id},
-                      record_id=new_id)  # fmt: skip
+        events.append(layout, "record_superseded", actor, ws.clock.now(), {"target_id": target.id}, record_id=new_id)
     return SupersedeResult(new_id, target.id, written)
 
 
@@ -366,19 +418,24 @@ def tombstone(ws: Workspace, target_id: str, *, reason: str, actor: str) -> Tomb
     with guarded(layout):
         target = _direct_target(layout, target_id, None)
         written = run_steps(layout, "tombstone", [status_step(layout, target.id, "tombstoned")])
-        events.append(layout, "record_tombstoned", actor, ws.clock.now(), {"reason": reason.strip()},
-                      record_id=target.id)  # fmt: skip
+        events.append(
+            layout, "record_tombstoned", actor, ws.clock.now(), {"reason": reason.strip()}, record_id=target.id
+        )
     return TombstoneResult(target.id, written)
 
 
 def _direct_target(layout: Layout, target_id: str, scope_kind: str | None) -> Record:
     target = check_target(layout, target_id, scope_kind=None, scope_id=None, not_after=None, where="target")
     if target.visibility == "private":
-        raise TargetError(f"target: record {target_id!r} is private; private memory is not changed here",
-                          "target_private")  # fmt: skip
+        raise TargetError(
+            f"target: record {target_id!r} is private; private memory is not changed here", "target_private"
+        )
     if scope_kind is not None and scope_kind != target.scope:
-        raise TargetError(f"target: record {target_id!r} has scope {target.scope}, not {scope_kind}; a replacement "
-                          "keeps its target's scope", "target_cross_scope")  # fmt: skip
+        raise TargetError(
+            f"target: record {target_id!r} has scope {target.scope}, not {scope_kind}; a replacement "
+            "keeps its target's scope",
+            "target_cross_scope",
+        )
     return target
 
 

@@ -19,15 +19,49 @@ from typing import Any
 from git_memzoi.core import frontmatter
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import ExitCode, InputError, MemzoiError
-from git_memzoi.memzoi.records import okf_subset
-from git_memzoi.memzoi.records import vocab
+from git_memzoi.memzoi.records import okf_subset, vocab
 from git_memzoi.memzoi.records.okf import Record, RecordError, first_line, format_timestamp, parse_timestamp, scalar
 
-TOP_KEYS = ("id", "kind", "profile", "type", "lane", "title", "description", "status", "proposal", "scope", "tags",
-            "timestamp", "created_by", "sources", "supersedes", "sensitivity", "content_class", "resolution",
-            "capture", "retention", "origin", "lineage")  # fmt: skip
-REQUIRED = ("id", "kind", "profile", "type", "lane", "title", "description", "status", "proposal", "scope",
-            "timestamp", "content_class", "retention", "origin")  # fmt: skip
+TOP_KEYS = (
+    "id",
+    "kind",
+    "profile",
+    "type",
+    "lane",
+    "title",
+    "description",
+    "status",
+    "proposal",
+    "scope",
+    "tags",
+    "timestamp",
+    "created_by",
+    "sources",
+    "supersedes",
+    "sensitivity",
+    "content_class",
+    "resolution",
+    "capture",
+    "retention",
+    "origin",
+    "lineage",
+)
+REQUIRED = (
+    "id",
+    "kind",
+    "profile",
+    "type",
+    "lane",
+    "title",
+    "description",
+    "status",
+    "proposal",
+    "scope",
+    "timestamp",
+    "content_class",
+    "retention",
+    "origin",
+)
 PROPOSAL_KEYS = ("action", "proposed_by", "proposed_at", "reason", "confidence", "target")
 SCOPE_KEYS = ("kind", "id", "paths")
 SOURCE_KEYS = ("path", "url", "ref")
@@ -77,8 +111,14 @@ class SensitivityBlocked(MemzoiError):
 
     def envelope(self) -> dict[str, Any]:
         """The content-free ``--json`` error object: ``{"ok": false, "error": {code, operation, ...}}``."""
-        error = {"code": self.code, "operation": self.operation, "classification": self.classification,
-                 "sensitivity": self.classification, "message": self.message, "next_step": self.next_step}  # fmt: skip
+        error = {
+            "code": self.code,
+            "operation": self.operation,
+            "classification": self.classification,
+            "sensitivity": self.classification,
+            "message": self.message,
+            "next_step": self.next_step,
+        }
         return {"ok": False, "error": error}
 
 
@@ -163,8 +203,10 @@ def identifier_problem(value: str) -> str | None:
         return "empty id"
     for segment in value.split("/"):
         if not _ID_SEGMENT.match(segment):
-            return (f"segment {segment!r} must be lowercase ASCII letters, digits, '-' and '_', starting and "
-                    "ending with a letter or digit")  # fmt: skip
+            return (
+                f"segment {segment!r} must be lowercase ASCII letters, digits, '-' and '_', starting and "
+                "ending with a letter or digit"
+            )
     return None
 
 
@@ -338,8 +380,9 @@ def _sources(path: str, value: Any) -> tuple[Source, ...]:
         if not any(texts.values()):
             raise PacketError(path, key, "needs a non-empty path, url or ref")
         source_path = texts["path"]
-        if source_path and (source_path.startswith("/") or ".." in source_path.split("/")
-                            or re.match(r"^[A-Za-z]:", source_path)):  # fmt: skip
+        if source_path and (
+            source_path.startswith("/") or ".." in source_path.split("/") or re.match(r"^[A-Za-z]:", source_path)
+        ):
             raise PacketError(path, f"{key}.path", "must be a relative path inside the repository")
         found.append(Source(texts["path"], texts["url"], texts["ref"]))
     return tuple(found)
@@ -431,16 +474,31 @@ def project_record(packet: Packet, record_id: str, *, supersedes: str | None = N
 
     evidence = next((e for e in (s.evidence() for s in packet.sources) if e), None)
     fields: dict[str, Any] = {
-        "id": record_id, "kind": "memory", "profile": "memzoi", "type": packet.type, "lane": packet.lane,
-        "title": packet.title, "scope": packet.scope_kind, "visibility": "repo",
-        "content_class": "general_repo_knowledge", "status": "active", "confidence": 1.0,
-        "timestamp": packet.timestamp, "updated": packet.timestamp, "retention": dict(packet.retention),
-        "origin": dict(packet.origin), "proposal_id": packet.id, "applies_to": list(packet.paths),
-        "tags": list(packet.tags), "scope_id": packet.scope_id, "supersedes": supersedes,
-        "source": evidence[0] if evidence else None, "source_ref": evidence[1] if evidence else None,
+        "id": record_id,
+        "kind": "memory",
+        "profile": "memzoi",
+        "type": packet.type,
+        "lane": packet.lane,
+        "title": packet.title,
+        "scope": packet.scope_kind,
+        "visibility": "repo",
+        "content_class": "general_repo_knowledge",
+        "status": "active",
+        "confidence": 1.0,
+        "timestamp": packet.timestamp,
+        "updated": packet.timestamp,
+        "retention": dict(packet.retention),
+        "origin": dict(packet.origin),
+        "proposal_id": packet.id,
+        "applies_to": list(packet.paths),
+        "tags": list(packet.tags),
+        "scope_id": packet.scope_id,
+        "supersedes": supersedes,
+        "source": evidence[0] if evidence else None,
+        "source_ref": evidence[1] if evidence else None,
         "lineage": dict(packet.lineage) if packet.lineage is not None else None,
         "capture": compact_capture(packet.capture),
-    }  # fmt: skip
+    }
     if packet.capture is not None:
         fields["source"], fields["source_ref"] = "memzoi-capture", capture_ref(packet.capture)
     fields = {k: v for k, v in fields.items() if v is not None}
@@ -481,8 +539,9 @@ def compact_capture(capture: Mapping[str, Any] | None) -> dict[str, Any] | None:
     compact = dict(capture)
     evidence = compact.get("evidence")
     if isinstance(evidence, list):
-        compact["evidence"] = [{k: v for k, v in e.items() if k != "text"} if isinstance(e, dict) else e
-                               for e in evidence]  # fmt: skip
+        compact["evidence"] = [
+            {k: v for k, v in e.items() if k != "text"} if isinstance(e, dict) else e for e in evidence
+        ]
     return compact
 
 
@@ -491,14 +550,27 @@ def compact_capture(capture: Mapping[str, Any] | None) -> dict[str, Any] | None:
 
 def render(packet: Packet) -> str:
     """The file text of ``packet`` in the writer's key order (memzoi-spec.md §3 Writer, plus ``resolution``)."""
-    proposal = {"action": packet.action, "proposed_by": packet.proposed_by, "proposed_at": packet.proposed_at,
-                "reason": packet.reason, "confidence": packet.confidence, "target": packet.target}  # fmt: skip
+    proposal = {
+        "action": packet.action,
+        "proposed_by": packet.proposed_by,
+        "proposed_at": packet.proposed_at,
+        "reason": packet.reason,
+        "confidence": packet.confidence,
+        "target": packet.target,
+    }
     scope = {"kind": packet.scope_kind, "id": packet.scope_id, "paths": list(packet.paths) or None}
     lines = ["---"]
-    for key, value in (("id", packet.id), ("kind", "proposal"), ("profile", "memzoi"), ("type", packet.type),
-                       ("lane", packet.lane), ("title", packet.title),
-                       ("description", packet.description or first_line(packet.body)), ("status", packet.status)):
-        lines.append(f"{key}: {scalar(value)}")  # fmt: skip
+    for key, value in (
+        ("id", packet.id),
+        ("kind", "proposal"),
+        ("profile", "memzoi"),
+        ("type", packet.type),
+        ("lane", packet.lane),
+        ("title", packet.title),
+        ("description", packet.description or first_line(packet.body)),
+        ("status", packet.status),
+    ):
+        lines.append(f"{key}: {scalar(value)}")
     lines += _yaml("proposal", _present(proposal)) + _yaml("scope", _present(scope))
     if packet.tags:
         lines += _yaml("tags", list(packet.tags))

@@ -12,9 +12,8 @@ from dataclasses import dataclass
 
 from git_memzoi.core import yamlio
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi.records import okf_subset
-from git_memzoi.memzoi.records import vocab
 from git_memzoi.memzoi.proposals.packets import REPO_SAFE, Packet, identity_token
+from git_memzoi.memzoi.records import okf_subset, vocab
 
 EPOCH = "1970-01-01T00:00:00Z"
 RECEIPT_TITLE = "Redacted non-repo-safe proposal"
@@ -47,10 +46,20 @@ def preflight(file_id: str, data: bytes) -> Preflight:
     value = _unique_scalar(head, "sensitivity")
     sensitivity = value.strip() if value is not None and value.strip() in vocab.SENSITIVITIES else "unknown"
     raw_class = _unique_scalar(head, "content_class")
-    digest = _hex(b"proposal-id\0" + (raw_id if raw_id is not None else MISSING_ID).encode("utf-8")
-                  + b"\0proposal-file-id\0" + file_id.encode("utf-8") + b"\0proposal-markdown\0" + data)  # fmt: skip
-    classification = _hex(b"memzoi.rejected-proposal-classification.v1\0" + sensitivity.encode("utf-8") + b"\0"
-                          + (raw_class if raw_class is not None else "<missing>").encode("utf-8"))  # fmt: skip
+    digest = _hex(
+        b"proposal-id\0"
+        + (raw_id if raw_id is not None else MISSING_ID).encode("utf-8")
+        + b"\0proposal-file-id\0"
+        + file_id.encode("utf-8")
+        + b"\0proposal-markdown\0"
+        + data
+    )
+    classification = _hex(
+        b"memzoi.rejected-proposal-classification.v1\0"
+        + sensitivity.encode("utf-8")
+        + b"\0"
+        + (raw_class if raw_class is not None else "<missing>").encode("utf-8")
+    )
     return Preflight(file_id, raw_id, sensitivity, raw_class, digest, classification)
 
 
@@ -86,15 +95,28 @@ def _yaml_string(text: str) -> str | None:
 def receipt(pre: Preflight) -> Packet:
     """The create-shaped, repo-safe receipt that stands in for a non-repo-safe packet (no original content)."""
     receipt_id = identity_token(pre.raw_id if pre.raw_id is not None else f"missing-id:{pre.digest}")
-    body = ("Original non-repo-safe proposal content, identity, and classification were redacted before archival."
-            f"\n\nContent hash (BLAKE3): `{pre.digest}`.\n\n"
-            f"Original classification hash (BLAKE3): `{pre.classification_digest}`.")  # fmt: skip
+    body = (
+        "Original non-repo-safe proposal content, identity, and classification were redacted before archival."
+        f"\n\nContent hash (BLAKE3): `{pre.digest}`.\n\n"
+        f"Original classification hash (BLAKE3): `{pre.classification_digest}`."
+    )
     return Packet(
-        id=receipt_id, file_id=identity_token(pre.file_id), type="fact", lane="semantic", title=RECEIPT_TITLE,
-        description=RECEIPT_DESCRIPTION, body=body, action="create", proposed_by="redacted", proposed_at=EPOCH,
-        timestamp=EPOCH, sensitivity=REPO_SAFE, content_class="general_repo_knowledge", retention={},
+        id=receipt_id,
+        file_id=identity_token(pre.file_id),
+        type="fact",
+        lane="semantic",
+        title=RECEIPT_TITLE,
+        description=RECEIPT_DESCRIPTION,
+        body=body,
+        action="create",
+        proposed_by="redacted",
+        proposed_at=EPOCH,
+        timestamp=EPOCH,
+        sensitivity=REPO_SAFE,
+        content_class="general_repo_knowledge",
+        retention={},
         origin={"origin_key": f"rejected-proposal:{pre.digest}", "route": "repository_proposal"},
-    )  # fmt: skip
+    )
 
 
 def _hex(data: bytes) -> str:

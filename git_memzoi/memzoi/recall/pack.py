@@ -40,8 +40,18 @@ OMITTED_LIMIT = 10
 HEADER = "# Memzoi Context"
 MARKER = "[truncated]"
 HEAD_UNITS = 3  # "-", "[id]", "(type/provenance=…)": a record shows in the prompt when its head does
-TYPE_PRIORITY = {"risk": 9, "warning": 8, "failed_attempt": 7, "decision": 6, "procedure": 5, "preference": 4,
-                 "fact": 3, "episode": 2, "relationship": 2, "instruction_projection": 1}  # fmt: skip
+TYPE_PRIORITY = {
+    "risk": 9,
+    "warning": 8,
+    "failed_attempt": 7,
+    "decision": 6,
+    "procedure": 5,
+    "preference": 4,
+    "fact": 3,
+    "episode": 2,
+    "relationship": 2,
+    "instruction_projection": 1,
+}
 LANE_PRIORITY = {"procedural": 3, "session": 3, "semantic": 2, "episodic": 1}
 DESTINATION_PRIORITY = {"repo": 3, "local": 2, "session": 1}
 RUNTIME_SOURCE = {"local": "local memory", "session": "session memory"}
@@ -80,8 +90,16 @@ class _Candidate:
 
 
 @fresh_index
-def build(ws: Workspace, task: str, *, path: str | None = None, token_budget: int | None = None,
-          include_local: bool = False, include_session: bool = False, log: bool = True) -> ContextPack:  # fmt: skip
+def build(
+    ws: Workspace,
+    task: str,
+    *,
+    path: str | None = None,
+    token_budget: int | None = None,
+    include_local: bool = False,
+    include_session: bool = False,
+    log: bool = True,
+) -> ContextPack:
     """``git memzoi context``: the context pack for ``task`` (and ``path``) within ``token_budget`` approx_words
     (default 400; 0 gives an empty pack). Appends a ``memory.context_pack_built`` event (ids and counts).
 
@@ -90,8 +108,8 @@ def build(ws: Workspace, task: str, *, path: str | None = None, token_budget: in
             outside the repository (``path_outside_repo``, :func:`~git_memzoi.core.paths.request_path`).
     """
     from git_memzoi.core.paths import request_path
-    from git_memzoi.memzoi.records import okf
     from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.records import okf
 
     if token_budget is not None and token_budget < 0:
         raise InputError("--token-budget must be 0 or more", "bad_budget")
@@ -113,29 +131,48 @@ def build(ws: Workspace, task: str, *, path: str | None = None, token_budget: in
     now = ws.clock.now()
     payload: dict[str, Any] = {
         "id": _pack_id(now, "ctx_", [task, path, effective, requested, [c.row["id"] for c in shown]]),
-        "task": task, "prompt": prompt, "records": [c.result for c in shown],
-        "citations": [cite for c in shown for cite in c.result["citations"]], "token_budget": token_budget,
-        "policy": {"include_local": include_local, "include_session": include_session,
-                   "requested_destinations": requested,
-                   "included_destinations": [d for d in requested if any(c.row["destination"] == d for c in shown)]},
-        "budget": _budget(token_budget, effective, prompt, len(ranked), len(shown), partial is not None or
-                          len(shown) < len(selected)),
+        "task": task,
+        "prompt": prompt,
+        "records": [c.result for c in shown],
+        "citations": [cite for c in shown for cite in c.result["citations"]],
+        "token_budget": token_budget,
+        "policy": {
+            "include_local": include_local,
+            "include_session": include_session,
+            "requested_destinations": requested,
+            "included_destinations": [d for d in requested if any(c.row["destination"] == d for c in shown)],
+        },
+        "budget": _budget(
+            token_budget, effective, prompt, len(ranked), len(shown), partial is not None or len(shown) < len(selected)
+        ),
         "included": [_included(c, c is partial) for c in shown],
         "omitted": [*withheld, *(_omitted(c) for c in left_out[:OMITTED_LIMIT])],
-        "warnings": [*_warnings(shown, left_out, partial, effective, len(selected) > len(shown)),
-                     *(withheld_warning(w) for w in withheld)],
+        "warnings": [
+            *_warnings(shown, left_out, partial, effective, len(selected) > len(shown)),
+            *(withheld_warning(w) for w in withheld),
+        ],
         "next_queries": [c.row["title"] for c in left_out[:3]],
         "created_at": okf.format_timestamp(now),
-    }  # fmt: skip
+    }
     if log:
         from git_memzoi.memzoi.recall.search import log_event
 
-        log_event(ws, "memory.context_pack_built", {
-            "context_id": payload["id"], "record_ids": [c.row["id"] for c in shown], "count": len(shown),
-            "candidate_records": len(ranked), "omitted": len(left_out), "budget": effective,
-            "estimated_used": payload["budget"]["estimated_used"], "destinations": requested,
-            "suspect_ids": [c.row["id"] for c in shown if c.suspect],
-            "withheld_ids": [w["record_id"] for w in withheld]})  # fmt: skip
+        log_event(
+            ws,
+            "memory.context_pack_built",
+            {
+                "context_id": payload["id"],
+                "record_ids": [c.row["id"] for c in shown],
+                "count": len(shown),
+                "candidate_records": len(ranked),
+                "omitted": len(left_out),
+                "budget": effective,
+                "estimated_used": payload["budget"]["estimated_used"],
+                "destinations": requested,
+                "suspect_ids": [c.row["id"] for c in shown if c.suspect],
+                "withheld_ids": [w["record_id"] for w in withheld],
+            },
+        )
     return ContextPack(payload)
 
 
@@ -153,8 +190,9 @@ def _candidates(ws: Workspace, task: str, path: str | None, destinations: Sequen
             merged.setdefault(row["id"], _Candidate(row, True, result(row, task, path)))
     if path is not None:
         for destination in destinations:
-            rows = index_db.path_rows(ws.layout, destination, path, path_matches_request, now=ws.clock.now(),
-                                      limit=CANDIDATE_LIMIT)  # fmt: skip
+            rows = index_db.path_rows(
+                ws.layout, destination, path, path_matches_request, now=ws.clock.now(), limit=CANDIDATE_LIMIT
+            )
             for row in rows:
                 if row["id"] not in merged:
                     found = result(row, task, path)
@@ -180,12 +218,23 @@ def _score(c: _Candidate, path: str | None) -> None:
     fts_score = min(max(-float(row["rank"]), 0.0), 100.0) if c.fts else 0.0
     confidence = min(max(float(row["confidence"]), 0.0), 1.0)
     signals = {
-        "fts_match": c.fts, "fts_score": fts_score, "path_score": path_score,
-        "type_priority": TYPE_PRIORITY.get(row["type"], 0), "lane_priority": LANE_PRIORITY.get(row["lane"], 0),
-        "destination_priority": DESTINATION_PRIORITY.get(row["destination"], 0), "confidence": confidence,
-    }  # fmt: skip
-    score = (path_score * 10000 + signals["type_priority"] * 1000 + (500 if c.fts else 0)
-             + signals["lane_priority"] * 100 + signals["destination_priority"] * 10 + confidence * 25 + fts_score)
+        "fts_match": c.fts,
+        "fts_score": fts_score,
+        "path_score": path_score,
+        "type_priority": TYPE_PRIORITY.get(row["type"], 0),
+        "lane_priority": LANE_PRIORITY.get(row["lane"], 0),
+        "destination_priority": DESTINATION_PRIORITY.get(row["destination"], 0),
+        "confidence": confidence,
+    }
+    score = (
+        path_score * 10000
+        + signals["type_priority"] * 1000
+        + (500 if c.fts else 0)
+        + signals["lane_priority"] * 100
+        + signals["destination_priority"] * 10
+        + confidence * 25
+        + fts_score
+    )
     reasons = ["task text matched title/body"] if c.fts else []
     if path is not None:
         reasons.append("path matched requested path" if path_score else "no path match")
@@ -194,15 +243,24 @@ def _score(c: _Candidate, path: str | None) -> None:
         from git_memzoi.memzoi.recall.suspect import summary
 
         reasons.append(f"suspect, ranked below current records: {summary(c.suspect)}")
-    c.result.update(score=score, rationale="; ".join(reasons), suspect=None if c.suspect is None else dict(c.suspect),
-                    ranking={"score": score, "signals": signals, "reasons": reasons})  # fmt: skip
+    c.result.update(
+        score=score,
+        rationale="; ".join(reasons),
+        suspect=None if c.suspect is None else dict(c.suspect),
+        ranking={"score": score, "signals": signals, "reasons": reasons},
+    )
 
 
 def _order(c: _Candidate) -> tuple[Any, ...]:
     """Current records first; then score, destination priority, newest, id (memzoi-spec.md §5 step 6)."""
     signals = c.result["ranking"]["signals"]
-    return (c.suspect is not None, -c.result["score"], -signals["destination_priority"], -int(c.row["updated_us"]),
-            c.row["id"])  # fmt: skip
+    return (
+        c.suspect is not None,
+        -c.result["score"],
+        -signals["destination_priority"],
+        -int(c.row["updated_us"]),
+        c.row["id"],
+    )
 
 
 def _dedupe(ranked: Sequence[_Candidate]) -> list[_Candidate]:
@@ -228,8 +286,10 @@ def _line(c: _Candidate) -> str:
     row = c.row
     plane = "git" if row["destination"] == "repo" else "runtime"
     source = row["source_ref"] or "unknown" if row["destination"] == "repo" else RUNTIME_SOURCE[row["destination"]]
-    line = (f"- [{row['id']}] ({row['type']}/provenance={plane}/destination={row['destination']}/"
-            f"scope={row['scope_kind']}) {row['title']}: {row['body']}\n  Source: {source}")  # fmt: skip
+    line = (
+        f"- [{row['id']}] ({row['type']}/provenance={plane}/destination={row['destination']}/"
+        f"scope={row['scope_kind']}) {row['title']}: {row['body']}\n  Source: {source}"
+    )
     if c.suspect:
         reasons = ", ".join(r["reason"] for r in c.suspect["reasons"])
         line += f"\n  Suspect: {reasons}; re-verify before relying on it"
@@ -276,48 +336,81 @@ def _render(selected: Sequence[_Candidate], budget: int) -> tuple[str, list[_Can
     return f"{units.cut(prompt, end)}\n{MARKER}", shown, partial
 
 
-def _budget(requested: int | None, effective: int, prompt: str, candidates: int, selected: int,
-            truncated: bool) -> dict[str, Any]:  # fmt: skip
+def _budget(
+    requested: int | None, effective: int, prompt: str, candidates: int, selected: int, truncated: bool
+) -> dict[str, Any]:
     used = units.estimate(prompt)
-    return {"requested": requested, "effective": effective, "used": used, "unit": units.UNIT,
-            "estimated_used": used, "estimate_unit": units.UNIT, "estimator": units.ESTIMATOR,
-            "candidate_records": candidates, "selected_records": selected, "rendered_words": used,
-            "truncated": truncated}  # fmt: skip
+    return {
+        "requested": requested,
+        "effective": effective,
+        "used": used,
+        "unit": units.UNIT,
+        "estimated_used": used,
+        "estimate_unit": units.UNIT,
+        "estimator": units.ESTIMATOR,
+        "candidate_records": candidates,
+        "selected_records": selected,
+        "rendered_words": used,
+        "truncated": truncated,
+    }
 
 
 def _included(c: _Candidate, partial: bool) -> dict[str, Any]:
     result, row = c.result, c.row
     paths = result["paths"]
     return {
-        "record_id": row["id"], "title": row["title"], "type": row["type"], "lane": row["lane"],
-        "scope_kind": row["scope_kind"], "path": paths[0]["path"] if paths else None,
-        "citation": result["citations"][0], "provenance": result["citations"][0]["provenance"],
-        "destination": row["destination"], "score": result["score"], "rationale": result["rationale"],
-        "estimated_size": c.estimate, "truncated": partial, "suspect": result["suspect"],
-    }  # fmt: skip
+        "record_id": row["id"],
+        "title": row["title"],
+        "type": row["type"],
+        "lane": row["lane"],
+        "scope_kind": row["scope_kind"],
+        "path": paths[0]["path"] if paths else None,
+        "citation": result["citations"][0],
+        "provenance": result["citations"][0]["provenance"],
+        "destination": row["destination"],
+        "score": result["score"],
+        "rationale": result["rationale"],
+        "estimated_size": c.estimate,
+        "truncated": partial,
+        "suspect": result["suspect"],
+    }
 
 
 def _omitted(c: _Candidate) -> dict[str, Any]:
     row = c.row
-    return {"record_id": row["id"], "title": row["title"], "type": row["type"], "lane": row["lane"],
-            "destination": row["destination"], "estimated_size": c.estimate or units.record_estimate(
-                row["title"], row["body"]), "reason": "budget_exceeded"}  # fmt: skip
+    return {
+        "record_id": row["id"],
+        "title": row["title"],
+        "type": row["type"],
+        "lane": row["lane"],
+        "destination": row["destination"],
+        "estimated_size": c.estimate or units.record_estimate(row["title"], row["body"]),
+        "reason": "budget_exceeded",
+    }
 
 
-def _warnings(shown: Sequence[_Candidate], left_out: Sequence[_Candidate], partial: _Candidate | None, budget: int,
-              cut_whole: bool) -> list[str]:  # fmt: skip
+def _warnings(
+    shown: Sequence[_Candidate],
+    left_out: Sequence[_Candidate],
+    partial: _Candidate | None,
+    budget: int,
+    cut_whole: bool,
+) -> list[str]:
     from git_memzoi.memzoi.recall.suspect import summary
 
-    out = [f"suspect memory {c.row['id']} is ranked below current records: {summary(c.suspect)}"
-           for c in shown if c.suspect]  # fmt: skip
+    out = [
+        f"suspect memory {c.row['id']} is ranked below current records: {summary(c.suspect)}"
+        for c in shown
+        if c.suspect
+    ]
     if partial is not None:
-        out.append(f"the prompt was cut to the budget of {budget} {units.UNIT}: {partial.row['id']} is only partly "
-                   f"included")  # fmt: skip
+        out.append(
+            f"the prompt was cut to the budget of {budget} {units.UNIT}: {partial.row['id']} is only partly included"
+        )
     elif cut_whole and not shown:
         out.append(f"the budget of {budget} {units.UNIT} is too small for any record: the pack is empty")
     if left_out:
-        out.append(f"{len(left_out)} relevant record(s) did not fit the budget of {budget} {units.UNIT}; "
-                   "see omitted")  # fmt: skip
+        out.append(f"{len(left_out)} relevant record(s) did not fit the budget of {budget} {units.UNIT}; see omitted")
     return out
 
 
@@ -349,14 +442,23 @@ class Handoff:
         lines = ["# Memzoi Handoff", f"Task: {p['task']}"]
         if p["path_prefix"]:
             lines.append(f"Path: {p['path_prefix']}")
-        lines.append(f"Proposal inbox: {inbox['open_total']} open ({inbox['pending']} pending, "
-                     f"{inbox['validated']} validated, {inbox['approved']} approved)")  # fmt: skip
+        lines.append(
+            f"Proposal inbox: {inbox['open_total']} open ({inbox['pending']} pending, "
+            f"{inbox['validated']} validated, {inbox['approved']} approved)"
+        )
         return "\n".join(lines) + "\n\n" + p["context"]["prompt"]
 
 
 @fresh_index
-def handoff(ws: Workspace, *, task: str | None = None, path: str | None = None, token_budget: int | None = None,
-            include_local: bool = False, include_session: bool = False) -> Handoff:  # fmt: skip
+def handoff(
+    ws: Workspace,
+    *,
+    task: str | None = None,
+    path: str | None = None,
+    token_budget: int | None = None,
+    include_local: bool = False,
+    include_session: bool = False,
+) -> Handoff:
     """The compact pack for handing work to another agent: the context pack of ``task`` (or ``Handoff for path
     <path>``) and the open proposal counts of :func:`git_memzoi.memzoi.proposals.inbox.inbox_counts`.
 
@@ -373,15 +475,26 @@ def handoff(ws: Workspace, *, task: str | None = None, path: str | None = None, 
     if not task and not path:
         raise InputError("handoff needs --task or --path", "bad_usage")
     task = task or f"Handoff for path {path}"
-    pack = build(ws, task, path=path, token_budget=token_budget, include_local=include_local,
-                 include_session=include_session)  # fmt: skip
+    pack = build(
+        ws, task, path=path, token_budget=token_budget, include_local=include_local, include_session=include_session
+    )
     counts = inbox.inbox_counts(ws.layout)
     now = ws.clock.now()
     payload = {
-        "id": _pack_id(now, "handoff_", [pack.payload["id"], counts]), "task": task, "path_prefix": path,
-        "token_budget": token_budget, "include_local": include_local, "include_session": include_session,
-        "proposal_inbox": {"source": "files", "open_total": counts["open"], "pending": counts["pending"],
-                           "validated": counts["validated"], "approved": counts["approved"]},
-        "context": pack.to_json(), "created_at": okf.format_timestamp(now),
-    }  # fmt: skip
+        "id": _pack_id(now, "handoff_", [pack.payload["id"], counts]),
+        "task": task,
+        "path_prefix": path,
+        "token_budget": token_budget,
+        "include_local": include_local,
+        "include_session": include_session,
+        "proposal_inbox": {
+            "source": "files",
+            "open_total": counts["open"],
+            "pending": counts["pending"],
+            "validated": counts["validated"],
+            "approved": counts["approved"],
+        },
+        "context": pack.to_json(),
+        "created_at": okf.format_timestamp(now),
+    }
     return Handoff(payload)

@@ -64,8 +64,15 @@ class _Hit:
 
 
 @fresh_index
-def precheck(ws: Workspace, *, path: str | None = None, action: str | None = None, command: str | None = None,
-             scope_kind: str | None = None, log: bool = True) -> PrecheckResult:  # fmt: skip
+def precheck(
+    ws: Workspace,
+    *,
+    path: str | None = None,
+    action: str | None = None,
+    command: str | None = None,
+    scope_kind: str | None = None,
+    log: bool = True,
+) -> PrecheckResult:
     """The governance memories that apply to a planned change at ``path`` and/or to ``action``/``command``.
 
     Each warning is ``{id: "warn_<record id>", record_id, message: "<title>: <body>", severity (risk high,
@@ -76,8 +83,8 @@ def precheck(ws: Workspace, *, path: str | None = None, action: str | None = Non
         InputError: none of path, action, command (``bad_usage``); an unknown scope kind; a path outside the
             repository (``path_outside_repo``).
     """
-    from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.search import check_filters, log_event, search_rows, withhold
 
     path = request_path(path, ws.layout.root)
@@ -87,8 +94,15 @@ def precheck(ws: Workspace, *, path: str | None = None, action: str | None = Non
     filters = check_filters(scope_kind=scope_kind)
     hits: dict[str, _Hit] = {}
     if path is not None:
-        for row in index_db.path_rows(ws.layout, "repo", path, path_matches_request, now=ws.clock.now(),
-                                      types=tuple(GOVERNANCE), scope_kind=scope_kind):  # fmt: skip
+        for row in index_db.path_rows(
+            ws.layout,
+            "repo",
+            path,
+            path_matches_request,
+            now=ws.clock.now(),
+            types=tuple(GOVERNANCE),
+            scope_kind=scope_kind,
+        ):
             score, best = best_path(json.loads(row["applies_to"]), path)
             hits[row["id"]] = _Hit(row, score, best)
     if query:
@@ -99,21 +113,39 @@ def precheck(ws: Workspace, *, path: str | None = None, action: str | None = Non
     ordered = sorted(hits.values(), key=_order)[:MAX_WARNINGS]
     withheld = {w["record_id"]: w for w in withhold(ws.layout, [h.row for h in ordered])[1]}
     suspects = suspect.assess(ws, [h.row for h in ordered if h.row["id"] not in withheld])
-    warnings = tuple(_withheld_warning(h.row, withheld[h.row["id"]]) if h.row["id"] in withheld
-                     else _warning(h, path, suspects.get(h.row["id"])) for h in ordered)  # fmt: skip
+    warnings = tuple(
+        _withheld_warning(h.row, withheld[h.row["id"]])
+        if h.row["id"] in withheld
+        else _warning(h, path, suspects.get(h.row["id"]))
+        for h in ordered
+    )
     if log:
-        log_event(ws, "memory.precheck_ran", {
-            "inputs": [k for k, v in (("path", path), ("action", action), ("command", command)) if v and v.strip()],
-            "scope_kind": scope_kind, "count": len(warnings), "warning_ids": [w["id"] for w in warnings],
-            "record_ids": [w["record_id"] for w in warnings],
-            "suspect_ids": [w["record_id"] for w in warnings if w["suspect"]]})  # fmt: skip
+        log_event(
+            ws,
+            "memory.precheck_ran",
+            {
+                "inputs": [k for k, v in (("path", path), ("action", action), ("command", command)) if v and v.strip()],
+                "scope_kind": scope_kind,
+                "count": len(warnings),
+                "warning_ids": [w["id"] for w in warnings],
+                "record_ids": [w["record_id"] for w in warnings],
+                "suspect_ids": [w["record_id"] for w in warnings if w["suspect"]],
+            },
+        )
     return PrecheckResult(warnings, tuple(withheld.values()))
 
 
 def _order(h: _Hit) -> tuple[Any, ...]:
     row = h.row
-    return (-h.path_score, h.lexical is None, -(h.lexical or 0.0), -GOVERNANCE[row["type"]], -float(row["confidence"]),
-            -int(row["updated_us"]), row["id"])  # fmt: skip
+    return (
+        -h.path_score,
+        h.lexical is None,
+        -(h.lexical or 0.0),
+        -GOVERNANCE[row["type"]],
+        -float(row["confidence"]),
+        -int(row["updated_us"]),
+        row["id"],
+    )
 
 
 def _warning(h: _Hit, path: str | None, suspect: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -127,24 +159,41 @@ def _warning(h: _Hit, path: str | None, suspect: Mapping[str, Any] | None) -> di
     if suspect is not None:
         step += SUSPECT_STEP.format(reasons=", ".join(r["reason"] for r in suspect["reasons"]))
     return {
-        "id": f"warn_{row['id']}", "record_id": row["id"], "message": f"{row['title']}: {row['body']}",
-        "severity": SEVERITY.get(row["type"], "info"), "citations": [cited], "suggested_next_step": step,
+        "id": f"warn_{row['id']}",
+        "record_id": row["id"],
+        "message": f"{row['title']}: {row['body']}",
+        "severity": SEVERITY.get(row["type"], "info"),
+        "citations": [cited],
+        "suggested_next_step": step,
         "suspect": None if suspect is None else dict(suspect),
-    }  # fmt: skip
+    }
 
 
 def _withheld_warning(row: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
     """The warning of a record holding a credential: its place, id, type and severity, nothing of its text (its
     citation has no source_ref and no path, which the record could hold too)."""
     cited = {
-        "record_id": row["id"], "memory_type": row["type"], "scope_kind": row["scope_kind"], "provenance": "git",
-        "plane": "git", "destination": row["destination"], "visibility": row["visibility"],
-        "source_kind": row["source_kind"], "source_ref": None, "path": None,
-    }  # fmt: skip
-    message = (f"[withheld] its {entry['field']} holds a credential ({entry['rule']}; not printed); remove it from "
-               f"{entry['path']}")  # fmt: skip
+        "record_id": row["id"],
+        "memory_type": row["type"],
+        "scope_kind": row["scope_kind"],
+        "provenance": "git",
+        "plane": "git",
+        "destination": row["destination"],
+        "visibility": row["visibility"],
+        "source_kind": row["source_kind"],
+        "source_ref": None,
+        "path": None,
+    }
+    message = (
+        f"[withheld] its {entry['field']} holds a credential ({entry['rule']}; not printed); remove it from "
+        f"{entry['path']}"
+    )
     return {
-        "id": f"warn_{row['id']}", "record_id": row["id"], "message": message,
-        "severity": SEVERITY.get(row["type"], "info"), "citations": [cited],
-        "suggested_next_step": WITHHELD_STEP, "suspect": None,
-    }  # fmt: skip
+        "id": f"warn_{row['id']}",
+        "record_id": row["id"],
+        "message": message,
+        "severity": SEVERITY.get(row["type"], "info"),
+        "citations": [cited],
+        "suggested_next_step": WITHHELD_STEP,
+        "suspect": None,
+    }

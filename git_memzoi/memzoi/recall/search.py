@@ -36,14 +36,14 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from git_memzoi.core.paths import request_path
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi.recall.index import db as index_db
-from git_memzoi.memzoi.records import vocab
 from git_memzoi.memzoi.recall.budget import UNSPACED
+from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.recall.pathmatch import citation_path, path_matches_request
+from git_memzoi.memzoi.records import vocab
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi.workspace import Workspace
     from git_memzoi.memzoi.layout import Layout
+    from git_memzoi.memzoi.workspace import Workspace
 
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
 MAX_TERMS = 64
@@ -76,9 +76,16 @@ class SearchResponse:
 
     def to_json(self) -> dict[str, Any]:
         """The ``search --json`` object."""
-        return {"query": self.query, "destination": self.destination, "limit": self.limit,
-                "filters": dict(self.filters), "path": self.path, "results": list(self.results),
-                "withheld": [dict(w) for w in self.withheld], "warnings": self.warnings}  # fmt: skip
+        return {
+            "query": self.query,
+            "destination": self.destination,
+            "limit": self.limit,
+            "filters": dict(self.filters),
+            "path": self.path,
+            "results": list(self.results),
+            "withheld": [dict(w) for w in self.withheld],
+            "warnings": self.warnings,
+        }
 
 
 def terms(text: str) -> list[str]:
@@ -103,8 +110,13 @@ def fts_expression(phrases: Sequence[str], operator: str = "OR") -> str | None:
     return f" {operator} ".join(quoted)
 
 
-def check_filters(*, scope_kind: str | None = None, memory_type: str | None = None, lane: str | None = None,
-                  scope_id: str | None = None) -> dict[str, str]:  # fmt: skip
+def check_filters(
+    *,
+    scope_kind: str | None = None,
+    memory_type: str | None = None,
+    lane: str | None = None,
+    scope_id: str | None = None,
+) -> dict[str, str]:
     """The index filters of the given values.
 
     Raises:
@@ -112,8 +124,11 @@ def check_filters(*, scope_kind: str | None = None, memory_type: str | None = No
             or an empty scope id (``invalid_scope_id``).
     """
     filters: dict[str, str] = {}
-    for key, value, allowed in (("scope_kind", scope_kind, vocab.SCOPE_KINDS), ("type", memory_type, vocab.TYPES),
-                                ("lane", lane, vocab.LANES)):  # fmt: skip
+    for key, value, allowed in (
+        ("scope_kind", scope_kind, vocab.SCOPE_KINDS),
+        ("type", memory_type, vocab.TYPES),
+        ("lane", lane, vocab.LANES),
+    ):
         if value is not None:
             if value not in allowed:
                 code = "invalid_type" if key == "type" else f"invalid_{key}"
@@ -137,8 +152,15 @@ def effective_limit(limit: int) -> int:
     return min(limit or DEFAULT_LIMIT, MAX_LIMIT)
 
 
-def search_rows(ws: Workspace, query: str, *, destination: str = "repo", filters: Mapping[str, str] | None = None,
-                path: str | None = None, limit: int = DEFAULT_LIMIT) -> list[dict[str, Any]]:  # fmt: skip
+def search_rows(
+    ws: Workspace,
+    query: str,
+    *,
+    destination: str = "repo",
+    filters: Mapping[str, str] | None = None,
+    path: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+) -> list[dict[str, Any]]:
     """Index rows of current records of ``destination`` matching ``query``, best first (see the module rule).
 
     Each row carries ``rank`` (bm25). ``limit`` is taken as given (callers apply :func:`effective_limit`).
@@ -162,8 +184,9 @@ def search_rows(ws: Workspace, query: str, *, destination: str = "repo", filters
     return (first + [row for row in rest if row["rowid"] not in taken])[:limit]
 
 
-def result(row: Mapping[str, Any], query: str, requested_path: str | None,
-           suspect: Mapping[str, Any] | None = None) -> dict[str, Any]:  # fmt: skip
+def result(
+    row: Mapping[str, Any], query: str, requested_path: str | None, suspect: Mapping[str, Any] | None = None
+) -> dict[str, Any]:
     """The §4 result object of one index row: record JSON, ``score = -bm25`` (0 without a rank), snippet,
     rationale, ``ranking: None``, paths, one citation, and ``suspect`` (``None`` when not suspect)."""
     from git_memzoi.memzoi.recall.index import db as index_db
@@ -174,12 +197,15 @@ def result(row: Mapping[str, Any], query: str, requested_path: str | None,
     snippet = record["title"] if lowered and lowered in record["title"].lower() else record["body"][:240]
     rank = row.get("rank")
     return {
-        "record": record, "score": 0.0 if rank is None else -float(rank), "snippet": snippet,
-        "rationale": RATIONALE, "ranking": None,
+        "record": record,
+        "score": 0.0 if rank is None else -float(rank),
+        "snippet": snippet,
+        "rationale": RATIONALE,
+        "ranking": None,
         "paths": [{"path": p, "symbol": None, "line_start": None, "line_end": None} for p in paths],
         "citations": [citation(record, citation_path(paths, requested_path))],
         "suspect": None if suspect is None else dict(suspect),
-    }  # fmt: skip
+    }
 
 
 def citation(record: Mapping[str, Any], path: str | None) -> dict[str, Any]:
@@ -187,18 +213,25 @@ def citation(record: Mapping[str, Any], path: str | None) -> dict[str, Any]:
     for local and session ones."""
     plane = "git" if record["destination"] == "repo" else "runtime"
     out = {
-        "record_id": record["id"], "memory_type": record["memory_type"], "scope_kind": record["scope_kind"],
-        "provenance": plane, "plane": plane, "destination": record["destination"],
-        "visibility": record["visibility"], "source_kind": record["source_kind"], "source_ref": record["source_ref"],
+        "record_id": record["id"],
+        "memory_type": record["memory_type"],
+        "scope_kind": record["scope_kind"],
+        "provenance": plane,
+        "plane": plane,
+        "destination": record["destination"],
+        "visibility": record["visibility"],
+        "source_kind": record["source_kind"],
+        "source_ref": record["source_ref"],
         "path": path,
-    }  # fmt: skip
+    }
     if "capture" in record:
         out["capture"] = record["capture"]
     return out
 
 
-def withhold(layout: Layout, rows: Sequence[Mapping[str, Any]], *,
-             sized: bool = False) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:  # fmt: skip
+def withhold(
+    layout: Layout, rows: Sequence[Mapping[str, Any]], *, sized: bool = False
+) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
     """Split index rows into those safe to show and those holding a credential (a hand-edited record file, one
     pulled from a commit made with ``--no-verify``): ``search``, ``precheck`` and ``context`` withhold alike.
 
@@ -223,14 +256,27 @@ def withhold(layout: Layout, rows: Sequence[Mapping[str, Any]], *,
         found = secrets.first_credentials([fields[n] for n in missing])
         for n, hit in zip(missing, found, strict=True):
             hits[n] = None if hit is None else (hit[0], hit[1].rule)
-        index_db.remember_screened(layout, [(key, *(hits[n] or (None, None))) for n in missing
-                                            if (key := keys[n]) is not None])  # fmt: skip
+        index_db.remember_screened(
+            layout, [(key, *(hits[n] or (None, None))) for n in missing if (key := keys[n]) is not None]
+        )
     kept = [row for row, hit in zip(rows, hits, strict=True) if hit is None]
     size = {"estimated_size": 0} if sized else {}
-    withheld = [{"record_id": row["id"], "title": "[withheld]", "type": row["type"], "lane": row["lane"],
-                 "destination": row["destination"], **size, "reason": "prohibited_content_detected",
-                 "rule": hit[1], "field": hit[0], "path": row["path"]}
-                for row, hit in zip(rows, hits, strict=True) if hit is not None]  # fmt: skip
+    withheld = [
+        {
+            "record_id": row["id"],
+            "title": "[withheld]",
+            "type": row["type"],
+            "lane": row["lane"],
+            "destination": row["destination"],
+            **size,
+            "reason": "prohibited_content_detected",
+            "rule": hit[1],
+            "field": hit[0],
+            "path": row["path"],
+        }
+        for row, hit in zip(rows, hits, strict=True)
+        if hit is not None
+    ]
     return kept, sorted(withheld, key=lambda w: (w["destination"], w["record_id"]))
 
 
@@ -246,8 +292,10 @@ def _scanned(row: Mapping[str, Any]) -> dict[str, object]:
 
 def withheld_warning(entry: Mapping[str, Any]) -> str:
     """The warning naming a withheld record (the wording of ``context``'s)."""
-    return (f"memory {entry['record_id']} was left out: its {entry['field']} holds a credential ({entry['rule']}; "
-            f"not printed); remove it from {entry['path']}")  # fmt: skip
+    return (
+        f"memory {entry['record_id']} was left out: its {entry['field']} holds a credential ({entry['rule']}; "
+        f"not printed); remove it from {entry['path']}"
+    )
 
 
 T = TypeVar("T")
@@ -265,9 +313,19 @@ def fresh_index(func: Callable[..., T]) -> Callable[..., T]:
 
 
 @fresh_index
-def search(ws: Workspace, query: str, *, scope_kind: str | None = None, scope_id: str | None = None,
-           memory_type: str | None = None, lane: str | None = None, path: str | None = None,
-           limit: int = DEFAULT_LIMIT, destination: str = "repo", log: bool = True) -> SearchResponse:  # fmt: skip
+def search(
+    ws: Workspace,
+    query: str,
+    *,
+    scope_kind: str | None = None,
+    scope_id: str | None = None,
+    memory_type: str | None = None,
+    lane: str | None = None,
+    path: str | None = None,
+    limit: int = DEFAULT_LIMIT,
+    destination: str = "repo",
+    log: bool = True,
+) -> SearchResponse:
     """``git memzoi search``: current records of ``destination`` (repo unless a caller opts in) matching
     ``query``, best first, each marked ``suspect`` when its memkeep envelope is stale.
 
@@ -289,8 +347,11 @@ def search(ws: Workspace, query: str, *, scope_kind: str | None = None, scope_id
     suspects = suspect.assess(ws, rows)
     results = tuple(result(row, query, path, suspects.get(row["id"])) for row in rows)
     if log:
-        log_event(ws, "memory.searched", {"destination": destination, "count": len(results),
-                                           "result_ids": [r["record"]["id"] for r in results]})  # fmt: skip
+        log_event(
+            ws,
+            "memory.searched",
+            {"destination": destination, "count": len(results), "result_ids": [r["record"]["id"] for r in results]},
+        )
     return SearchResponse(query, destination, limit, filters, path, results, tuple(withheld))
 
 

@@ -91,15 +91,13 @@ def _entries(ws: Workspace, current: Mapping[str, Mapping[str, Any]]) -> list[En
             fields["verified_at"] = fields["verified_at"][:10]  # a timestamp's date, as memkeep reads dates
         explains = _ids(env.get("explains"))
         if explains is not None:  # keep a malformed value as is: memkeep reports the entry as unchecked
-            fields["explains"] = [d for d in explains if envelope(current.get(d, {})) is not None
-                                  or d not in current]  # fmt: skip
+            fields["explains"] = [d for d in explains if envelope(current.get(d, {})) is not None or d not in current]
             withdrawn.update(d for d in fields["explains"] if d not in current and _exists(ws, d))
         elif "explains" in env:
             fields["explains"] = env["explains"]
         entries.append(Entry(row["path"], fields, row["body"], 1, record_id))
     for record_id in sorted(withdrawn):
-        entries.append(Entry(f".memzoi/records/{record_id}.md", {"id": record_id, "status": "stale"}, "", 1,
-                             record_id))  # fmt: skip
+        entries.append(Entry(f".memzoi/records/{record_id}.md", {"id": record_id, "status": "stale"}, "", 1, record_id))
     return entries
 
 

@@ -21,12 +21,45 @@ from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import vocab
 
 EXTENSION_KEY = "memkeep"
-REQUIRED = ("id", "kind", "profile", "type", "lane", "title", "scope", "visibility", "content_class", "status",
-            "confidence", "timestamp", "retention", "origin")  # fmt: skip
-OPTIONAL = ("description", "scope_id", "updated", "source", "source_ref", "proposal_id", "supersedes", "applies_to",
-            "tags", "lineage", "capture", "materialization", EXTENSION_KEY)  # fmt: skip
-RETENTION_KEYS = ("occurred_at", "started_at", "last_continued_at", "closed_at", "explicit_expires_at",
-                  "episodic_extension")  # fmt: skip
+REQUIRED = (
+    "id",
+    "kind",
+    "profile",
+    "type",
+    "lane",
+    "title",
+    "scope",
+    "visibility",
+    "content_class",
+    "status",
+    "confidence",
+    "timestamp",
+    "retention",
+    "origin",
+)
+OPTIONAL = (
+    "description",
+    "scope_id",
+    "updated",
+    "source",
+    "source_ref",
+    "proposal_id",
+    "supersedes",
+    "applies_to",
+    "tags",
+    "lineage",
+    "capture",
+    "materialization",
+    EXTENSION_KEY,
+)
+RETENTION_KEYS = (
+    "occurred_at",
+    "started_at",
+    "last_continued_at",
+    "closed_at",
+    "explicit_expires_at",
+    "episodic_extension",
+)
 MEMKEEP_KEYS = ("anchor", "scope", "verified_at", "ttl_days", "explains", "evidence")
 _SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
 _PLAIN = re.compile(r"^[A-Za-z0-9._/-]+$")
@@ -90,7 +123,9 @@ def concept_id_problem(concept_id: str) -> str | None:
         return "empty id"
     for segment in concept_id.split("/"):
         if not _SEGMENT.match(segment):
-            return f"segment {segment!r} must be lowercase ASCII letters, digits and '-', starting and ending alphanumeric"
+            return (
+                f"segment {segment!r} must be lowercase ASCII letters, digits and '-', starting and ending alphanumeric"
+            )
     return None
 
 
@@ -115,7 +150,7 @@ def parse_timestamp(value: Any) -> dt.datetime | None:
 
 def format_timestamp(value: dt.datetime) -> str:
     """``value`` as RFC 3339 in UTC with a ``Z`` (whole seconds unless it has microseconds)."""
-    utc = value.astimezone(dt.timezone.utc)
+    utc = value.astimezone(dt.UTC)
     text = utc.isoformat().replace("+00:00", "Z")
     return text
 
@@ -306,16 +341,25 @@ def render(record: Record) -> str:
     """The file text of a new record in the writer's key order (memzoi-spec.md §2.5)."""
     lines = [
         "---",
-        _kv("id", record.id), _kv("kind", "memory"), _kv("profile", "memzoi"), _kv("type", record.type),
-        _kv("lane", record.lane), _kv("title", record.title),
+        _kv("id", record.id),
+        _kv("kind", "memory"),
+        _kv("profile", "memzoi"),
+        _kv("type", record.type),
+        _kv("lane", record.lane),
+        _kv("title", record.title),
         _kv("description", record.description if record.description is not None else first_line(record.body)),
-        _kv("timestamp", record.timestamp), _kv("updated", record.updated_at), _kv("status", record.status),
+        _kv("timestamp", record.timestamp),
+        _kv("updated", record.updated_at),
+        _kv("status", record.status),
         _kv("scope", record.scope),
-    ]  # fmt: skip
+    ]
     if record.scope_id:
         lines.append(_kv("scope_id", record.scope_id))
-    lines += [_kv("visibility", record.visibility), _kv("content_class", record.content_class),
-              f"confidence: {format_confidence(record.confidence)}"]  # fmt: skip
+    lines += [
+        _kv("visibility", record.visibility),
+        _kv("content_class", record.content_class),
+        f"confidence: {format_confidence(record.confidence)}",
+    ]
     for key in ("source", "source_ref", "proposal_id"):
         if getattr(record, key) is not None:
             lines.append(_kv(key, getattr(record, key)))

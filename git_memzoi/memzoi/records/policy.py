@@ -72,7 +72,7 @@ def read_mode(path: Path) -> str | None:
     if mode is None:
         return None
     if mode not in MODES:
-        raise PolicyError(f"{path}: [workflow] proposal_approval must be \"auto\" or \"manual\", not {mode!r}")
+        raise PolicyError(f'{path}: [workflow] proposal_approval must be "auto" or "manual", not {mode!r}')
     return str(mode)
 
 
@@ -100,6 +100,6 @@ def resolve(repo_config: Path, memzoi_home: Path | None, override: str | None = 
         policy = ApprovalPolicy(mode, "repo", str(repo_config))
     if override is not None:
         if override not in MODES:
-            raise PolicyError(f"approval override must be \"auto\" or \"manual\", not {override!r}")
+            raise PolicyError(f'approval override must be "auto" or "manual", not {override!r}')
         policy = ApprovalPolicy(override, "override")
     return policy

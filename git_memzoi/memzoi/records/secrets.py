@@ -30,12 +30,31 @@ if TYPE_CHECKING:
 
 # detect-secrets plugins that match a token's own shape; the entropy and keyword plugins flag commit ids and
 # prose in memory files, so they are left out
-SECRET_PLUGINS = ("AWSKeyDetector", "ArtifactoryDetector", "AzureStorageKeyDetector", "BasicAuthDetector",
-                  "CloudantDetector", "DiscordBotTokenDetector", "GitHubTokenDetector", "GitLabTokenDetector",
-                  "IbmCloudIamDetector", "IbmCosHmacDetector", "JwtTokenDetector", "MailchimpDetector", "NpmDetector",
-                  "OpenAIDetector", "PrivateKeyDetector", "PypiTokenDetector", "SendGridDetector", "SlackDetector",
-                  "SoftlayerDetector", "SquareOAuthDetector", "StripeDetector", "TelegramBotTokenDetector",
-                  "TwilioKeyDetector")  # fmt: skip
+SECRET_PLUGINS = (
+    "AWSKeyDetector",
+    "ArtifactoryDetector",
+    "AzureStorageKeyDetector",
+    "BasicAuthDetector",
+    "CloudantDetector",
+    "DiscordBotTokenDetector",
+    "GitHubTokenDetector",
+    "GitLabTokenDetector",
+    "IbmCloudIamDetector",
+    "IbmCosHmacDetector",
+    "JwtTokenDetector",
+    "MailchimpDetector",
+    "NpmDetector",
+    "OpenAIDetector",
+    "PrivateKeyDetector",
+    "PypiTokenDetector",
+    "SendGridDetector",
+    "SlackDetector",
+    "SoftlayerDetector",
+    "SquareOAuthDetector",
+    "StripeDetector",
+    "TelegramBotTokenDetector",
+    "TwilioKeyDetector",
+)
 # rule names of the personal-data and transcript kinds (the rest are credentials)
 PERSONAL = frozenset({"email_address", "phone_number"})
 TRANSCRIPT = frozenset({"raw_transcript", "prompt_injection"})
@@ -50,13 +69,17 @@ _PLACEHOLDER = re.compile(
     r"(?i)^(?:\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|<[^>]*>|\{\{[^}]*\}\}|%\([^)]*\)s|\*+|x{4,}|\.{3,}|…)$"
     r"|example|placeholder|changeme|redacted|your[_-]|dummy|<|\$\{"
 )
-_EMAIL = re.compile(r"(?<![A-Za-z0-9._%+-])(?P<local>[A-Za-z0-9._%+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
-                    r"(?![A-Za-z0-9-])")  # fmt: skip
+_EMAIL = re.compile(
+    r"(?<![A-Za-z0-9._%+-])(?P<local>[A-Za-z0-9._%+-]+)@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}"
+    r"(?![A-Za-z0-9-])"
+)
 _PHONE = re.compile(
     r"(?<![\w+.-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\w.-])"
     r"|(?<![\w+])\+\d{1,3}(?:[ .-]\d{2,5}){2,4}(?![\w.-])"
 )
-_SPEAKER = re.compile(r"^\s*(?:[-*>]\s*)?(?:\*\*)?(?P<who>user|human|assistant|ai|system)(?:\*\*)?\s*:\s*\S", re.IGNORECASE)
+_SPEAKER = re.compile(
+    r"^\s*(?:[-*>]\s*)?(?:\*\*)?(?P<who>user|human|assistant|ai|system)(?:\*\*)?\s*:\s*\S", re.IGNORECASE
+)
 _INJECTION = re.compile(r"(?i)\bignore (?:all )?(?:the )?previous instructions\b")
 _NOT_PEOPLE = ("git", "noreply", "no-reply")
 
@@ -361,8 +384,9 @@ def refusal(where: str, place: str, rule: str, *, private: bool = False) -> Inpu
     from git_memzoi.errors import InputError
 
     why = PRIVATE_REFUSAL if private else REFUSAL
-    return InputError(f"{where}: {place} holds a credential ({rule}; not printed): remove it, {why}",
-                      "prohibited_content_detected")  # fmt: skip
+    return InputError(
+        f"{where}: {place} holds a credential ({rule}; not printed): remove it, {why}", "prohibited_content_detected"
+    )
 
 
 def first_in_files(files: Sequence[tuple[str, str]]) -> list[tuple[str, Finding]]:
@@ -375,8 +399,9 @@ def first_in_files(files: Sequence[tuple[str, str]]) -> list[tuple[str, Finding]
         ``(path, finding)`` per file with a credential rule match; the finding's line is the file's own line.
     """
     texts = [text for _, text in files]
-    return [(path, found[0]) for (path, _), found in zip(files, classify_all(texts, personal=False), strict=True)
-            if found]  # fmt: skip
+    return [
+        (path, found[0]) for (path, _), found in zip(files, classify_all(texts, personal=False), strict=True) if found
+    ]
 
 
 def require_clean_fields(fields: Mapping[str, object], where: str, *, private: bool = False) -> None:

@@ -18,8 +18,8 @@ from typing import Any
 
 from git_memzoi.core import frontmatter
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi.records import okf_subset
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.records import okf_subset
 from git_memzoi.memzoi.records.okf import Record, RecordError, concept_id_problem, record_from_fields, scalar
 
 MAX_RECORD_BYTES = 256 * 1024

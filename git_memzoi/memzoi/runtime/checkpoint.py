@@ -38,8 +38,14 @@ def add_checkpoint(ws: Workspace, *, task: str, note: str | None = None, from_fi
     text = note if note is not None else read_input(from_file)  # type: ignore[arg-type]
     source = "--note" if note is not None else f"--from-file {from_file}"
     require_clean_fields({"--task": task, source: text}, "the checkpoint", private=True)
-    draft = Draft("session", "episode", "session", checked_title("--task", task), checked_body("the note", text),
-                  "checkpoint_create")  # fmt: skip
+    draft = Draft(
+        "session",
+        "episode",
+        "session",
+        checked_title("--task", task),
+        checked_body("the note", text),
+        "checkpoint_create",
+    )
     return write_draft(ws, draft, "memory.checkpoint_created")
 
 

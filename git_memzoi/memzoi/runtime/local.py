@@ -80,7 +80,9 @@ def add_local(ws: Workspace, *, memory_type: str, title: str, body: str) -> Writ
         raise InputError(f"--type must be one of {', '.join(vocab.TYPES)}", "invalid_type")
     require_clean_fields({"--title": title, "--body": body}, "the local record", private=True)
     lane = {"procedure": "procedural", "episode": "episodic"}.get(memory_type, "semantic")
-    draft = Draft("local", memory_type, lane, checked_title("--title", title), checked_body("--body", body), "local_memory")
+    draft = Draft(
+        "local", memory_type, lane, checked_title("--title", title), checked_body("--body", body), "local_memory"
+    )
     return write_draft(ws, draft, "memory.local_created")
 
 
@@ -98,12 +100,20 @@ def search_local(ws: Workspace, query: str, *, limit: int = 10) -> dict[str, Any
         raise InputError("--limit must be 0 or more", "bad_limit")
     limit = min(limit or 10, 100)
     fts = index_db.fts_query(query)
-    rows = [] if fts is None else index_db.search_rows(
-        ws.layout, fts, now=ws.clock.now(), destinations=("local",), limit=limit)  # fmt: skip
+    rows = (
+        []
+        if fts is None
+        else index_db.search_rows(ws.layout, fts, now=ws.clock.now(), destinations=("local",), limit=limit)
+    )
     results = [_result(row, query) for row in rows]
     with lifecycle_lock(ws.layout.lock):
-        events.append(ws.layout, "memory.searched", ws.actor, ws.clock.now(),
-                      {"destination": "local", "result_ids": [r["record"]["id"] for r in results]})  # fmt: skip
+        events.append(
+            ws.layout,
+            "memory.searched",
+            ws.actor,
+            ws.clock.now(),
+            {"destination": "local", "result_ids": [r["record"]["id"] for r in results]},
+        )
     return {"query": query, "destination": "local", "limit": limit, "results": results}
 
 
@@ -113,23 +123,35 @@ def _result(row: Mapping[str, Any], query: str) -> dict[str, Any]:
     lowered = query.strip().lower()
     snippet = record["title"] if lowered and lowered in record["title"].lower() else record["body"][:240]
     citation = {
-        "record_id": record["id"], "memory_type": record["memory_type"], "scope_kind": record["scope_kind"],
-        "provenance": "git" if record["destination"] == "repo" else "runtime", "destination": record["destination"],
-        "visibility": record["visibility"], "source_kind": record["source_kind"], "source_ref": record["source_ref"],
+        "record_id": record["id"],
+        "memory_type": record["memory_type"],
+        "scope_kind": record["scope_kind"],
+        "provenance": "git" if record["destination"] == "repo" else "runtime",
+        "destination": record["destination"],
+        "visibility": record["visibility"],
+        "source_kind": record["source_kind"],
+        "source_ref": record["source_ref"],
         "path": paths[0] if paths else None,
-    }  # fmt: skip
+    }
     return {
-        "record": record, "score": -row["rank"] + 0.0, "snippet": snippet, "rationale": "fts5 title/body match",
-        "ranking": None, "paths": [{"path": p, "symbol": None, "line_start": None, "line_end": None} for p in paths],
+        "record": record,
+        "score": -row["rank"] + 0.0,
+        "snippet": snippet,
+        "rationale": "fts5 title/body match",
+        "ranking": None,
+        "paths": [{"path": p, "symbol": None, "line_start": None, "line_end": None} for p in paths],
         "citations": [citation],
-    }  # fmt: skip
+    }
 
 
 def rebuild(ws: Workspace) -> index_db.RebuildResult:
     """``rebuild``: rebuild the derived index from the record files (canonical and runtime) and log it."""
     result = index_db.rebuild(ws.layout)
-    payload = {"records": dict(result.records), "unreadable": len(result.unreadable),
-               "pending_proposals": result.pending_proposals}  # fmt: skip
+    payload = {
+        "records": dict(result.records),
+        "unreadable": len(result.unreadable),
+        "pending_proposals": result.pending_proposals,
+    }
     with lifecycle_lock(ws.layout.lock):
         events.append(ws.layout, "memory.index_rebuilt", ws.actor, ws.clock.now(), payload)
     return result
@@ -187,9 +209,14 @@ def write_draft(ws: Workspace, draft: Draft, event_type: str) -> Written:
     with lifecycle.guarded(ws.layout):
         path, data, written = reserve(ws, draft, set())
         write_bytes_atomic(path, data)
-        events.append(ws.layout, event_type, ws.actor, ws.clock.now(),
-                      {"destination": draft.destination, "memory_type": draft.type, "route": draft.route},
-                      record_id=written.record["id"])  # fmt: skip
+        events.append(
+            ws.layout,
+            event_type,
+            ws.actor,
+            ws.clock.now(),
+            {"destination": draft.destination, "memory_type": draft.type, "route": draft.route},
+            record_id=written.record["id"],
+        )
     return written
 
 
@@ -210,25 +237,49 @@ def render_record(ws: Workspace, draft: Draft, record_id: str) -> tuple[okf.Reco
 
     now = okf.format_timestamp(ws.clock.now())
     retention = {"session": {"started_at": now}, "episodic": {"occurred_at": now}}.get(draft.lane, {})
-    origin_key = {"local_memory": "local-memory", "checkpoint_create": "checkpoint", "capture": "memzoi-capture",
-                  "import": "memzoi-import"}.get(draft.route, "session-end")  # fmt: skip
+    origin_key = {
+        "local_memory": "local-memory",
+        "checkpoint_create": "checkpoint",
+        "capture": "memzoi-capture",
+        "import": "memzoi-import",
+    }.get(draft.route, "session-end")
     record = okf.Record(
-        id=record_id, type=draft.type, lane=draft.lane, title=draft.title, scope=draft.scope, visibility="private",
-        content_class=draft.content_class or CONTENT_CLASS[draft.destination], status="active", confidence=1.0,
-        timestamp=now, updated=now, body=draft.body, retention=retention,
-        origin={"origin_key": f"{origin_key}:{record_id}", "route": draft.route}, scope_id=draft.scope_id,
-        source=SOURCE_KIND[draft.destination], applies_to=draft.applies_to, tags=draft.tags,
-    )  # fmt: skip
+        id=record_id,
+        type=draft.type,
+        lane=draft.lane,
+        title=draft.title,
+        scope=draft.scope,
+        visibility="private",
+        content_class=draft.content_class or CONTENT_CLASS[draft.destination],
+        status="active",
+        confidence=1.0,
+        timestamp=now,
+        updated=now,
+        body=draft.body,
+        retention=retention,
+        origin={"origin_key": f"{origin_key}:{record_id}", "route": draft.route},
+        scope_id=draft.scope_id,
+        source=SOURCE_KIND[draft.destination],
+        applies_to=draft.applies_to,
+        tags=draft.tags,
+    )
     if draft.capture is not None:
         from dataclasses import replace
 
         from git_memzoi.memzoi.proposals.packets import capture_ref, compact_capture
 
-        record = replace(record, source="memzoi-capture", source_ref=capture_ref(draft.capture),
-                         capture=compact_capture(draft.capture))  # fmt: skip
+        record = replace(
+            record,
+            source="memzoi-capture",
+            source_ref=capture_ref(draft.capture),
+            capture=compact_capture(draft.capture),
+        )
     where = f"new {draft.destination} record {record_id}"
-    require_clean_fields({"title": draft.title, "body": draft.body, "applies_to": draft.applies_to,
-                          "tags": draft.tags}, where, private=True)  # fmt: skip
+    require_clean_fields(
+        {"title": draft.title, "body": draft.body, "applies_to": draft.applies_to, "tags": draft.tags},
+        where,
+        private=True,
+    )
     text = okf.render(record)
     require_clean(text, where, document=True, private=True)
     if len(text.encode("utf-8")) > MAX_RECORD_BYTES:
@@ -256,5 +307,8 @@ def reserve(ws: Workspace, draft: Draft, taken: set[str]) -> tuple[Path, bytes, 
     record, text = render_record(ws, draft, record_id)
     path = directory / f"{record_id}.md"
     rel = path.relative_to(ws.layout.root).as_posix()
-    return path, text.encode("utf-8"), Written(index_db.record_json(index_db.record_row(draft.destination, rel,
-                                                                                          record)), rel)  # fmt: skip
+    return (
+        path,
+        text.encode("utf-8"),
+        Written(index_db.record_json(index_db.record_row(draft.destination, rel, record)), rel),
+    )

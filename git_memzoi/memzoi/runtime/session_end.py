@@ -34,8 +34,18 @@ from git_memzoi.memzoi.runtime.local import (
 TOP_KEYS = ("task", "candidates")
 
 
-CANDIDATE_KEYS = ("destination", "type", "lane", "title", "body", "sensitivity", "content_class", "reason", "scope",
-                  "tags")  # fmt: skip
+CANDIDATE_KEYS = (
+    "destination",
+    "type",
+    "lane",
+    "title",
+    "body",
+    "sensitivity",
+    "content_class",
+    "reason",
+    "scope",
+    "tags",
+)
 
 
 SCOPE_KEYS = ("kind", "id", "paths")
@@ -86,16 +96,19 @@ class SessionEndResult:
         if self.ok:
             out["task"] = self.task
         else:
-            out["error"] = {"code": "repo_sensitivity_required",
-                            "message": "a repo candidate is not repo-safe; nothing was written for the whole batch",
-                            "next_step": "classify the candidate as repo-safe, sanitize it, or route it to local "
-                                         "or session memory"}  # fmt: skip
+            out["error"] = {
+                "code": "repo_sensitivity_required",
+                "message": "a repo candidate is not repo-safe; nothing was written for the whole batch",
+                "next_step": "classify the candidate as repo-safe, sanitize it, or route it to local or session memory",
+            }
         out["results"] = [dict(r) for r in self.results]
         out["writes"] = [dict(w) for w in self.writes]
         return out
 
 
-def session_end(ws: Workspace, *, from_file: Path | None = None, from_checkpoint: str | None = None) -> SessionEndResult:
+def session_end(
+    ws: Workspace, *, from_file: Path | None = None, from_checkpoint: str | None = None
+) -> SessionEndResult:
     """``session-end``: promote explicit structured candidates (seed "Session-end promotion").
 
     The whole batch is validated before any write. Any non-repo-safe repo candidate blocks the batch: nothing
@@ -130,8 +143,13 @@ def session_end(ws: Workspace, *, from_file: Path | None = None, from_checkpoint
     return _promote(ws, task, candidates, packets, drafts)
 
 
-def _promote(ws: Workspace, task: str, candidates: Sequence[Candidate], packets: Mapping[int, Packet],
-             drafts: Mapping[int, Draft]) -> SessionEndResult:  # fmt: skip
+def _promote(
+    ws: Workspace,
+    task: str,
+    candidates: Sequence[Candidate],
+    packets: Mapping[int, Packet],
+    drafts: Mapping[int, Draft],
+) -> SessionEndResult:
     from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.proposals import lifecycle
 
@@ -141,16 +159,24 @@ def _promote(ws: Workspace, task: str, candidates: Sequence[Candidate], packets:
         for index, packet in packets.items():  # write_pending_packet holds the lifecycle lock itself
             file_id, path = proposal_files.write_pending_packet(ws, packet)
             created.append(path)
-            writes[index] = {"kind": "proposal_file", "index": index, "proposal_id": file_id,
-                             "path": path.relative_to(ws.layout.root).as_posix()}  # fmt: skip
+            writes[index] = {
+                "kind": "proposal_file",
+                "index": index,
+                "proposal_id": file_id,
+                "path": path.relative_to(ws.layout.root).as_posix(),
+            }
         with lifecycle.guarded(ws.layout):
             taken: set[str] = set()
             steps: list[lifecycle.Step] = []
             for index, draft in drafts.items():
                 path, data, written = reserve(ws, draft, taken)
                 steps.append(lifecycle.Step(path, data))
-                writes[index] = {"kind": "runtime_record", "index": index, "record_id": written.record["id"],
-                                 "destination": draft.destination}  # fmt: skip
+                writes[index] = {
+                    "kind": "runtime_record",
+                    "index": index,
+                    "record_id": written.record["id"],
+                    "destination": draft.destination,
+                }
             if steps:  # one journaled operation: a failure removes every runtime file it created
                 lifecycle.run_steps(ws.layout, "session_end", steps)
                 created += [step.path for step in steps]
@@ -170,8 +196,14 @@ def _session_end_events(ws: Workspace, writes: Mapping[int, Mapping[str, Any]], 
     for write in writes.values():
         if write["kind"] == "runtime_record":
             kind = "memory.local_created" if write["destination"] == "local" else "memory.checkpoint_created"
-            events.append(ws.layout, kind, ws.actor, now, {"destination": write["destination"],
-                          "route": "session_end"}, record_id=write["record_id"])  # fmt: skip
+            events.append(
+                ws.layout,
+                kind,
+                ws.actor,
+                now,
+                {"destination": write["destination"], "route": "session_end"},
+                record_id=write["record_id"],
+            )
     payload = {
         "candidates": count,
         "proposal_ids": [w["proposal_id"] for w in writes.values() if w["kind"] == "proposal_file"],
@@ -183,10 +215,21 @@ def _session_end_events(ws: Workspace, writes: Mapping[int, Mapping[str, Any]], 
 
 def _blocked_entry(c: Candidate, is_blocked: bool) -> dict[str, Any]:
     if is_blocked:
-        return {"index": c.index, "destination": c.destination, "action": "blocked",
-                "code": "repo_sensitivity_required", "classification": c.sensitivity, "title": REDACTED}  # fmt: skip
-    return {"index": c.index, "destination": c.destination, "action": "not_written", "reason": "batch_blocked",
-            "title": c.title}  # fmt: skip
+        return {
+            "index": c.index,
+            "destination": c.destination,
+            "action": "blocked",
+            "code": "repo_sensitivity_required",
+            "classification": c.sensitivity,
+            "title": REDACTED,
+        }
+    return {
+        "index": c.index,
+        "destination": c.destination,
+        "action": "not_written",
+        "reason": "batch_blocked",
+        "title": c.title,
+    }
 
 
 def _promoted_entry(c: Candidate, write: Mapping[str, Any] | None) -> dict[str, Any]:
@@ -202,8 +245,19 @@ def _promoted_entry(c: Candidate, write: Mapping[str, Any] | None) -> dict[str, 
 
 def _draft(c: Candidate) -> Draft:
     assert c.type and c.lane and c.title and c.body
-    return Draft(c.destination, c.type, c.lane, c.title, c.body, "session_end", c.scope_kind, c.scope_id, c.paths,
-                 c.tags, c.content_class)  # fmt: skip
+    return Draft(
+        c.destination,
+        c.type,
+        c.lane,
+        c.title,
+        c.body,
+        "session_end",
+        c.scope_kind,
+        c.scope_id,
+        c.paths,
+        c.tags,
+        c.content_class,
+    )
 
 
 def _packet(ws: Workspace, c: Candidate, task: str, label: str) -> Packet:
@@ -217,13 +271,27 @@ def _packet(ws: Workspace, c: Candidate, task: str, label: str) -> Packet:
     base = okf.concept_slug(c.title)[:80].strip("-") or "session-end-proposal"
     digest = short_hash(f"{task}\0{c.index}\0{c.title}\0{c.body}".encode(), 16)
     packet = packets.Packet(
-        id=base, file_id=base, type=c.type, lane=c.lane, title=c.title, body=c.body, action="create",
-        proposed_by=ws.actor, proposed_at=now, timestamp=now, reason=c.reason, scope_kind=c.scope_kind,
-        scope_id=c.scope_id, paths=c.paths, tags=c.tags, created_by=ws.actor, sensitivity="repo-safe",
+        id=base,
+        file_id=base,
+        type=c.type,
+        lane=c.lane,
+        title=c.title,
+        body=c.body,
+        action="create",
+        proposed_by=ws.actor,
+        proposed_at=now,
+        timestamp=now,
+        reason=c.reason,
+        scope_kind=c.scope_kind,
+        scope_id=c.scope_id,
+        paths=c.paths,
+        tags=c.tags,
+        created_by=ws.actor,
+        sensitivity="repo-safe",
         content_class=c.content_class or "general_repo_knowledge",
         retention={"occurred_at": now} if c.lane == "episodic" else {},
         origin={"origin_key": f"session-end:{digest}", "route": "session_end"},
-    )  # fmt: skip
+    )
     where = f"{label}: candidates[{c.index}]"
     try:
         parsed = packets.parse(base, where, packets.render(packet).encode("utf-8"))
@@ -246,8 +314,11 @@ def parse_batch(label: str, text: str) -> tuple[str, list[Candidate]]:
         data, _ = yamlio.load_mapping(text)
     except yamlio.YamlProblem as exc:
         where = f" (line {exc.line + 1})" if exc.line is not None else ""
-        raise SessionEndError(f"{label}: not structured session-end YAML{where}: free-text notes are rejected; "
-                              "give a mapping with task and candidates", "unstructured_input") from None  # fmt: skip
+        raise SessionEndError(
+            f"{label}: not structured session-end YAML{where}: free-text notes are rejected; "
+            "give a mapping with task and candidates",
+            "unstructured_input",
+        ) from None
     _keys(label, "", data, TOP_KEYS, required=TOP_KEYS)
     task = _text(label, "task", data["task"])
     if not isinstance(data["candidates"], list):
@@ -264,14 +335,16 @@ def _candidate(label: str, n: int, item: Any) -> Candidate:
     writes = destination in ("repo", "local", "session")
     default_type = "episode" if destination == "session" else None
     memory_type = _choice(label, f"{where}.type", item.get("type", default_type), vocab.TYPES, optional=not writes)
-    lane = _choice(label, f"{where}.lane", item.get("lane", "session" if destination == "session" else "semantic"),
-                   vocab.LANES)  # fmt: skip
-    if destination == "session" and lane != "session" or destination in ("repo", "local") and lane == "session":
+    lane = _choice(
+        label, f"{where}.lane", item.get("lane", "session" if destination == "session" else "semantic"), vocab.LANES
+    )
+    if (destination == "session" and lane != "session") or (destination in ("repo", "local") and lane == "session"):
         raise SessionEndError(f"{label}: {where}.lane: session candidates use lane session, others may not")
     content_class = item.get("content_class")
     if content_class is not None:
-        content_class = _choice(label, f"{where}.content_class", str(content_class).replace("-", "_"),
-                                vocab.CONTENT_CLASSES)  # fmt: skip
+        content_class = _choice(
+            label, f"{where}.content_class", str(content_class).replace("-", "_"), vocab.CONTENT_CLASSES
+        )
     scope = item.get("scope") or {}
     if not isinstance(scope, dict):
         raise SessionEndError(f"{label}: {where}.scope: must be a mapping of kind, id and paths")
@@ -282,15 +355,20 @@ def _candidate(label: str, n: int, item: Any) -> Candidate:
             raise SessionEndError(f"{label}: {where}.scope.paths: must be relative paths inside the repository")
     title = item.get("title")
     return Candidate(
-        index=n, destination=destination, type=memory_type, lane=lane,
+        index=n,
+        destination=destination,
+        type=memory_type,
+        lane=lane,
         title=_title_of(label, where, title, required=writes),
         body=_text(label, f"{where}.body", item.get("body"), optional=not writes),
         sensitivity=_choice(label, f"{where}.sensitivity", item.get("sensitivity", "unknown"), vocab.SENSITIVITIES),
-        content_class=content_class, reason=_text(label, f"{where}.reason", item.get("reason"), optional=True),
+        content_class=content_class,
+        reason=_text(label, f"{where}.reason", item.get("reason"), optional=True),
         scope_kind=_choice(label, f"{where}.scope.kind", scope.get("kind", "repo"), vocab.SCOPE_KINDS),
-        scope_id=_text(label, f"{where}.scope.id", scope.get("id"), optional=True), paths=paths,
+        scope_id=_text(label, f"{where}.scope.id", scope.get("id"), optional=True),
+        paths=paths,
         tags=_strings(label, f"{where}.tags", item.get("tags")),
-    )  # fmt: skip
+    )
 
 
 def _keys(label: str, prefix: str, value: Any, allowed: Sequence[str], *, required: Sequence[str]) -> None:

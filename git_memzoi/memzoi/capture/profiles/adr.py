@@ -52,8 +52,8 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture import sources
+from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, Extraction, canonical_hash
 
 PROFILE = "adr-deterministic"
@@ -66,16 +66,29 @@ INCLUDE = ["*.md"]
 REPO_STATUSES = ("accepted", "adopted", "approved")
 STATUSES = (*REPO_STATUSES, "draft", "rejected", "superseded", "deprecated")
 # heading text (casefolded, trailing ':' dropped) → field
-FIELDS = {"status": "status", "context": "context", "context and problem statement": "context",
-          "decision": "decision", "decision outcome": "decision", "consequences": "consequences",
-          "risk": "risk", "risks": "risk", "supersedes": "supersession", "superseded by": "supersession",
-          "supersession": "supersession"}  # fmt: skip
+FIELDS = {
+    "status": "status",
+    "context": "context",
+    "context and problem statement": "context",
+    "decision": "decision",
+    "decision outcome": "decision",
+    "consequences": "consequences",
+    "risk": "risk",
+    "risks": "risk",
+    "supersedes": "supersession",
+    "superseded by": "supersession",
+    "supersession": "supersession",
+}
 # field → memory type of its candidate (fields not listed are never memories)
 CANDIDATE_FIELDS = {"decision": "decision", "consequences": "fact", "risk": "risk", "supersession": "decision"}
 TITLE_PREFIX = "ADR:"
 # what the extractor's identity hashes (``extractor.configuration_hash``)
-CONFIGURATION = {"fields": FIELDS, "candidate_fields": CANDIDATE_FIELDS, "statuses": STATUSES,
-                 "repo_statuses": REPO_STATUSES}  # fmt: skip
+CONFIGURATION = {
+    "fields": FIELDS,
+    "candidate_fields": CANDIDATE_FIELDS,
+    "statuses": STATUSES,
+    "repo_statuses": REPO_STATUSES,
+}
 
 
 def load(ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sources.Loaded:
@@ -101,8 +114,9 @@ def load(ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sour
     directory, recursive = check_directory(source)
     files, policy_inputs = read_directory(root, directory, recursive)
     members = [{"path": p, "byte_length": len(d), "source_content_hash": content_hash(d)} for p, d in files]
-    manifest = json.dumps({"members": members, "policy_inputs": policy_inputs}, sort_keys=True,
-                             separators=(",", ":"), ensure_ascii=False).encode("utf-8")  # fmt: skip
+    manifest = json.dumps(
+        {"members": members, "policy_inputs": policy_inputs}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
+    ).encode("utf-8")
     snap = sources.snapshot(source, manifest, members=members, policy_inputs=policy_inputs)
     return sources.Loaded(snap, extract(source["source_id"], files), identity)
 
@@ -111,10 +125,16 @@ def check_directory(source: dict[str, Any]) -> tuple[str, bool]:
     """(path, recursive) of a strict ``project_directory`` locator with ``ignore_policy: git-v1`` and
     ``include: ["*.md"]`` whose media type is ``text/markdown``; the path obeys the source-path rules."""
     locator = sources.strict(source["locator"], "locator", DIRECTORY_KEYS)
-    if not isinstance(locator["path"], str) or not isinstance(locator["recursive"], bool) \
-            or locator["ignore_policy"] != "git-v1" or locator["include"] != INCLUDE:  # fmt: skip
-        raise CaptureError("project_directory: a path, boolean recursive, ignore_policy git-v1 and include "
-                           '["*.md"]', "invalid_capture_request")  # fmt: skip
+    if (
+        not isinstance(locator["path"], str)
+        or not isinstance(locator["recursive"], bool)
+        or locator["ignore_policy"] != "git-v1"
+        or locator["include"] != INCLUDE
+    ):
+        raise CaptureError(
+            'project_directory: a path, boolean recursive, ignore_policy git-v1 and include ["*.md"]',
+            "invalid_capture_request",
+        )
     if source["media_type"] != "text/markdown":
         raise CaptureError("the adr profile reads text/markdown sources", "unsupported_media_type")
     return md.check_source_path(locator["path"].rstrip("/"), suffixes=None), locator["recursive"]
@@ -138,8 +158,13 @@ def read_directory(root: Path, directory: str, recursive: bool) -> tuple[list[tu
         data = _policy_input(root, rel)
         if data is not None:
             policy.add(rel, data)
-            policy_inputs.append({"path": f"{rel}/.gitignore".lstrip("/"), "engine_version": ENGINE_VERSION,
-                                  "source_content_hash": content_hash(data)})  # fmt: skip
+            policy_inputs.append(
+                {
+                    "path": f"{rel}/.gitignore".lstrip("/"),
+                    "engine_version": ENGINE_VERSION,
+                    "source_content_hash": content_hash(data),
+                }
+            )
 
     parts = directory.split("/")
     for i in range(len(parts) + 1):
@@ -164,8 +189,9 @@ def read_directory(root: Path, directory: str, recursive: bool) -> tuple[list[tu
             if not name.endswith(".md") or policy.excluded(path):
                 continue
             if stat.S_ISLNK(mode):
-                raise CaptureError("a directory member is a symbolic link; capture never follows links",
-                                   "unsafe_source_path")  # fmt: skip
+                raise CaptureError(
+                    "a directory member is a symbolic link; capture never follows links", "unsafe_source_path"
+                )
             if len(files) == MAX_MEMBERS:
                 raise CaptureError(f"the directory has more than {MAX_MEMBERS} members", "capture_limit_exceeded")
             data = sources.read_source(root, md.check_source_path(path))
@@ -197,8 +223,10 @@ def _policy_input(root: Path, directory: str) -> bytes | None:
         raise CaptureError("an ignore-policy input is not UTF-8", "invalid_encoding") from None
     findings = classify(text, personal=False)
     if findings:
-        raise CaptureError(f"an ignore-policy input holds prohibited content ({findings[0].rule}, line "
-                           f"{findings[0].line})", "prohibited_policy_input")  # fmt: skip
+        raise CaptureError(
+            f"an ignore-policy input holds prohibited content ({findings[0].rule}, line {findings[0].line})",
+            "prohibited_policy_input",
+        )
     return data
 
 
@@ -239,12 +267,17 @@ def _extract_one(source_id: str, path: str, data: bytes, out: Extraction) -> Non
     heads = md.headings(data)
 
     def unsupported(line: int) -> None:
-        out.diagnostics.append({"code": "unsupported_adr_content", "source_id": source_id, "path": path,
-                                "line_start": line})  # fmt: skip
+        out.diagnostics.append(
+            {"code": "unsupported_adr_content", "source_id": source_id, "path": path, "line_start": line}
+        )
 
     title = heads[0] if heads else None
-    if title is None or title.level != 1 or not title.text.startswith(TITLE_PREFIX) \
-            or not title.text[len(TITLE_PREFIX) :].strip():  # fmt: skip
+    if (
+        title is None
+        or title.level != 1
+        or not title.text.startswith(TITLE_PREFIX)
+        or not title.text[len(TITLE_PREFIX) :].strip()
+    ):
         if data.strip():
             unsupported(1)
         return
@@ -274,12 +307,20 @@ def _extract_one(source_id: str, path: str, data: bytes, out: Extraction) -> Non
     def evidence(field: str, start: int, end: int, line: int, heading_path: list[str]) -> dict[str, Any]:
         excerpt = data[start:end]
         if len(excerpt) > md.MAX_EVIDENCE_ITEM:
-            raise CaptureError(f"an evidence item is larger than {md.MAX_EVIDENCE_ITEM} bytes",
-                               "capture_limit_exceeded")  # fmt: skip
-        return {"source_id": source_id, "locator": locator, "source_content_hash": source_hash,
-                "span": _span(data, start, end, line), "evidence_content_hash": content_hash(excerpt),
-                "text": excerpt.decode("utf-8"), "heading_path": heading_path, "section_kind": field,
-                "semantic_location": {"kind": "adr", "field": field, "status": status}}  # fmt: skip
+            raise CaptureError(
+                f"an evidence item is larger than {md.MAX_EVIDENCE_ITEM} bytes", "capture_limit_exceeded"
+            )
+        return {
+            "source_id": source_id,
+            "locator": locator,
+            "source_content_hash": source_hash,
+            "span": _span(data, start, end, line),
+            "evidence_content_hash": content_hash(excerpt),
+            "text": excerpt.decode("utf-8"),
+            "heading_path": heading_path,
+            "section_kind": field,
+            "semantic_location": {"kind": "adr", "field": field, "status": status},
+        }
 
     shared = [evidence("title", title.byte_start, title_end, title.line, [title.text])]
     if statuses:
@@ -296,8 +337,12 @@ def _extract_one(source_id: str, path: str, data: bytes, out: Extraction) -> Non
 
 def _span(data: bytes, start: int, end: int, line_start: int) -> dict[str, int]:
     """The span of ``data[start:end]`` (§9.4): ``line_end`` counts the excerpt's newlines but its last byte."""
-    return {"byte_start": start, "byte_end": end, "line_start": line_start,
-            "line_end": line_start + data[start:end][:-1].count(b"\n")}  # fmt: skip
+    return {
+        "byte_start": start,
+        "byte_end": end,
+        "line_start": line_start,
+        "line_end": line_start + data[start:end][:-1].count(b"\n"),
+    }
 
 
 def _body(data: bytes, start: int, end: int) -> str:
@@ -306,16 +351,33 @@ def _body(data: bytes, start: int, end: int) -> str:
     return data[line_end + 1 if line_end >= 0 else end : end].decode("utf-8").strip()
 
 
-def _candidate(field: str, status: str, title: str, body: str, path: str,
-               evidence: list[dict[str, Any]]) -> dict[str, Any]:  # fmt: skip
-    memory = {"type": CANDIDATE_FIELDS[field], "lane": "semantic", "title": title, "body": body,
-              "scope": {"kind": "repo", "id": None, "paths": [path]},
-              "tags": ["adr", f"adr-status:{status}", f"adr-field:{field}"]}  # fmt: skip
+def _candidate(
+    field: str, status: str, title: str, body: str, path: str, evidence: list[dict[str, Any]]
+) -> dict[str, Any]:
+    memory = {
+        "type": CANDIDATE_FIELDS[field],
+        "lane": "semantic",
+        "title": title,
+        "body": body,
+        "scope": {"kind": "repo", "id": None, "paths": [path]},
+        "tags": ["adr", f"adr-status:{status}", f"adr-field:{field}"],
+    }
     claim_id = "claim_" + canonical_hash(memory)[:32]
     candidate_id = "candidate_" + canonical_hash({"claim": claim_id, "evidence": evidence})[:32]
     routed = "repo" if status in REPO_STATUSES and field != "supersession" else None
-    reason = None if routed else ("adr_supersession_requires_review" if field == "supersession"
-                                  else "adr_status_requires_review")  # fmt: skip
-    return {"claim_id": claim_id, "candidate_id": candidate_id, "memory": memory, "evidence": evidence,
-            "extraction": {"profile": PROFILE, **EXTRACTOR}, "confidence": "1.0", "routed_destination": routed,
-            "suggested_destination": "repo", "destination_reason": reason}
+    reason = (
+        None
+        if routed
+        else ("adr_supersession_requires_review" if field == "supersession" else "adr_status_requires_review")
+    )
+    return {
+        "claim_id": claim_id,
+        "candidate_id": candidate_id,
+        "memory": memory,
+        "evidence": evidence,
+        "extraction": {"profile": PROFILE, **EXTRACTOR},
+        "confidence": "1.0",
+        "routed_destination": routed,
+        "suggested_destination": "repo",
+        "destination_reason": reason,
+    }

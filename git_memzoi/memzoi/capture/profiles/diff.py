@@ -164,8 +164,17 @@ def _file(lines: list[Line], i: int) -> tuple[FileChange, int]:
 
 
 def _header_line(text: str) -> tuple[str, str]:
-    for key in ("new file mode ", "deleted file mode ", "old mode ", "new mode ", "rename from ", "rename to ",
-                "index ", "--- ", "+++ "):  # fmt: skip
+    for key in (
+        "new file mode ",
+        "deleted file mode ",
+        "old mode ",
+        "new mode ",
+        "rename from ",
+        "rename to ",
+        "index ",
+        "--- ",
+        "+++ ",
+    ):
         if text.startswith(key):
             value = text[len(key) :]
             if key.endswith("mode ") and value not in MODES:
@@ -180,9 +189,15 @@ def _path(value: str, prefix: str) -> str:
     if not value.startswith(prefix):
         raise _fail(f"a path without the '{prefix}' prefix")
     path = value[len(prefix) :]
-    if not path or len(path) > 4096 or path.startswith(("/", '"')) or "\\" in path or \
-            any(ord(c) < 33 or ord(c) == 127 for c in path) or (len(path) > 1 and path[1] == ":") or \
-            any(p in ("", ".", "..") for p in path.split("/")):  # fmt: skip
+    if (
+        not path
+        or len(path) > 4096
+        or path.startswith(("/", '"'))
+        or "\\" in path
+        or any(ord(c) < 33 or ord(c) == 127 for c in path)
+        or (len(path) > 1 and path[1] == ":")
+        or any(p in ("", ".", "..") for p in path.split("/"))
+    ):
         raise _fail("a path that is not a safe POSIX project-relative path")
     return path
 
@@ -213,10 +228,11 @@ def _finish(file: FileChange, old: str, new: str, seen: dict[str, str], markers:
         raise _fail("a '---'/'+++' path contradicts the header")
     if "---" in markers and markers["---"] is None and markers["+++"] is None:
         raise _fail("a file cannot be both created and deleted")
-    if ("---" in markers and markers["---"] is None and not created) or \
-            ("+++" in markers and markers["+++"] is None and not deleted):  # fmt: skip
+    if ("---" in markers and markers["---"] is None and not created) or (
+        "+++" in markers and markers["+++"] is None and not deleted
+    ):
         raise _fail("a '/dev/null' side without a new/deleted file mode line")
-    if (created and markers.get("---", None) is not None) or (deleted and markers.get("+++", None) is not None):
+    if (created and markers.get("---") is not None) or (deleted and markers.get("+++") is not None):
         raise _fail("'---'/'+++' lines contradict the new/deleted file mode line")
     if ("old mode" in seen) != ("new mode" in seen) or (("old mode" in seen) and (created or deleted)):
         raise _fail("incomplete or contradicting mode lines")
@@ -307,16 +323,20 @@ def git_identity(context: dict[str, Any]) -> tuple[str, str, str]:
     return context["repository"], context["base"], context["head"]
 
 
-def extract(source_id: str, locator: dict[str, Any], identity: tuple[str, str, str], data: bytes,
-            files: list[FileChange]) -> md.Extraction:  # fmt: skip
+def extract(
+    source_id: str, locator: dict[str, Any], identity: tuple[str, str, str], data: bytes, files: list[FileChange]
+) -> md.Extraction:
     """Candidates and diagnostics of parsed diff ``files`` over the diff bytes ``data``; ``blocked`` when the
     diff holds prohibited content (diagnostics name only the rule and diff line)."""
     from git_memzoi.memzoi.records.secrets import classify
 
     # every line but unchanged context (never echoed, and 70 % of a range's lines), the +/- marker masked so
     # "+password: x" reads as a line of its own
-    scanned = [(n, text[1:] if text[:1] in "+-" else text) for n, text in
-               enumerate(data.decode("utf-8").split("\n"), start=1) if not text.startswith(" ")]  # fmt: skip
+    scanned = [
+        (n, text[1:] if text[:1] in "+-" else text)
+        for n, text in enumerate(data.decode("utf-8").split("\n"), start=1)
+        if not text.startswith(" ")
+    ]
     findings = classify("\n".join(text for _, text in scanned))
     if findings:
         return md.blocked(source_id, findings, scanned[min(findings[0].line, len(scanned)) - 1][0])
@@ -333,13 +353,19 @@ def extract(source_id: str, locator: dict[str, Any], identity: tuple[str, str, s
             for hunk in file.hunks:
                 for block in getattr(hunk, blocks):
                     for section in _sections(block):
-                        found.append(_candidate(source_id, locator, identity, source_hash, data, file, hunk, side,
-                                                section))  # fmt: skip
+                        found.append(
+                            _candidate(source_id, locator, identity, source_hash, data, file, hunk, side, section)
+                        )
         out.candidates.extend(found)
         if not found:
-            code = "git_deleted_durable_guidance_requires_review" if any(h.deleted_typed for h in file.hunks) \
-                else {"deleted": "git_deleted_file_without_durable_candidate",
-                      "renamed": "git_rename_without_durable_candidate"}.get(file.kind, "unsupported_git_change")  # fmt: skip
+            code = (
+                "git_deleted_durable_guidance_requires_review"
+                if any(h.deleted_typed for h in file.hunks)
+                else {
+                    "deleted": "git_deleted_file_without_durable_candidate",
+                    "renamed": "git_rename_without_durable_candidate",
+                }.get(file.kind, "unsupported_git_change")
+            )
             out.diagnostics.append(_diagnostic(code, source_id, file, path))
     if len(out.candidates) > md.MAX_CANDIDATES:
         raise CaptureError(f"the diff yields more than {md.MAX_CANDIDATES} candidates", "capture_limit_exceeded")
@@ -352,7 +378,9 @@ def _diagnostic(code: str, source_id: str, file: FileChange, path: str) -> dict[
     return {"code": code, "source_id": source_id, "line_start": file.line, "path": path}
 
 
-def _sections(block: list[tuple[Line, int]]) -> list[tuple[str, tuple[str, str, str, str], list[tuple[Line, int]], str]]:
+def _sections(
+    block: list[tuple[Line, int]],
+) -> list[tuple[str, tuple[str, str, str, str], list[tuple[Line, int]], str]]:
     """(heading text, typed kind, lines, body) of each durable typed section with a body in one block."""
     out = []
     heads = [k for k, (line, _) in enumerate(block) if _heading(line.text)]
@@ -366,17 +394,29 @@ def _sections(block: list[tuple[Line, int]]) -> list[tuple[str, tuple[str, str, 
     return out
 
 
-def _candidate(source_id: str, locator: dict[str, Any], identity: tuple[str, str, str], source_hash: str,
-               data: bytes, file: FileChange, hunk: Hunk, side: str,
-               section: tuple[str, tuple[str, str, str, str], list[tuple[Line, int]], str]) -> dict[str, Any]:  # fmt: skip
+def _candidate(
+    source_id: str,
+    locator: dict[str, Any],
+    identity: tuple[str, str, str],
+    source_hash: str,
+    data: bytes,
+    file: FileChange,
+    hunk: Hunk,
+    side: str,
+    section: tuple[str, tuple[str, str, str, str], list[tuple[Line, int]], str],
+) -> dict[str, Any]:
     heading, (title, memory_type, lane, _), lines, body = section
     _check_evidence(file, side, identity[1].split(":")[0])
     first, last = lines[0][0], lines[-1][0]
     excerpt = data[first.start : last.end]
     if len(excerpt) > md.MAX_EVIDENCE_ITEM:
         raise CaptureError(f"an evidence item is larger than {md.MAX_EVIDENCE_ITEM} bytes", "capture_limit_exceeded")
-    span = {"byte_start": first.start, "byte_end": last.end, "line_start": first.number,
-            "line_end": first.number + excerpt[:-1].count(b"\n")}  # fmt: skip
+    span = {
+        "byte_start": first.start,
+        "byte_end": last.end,
+        "line_start": first.number,
+        "line_end": first.number + excerpt[:-1].count(b"\n"),
+    }
     if side == "new":
         old = (hunk.old_start, hunk.old_start + hunk.old_count - 1) if hunk.old_count else (None, None)
         new = (lines[0][1], lines[-1][1])
@@ -384,25 +424,64 @@ def _candidate(source_id: str, locator: dict[str, Any], identity: tuple[str, str
         old = (lines[0][1], lines[-1][1])
         new = (hunk.new_start, hunk.new_start + hunk.new_count - 1) if hunk.new_count else (None, None)
     repository, base, head = identity
-    where = {"kind": "git_change", "repository": repository, "base": base, "head": head, "old_blob": file.old_blob,
-             "new_blob": file.new_blob, "old_path": file.old_path, "new_path": file.new_path,
-             "change_kind": file.kind, "hunk": content_hash(hunk.header.encode("utf-8")), "side": side,
-             "old_line_start": old[0], "old_line_end": old[1], "new_line_start": new[0], "new_line_end": new[1]}  # fmt: skip
+    where = {
+        "kind": "git_change",
+        "repository": repository,
+        "base": base,
+        "head": head,
+        "old_blob": file.old_blob,
+        "new_blob": file.new_blob,
+        "old_path": file.old_path,
+        "new_path": file.new_path,
+        "change_kind": file.kind,
+        "hunk": content_hash(hunk.header.encode("utf-8")),
+        "side": side,
+        "old_line_start": old[0],
+        "old_line_end": old[1],
+        "new_line_start": new[0],
+        "new_line_end": new[1],
+    }
     tags = ["git-change"] if side == "new" else ["git-change", "git-deletion"]
     path = file.new_path if side == "new" else file.old_path
-    memory = {"type": memory_type, "lane": lane, "title": title, "body": body,
-              "scope": {"kind": "repo", "id": None, "paths": [path]}, "tags": tags}  # fmt: skip
-    evidence = {"source_id": source_id, "locator": locator, "source_content_hash": source_hash, "span": span,
-                "evidence_content_hash": content_hash(excerpt), "text": excerpt.decode("utf-8"),
-                "heading_path": [heading], "section_kind": memory_type,
-                "semantic_location": {k: v for k, v in where.items() if v is not None}}  # fmt: skip
+    memory = {
+        "type": memory_type,
+        "lane": lane,
+        "title": title,
+        "body": body,
+        "scope": {"kind": "repo", "id": None, "paths": [path]},
+        "tags": tags,
+    }
+    evidence = {
+        "source_id": source_id,
+        "locator": locator,
+        "source_content_hash": source_hash,
+        "span": span,
+        "evidence_content_hash": content_hash(excerpt),
+        "text": excerpt.decode("utf-8"),
+        "heading_path": [heading],
+        "section_kind": memory_type,
+        "semantic_location": {k: v for k, v in where.items() if v is not None},
+    }
     claim_id = "claim_" + canonical_hash(memory)[:32]
     candidate_id = "candidate_" + canonical_hash({"claim": claim_id, "evidence": evidence})[:32]
-    routing = {"routed_destination": "repo", "destination_reason": "deterministic_typed_added_git_guidance",
-               "content_class": "general_repo_knowledge"} if side == "new" else \
-        {"routed_destination": None, "destination_reason": "deleted_git_guidance_requires_review"}  # fmt: skip
-    return {"claim_id": claim_id, "candidate_id": candidate_id, "memory": memory, "evidence": [evidence],
-            "extraction": {"profile": PROFILE, **EXTRACTOR}, "confidence": "1.0", **routing}
+    routing = (
+        {
+            "routed_destination": "repo",
+            "destination_reason": "deterministic_typed_added_git_guidance",
+            "content_class": "general_repo_knowledge",
+        }
+        if side == "new"
+        else {"routed_destination": None, "destination_reason": "deleted_git_guidance_requires_review"}
+    )
+    return {
+        "claim_id": claim_id,
+        "candidate_id": candidate_id,
+        "memory": memory,
+        "evidence": [evidence],
+        "extraction": {"profile": PROFILE, **EXTRACTOR},
+        "confidence": "1.0",
+        **routing,
+    }
 
 
 def _check_evidence(file: FileChange, side: str, algorithm: str) -> None:
@@ -410,7 +489,8 @@ def _check_evidence(file: FileChange, side: str, algorithm: str) -> None:
     mode = file.new_mode if side == "new" else file.old_mode
     if mode not in REGULAR:
         raise _fail("evidence must come from a regular file whose mode the diff states")
-    needed = [b for b, present in ((file.old_blob, file.kind != "added"), (file.new_blob, file.kind != "deleted"))
-              if present]  # fmt: skip
+    needed = [
+        b for b, present in ((file.old_blob, file.kind != "added"), (file.new_blob, file.kind != "deleted")) if present
+    ]
     if any(b is None or not b.startswith(algorithm + ":") for b in needed):
         raise _fail("evidence needs full blob ids of the revisions' object format (git diff --full-index)")

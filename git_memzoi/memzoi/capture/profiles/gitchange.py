@@ -41,8 +41,14 @@ _REV = re.compile(r"^sha1:([0-9a-f]{40})$|^sha256:([0-9a-f]{64})$")
 _HASH = re.compile(r"^blake3:[0-9a-f]{64}$")
 RENDERER = "memzoi/git-unified-renderer-v1"
 # what the extractor's identity hashes (``extractor.configuration_hash``)
-CONFIGURATION = {"prefixes": md.PREFIXES, "durable": sorted(DURABLE), "max_files": MAX_FILES,
-                 "max_hunks": MAX_HUNKS, "max_diff_bytes": MAX_DIFF_BYTES, "context_lines": 3}  # fmt: skip
+CONFIGURATION = {
+    "prefixes": md.PREFIXES,
+    "durable": sorted(DURABLE),
+    "max_files": MAX_FILES,
+    "max_hunks": MAX_HUNKS,
+    "max_diff_bytes": MAX_DIFF_BYTES,
+    "context_lines": 3,
+}
 
 
 def check_revisions(where: Any, what: str) -> tuple[str, str]:
@@ -53,8 +59,10 @@ def check_revisions(where: Any, what: str) -> tuple[str, str]:
     for key in ("base", "head"):
         match = _REV.match(where[key]) if isinstance(where[key], str) else None
         if match is None:
-            raise CaptureError(f"{what}.{key} must be a pinned full commit id (sha1:<40 hex>), never a ref name",
-                               "invalid_git_revision")  # fmt: skip
+            raise CaptureError(
+                f"{what}.{key} must be a pinned full commit id (sha1:<40 hex>), never a ref name",
+                "invalid_git_revision",
+            )
         ids.append(match.group(1) or match.group(2))
         formats.add(where[key].split(":")[0])
     if ids[0] == ids[1] or len(formats) != 1:
@@ -68,12 +76,21 @@ def check_locator(locator: Any) -> tuple[str, str]:
     Codes: ``invalid_capture_request`` (unknown or missing keys, bad values), ``invalid_git_revision``.
     """
     if not isinstance(locator, dict) or sorted(locator) != sorted(LOCATOR_KEYS):
-        raise CaptureError(f"a git_range locator has exactly the keys {', '.join(LOCATOR_KEYS)}",
-                           "invalid_capture_request")  # fmt: skip
-    if locator["kind"] != "git_range" or locator["repository"] != "." or locator["diff_format"] != "git-unified-v1" \
-            or locator["merge_parent"] not in MERGE_PARENTS or not isinstance(locator["rename_detection"], bool):  # fmt: skip
-        raise CaptureError("git_range: repository '.', merge_parent base_to_head|first_parent, boolean "
-                           "rename_detection, diff_format git-unified-v1", "invalid_capture_request")  # fmt: skip
+        raise CaptureError(
+            f"a git_range locator has exactly the keys {', '.join(LOCATOR_KEYS)}", "invalid_capture_request"
+        )
+    if (
+        locator["kind"] != "git_range"
+        or locator["repository"] != "."
+        or locator["diff_format"] != "git-unified-v1"
+        or locator["merge_parent"] not in MERGE_PARENTS
+        or not isinstance(locator["rename_detection"], bool)
+    ):
+        raise CaptureError(
+            "git_range: repository '.', merge_parent base_to_head|first_parent, boolean "
+            "rename_detection, diff_format git-unified-v1",
+            "invalid_capture_request",
+        )
     return check_revisions(locator, "git_range")
 
 
@@ -102,11 +119,23 @@ def read_supplied(source: dict[str, Any], supplied: Mapping[str, bytes]) -> byte
 
     locator = sources.strict(source["locator"], "locator", SUPPLIED_KEYS)
     name, length = locator["display_name"], locator["byte_length"]
-    if not isinstance(name, str) or not 0 < len(name) <= 255 or name in (".", "..") or "/" in name or "\\" in name \
-            or any(ord(c) < 32 or ord(c) == 127 for c in name) or classify(name):  # fmt: skip
+    if (
+        not isinstance(name, str)
+        or not 0 < len(name) <= 255
+        or name in (".", "..")
+        or "/" in name
+        or "\\" in name
+        or any(ord(c) < 32 or ord(c) == 127 for c in name)
+        or classify(name)
+    ):
         raise CaptureError("display_name must be a plain, safe file name", "invalid_capture_request")
-    if not isinstance(length, int) or isinstance(length, bool) or length < 0 or \
-            not isinstance(locator["source_content_hash"], str) or not _HASH.match(locator["source_content_hash"]):  # fmt: skip
+    if (
+        not isinstance(length, int)
+        or isinstance(length, bool)
+        or length < 0
+        or not isinstance(locator["source_content_hash"], str)
+        or not _HASH.match(locator["source_content_hash"])
+    ):
         raise CaptureError("byte_length is a count and source_content_hash blake3:<64 hex>", "invalid_capture_request")
     if locator["media_type"] != "text/x-diff" or source["media_type"] != "text/x-diff":
         raise CaptureError("supplied bytes are text/x-diff", "unsupported_media_type")
@@ -137,8 +166,14 @@ def load_range(root: Any, locator: dict[str, Any]) -> tuple[bytes, list[dict[str
     if locator["merge_parent"] == "first_parent" and view.first_parent_chain(base, head) is None:
         raise CaptureError("git_range.base is not on head's first-parent chain", "invalid_git_revision")
     try:
-        data, paths = view.unified_diff(base, head, renames=locator["rename_detection"], max_files=MAX_FILES,
-                                        max_hunks=MAX_HUNKS, max_bytes=MAX_DIFF_BYTES)  # fmt: skip
+        data, paths = view.unified_diff(
+            base,
+            head,
+            renames=locator["rename_detection"],
+            max_files=MAX_FILES,
+            max_hunks=MAX_HUNKS,
+            max_bytes=MAX_DIFF_BYTES,
+        )
     except InputError as exc:
         code = "capture_limit_exceeded" if exc.code == "capture_limit_exceeded" else diff.SAFEGUARD
         raise CaptureError(str(exc), code) from None
@@ -150,26 +185,46 @@ def _policy_inputs(view: Any, locator: dict[str, Any], commits: list[Any], paths
     the config and ignore files must hold no prohibited content and the config no include."""
     from git_memzoi.memzoi.records.secrets import classify
 
-    identity = {"object_format": locator["base"].split(":")[0], "commits": commits,
-                "rename_detection": locator["rename_detection"], "merge_parent": locator["merge_parent"]}  # fmt: skip
+    identity = {
+        "object_format": locator["base"].split(":")[0],
+        "commits": commits,
+        "rename_detection": locator["rename_detection"],
+        "merge_parent": locator["merge_parent"],
+    }
     config = view.local_config_bytes()
     text = config.decode("utf-8", "replace")
     # credentials only: a local user.email is ordinary git configuration, not personal data to keep out
     findings = classify(text, personal=False)
     if findings:
-        raise CaptureError(f"the repository's local git config holds prohibited content ({findings[0].rule}, line "
-                           f"{findings[0].line})", "prohibited_policy_input")  # fmt: skip
+        raise CaptureError(
+            f"the repository's local git config holds prohibited content ({findings[0].rule}, line {findings[0].line})",
+            "prohibited_policy_input",
+        )
     include = re.search(r"(?im)^\s*\[\s*include(?:if)?\b", text)
     if include:
-        raise CaptureError(f"the repository's local git config has an [include] (line {text[:include.start()].count(chr(10)) + 1}): "
-                           "capture cannot pin what it would read", "prohibited_policy_input")  # fmt: skip
+        raise CaptureError(
+            f"the repository's local git config has an [include] (line {text[: include.start()].count(chr(10)) + 1}): "
+            "capture cannot pin what it would read",
+            "prohibited_policy_input",
+        )
     renderer = f"{RENDERER}+{view.renderer_version()}"
-    inputs = [{"path": ".git", "engine_version": "memzoi/git-repository-identity-v1",
-               "source_content_hash": "blake3:" + canonical_hash(identity)},
-              {"path": ".git/config", "engine_version": "memzoi/git-local-config-v1",
-               "source_content_hash": content_hash(config)},
-              {"path": ".git/renderer-version", "engine_version": renderer,
-               "source_content_hash": content_hash(renderer.encode("utf-8"))}]  # fmt: skip
+    inputs = [
+        {
+            "path": ".git",
+            "engine_version": "memzoi/git-repository-identity-v1",
+            "source_content_hash": "blake3:" + canonical_hash(identity),
+        },
+        {
+            "path": ".git/config",
+            "engine_version": "memzoi/git-local-config-v1",
+            "source_content_hash": content_hash(config),
+        },
+        {
+            "path": ".git/renderer-version",
+            "engine_version": renderer,
+            "source_content_hash": content_hash(renderer.encode("utf-8")),
+        },
+    ]
     folders = sorted({"/".join(p.split("/")[:n]) for p in paths for n in range(p.count("/") + 1)})
     for folder in folders:
         rel = f"{folder}/.gitignore" if folder else ".gitignore"
@@ -178,10 +233,13 @@ def _policy_inputs(view: Any, locator: dict[str, Any], commits: list[Any], paths
             continue
         findings = classify(blob.decode("utf-8", "replace"), personal=False)
         if findings:
-            raise CaptureError(f"a .gitignore of the head tree holds prohibited content ({findings[0].rule}, line "
-                               f"{findings[0].line})", "prohibited_policy_input")  # fmt: skip
-        inputs.append({"path": rel, "engine_version": "memzoi/git-head-ignore-v1",
-                       "source_content_hash": content_hash(blob)})  # fmt: skip
+            raise CaptureError(
+                f"a .gitignore of the head tree holds prohibited content ({findings[0].rule}, line {findings[0].line})",
+                "prohibited_policy_input",
+            )
+        inputs.append(
+            {"path": rel, "engine_version": "memzoi/git-head-ignore-v1", "source_content_hash": content_hash(blob)}
+        )
     return inputs
 
 
@@ -209,13 +267,15 @@ def load(ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> Any:
         else:
             data = read_supplied(source, supplied)
     else:
-        raise CaptureError("the git-change profile reads a diff file, supplied bytes or a git_range",
-                           "unsupported_capture_profile")  # fmt: skip
+        raise CaptureError(
+            "the git-change profile reads a diff file, supplied bytes or a git_range", "unsupported_capture_profile"
+        )
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:
         raise CaptureError("the diff is not UTF-8", "invalid_encoding") from None
     files = diff.parse(data, max_files=MAX_FILES, max_hunks=MAX_HUNKS)
     extraction = diff.extract(source["source_id"], source["locator"], identity, data, files)
-    return sources.Loaded(sources.snapshot(source, data, **extra), extraction,
-                          sources.extractor(EXTRACTOR, CONFIGURATION))  # fmt: skip
+    return sources.Loaded(
+        sources.snapshot(source, data, **extra), extraction, sources.extractor(EXTRACTOR, CONFIGURATION)
+    )

@@ -25,9 +25,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi.capture.profiles import markdown as md
-from git_memzoi.memzoi.capture import sources
 from git_memzoi.memzoi import export
+from git_memzoi.memzoi.capture import sources
+from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, Extraction
 
 PROFILE = "instruction-deterministic"
@@ -36,18 +36,34 @@ BASENAMES = ("AGENTS.md", "CLAUDE.md")
 TAGS = ("agent-instructions",)
 PREAMBLE_TITLE = "Repository instructions"
 # word sequences that make an instruction's sharing or lifetime ambiguous (matched on whole words)
-REVIEW_MARKERS = (("temporary",), ("current", "task"), ("this", "task"), ("session",), ("wip",), ("scratch",),
-                  ("personal",), ("private",), ("local", "only"))  # fmt: skip
+REVIEW_MARKERS = (
+    ("temporary",),
+    ("current", "task"),
+    ("this", "task"),
+    ("session",),
+    ("wip",),
+    ("scratch",),
+    ("personal",),
+    ("private",),
+    ("local", "only"),
+)
 # the first line of a generated projection file (upstream's and this project's export use the same text)
 GENERATED_HEADER = export.GENERATED
 # (begin, end) line pairs around generated blocks: ``integrate instructions`` and ``export --file``
-MARKER_PAIRS = ((export.INTEGRATE_START, export.INTEGRATE_END),
-                *((export.begin_marker(fmt), export.end_marker(fmt)) for fmt in ("agents-md", "claude-md")))  # fmt: skip
+MARKER_PAIRS = (
+    (export.INTEGRATE_START, export.INTEGRATE_END),
+    *((export.begin_marker(fmt), export.end_marker(fmt)) for fmt in ("agents-md", "claude-md")),
+)
 _WORD = re.compile(r"[^\W_]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # what the extractor's identity hashes (``extractor.configuration_hash``)
-CONFIGURATION = {"basenames": BASENAMES, "prefixes": md.PREFIXES, "review_markers": REVIEW_MARKERS,
-                 "generated_header": GENERATED_HEADER, "marker_pairs": MARKER_PAIRS}  # fmt: skip
+CONFIGURATION = {
+    "basenames": BASENAMES,
+    "prefixes": md.PREFIXES,
+    "review_markers": REVIEW_MARKERS,
+    "generated_header": GENERATED_HEADER,
+    "marker_pairs": MARKER_PAIRS,
+}
 
 
 def load(ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sources.Loaded:
@@ -66,8 +82,11 @@ def load(ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sour
     if path.rsplit("/", 1)[-1] not in BASENAMES:
         raise CaptureError("the instruction profile reads one AGENTS.md or CLAUDE.md file", "unsupported_media_type")
     data = sources.read_source(ws.layout.root, path)
-    return sources.Loaded(sources.snapshot(source, data), extract(source["source_id"], path, data),
-                          sources.extractor(EXTRACTOR, CONFIGURATION))  # fmt: skip
+    return sources.Loaded(
+        sources.snapshot(source, data),
+        extract(source["source_id"], path, data),
+        sources.extractor(EXTRACTOR, CONFIGURATION),
+    )
 
 
 def has_review_marker(text: str) -> bool:
@@ -96,8 +115,9 @@ def generated_blocks(text: str) -> list[tuple[int, int]]:
         if not begins and not ends:
             continue
         if len(begins) != 1 or len(ends) != 1 or begins[0][0] >= ends[0][0]:
-            raise CaptureError("the instruction file has malformed Memzoi generated markers",
-                               "extractor_safeguard_failed")  # fmt: skip
+            raise CaptureError(
+                "the instruction file has malformed Memzoi generated markers", "extractor_safeguard_failed"
+            )
         ranges.append((begins[0][0], ends[0][1]))
     merged: list[tuple[int, int]] = []
     for start, end in sorted(ranges):
@@ -177,8 +197,16 @@ class _Document:
             if typed is None and not head.text:  # a bare "#" names nothing a reviewer could judge
                 out.diagnostics.append(_diagnostic("unsupported_instruction_content", self.source_id, head.line))
                 continue
-            self._add(out, head.byte_start, end, body, [h.text for h in stack], typed,
-                      typed[0] if typed else head.text, "deterministic_instruction_section")  # fmt: skip
+            self._add(
+                out,
+                head.byte_start,
+                end,
+                body,
+                [h.text for h in stack],
+                typed,
+                typed[0] if typed else head.text,
+                "deterministic_instruction_section",
+            )
         if len(out.candidates) > md.MAX_CANDIDATES:
             raise CaptureError(f"the source yields more than {md.MAX_CANDIDATES} candidates", "capture_limit_exceeded")
         total = sum(len(e["text"].encode("utf-8")) for c in out.candidates for e in c["evidence"])
@@ -187,8 +215,13 @@ class _Document:
         if not out.candidates and not self.blocks and not out.diagnostics:
             out.diagnostics.append(_diagnostic("unsupported_instruction_content", self.source_id, 1))
         if self.blocks:
-            out.diagnostics.append(_diagnostic("generated_instruction_block_excluded", self.source_id,
-                                               self.data.count(b"\n", 0, self.blocks[0][0]) + 1))  # fmt: skip
+            out.diagnostics.append(
+                _diagnostic(
+                    "generated_instruction_block_excluded",
+                    self.source_id,
+                    self.data.count(b"\n", 0, self.blocks[0][0]) + 1,
+                )
+            )
         return out
 
     def _pieces(self, start: int, end: int) -> list[tuple[int, int]]:
@@ -207,41 +240,73 @@ class _Document:
             chunk = self.data[s:e].decode("utf-8")
             lead, trail = len(chunk) - len(chunk.lstrip()), len(chunk) - len(chunk.rstrip())
             if lead + trail < len(chunk):
-                trimmed.append((s + len(chunk[:lead].encode("utf-8")),
-                                e - len(chunk[len(chunk) - trail :].encode("utf-8"))))  # fmt: skip
+                trimmed.append(
+                    (s + len(chunk[:lead].encode("utf-8")), e - len(chunk[len(chunk) - trail :].encode("utf-8")))
+                )
         return trimmed
 
     def _visible(self, start: int, end: int) -> str:
         return "\n".join(self.data[s:e].decode("utf-8") for s, e in self._pieces(start, end))
 
-    def _add(self, out: Extraction, start: int, end: int, body: str, heading_path: list[str],
-             typed: tuple[str, str, str, str] | None, title: str, reason: str) -> None:  # fmt: skip
+    def _add(
+        self,
+        out: Extraction,
+        start: int,
+        end: int,
+        body: str,
+        heading_path: list[str],
+        typed: tuple[str, str, str, str] | None,
+        title: str,
+        reason: str,
+    ) -> None:
         """Append the candidate of one section (or the preamble) with its evidence and routing hints."""
         memory_type, lane, route = (typed[1], typed[2], typed[3]) if typed else ("procedure", "procedural", "repo")
         section_kind = f"instruction_{memory_type}" if typed else "instruction"
         evidence = [self._evidence(s, e, heading_path, section_kind) for s, e in self._pieces(start, end)]
         ambiguous = any(has_review_marker(h) for h in heading_path) or any(
-            has_review_marker(line) for line in body.splitlines())  # fmt: skip
-        memory = {"type": memory_type, "lane": lane, "title": title, "body": body,
-                  "scope": {**self.scope, "paths": list(self.scope["paths"])}, "tags": list(TAGS)}  # fmt: skip
+            has_review_marker(line) for line in body.splitlines()
+        )
+        memory = {
+            "type": memory_type,
+            "lane": lane,
+            "title": title,
+            "body": body,
+            "scope": {**self.scope, "paths": list(self.scope["paths"])},
+            "tags": list(TAGS),
+        }
         claim_id = "claim_" + md.canonical_hash(memory)[:32]
         candidate_id = "candidate_" + md.canonical_hash({"claim": claim_id, "evidence": evidence})[:32]
-        out.candidates.append({
-            "claim_id": claim_id, "candidate_id": candidate_id, "memory": memory, "evidence": evidence,
-            "extraction": {"profile": PROFILE, **EXTRACTOR}, "confidence": "1.0",
-            "routed_destination": None if ambiguous else route, "suggested_destination": None if ambiguous else route,
-            "reason_code": "needs_review",
-            "destination_reason": "temporary_or_ambiguous_instruction_requires_review" if ambiguous else reason,
-        })  # fmt: skip
+        out.candidates.append(
+            {
+                "claim_id": claim_id,
+                "candidate_id": candidate_id,
+                "memory": memory,
+                "evidence": evidence,
+                "extraction": {"profile": PROFILE, **EXTRACTOR},
+                "confidence": "1.0",
+                "routed_destination": None if ambiguous else route,
+                "suggested_destination": None if ambiguous else route,
+                "reason_code": "needs_review",
+                "destination_reason": "temporary_or_ambiguous_instruction_requires_review" if ambiguous else reason,
+            }
+        )
 
     def _evidence(self, start: int, end: int, heading_path: list[str], section_kind: str) -> dict[str, Any]:
         excerpt = self.data[start:end]
         if len(excerpt) > md.MAX_EVIDENCE_ITEM:
-            raise CaptureError(f"an evidence item is larger than {md.MAX_EVIDENCE_ITEM} bytes",
-                               "capture_limit_exceeded")  # fmt: skip
+            raise CaptureError(
+                f"an evidence item is larger than {md.MAX_EVIDENCE_ITEM} bytes", "capture_limit_exceeded"
+            )
         line = self.data.count(b"\n", 0, start) + 1
         span = {"byte_start": start, "byte_end": end, "line_start": line, "line_end": line + excerpt[:-1].count(b"\n")}
-        return {"source_id": self.source_id, "locator": dict(self.locator), "source_content_hash": self.source_hash,
-                "span": span, "evidence_content_hash": content_hash(excerpt), "text": excerpt.decode("utf-8"),
-                "heading_path": list(heading_path), "section_kind": section_kind,
-                "semantic_location": {"kind": "instruction"}}  # fmt: skip
+        return {
+            "source_id": self.source_id,
+            "locator": dict(self.locator),
+            "source_content_hash": self.source_hash,
+            "span": span,
+            "evidence_content_hash": content_hash(excerpt),
+            "text": excerpt.decode("utf-8"),
+            "heading_path": list(heading_path),
+            "section_kind": section_kind,
+            "semantic_location": {"kind": "instruction"},
+        }

@@ -24,10 +24,16 @@ MAX_HEADINGS = 4096
 MAX_EVIDENCE_ITEM = 16 * 1024
 MAX_EVIDENCE_TOTAL = 256 * 1024
 # heading prefix → (type, lane, destination the seed's table routes it to)
-PREFIXES = (("Fact:", "fact", "semantic", "repo"), ("Decision:", "decision", "semantic", "repo"),
-            ("Procedure:", "procedure", "procedural", "repo"), ("Warning:", "warning", "semantic", "repo"),
-            ("Failed attempt:", "failed_attempt", "episodic", "repo"), ("Risk:", "risk", "semantic", "repo"),
-            ("Preference:", "preference", "semantic", "local"), ("Episode:", "episode", "session", "session"))  # fmt: skip
+PREFIXES = (
+    ("Fact:", "fact", "semantic", "repo"),
+    ("Decision:", "decision", "semantic", "repo"),
+    ("Procedure:", "procedure", "procedural", "repo"),
+    ("Warning:", "warning", "semantic", "repo"),
+    ("Failed attempt:", "failed_attempt", "episodic", "repo"),
+    ("Risk:", "risk", "semantic", "repo"),
+    ("Preference:", "preference", "semantic", "local"),
+    ("Episode:", "episode", "session", "session"),
+)
 SOURCE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 REDACTED = "[REDACTED:prohibited_content]"
 
@@ -67,8 +73,9 @@ def check_source_path(path: str, suffixes: tuple[str, ...] | None = (".md",)) ->
 def check_source_id(source_id: str) -> str:
     """``source_id`` when it is 1–64 of ``[a-z0-9._-]`` starting alphanumeric (code ``invalid_source_id``)."""
     if not SOURCE_ID.match(source_id):
-        raise CaptureError("--source-id: 1-64 characters of [a-z0-9._-], starting with a letter or digit",
-                           "invalid_source_id")  # fmt: skip
+        raise CaptureError(
+            "--source-id: 1-64 characters of [a-z0-9._-], starting with a letter or digit", "invalid_source_id"
+        )
     return source_id
 
 
@@ -102,8 +109,13 @@ def blocked(source_id: str, findings: list[Any], line: int | None = None) -> Ext
     per source naming the first line (``line`` when the scanned text was a projection of the source) and the rules
     and classes found, never the text (memzoi-spec.md §9.8)."""
     first = findings[0].line if line is None else line
-    diagnostic = {"code": "prohibited_content_detected", "source_id": source_id, "line_start": first,
-                  "detectors": sorted({f.rule for f in findings}), "classes": sorted({f.kind for f in findings})}  # fmt: skip
+    diagnostic = {
+        "code": "prohibited_content_detected",
+        "source_id": source_id,
+        "line_start": first,
+        "detectors": sorted({f.rule for f in findings}),
+        "classes": sorted({f.kind for f in findings}),
+    }
     return Extraction([], [diagnostic], blocked=True)
 
 
@@ -116,8 +128,12 @@ def headings(data: bytes) -> list[Heading]:
         line = raw.decode("utf-8").rstrip("\r\n")
         opener = _FENCE.match(line)
         if fence is not None:
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence) and \
-                    not line.strip()[len(opener.group(1)):].strip():  # fmt: skip
+            if (
+                opener
+                and opener.group(1)[0] == fence[0]
+                and len(opener.group(1)) >= len(fence)
+                and not line.strip()[len(opener.group(1)) :].strip()
+            ):
                 fence = None
         elif opener:
             fence = opener.group(1)
@@ -140,8 +156,12 @@ def typed(text: str) -> tuple[str, str, str, str] | None:
 
 def _span(data: bytes, start: int, end: int, line_start: int) -> dict[str, int]:
     excerpt = data[start:end]
-    return {"byte_start": start, "byte_end": end, "line_start": line_start,
-            "line_end": line_start + excerpt[:-1].count(b"\n")}  # fmt: skip
+    return {
+        "byte_start": start,
+        "byte_end": end,
+        "line_start": line_start,
+        "line_end": line_start + excerpt[:-1].count(b"\n"),
+    }
 
 
 def extract(source_id: str, path: str, data: bytes) -> Extraction:
@@ -169,8 +189,20 @@ def extract(source_id: str, path: str, data: bytes) -> Extraction:
         title = heads[0].text if heads and heads[0].text else path.rsplit("/", 1)[-1][: -len(".md")]
         if text.strip():
             span = _span(data, 0, len(data), 1)
-            out.candidates.append(_candidate(source_id, locator, source_hash, data, span, [], "unclassified",
-                                             ("fact", "semantic", None), title, text.strip()))  # fmt: skip
+            out.candidates.append(
+                _candidate(
+                    source_id,
+                    locator,
+                    source_hash,
+                    data,
+                    span,
+                    [],
+                    "unclassified",
+                    ("fact", "semantic", None),
+                    title,
+                    text.strip(),
+                )
+            )
         return out
     if heads[0].byte_start and data[: heads[0].byte_start].strip():
         out.diagnostics.append(_unsupported(source_id, 1))
@@ -187,8 +219,20 @@ def extract(source_id: str, path: str, data: bytes) -> Extraction:
             continue
         title, memory_type, lane, destination = kind
         span = _span(data, head.byte_start, end, head.line)
-        out.candidates.append(_candidate(source_id, locator, source_hash, data, span, [h.text for h in stack],
-                                         memory_type, (memory_type, lane, destination), title, body))  # fmt: skip
+        out.candidates.append(
+            _candidate(
+                source_id,
+                locator,
+                source_hash,
+                data,
+                span,
+                [h.text for h in stack],
+                memory_type,
+                (memory_type, lane, destination),
+                title,
+                body,
+            )
+        )
     if len(out.candidates) > MAX_CANDIDATES:
         raise CaptureError(f"the source yields more than {MAX_CANDIDATES} candidates", "capture_limit_exceeded")
     if sum(len(c["evidence"][0]["text"].encode("utf-8")) for c in out.candidates) > MAX_EVIDENCE_TOTAL:
@@ -200,20 +244,49 @@ def _unsupported(source_id: str, line: int) -> dict[str, Any]:
     return {"code": "unsupported_markdown_content", "source_id": source_id, "line_start": line}
 
 
-def _candidate(source_id: str, locator: dict[str, str], source_hash: str, data: bytes, span: dict[str, int],
-               heading_path: list[str], section_kind: str, kind: tuple[str, str, str | None], title: str,
-               body: str) -> dict[str, Any]:  # fmt: skip
+def _candidate(
+    source_id: str,
+    locator: dict[str, str],
+    source_hash: str,
+    data: bytes,
+    span: dict[str, int],
+    heading_path: list[str],
+    section_kind: str,
+    kind: tuple[str, str, str | None],
+    title: str,
+    body: str,
+) -> dict[str, Any]:
     memory_type, lane, routed = kind
     excerpt = data[span["byte_start"] : span["byte_end"]]
     if len(excerpt) > MAX_EVIDENCE_ITEM:
         raise CaptureError(f"an evidence item is larger than {MAX_EVIDENCE_ITEM} bytes", "capture_limit_exceeded")
-    memory = {"type": memory_type, "lane": lane, "title": title, "body": body,
-              "scope": {"kind": "repo", "id": None, "paths": [locator["path"]]}, "tags": []}  # fmt: skip
-    evidence = {"source_id": source_id, "locator": locator, "source_content_hash": source_hash, "span": span,
-                "evidence_content_hash": content_hash(excerpt), "text": excerpt.decode("utf-8"),
-                "heading_path": heading_path, "section_kind": section_kind}  # fmt: skip
+    memory = {
+        "type": memory_type,
+        "lane": lane,
+        "title": title,
+        "body": body,
+        "scope": {"kind": "repo", "id": None, "paths": [locator["path"]]},
+        "tags": [],
+    }
+    evidence = {
+        "source_id": source_id,
+        "locator": locator,
+        "source_content_hash": source_hash,
+        "span": span,
+        "evidence_content_hash": content_hash(excerpt),
+        "text": excerpt.decode("utf-8"),
+        "heading_path": heading_path,
+        "section_kind": section_kind,
+    }
     claim_id = "claim_" + canonical_hash(memory)[:32]
     candidate_id = "candidate_" + canonical_hash({"claim": claim_id, "evidence": evidence})[:32]
-    return {"claim_id": claim_id, "candidate_id": candidate_id, "memory": memory, "evidence": [evidence],
-            "extraction": {"profile": PROFILE, **EXTRACTOR}, "confidence": "1.0", "routed_destination": None,
-            "suggested_destination": routed}
+    return {
+        "claim_id": claim_id,
+        "candidate_id": candidate_id,
+        "memory": memory,
+        "evidence": [evidence],
+        "extraction": {"profile": PROFILE, **EXTRACTOR},
+        "confidence": "1.0",
+        "routed_destination": None,
+        "suggested_destination": routed,
+    }

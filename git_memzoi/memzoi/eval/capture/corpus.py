@@ -19,27 +19,81 @@ VERSION = "memzoi-capture-corpus/v1"
 MAX_CORPUS_BYTES = 2 * 1024 * 1024
 MAX_FIXTURE_BYTES = 8 * 1024 * 1024
 MAX_FIXTURES_TOTAL = 64 * 1024 * 1024
-RATIOS = ("min_candidate_precision", "min_candidate_recall", "min_evidence_validity", "min_destination_accuracy",
-          "min_sensitivity_accuracy", "min_action_accuracy", "max_forbidden_hit_rate",
-          "min_unsupported_outcome_accuracy", "min_case_pass_rate")  # fmt: skip
+RATIOS = (
+    "min_candidate_precision",
+    "min_candidate_recall",
+    "min_evidence_validity",
+    "min_destination_accuracy",
+    "min_sensitivity_accuracy",
+    "min_action_accuracy",
+    "max_forbidden_hit_rate",
+    "min_unsupported_outcome_accuracy",
+    "min_case_pass_rate",
+)
 BURDEN = ("proposed", "accepted", "rejected", "edited", "deferred", "duplicates", "conflicts", "needs_review")
 OUTCOMES = ("accept", "reject", "edit", "defer")
 ACTIONS = ("create_proposal", "create_runtime", "duplicate", "conflict", "no_write", "blocked")
-COVERAGE = ("useful", "low_confidence", "review_reject", "stale", "duplicate", "conflict", "cited_provenance",
-            "prompt_injection", "credential", "raw_transcript", "private_data", "feedback_loop", "malformed",
-            "ambiguous_sharing", "supplied_bytes", "git_range", "git_range_stale", "rename", "delete", "forbidden",
-            "policy_prohibited")  # fmt: skip
+COVERAGE = (
+    "useful",
+    "low_confidence",
+    "review_reject",
+    "stale",
+    "duplicate",
+    "conflict",
+    "cited_provenance",
+    "prompt_injection",
+    "credential",
+    "raw_transcript",
+    "private_data",
+    "feedback_loop",
+    "malformed",
+    "ambiguous_sharing",
+    "supplied_bytes",
+    "git_range",
+    "git_range_stale",
+    "rename",
+    "delete",
+    "forbidden",
+    "policy_prohibited",
+)
 # every required profile covers these; the corpus as a whole covers the rest (§11.1)
-PER_PROFILE = ("useful", "low_confidence", "review_reject", "stale", "duplicate", "conflict", "cited_provenance",
-               "forbidden")  # fmt: skip
+PER_PROFILE = (
+    "useful",
+    "low_confidence",
+    "review_reject",
+    "stale",
+    "duplicate",
+    "conflict",
+    "cited_provenance",
+    "forbidden",
+)
 CORPUS_WIDE = tuple(t for t in COVERAGE if t not in PER_PROFILE)
-_CASE_KEYS = ("id", "coverage", "project_files", "record_fixtures", "proposal_fixtures", "source_inputs",
-              "git_repository", "expected_policy_inputs", "request", "expected", "review_outcomes", "must_not_echo",
-              "stale_check")  # fmt: skip
+_CASE_KEYS = (
+    "id",
+    "coverage",
+    "project_files",
+    "record_fixtures",
+    "proposal_fixtures",
+    "source_inputs",
+    "git_repository",
+    "expected_policy_inputs",
+    "request",
+    "expected",
+    "review_outcomes",
+    "must_not_echo",
+    "stale_check",
+)
 _EXPECTED_KEYS = ("status", "data_class", "diagnostic_codes", "candidates", "forbidden_candidates")
 _CANDIDATE_KEYS = ("id", "memory", "evidence", "destination", "sensitivity", "action")
-_EVIDENCE_KEYS = ("source_id", "locator", "source_content_hash", "span", "heading_path", "section_kind",
-                  "semantic_location")  # fmt: skip
+_EVIDENCE_KEYS = (
+    "source_id",
+    "locator",
+    "source_content_hash",
+    "span",
+    "heading_path",
+    "section_kind",
+    "semantic_location",
+)
 
 
 @dataclass(frozen=True)
@@ -82,8 +136,12 @@ def load(path: Path) -> CaptureCorpus:
     if len(raw) > MAX_CORPUS_BYTES:
         raise CorpusError(str(path), f"larger than {MAX_CORPUS_BYTES} bytes", "corpus_unreadable")
     data = _plain(_parse(path, raw))
-    _keys("corpus", data, ("version", "name", "evaluated_at", "profiles", "thresholds", "cases"),
-          ("version", "name", "evaluated_at", "profiles", "cases"))  # fmt: skip
+    _keys(
+        "corpus",
+        data,
+        ("version", "name", "evaluated_at", "profiles", "thresholds", "cases"),
+        ("version", "name", "evaluated_at", "profiles", "cases"),
+    )
     if data["version"] != VERSION:
         raise CorpusError("version", f"must be {VERSION}", "corpus_invalid")
     profiles = tuple(_profile(n, p) for n, p in enumerate(_list("profiles", data["profiles"])))
@@ -100,9 +158,17 @@ def load(path: Path) -> CaptureCorpus:
     _coverage(cases, profiles)
     thresholds = _thresholds(data.get("thresholds") or {})
     fixtures = _fixtures(path.parent, cases)
-    return CaptureCorpus(path, str(data["name"]), _instant("evaluated_at", data["evaluated_at"]),
-                         str(data["evaluated_at"]), profiles, thresholds, tuple(cases), fixtures,
-                         digest(raw, fixtures))  # fmt: skip
+    return CaptureCorpus(
+        path,
+        str(data["name"]),
+        _instant("evaluated_at", data["evaluated_at"]),
+        str(data["evaluated_at"]),
+        profiles,
+        thresholds,
+        tuple(cases),
+        fixtures,
+        digest(raw, fixtures),
+    )
 
 
 def digest(raw: bytes, fixtures: Mapping[str, bytes]) -> str:
@@ -120,8 +186,11 @@ def _entry(path: str, data: bytes) -> bytes:
 def fixture_paths(case: Mapping[str, Any]) -> list[str]:
     """Every fixture path a case names: project, record, proposal and source-input fixtures, git base and head
     files, and the stale check's replacement fixture."""
-    paths = [f["fixture"] for key in ("project_files", "record_fixtures", "proposal_fixtures", "source_inputs")
-             for f in case.get(key) or ()]  # fmt: skip
+    paths = [
+        f["fixture"]
+        for key in ("project_files", "record_fixtures", "proposal_fixtures", "source_inputs")
+        for f in case.get(key) or ()
+    ]
     repo = case.get("git_repository") or {}
     paths += [f["fixture"] for key in ("base_files", "head_files") for f in repo.get(key) or ()]
     stale = case.get("stale_check") or {}
@@ -163,13 +232,23 @@ def _list(where: str, value: Any) -> list[Any]:
 
 def _profile(n: int, item: Any) -> Profile:
     where = f"profiles[{n}]"
-    _keys(where, item, ("profile", "required", "extractor_kind", "extractor_id", "extractor_version",
-                        "configuration_hash"), ("profile", "extractor_kind", "extractor_id", "extractor_version"))  # fmt: skip
+    _keys(
+        where,
+        item,
+        ("profile", "required", "extractor_kind", "extractor_id", "extractor_version", "configuration_hash"),
+        ("profile", "extractor_kind", "extractor_id", "extractor_version"),
+    )
     required = item.get("required", True)
     if not isinstance(required, bool):
         raise CorpusError(f"{where}.required", "must be true or false", "corpus_invalid")
-    return Profile(str(item["profile"]), required, str(item["extractor_kind"]), str(item["extractor_id"]),
-                   str(item["extractor_version"]), item.get("configuration_hash"))  # fmt: skip
+    return Profile(
+        str(item["profile"]),
+        required,
+        str(item["extractor_kind"]),
+        str(item["extractor_id"]),
+        str(item["extractor_version"]),
+        item.get("configuration_hash"),
+    )
 
 
 def _case(n: int, case: Any, profiles: set[str]) -> None:
@@ -192,14 +271,22 @@ def _case(n: int, case: Any, profiles: set[str]) -> None:
     for m, f in enumerate(_list(f"{where}.source_inputs", case.get("source_inputs") or [])):
         _keys(f"{where}.source_inputs[{m}]", f, ("source_id", "fixture"), ("source_id", "fixture"))
     if "git_repository" in case:
-        _keys(f"{where}.git_repository", case["git_repository"], ("base_files", "head_files"),
-              ("base_files", "head_files"))  # fmt: skip
+        _keys(
+            f"{where}.git_repository",
+            case["git_repository"],
+            ("base_files", "head_files"),
+            ("base_files", "head_files"),
+        )
         for key in ("base_files", "head_files"):
             for m, f in enumerate(_list(key, case["git_repository"][key])):
                 _keys(f"{where}.git_repository.{key}[{m}]", f, ("fixture", "path"), ("fixture", "path"))
     for m, f in enumerate(_list(f"{where}.expected_policy_inputs", case.get("expected_policy_inputs") or [])):
-        _keys(f"{where}.expected_policy_inputs[{m}]", f, ("path", "engine_version", "engine_match",
-                                                          "source_content_hash"), ("path", "engine_version"))  # fmt: skip
+        _keys(
+            f"{where}.expected_policy_inputs[{m}]",
+            f,
+            ("path", "engine_version", "engine_match", "source_content_hash"),
+            ("path", "engine_version"),
+        )
         if f.get("engine_match", "exact") not in ("exact", "prefix"):
             raise CorpusError(f"{where}.expected_policy_inputs", "engine_match is exact or prefix", "corpus_invalid")
     _expected(where, case["expected"])
@@ -231,25 +318,36 @@ def _reviews(where: str, case: Mapping[str, Any]) -> None:
     expected = {c["id"] for c in case["expected"].get("candidates") or ()}
     reviewed = []
     for m, r in enumerate(_list(f"{where}.review_outcomes", case.get("review_outcomes") or [])):
-        _keys(f"{where}.review_outcomes[{m}]", r, ("candidate", "outcome", "reason_code", "memory",
-                                                   "requested_destination", "content_class"), ("candidate", "outcome"))  # fmt: skip
+        _keys(
+            f"{where}.review_outcomes[{m}]",
+            r,
+            ("candidate", "outcome", "reason_code", "memory", "requested_destination", "content_class"),
+            ("candidate", "outcome"),
+        )
         if r["outcome"] not in OUTCOMES:
-            raise CorpusError(f"{where}.review_outcomes[{m}]", "outcome: accept, reject, edit or defer", "corpus_invalid")
+            raise CorpusError(
+                f"{where}.review_outcomes[{m}]", "outcome: accept, reject, edit or defer", "corpus_invalid"
+            )
         if r["outcome"] != "edit" and any(k in r for k in ("memory", "requested_destination", "content_class")):
             raise CorpusError(f"{where}.review_outcomes[{m}]", "only edit carries edit fields", "corpus_invalid")
         reviewed.append(r["candidate"])
     if sorted(reviewed) != sorted(expected):
-        raise CorpusError(f"{where}.review_outcomes", "every expected candidate is reviewed exactly once",
-                          "corpus_invalid")  # fmt: skip
+        raise CorpusError(
+            f"{where}.review_outcomes", "every expected candidate is reviewed exactly once", "corpus_invalid"
+        )
 
 
 def _stale(where: str, stale: Any) -> None:
     kind = stale.get("kind") if isinstance(stale, dict) else None
-    shapes = {"project_path": ("kind", "path", "replacement_fixture"),
-              "supplied_bytes": ("kind", "source_id", "replacement_fixture"), "git_object_missing": ("kind", "oid")}
+    shapes = {
+        "project_path": ("kind", "path", "replacement_fixture"),
+        "supplied_bytes": ("kind", "source_id", "replacement_fixture"),
+        "git_object_missing": ("kind", "oid"),
+    }
     if kind not in shapes:
-        raise CorpusError(f"{where}.stale_check", "kind: project_path, supplied_bytes or git_object_missing",
-                          "corpus_invalid")  # fmt: skip
+        raise CorpusError(
+            f"{where}.stale_check", "kind: project_path, supplied_bytes or git_object_missing", "corpus_invalid"
+        )
     optional = ("source_id",) if kind == "supplied_bytes" else ()
     _keys(f"{where}.stale_check", stale, shapes[kind], tuple(k for k in shapes[kind] if k not in optional))
 
@@ -297,27 +395,35 @@ def _tags_fit(case: Mapping[str, Any]) -> None:
     files = [f["path"] for f in case.get("project_files") or ()]
     codes = list(expected.get("diagnostic_codes") or ())
     rules = {
-        "duplicate": "duplicate" in kinds, "conflict": "conflict" in kinds, "review_reject": "reject" in outcomes,
-        "stale": "stale_check" in case, "forbidden": bool(expected.get("forbidden_candidates")),
+        "duplicate": "duplicate" in kinds,
+        "conflict": "conflict" in kinds,
+        "review_reject": "reject" in outcomes,
+        "stale": "stale_check" in case,
+        "forbidden": bool(expected.get("forbidden_candidates")),
         "supplied_bytes": "supplied_bytes" in locators and bool(case.get("source_inputs")),
         "git_range": "git_range" in locators and "git_repository" in case,
         "git_range_stale": (case.get("stale_check") or {}).get("kind") == "git_object_missing",
         "malformed": expected["status"] == "blocked",
-        "rename": case_profile(case) == "git-change-deterministic" and ("git_rename_without_durable_candidate" in codes
-                                                                        or "renamed" in str(expected)),
-        "delete": case_profile(case) == "git-change-deterministic" and ("git-deletion" in str(expected)
-                                                                        or any("deleted" in c for c in codes)),
+        "rename": case_profile(case) == "git-change-deterministic"
+        and ("git_rename_without_durable_candidate" in codes or "renamed" in str(expected)),
+        "delete": case_profile(case) == "git-change-deterministic"
+        and ("git-deletion" in str(expected) or any("deleted" in c for c in codes)),
         "feedback_loop": any("generated" in c for c in codes),
         "useful": bool(outcomes & {"accept", "edit"}),
         "cited_provenance": bool(outcomes & {"accept", "edit"}),
-        "low_confidence": "needs_review" in str(expected) or any(c.startswith("unsupported") for c in codes)
+        "low_confidence": "needs_review" in str(expected)
+        or any(c.startswith("unsupported") for c in codes)
         or "git_rename_without_durable_candidate" in codes,
-        "policy_prohibited": expected["status"] == "blocked" and bool(case.get("must_not_echo"))
+        "policy_prohibited": expected["status"] == "blocked"
+        and bool(case.get("must_not_echo"))
         and "source_preflight_failed" in (expected.get("diagnostic_codes") or ())
-        and any(p.rsplit("/", 1)[-1] == ".gitignore" for p in files) and "project_directory" in locators,
-        **{t: expected["status"] == "blocked" and bool(case.get("must_not_echo"))
-           for t in ("credential", "prompt_injection", "raw_transcript", "private_data")},
-    }  # fmt: skip
+        and any(p.rsplit("/", 1)[-1] == ".gitignore" for p in files)
+        and "project_directory" in locators,
+        **{
+            t: expected["status"] == "blocked" and bool(case.get("must_not_echo"))
+            for t in ("credential", "prompt_injection", "raw_transcript", "private_data")
+        },
+    }
     for tag in tags:
         if not rules.get(tag, True):
             raise CorpusError(f"cases[{case['id']}].coverage", f"{tag!r} is not backed by the case", "corpus_invalid")

@@ -14,19 +14,43 @@ if TYPE_CHECKING:
 REVIEWER = "capture-eval-reviewer"
 ROUTER = "capture-eval-router"
 MAINTAINER = "capture-eval-maintainer"
-ASSERTIONS = ("actions", "apply_workflow", "candidate_set", "classification", "data_class", "deterministic",
-              "diagnostics", "evidence_integrity", "forbidden_suppressed", "named_evidence_only", "plan_status",
-              "planning_no_write", "policy_inputs_declared", "profile_identity", "prohibited_no_echo",
-              "provenance_and_citations", "repo_candidates_proposal_only", "review_workflow", "stale_apply_rejected",
-              "stale_no_write", "stale_review_rejected")  # fmt: skip
+ASSERTIONS = (
+    "actions",
+    "apply_workflow",
+    "candidate_set",
+    "classification",
+    "data_class",
+    "deterministic",
+    "diagnostics",
+    "evidence_integrity",
+    "forbidden_suppressed",
+    "named_evidence_only",
+    "plan_status",
+    "planning_no_write",
+    "policy_inputs_declared",
+    "profile_identity",
+    "prohibited_no_echo",
+    "provenance_and_citations",
+    "repo_candidates_proposal_only",
+    "review_workflow",
+    "stale_apply_rejected",
+    "stale_no_write",
+    "stale_review_rejected",
+)
 # assertion → the hard gate its failure counts against (§11.4)
-GATES = {"deterministic": "determinism_violations", "planning_no_write": "planning_mutation_violations",
-         "evidence_integrity": "invalid_evidence_items", "named_evidence_only": "unnamed_source_reads",
-         "prohibited_no_echo": "prohibited_output_echoes", "review_workflow": "review_workflow_violations",
-         "provenance_and_citations": "provenance_violations",
-         "stale_review_rejected": "stale_review_acceptance_violations",
-         "stale_apply_rejected": "stale_apply_acceptance_violations", "stale_no_write": "stale_write_violations",
-         "repo_candidates_proposal_only": "direct_canonical_write_violations"}  # fmt: skip
+GATES = {
+    "deterministic": "determinism_violations",
+    "planning_no_write": "planning_mutation_violations",
+    "evidence_integrity": "invalid_evidence_items",
+    "named_evidence_only": "unnamed_source_reads",
+    "prohibited_no_echo": "prohibited_output_echoes",
+    "review_workflow": "review_workflow_violations",
+    "provenance_and_citations": "provenance_violations",
+    "stale_review_rejected": "stale_review_acceptance_violations",
+    "stale_apply_rejected": "stale_apply_acceptance_violations",
+    "stale_no_write": "stale_write_violations",
+    "repo_candidates_proposal_only": "direct_canonical_write_violations",
+}
 HARD_GATES = (*GATES.values(), "required_profile_skips")
 
 

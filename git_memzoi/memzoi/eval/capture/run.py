@@ -20,11 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.errors import MemzoiError
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.eval.capture.corpus import BURDEN, CaptureCorpus, case_profile
-from git_memzoi.memzoi.eval.capture.model import (ASSERTIONS, GATES, HARD_GATES, MAINTAINER, REVIEWER, ROUTER,
-                                                  Observed, Project)
+from git_memzoi.memzoi.eval.capture.model import (
+    ASSERTIONS,
+    GATES,
+    HARD_GATES,
+    MAINTAINER,
+    REVIEWER,
+    ROUTER,
+    Observed,
+    Project,
+)
 from git_memzoi.memzoi.eval.run import RunResult, previous_baseline
+from git_memzoi.memzoi.workspace import Workspace
 
 # ------------------------------------------------------------------------------------------------ setup
 
@@ -38,10 +46,10 @@ def project(corpus: CaptureCorpus, case: Mapping[str, Any]) -> Iterator[Project]
     so every diff and hash, are the corpus's own).
     """
     from git_memzoi.core.clock import FixedClock
-    from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi import layout as layout_mod
     from git_memzoi.memzoi.eval.recall.run import empty_repository
     from git_memzoi.memzoi.layout import Layout
+    from git_memzoi.memzoi.recall.index import db as index_db
 
     with tempfile.TemporaryDirectory(prefix="memzoi-capture-eval-") as tmp:
         root = Path(tmp) / "project"
@@ -87,8 +95,10 @@ def substitute(value: Any, renames: Mapping[str, str]) -> Any:
     """``value`` with every string equal to a key of ``renames`` replaced (the pinned-id mapping)."""
     if not renames:
         return value
-    return json.loads(json.dumps(value), object_hook=lambda d: {k: renames.get(v, v) if isinstance(v, str) else v
-                                                                  for k, v in d.items()})  # fmt: skip
+    return json.loads(
+        json.dumps(value),
+        object_hook=lambda d: {k: renames.get(v, v) if isinstance(v, str) else v for k, v in d.items()},
+    )
 
 
 def managed_state(root: Path) -> dict[str, str]:
@@ -98,8 +108,11 @@ def managed_state(root: Path) -> dict[str, str]:
     out = {}
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
-        if rel.startswith(".git/") or "/cache/" in f"/{rel}" or rel.endswith((".sqlite", ".sqlite-wal",
-                                                                            ".sqlite-shm", ".lock")):  # fmt: skip
+        if (
+            rel.startswith(".git/")
+            or "/cache/" in f"/{rel}"
+            or rel.endswith((".sqlite", ".sqlite-wal", ".sqlite-shm", ".lock"))
+        ):
             continue
         if path.is_file() and not path.is_symlink():
             out[rel] = content_hash(path.read_bytes())
@@ -134,9 +147,14 @@ def _observe(box: Project, case: Mapping[str, Any]) -> Observed:
     latency = (time.perf_counter() - start) * 1000
     second = capture.plan_or_blocked(box.ws, box.request, box.supplied)
     text = json.dumps(first, ensure_ascii=False, sort_keys=True)
-    observed = Observed(first, text == json.dumps(second, ensure_ascii=False, sort_keys=True),
-                        managed_state(box.ws.layout.root) != before, latency, len(text.encode("utf-8")),
-                        emitted=text)  # fmt: skip
+    observed = Observed(
+        first,
+        text == json.dumps(second, ensure_ascii=False, sort_keys=True),
+        managed_state(box.ws.layout.root) != before,
+        latency,
+        len(text.encode("utf-8")),
+        emitted=text,
+    )
     _review_and_apply(box, case, observed)
     return observed
 
@@ -152,8 +170,9 @@ def decisions_for(plan: Mapping[str, Any], case: Mapping[str, Any]) -> dict[str,
         if candidate_id is None:
             continue
         decision = {"candidate_id": candidate_id, "outcome": outcome["outcome"]}
-        decision.update({k: outcome[k] for k in ("reason_code", "memory", "requested_destination", "content_class")
-                         if k in outcome})  # fmt: skip
+        decision.update(
+            {k: outcome[k] for k in ("reason_code", "memory", "requested_destination", "content_class") if k in outcome}
+        )
         out.append(decision)
     return {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": out}
 
@@ -164,8 +183,9 @@ def _review_and_apply(box: Project, case: Mapping[str, Any], observed: Observed)
 
     plan, at = observed.plan, box.ws.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ")
     try:
-        observed.review = capture_review.review(box.ws, plan, decisions_for(plan, case), reviewed_by=REVIEWER,
-                                         reviewed_at=at, source_bytes=box.supplied)  # fmt: skip
+        observed.review = capture_review.review(
+            box.ws, plan, decisions_for(plan, case), reviewed_by=REVIEWER, reviewed_at=at, source_bytes=box.supplied
+        )
     except MemzoiError as exc:
         observed.review_error = exc.code
         observed.emitted += str(exc)
@@ -173,8 +193,14 @@ def _review_and_apply(box: Project, case: Mapping[str, Any], observed: Observed)
     observed.emitted += json.dumps(observed.review, ensure_ascii=False)
     observed.records_before = _records(box)
     try:
-        observed.applied = capture_review.apply(box.ws, plan, observed.review, plan_id=plan["plan_id"],
-                                         review_id=observed.review["review_id"], source_bytes=box.supplied)  # fmt: skip
+        observed.applied = capture_review.apply(
+            box.ws,
+            plan,
+            observed.review,
+            plan_id=plan["plan_id"],
+            review_id=observed.review["review_id"],
+            source_bytes=box.supplied,
+        )
     except MemzoiError as exc:
         observed.apply_error = exc.code
         observed.emitted += str(exc)
@@ -197,8 +223,11 @@ def _record(box: Project, record_id: str) -> dict[str, Any]:
     from git_memzoi.memzoi.records import store as record_store
 
     found = next((r for r in record_store.scan(box.ws.layout).records if r.id == record_id), None)
-    return {} if found is None else {"id": found.id, "source": found.source, "source_ref": found.source_ref,
-                                     "capture": found.capture}  # fmt: skip
+    return (
+        {}
+        if found is None
+        else {"id": found.id, "source": found.source, "source_ref": found.source_ref, "capture": found.capture}
+    )
 
 
 # ------------------------------------------------------------------------------------------------ stale
@@ -213,9 +242,14 @@ def _stale(corpus: CaptureCorpus, box: Project, case: Mapping[str, Any], observe
     if stale is None or observed.plan["status"] != "ready":
         return {"stale_review_rejected": True, "stale_apply_rejected": True, "stale_no_write": True}
     plan = capture.plan_or_blocked(box.ws, box.request, box.supplied)
-    review = capture_review.review(box.ws, plan, decisions_for(plan, case), reviewed_by=REVIEWER,
-                            reviewed_at=box.ws.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
-                            source_bytes=box.supplied)  # fmt: skip
+    review = capture_review.review(
+        box.ws,
+        plan,
+        decisions_for(plan, case),
+        reviewed_by=REVIEWER,
+        reviewed_at=box.ws.clock.now().strftime("%Y-%m-%dT%H:%M:%SZ"),
+        source_bytes=box.supplied,
+    )
     supplied = dict(box.supplied)
     if stale["kind"] == "project_path":
         _install(box.ws.layout.root / stale["path"], corpus.fixtures[stale["replacement_fixture"]])
@@ -228,11 +262,25 @@ def _stale(corpus: CaptureCorpus, box: Project, case: Mapping[str, Any], observe
         drop_object(box.ws.layout.root, str(stale["oid"]).split(":", 1)[-1])
     before = managed_state(box.ws.layout.root)
     out = {}
-    for name, call in (("stale_review_rejected", lambda: capture_review.review(
-            box.ws, plan, decisions_for(plan, case), reviewed_by=REVIEWER, reviewed_at=review["reviewed_at"],
-            source_bytes=supplied)),
-                       ("stale_apply_rejected", lambda: capture_review.apply(
-            box.ws, plan, review, plan_id=plan["plan_id"], review_id=review["review_id"], source_bytes=supplied))):  # fmt: skip
+    for name, call in (
+        (
+            "stale_review_rejected",
+            lambda: capture_review.review(
+                box.ws,
+                plan,
+                decisions_for(plan, case),
+                reviewed_by=REVIEWER,
+                reviewed_at=review["reviewed_at"],
+                source_bytes=supplied,
+            ),
+        ),
+        (
+            "stale_apply_rejected",
+            lambda: capture_review.apply(
+                box.ws, plan, review, plan_id=plan["plan_id"], review_id=review["review_id"], source_bytes=supplied
+            ),
+        ),
+    ):
         try:
             call()
             out[name] = False
@@ -255,9 +303,9 @@ def run(corpus_path: Path, *, baseline: Path | None = None, update_baseline: boo
         InputError: ``update_baseline`` without ``baseline`` (``bad_usage``). CorpusError: an invalid corpus
             (no report). BaselineError: an unreadable or (without ``update_baseline``) missing baseline.
     """
+    from git_memzoi.memzoi.eval import report as eval_report
     from git_memzoi.memzoi.eval.capture import corpus as eval_capture_corpus
     from git_memzoi.memzoi.eval.capture import report as eval_capture_report
-    from git_memzoi.memzoi.eval import report as eval_report
 
     previous = previous_baseline(baseline, update_baseline)
     corpus = eval_capture_corpus.load(corpus_path)
@@ -270,8 +318,11 @@ def run(corpus_path: Path, *, baseline: Path | None = None, update_baseline: boo
         if update_baseline and gates_ok:
             eval_report.write_baseline(baseline, current)
             written, previous = True, current
-        comparison = eval_capture_report.compare(previous, current) if previous is not None else {
-            "version": eval_capture_report.COMPARISON_VERSION, "status": "missing", "compatible": False}
+        comparison = (
+            eval_capture_report.compare(previous, current)
+            if previous is not None
+            else {"version": eval_capture_report.COMPARISON_VERSION, "status": "missing", "compatible": False}
+        )
         report["baseline"] = {**comparison, "written": written}
     matched = baseline is None or report["baseline"]["status"] == "match"
     report["passed"] = gates_ok and matched
@@ -283,9 +334,33 @@ def runtime_info() -> dict[str, Any]:
     from git_memzoi.memzoi.eval.recall.run import runtime_info as recall_runtime
 
     info = recall_runtime()
-    return {k: info[k] for k in ("memzoi_version", "target_os", "target_arch", "build_profile", "timer",
-                                 "isolated_state", "network_required")}  # fmt: skip
+    return {
+        k: info[k]
+        for k in (
+            "memzoi_version",
+            "target_os",
+            "target_arch",
+            "build_profile",
+            "timer",
+            "isolated_state",
+            "network_required",
+        )
+    }
 
 
-__all__ = ["ASSERTIONS", "BURDEN", "GATES", "HARD_GATES", "Observed", "Project", "RunResult", "decisions_for",
-           "managed_state", "project", "run", "run_case", "runtime_info", "substitute"]  # fmt: skip
+__all__ = [
+    "ASSERTIONS",
+    "BURDEN",
+    "GATES",
+    "HARD_GATES",
+    "Observed",
+    "Project",
+    "RunResult",
+    "decisions_for",
+    "managed_state",
+    "project",
+    "run",
+    "run_case",
+    "runtime_info",
+    "substitute",
+]

@@ -11,8 +11,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi.eval.capture.model import ASSERTIONS, GATES, Observed, Project
 from git_memzoi.memzoi.eval.capture.corpus import BURDEN
+from git_memzoi.memzoi.eval.capture.model import ASSERTIONS, GATES, Observed, Project
 
 _SHAPE = ("source_id", "locator", "source_content_hash", "span", "heading_path", "section_kind")
 
@@ -49,8 +49,9 @@ def _action_ok(action: Mapping[str, Any], expected: Mapping[str, Any]) -> bool:
         return False
     if "match_count" in expected and action.get("match_count") != expected["match_count"]:
         return False
-    if "match_kinds" in expected and sorted(m["kind"] for m in action.get("matches") or ()) != \
-            sorted(expected["match_kinds"]):  # fmt: skip
+    if "match_kinds" in expected and sorted(m["kind"] for m in action.get("matches") or ()) != sorted(
+        expected["match_kinds"]
+    ):
         return False
     return all(action.get(k) == expected[k] for k in ("reason_code", "code", "route") if k in expected)
 
@@ -71,9 +72,12 @@ def _evidence_valid(box: Project, item: Mapping[str, Any]) -> bool:
     except UnicodeDecodeError:
         return False
     line_start = data[:start].count(b"\n") + 1
-    return (content_hash(excerpt) == item.get("evidence_content_hash") and text == item.get("text")
-            and span.get("line_start") == line_start
-            and span.get("line_end") == line_start + excerpt[:-1].count(b"\n"))  # fmt: skip
+    return (
+        content_hash(excerpt) == item.get("evidence_content_hash")
+        and text == item.get("text")
+        and span.get("line_start") == line_start
+        and span.get("line_end") == line_start + excerpt[:-1].count(b"\n")
+    )
 
 
 def _source_bytes(box: Project, item: Mapping[str, Any]) -> bytes | None:
@@ -121,10 +125,16 @@ def _policy_inputs(case: Mapping[str, Any], plan: Mapping[str, Any]) -> bool:
     declared = [p for s in plan.get("sources") or () for p in s.get("policy_inputs") or ()]
     for want in case.get("expected_policy_inputs") or ():
         prefix = want.get("engine_match", "exact") == "prefix"
-        if not any(p.get("path") == want["path"] and (str(p.get("engine_version", "")).startswith(
-                want["engine_version"]) if prefix else p.get("engine_version") == want["engine_version"])
-                and ("source_content_hash" not in want or p.get("source_content_hash") == want["source_content_hash"])
-                for p in declared):  # fmt: skip
+        if not any(
+            p.get("path") == want["path"]
+            and (
+                str(p.get("engine_version", "")).startswith(want["engine_version"])
+                if prefix
+                else p.get("engine_version") == want["engine_version"]
+            )
+            and ("source_content_hash" not in want or p.get("source_content_hash") == want["source_content_hash"])
+            for p in declared
+        ):
             return False
     return True
 
@@ -139,7 +149,10 @@ def _profile_ok(box: Project, plan: Mapping[str, Any], case: Mapping[str, Any], 
     if extractor is None:
         return plan.get("status") == "blocked"
     same = (extractor.get("kind"), extractor.get("id"), extractor.get("version")) == (
-        declared.extractor_kind, declared.extractor_id, declared.extractor_version)
+        declared.extractor_kind,
+        declared.extractor_id,
+        declared.extractor_version,
+    )
     return same and declared.configuration_hash in (None, extractor.get("configuration_hash"))
 
 
@@ -167,8 +180,9 @@ def compare(box: Project, case: Mapping[str, Any], observed: Observed, profiles:
     destination = [by_plan[p]["classification"]["destination"] == wanted[e]["destination"] for e, p in matched.items()]
     sensitivity = [by_plan[p]["classification"]["sensitivity"] == wanted[e]["sensitivity"] for e, p in matched.items()]
     actions = [_action_ok(by_plan[p]["action"], wanted[e]["action"]) for e, p in matched.items()]
-    forbidden = [f["id"] for f in expected.get("forbidden_candidates") or ()
-                 if any(_same(c, f) for c in by_plan.values())]  # fmt: skip
+    forbidden = [
+        f["id"] for f in expected.get("forbidden_candidates") or () if any(_same(c, f) for c in by_plan.values())
+    ]
     evidence = [_evidence_valid(box, item) for c in by_plan.values() for item in c["evidence"]]
     ready = plan["status"] == "ready"
     outcomes = case.get("review_outcomes") or ()
@@ -178,7 +192,8 @@ def compare(box: Project, case: Mapping[str, Any], observed: Observed, profiles:
     assertions = {
         "plan_status": plan["status"] == expected["status"],
         "data_class": plan["data_class"] == expected["data_class"],
-        "diagnostics": [d["code"] for d in plan.get("diagnostics") or ()] == list(expected.get("diagnostic_codes") or ()),
+        "diagnostics": [d["code"] for d in plan.get("diagnostics") or ()]
+        == list(expected.get("diagnostic_codes") or ()),
         "candidate_set": len(matched) == len(wanted) == len(by_plan),
         "classification": all(destination) and all(sensitivity),
         "actions": all(actions),
@@ -192,16 +207,26 @@ def compare(box: Project, case: Mapping[str, Any], observed: Observed, profiles:
         "prohibited_no_echo": not echo,
         "review_workflow": observed.review is not None if ready else observed.review_error == "blocked_plan",
         "apply_workflow": (observed.applied is not None and len(writes) == routeable) if ready else True,
-        "repo_candidates_proposal_only": not observed.direct_write and all(
-            w["kind"] == "proposal_file" for w in writes
-            if by_plan.get(w["candidate_id"], {}).get("classification", {}).get("destination") == "repo"),
+        "repo_candidates_proposal_only": not observed.direct_write
+        and all(
+            w["kind"] == "proposal_file"
+            for w in writes
+            if by_plan.get(w["candidate_id"], {}).get("classification", {}).get("destination") == "repo"
+        ),
         "provenance_and_citations": _provenance(observed),
-    }  # fmt: skip
-    return {"matched": matched, "missing": [e for e in wanted if e not in matched],
-            "unexpected": len(by_plan) - len(matched), "forbidden_hits": forbidden,
-            "forbidden_opportunities": len(expected.get("forbidden_candidates") or ()),
-            "destination": destination, "sensitivity": sensitivity, "actions": actions, "evidence": evidence,
-            "assertions": assertions}  # fmt: skip
+    }
+    return {
+        "matched": matched,
+        "missing": [e for e in wanted if e not in matched],
+        "unexpected": len(by_plan) - len(matched),
+        "forbidden_hits": forbidden,
+        "forbidden_opportunities": len(expected.get("forbidden_candidates") or ()),
+        "destination": destination,
+        "sensitivity": sensitivity,
+        "actions": actions,
+        "evidence": evidence,
+        "assertions": assertions,
+    }
 
 
 def _rate(values: Sequence[bool]) -> dict[str, Any]:
@@ -213,8 +238,12 @@ def burden(case: Mapping[str, Any], plan: Mapping[str, Any], matched: Mapping[st
     """``review_burden`` of one case: plan counts plus the reviewed outcomes of matched candidates (§11.3)."""
     summary = plan.get("summary") or {}
     counts = {k: 0 for k in BURDEN}
-    counts.update(proposed=len(plan.get("candidates") or ()), duplicates=summary.get("duplicates", 0),
-                  conflicts=summary.get("conflicts", 0), needs_review=summary.get("needs_review", 0))  # fmt: skip
+    counts.update(
+        proposed=len(plan.get("candidates") or ()),
+        duplicates=summary.get("duplicates", 0),
+        conflicts=summary.get("conflicts", 0),
+        needs_review=summary.get("needs_review", 0),
+    )
     names = {"accept": "accepted", "reject": "rejected", "edit": "edited", "defer": "deferred"}
     for r in case.get("review_outcomes") or ():
         if r["candidate"] in matched:
@@ -231,27 +260,57 @@ def report(case: Mapping[str, Any], profile: str, observed: Observed, checks: Ma
     for name, gate in GATES.items():
         if not assertions[name]:
             gates[gate] += checks["evidence"].count(False) if name == "evidence_integrity" else 1
-    return {"id": case["id"], "profile": profile, "execution": "executed", "plan_status": plan["status"],
-            "data_class": plan["data_class"], "diagnostic_codes": [d["code"] for d in plan.get("diagnostics") or ()],
-            "matched_candidates": list(matched), "missing_candidates": checks["missing"],
-            "forbidden_hits": checks["forbidden_hits"], "forbidden_opportunities": checks["forbidden_opportunities"],
-            "unexpected_candidates": fp, "true_positives": tp, "false_positives": fp, "false_negatives": fn,
-            "evidence_validity": _rate(checks["evidence"]), "destination_accuracy": _rate(checks["destination"]),
-            "sensitivity_accuracy": _rate(checks["sensitivity"]), "action_accuracy": _rate(checks["actions"]),
-            "review_burden": burden(case, plan, matched), "hard_gates": gates,
-            "observations": {"latency_ms": round(observed.latency_ms, 3), "payload_bytes": observed.payload_bytes},
-            "assertions": assertions, "passed": all(assertions.values())}  # fmt: skip
+    return {
+        "id": case["id"],
+        "profile": profile,
+        "execution": "executed",
+        "plan_status": plan["status"],
+        "data_class": plan["data_class"],
+        "diagnostic_codes": [d["code"] for d in plan.get("diagnostics") or ()],
+        "matched_candidates": list(matched),
+        "missing_candidates": checks["missing"],
+        "forbidden_hits": checks["forbidden_hits"],
+        "forbidden_opportunities": checks["forbidden_opportunities"],
+        "unexpected_candidates": fp,
+        "true_positives": tp,
+        "false_positives": fp,
+        "false_negatives": fn,
+        "evidence_validity": _rate(checks["evidence"]),
+        "destination_accuracy": _rate(checks["destination"]),
+        "sensitivity_accuracy": _rate(checks["sensitivity"]),
+        "action_accuracy": _rate(checks["actions"]),
+        "review_burden": burden(case, plan, matched),
+        "hard_gates": gates,
+        "observations": {"latency_ms": round(observed.latency_ms, 3), "payload_bytes": observed.payload_bytes},
+        "assertions": assertions,
+        "passed": all(assertions.values()),
+    }
 
 
 def failed(case: Mapping[str, Any], profile: str, reason: str) -> dict[str, Any]:
     """The report of a case the harness could not execute (``execution: failed``; every assertion false)."""
     empty = {"valid": 0, "checked": 0, "rate": 1.0}
-    return {"id": case["id"], "profile": profile, "execution": "failed", "failure": reason, "diagnostic_codes": [],
-            "matched_candidates": [], "missing_candidates": [c["id"] for c in case["expected"].get("candidates") or ()],
-            "forbidden_hits": [], "forbidden_opportunities": len(case["expected"].get("forbidden_candidates") or ()),
-            "unexpected_candidates": 0, "true_positives": 0, "false_positives": 0,
-            "false_negatives": len(case["expected"].get("candidates") or ()), "evidence_validity": empty,
-            "destination_accuracy": empty, "sensitivity_accuracy": empty, "action_accuracy": empty,
-            "review_burden": {k: 0 for k in BURDEN}, "hard_gates": {g: 0 for g in GATES.values()},
-            "observations": {"latency_ms": None, "payload_bytes": None},
-            "assertions": {k: False for k in ASSERTIONS}, "passed": False}  # fmt: skip
+    return {
+        "id": case["id"],
+        "profile": profile,
+        "execution": "failed",
+        "failure": reason,
+        "diagnostic_codes": [],
+        "matched_candidates": [],
+        "missing_candidates": [c["id"] for c in case["expected"].get("candidates") or ()],
+        "forbidden_hits": [],
+        "forbidden_opportunities": len(case["expected"].get("forbidden_candidates") or ()),
+        "unexpected_candidates": 0,
+        "true_positives": 0,
+        "false_positives": 0,
+        "false_negatives": len(case["expected"].get("candidates") or ()),
+        "evidence_validity": empty,
+        "destination_accuracy": empty,
+        "sensitivity_accuracy": empty,
+        "action_accuracy": empty,
+        "review_burden": {k: 0 for k in BURDEN},
+        "hard_gates": {g: 0 for g in GATES.values()},
+        "observations": {"latency_ms": None, "payload_bytes": None},
+        "assertions": {k: False for k in ASSERTIONS},
+        "passed": False,
+    }

@@ -11,11 +11,10 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import InputError
-from pathlib import Path
-
 from git_memzoi.memzoi.eval.recall.corpus import NEEDS_OPPORTUNITY, SURFACES, Case, Corpus, CorpusError
 from git_memzoi.memzoi.records.okf import Record
 
@@ -52,9 +51,20 @@ class Known:
         """The catalog entry of a parsed record (its retention decided at ``now``)."""
         from git_memzoi.memzoi.records.retention import decide
 
-        return cls(record.id, destination, record.type, record.scope, record.scope_id, record.visibility,
-                   tuple(record.applies_to), record.status, decide(record, now).state == "query_only",
-                   record.source, record.source_ref, record.proposal_id)  # fmt: skip
+        return cls(
+            record.id,
+            destination,
+            record.type,
+            record.scope,
+            record.scope_id,
+            record.visibility,
+            tuple(record.applies_to),
+            record.status,
+            decide(record, now).state == "query_only",
+            record.source,
+            record.source_ref,
+            record.proposal_id,
+        )
 
 
 Catalog = Mapping[str, Known]
@@ -70,8 +80,8 @@ def fixture_catalog(corpus: Corpus) -> dict[str, Known]:
         CorpusError: a fixture that is not a valid record or packet (``corpus_invalid_fixture``), or two
             fixtures producing one id (``corpus_duplicate_id``).
     """
-    from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.proposals import packets
+    from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.records import retention
 
     now = corpus.evaluated_at
@@ -85,8 +95,9 @@ def fixture_catalog(corpus: Corpus) -> dict[str, Known]:
                 raise InputError("content_class: canonical records need an explicit classification")
             _add(catalog, Known.of(record, "repo", now), where)
         except (InputError, ValueError, TypeError, KeyError) as exc:
-            raise CorpusError(where, f"{fixture.path!r} is not a valid record: {_reason(exc)}",
-                              "corpus_invalid_fixture") from None  # fmt: skip
+            raise CorpusError(
+                where, f"{fixture.path!r} is not a valid record: {_reason(exc)}", "corpus_invalid_fixture"
+            ) from None
     for n, pf in enumerate(corpus.proposal_fixtures):
         where = f"proposal_fixtures[{n}]"
         try:
@@ -97,12 +108,23 @@ def fixture_catalog(corpus: Corpus) -> dict[str, Known]:
             record = packets.project_record(packet, pf.expected_record_id)
             retention.decide(record, now)
         except (InputError, ValueError, TypeError, KeyError) as exc:
-            raise CorpusError(where, f"{pf.path!r} is not an appliable proposal: {_reason(exc)}",
-                              "corpus_invalid_fixture") from None  # fmt: skip
+            raise CorpusError(
+                where, f"{pf.path!r} is not an appliable proposal: {_reason(exc)}", "corpus_invalid_fixture"
+            ) from None
         _add(catalog, Known.of(record, "repo", now), f"{where}.expected_record_id")
     for n, rf in enumerate(corpus.runtime_fixtures):
-        known = Known(rf.id, rf.destination, rf.type, "repo", None, "private", (), "active", False,
-                      "memzoi-local" if rf.destination == "local" else "memzoi-checkpoint")  # fmt: skip
+        known = Known(
+            rf.id,
+            rf.destination,
+            rf.type,
+            "repo",
+            None,
+            "private",
+            (),
+            "active",
+            False,
+            "memzoi-local" if rf.destination == "local" else "memzoi-checkpoint",
+        )
         _add(catalog, known, f"runtime_fixtures[{n}].id")
     return catalog
 
@@ -151,34 +173,46 @@ def check_semantics(corpus: Corpus) -> None:
         raise CorpusError("cases", f"no {missing[0]} case: every surface must be exercised", "corpus_missing_surface")
     lacking = [c for c in NEEDS_OPPORTUNITY if not corpus.opportunities[c]]
     if lacking:
-        raise CorpusError("cases", f"no {lacking[0]} opportunity: every forbidden category except other needs "
-                          "at least one declared id", "corpus_missing_opportunity")  # fmt: skip
+        raise CorpusError(
+            "cases",
+            f"no {lacking[0]} opportunity: every forbidden category except other needs at least one declared id",
+            "corpus_missing_opportunity",
+        )
     catalog = fixture_catalog(corpus)
     fixture_ids = {pf.expected_record_id for pf in corpus.proposal_fixtures}
     for n, case in enumerate(corpus.cases):
         where = f"cases[{n}] ({case.id})"
         if case.proposal_fixture is not None and case.proposal_fixture not in fixture_ids:
-            raise CorpusError(f"{where}.proposal_fixture", "must be the expected_record_id of a proposal fixture",
-                              "corpus_unknown_record")  # fmt: skip
+            raise CorpusError(
+                f"{where}.proposal_fixture",
+                "must be the expected_record_id of a proposal fixture",
+                "corpus_unknown_record",
+            )
         for record_id in case.relevant_ids:
             _known(catalog, record_id, f"{where}.relevant_ids")
         if case.surface == "write_gate":
             if case.forbidden_record_id in catalog:
-                raise CorpusError(f"{where}.forbidden_record_id", "names a fixture record; it must stay absent",
-                                  "corpus_forbidden_semantics")  # fmt: skip
+                raise CorpusError(
+                    f"{where}.forbidden_record_id",
+                    "names a fixture record; it must stay absent",
+                    "corpus_forbidden_semantics",
+                )
             continue
         for category, ids in case.forbidden.items():
             for record_id in ids:
                 if category != "prohibited":
-                    _check(case, category, _known(catalog, record_id, f"{where}.forbidden.{category}"),
-                           f"{where}.forbidden.{category}")  # fmt: skip
+                    _check(
+                        case,
+                        category,
+                        _known(catalog, record_id, f"{where}.forbidden.{category}"),
+                        f"{where}.forbidden.{category}",
+                    )
 
 
 def _known(catalog: Catalog, record_id: str, where: str) -> Known:
     known = catalog.get(record_id)
     if known is None:
-        raise CorpusError(where, f"{record_id!r} is not a record, proposal or runtime fixture",
-                          "corpus_unknown_record")  # fmt: skip
+        raise CorpusError(where, f"{record_id!r} is not a record, proposal or runtime fixture", "corpus_unknown_record")
     return known
 
 

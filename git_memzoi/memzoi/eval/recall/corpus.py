@@ -28,28 +28,82 @@ VERSION = "memzoi-recall-corpus/v2"
 SURFACES = ("search", "precheck", "context", "write_gate")
 CATEGORIES = ("stale", "expired", "scope", "prohibited", "destination", "other")
 NEEDS_OPPORTUNITY = ("stale", "expired", "scope", "prohibited", "destination")
-RATIO_THRESHOLDS = ("min_mean_recall_at_k", "min_mean_mrr", "min_precheck_precision", "min_precheck_recall",
-                    "max_stale_leakage_rate", "max_expired_leakage_rate", "max_scope_leakage_rate",
-                    "max_forbidden_hit_rate", "min_citation_integrity", "min_provenance_integrity",
-                    "min_case_pass_rate")  # fmt: skip
+RATIO_THRESHOLDS = (
+    "min_mean_recall_at_k",
+    "min_mean_mrr",
+    "min_precheck_precision",
+    "min_precheck_recall",
+    "max_stale_leakage_rate",
+    "max_expired_leakage_rate",
+    "max_scope_leakage_rate",
+    "max_forbidden_hit_rate",
+    "min_citation_integrity",
+    "min_provenance_integrity",
+    "min_case_pass_rate",
+)
 OPTIONAL_THRESHOLDS = ("max_estimated_usage", "max_p95_latency_ms")
 MAX_CORPUS_BYTES = 1024 * 1024
 MAX_FIXTURE_BYTES = 256 * 1024
-TOP_KEYS = ("version", "name", "evaluated_at", "records_root", "records", "proposals_root", "proposal_fixtures",
-            "runtime_fixtures", "thresholds", "cases")  # fmt: skip
+TOP_KEYS = (
+    "version",
+    "name",
+    "evaluated_at",
+    "records_root",
+    "records",
+    "proposals_root",
+    "proposal_fixtures",
+    "runtime_fixtures",
+    "thresholds",
+    "cases",
+)
 TOP_REQUIRED = ("version", "name", "evaluated_at", "records", "runtime_fixtures", "thresholds", "cases")
-PROPOSAL_KEYS = ("path", "proposal_id", "expected_record_id", "expected_source_kind", "expected_source_ref",
-                 "expected_applies_to")  # fmt: skip
+PROPOSAL_KEYS = (
+    "path",
+    "proposal_id",
+    "expected_record_id",
+    "expected_source_kind",
+    "expected_source_ref",
+    "expected_applies_to",
+)
 RUNTIME_KEYS = ("id", "destination", "type", "lane", "title", "body")
 CASE_KEYS = {
-    "search": ("surface", "id", "query", "relevant_ids", "forbidden", "scope_kind", "scope_id", "type", "lane",
-               "path", "k", "proposal_fixture"),
+    "search": (
+        "surface",
+        "id",
+        "query",
+        "relevant_ids",
+        "forbidden",
+        "scope_kind",
+        "scope_id",
+        "type",
+        "lane",
+        "path",
+        "k",
+        "proposal_fixture",
+    ),
     "precheck": ("surface", "id", "path", "action", "command", "scope_kind", "relevant_ids", "forbidden"),
-    "context": ("surface", "id", "task", "path", "token_budget", "include_local", "include_session", "relevant_ids",
-                "forbidden"),
-    "write_gate": ("surface", "id", "title", "body", "query", "sensitivity", "expected_issue_code",
-                   "forbidden_record_id"),
-}  # fmt: skip
+    "context": (
+        "surface",
+        "id",
+        "task",
+        "path",
+        "token_budget",
+        "include_local",
+        "include_session",
+        "relevant_ids",
+        "forbidden",
+    ),
+    "write_gate": (
+        "surface",
+        "id",
+        "title",
+        "body",
+        "query",
+        "sensitivity",
+        "expected_issue_code",
+        "forbidden_record_id",
+    ),
+}
 CASE_REQUIRED = {
     "search": ("surface", "id", "query", "relevant_ids", "k"),
     "precheck": ("surface", "id", "relevant_ids"),
@@ -185,8 +239,10 @@ def read(path: Path) -> Corpus:
     base = path.parent
     records_root = _root(data.get("records_root", "."), "records_root")
     proposals_root = _root(data.get("proposals_root", "proposals"), "proposals_root")
-    records = tuple(Fixture(p, _read_fixture(base, records_root, p, f"records[{n}]"))
-                    for n, p in enumerate(_paths("records", data["records"], allow_empty=False)))  # fmt: skip
+    records = tuple(
+        Fixture(p, _read_fixture(base, records_root, p, f"records[{n}]"))
+        for n, p in enumerate(_paths("records", data["records"], allow_empty=False))
+    )
     listed = _list("proposal_fixtures", data.get("proposal_fixtures", []))
     proposals = tuple(_proposal(base, proposals_root, n, item) for n, item in enumerate(listed))
     _unique("proposal_fixtures", [p.path for p in proposals], "corpus_duplicate_id")
@@ -194,12 +250,21 @@ def read(path: Path) -> Corpus:
     cases = tuple(_case(n, item) for n, item in enumerate(_list("cases", data["cases"])))
     _unique("cases", [c.id for c in cases], "corpus_duplicate_id")
     corpus = Corpus(
-        path=path, raw=raw, version=VERSION, name=_text("name", data["name"]),
-        evaluated_at=_instant("evaluated_at", data["evaluated_at"]), records_root=records_root, records=records,
-        proposals_root=proposals_root, proposal_fixtures=proposals, runtime_fixtures=runtime,
-        thresholds=_thresholds(data["thresholds"]), cases=cases, digest=digest(raw, records, proposals),
+        path=path,
+        raw=raw,
+        version=VERSION,
+        name=_text("name", data["name"]),
+        evaluated_at=_instant("evaluated_at", data["evaluated_at"]),
+        records_root=records_root,
+        records=records,
+        proposals_root=proposals_root,
+        proposal_fixtures=proposals,
+        runtime_fixtures=runtime,
+        thresholds=_thresholds(data["thresholds"]),
+        cases=cases,
+        digest=digest(raw, records, proposals),
         opportunities=opportunities(cases),
-    )  # fmt: skip
+    )
     return corpus
 
 
@@ -269,8 +334,7 @@ def _check_relative(where: str, text: str) -> None:
     if text.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", text) or "\\" in text or "\0" in text:
         raise CorpusError(where, f"{text!r} must be a relative POSIX path", "corpus_unsafe_fixture_path")
     if any(part in ("", ".", "..") for part in text.split("/")):
-        raise CorpusError(where, f"{text!r} must not contain '..', '.' or empty segments",
-                          "corpus_unsafe_fixture_path")  # fmt: skip
+        raise CorpusError(where, f"{text!r} must not contain '..', '.' or empty segments", "corpus_unsafe_fixture_path")
 
 
 def _paths(where: str, value: Any, *, allow_empty: bool) -> list[str]:
@@ -287,8 +351,9 @@ def _read_fixture(base: Path, root: str, rel: str, where: str) -> bytes:
     _check_relative(where, rel)
     name = rel.rsplit("/", 1)[-1]
     if not name.endswith(".md") or name in _IGNORED:
-        raise CorpusError(where, f"{rel!r} must be a .md file other than index.md and log.md",
-                          "corpus_unsafe_fixture_path")  # fmt: skip
+        raise CorpusError(
+            where, f"{rel!r} must be a .md file other than index.md and log.md", "corpus_unsafe_fixture_path"
+        )
     parts = ([] if root == "." else root.split("/")) + rel.split("/")
     current = base
     for n, part in enumerate(parts):
@@ -300,8 +365,9 @@ def _read_fixture(base: Path, root: str, rel: str, where: str) -> bytes:
         if stat.S_ISLNK(st.st_mode):
             raise CorpusError(where, f"{rel!r}: {'/'.join(parts[: n + 1])} is a symlink", "corpus_unsafe_fixture_path")
         if n < len(parts) - 1 and not stat.S_ISDIR(st.st_mode):
-            raise CorpusError(where, f"{rel!r}: {'/'.join(parts[: n + 1])} is not a folder",
-                              "corpus_unsafe_fixture_path")  # fmt: skip
+            raise CorpusError(
+                where, f"{rel!r}: {'/'.join(parts[: n + 1])} is not a folder", "corpus_unsafe_fixture_path"
+            )
     if not stat.S_ISREG(st.st_mode):
         raise CorpusError(where, f"{rel!r} is not a regular file", "corpus_unsafe_fixture_path")
     if st.st_size > MAX_FIXTURE_BYTES:
@@ -317,13 +383,14 @@ def _proposal(base: Path, root: str, n: int, item: Any) -> ProposalFixture:
     path = _text(f"{where}.path", item["path"])
     applies = _ids(f"{where}.expected_applies_to", item["expected_applies_to"])
     return ProposalFixture(
-        path=path, data=_read_fixture(base, root, path, f"{where}.path"),
+        path=path,
+        data=_read_fixture(base, root, path, f"{where}.path"),
         proposal_id=_text(f"{where}.proposal_id", item["proposal_id"]),
         expected_record_id=_record_id(f"{where}.expected_record_id", item["expected_record_id"]),
         expected_source_kind=_text(f"{where}.expected_source_kind", item["expected_source_kind"]),
         expected_source_ref=_text(f"{where}.expected_source_ref", item["expected_source_ref"]),
         expected_applies_to=applies,
-    )  # fmt: skip
+    )
 
 
 def _runtime(n: int, item: Any) -> RuntimeFixture:
@@ -334,8 +401,9 @@ def _runtime(n: int, item: Any) -> RuntimeFixture:
         destination=_choice(f"{where}.destination", item["destination"], ("local", "session")),
         type=_choice(f"{where}.type", item["type"], vocab.TYPES),
         lane=_choice(f"{where}.lane", item["lane"], vocab.LANES),
-        title=_line(f"{where}.title", item["title"]), body=_text(f"{where}.body", item["body"]),
-    )  # fmt: skip
+        title=_line(f"{where}.title", item["title"]),
+        body=_text(f"{where}.body", item["body"]),
+    )
     if fixture.destination == "session" and (fixture.type, fixture.lane) != ("episode", "session"):
         raise CorpusError(where, "a session fixture must be type episode, lane session")
     inferred = {"procedure": "procedural", "episode": "episodic"}.get(fixture.type, "semantic")
@@ -364,33 +432,41 @@ def _case(n: int, item: Any) -> Case:
     relevant = _ids(f"{where}.relevant_ids", item["relevant_ids"])
     _unique(f"{where}.relevant_ids", list(relevant), "corpus_duplicate_id")
     forbidden = _forbidden(f"{where}.forbidden", item.get("forbidden", {}), relevant)
-    common: dict[str, Any] = {"id": case_id, "surface": surface, "relevant_ids": relevant, "forbidden": forbidden,
-                              "path": _optional(f"{where}.path", item.get("path"))}  # fmt: skip
+    common: dict[str, Any] = {
+        "id": case_id,
+        "surface": surface,
+        "relevant_ids": relevant,
+        "forbidden": forbidden,
+        "path": _optional(f"{where}.path", item.get("path")),
+    }
     if "scope_kind" in item:
         common["scope_kind"] = _choice(f"{where}.scope_kind", item["scope_kind"], vocab.SCOPE_KINDS)
     if surface == "search":
         return Case(
-            **common, query=_text(f"{where}.query", item["query"], strip=False),
+            **common,
+            query=_text(f"{where}.query", item["query"], strip=False),
             scope_id=_optional(f"{where}.scope_id", item.get("scope_id")),
             type=_choice(f"{where}.type", item["type"], vocab.TYPES) if "type" in item else None,
             lane=_choice(f"{where}.lane", item["lane"], vocab.LANES) if "lane" in item else None,
             k=_integer(f"{where}.k", item["k"], 1, 100),
             proposal_fixture=_optional(f"{where}.proposal_fixture", item.get("proposal_fixture")),
-        )  # fmt: skip
+        )
     if surface == "precheck":
         action = _optional(f"{where}.action", item.get("action"))
         command = _optional(f"{where}.command", item.get("command"))
         if common["path"] is None and action is None and command is None:
-            raise CorpusError(where, "a precheck case needs at least one of path, action, command",
-                              "corpus_missing_field")  # fmt: skip
+            raise CorpusError(
+                where, "a precheck case needs at least one of path, action, command", "corpus_missing_field"
+            )
         return Case(**common, action=action, command=command)
     budget = item.get("token_budget")
     return Case(
-        **common, task=_text(f"{where}.task", item["task"], strip=False),
+        **common,
+        task=_text(f"{where}.task", item["task"], strip=False),
         token_budget=None if budget is None else _integer(f"{where}.token_budget", budget, 1, 1_000_000),
         include_local=_bool(f"{where}.include_local", item.get("include_local", False)),
         include_session=_bool(f"{where}.include_session", item.get("include_session", False)),
-    )  # fmt: skip
+    )
 
 
 def _write_gate(where: str, case_id: str, item: Mapping[str, Any]) -> Case:
@@ -398,11 +474,15 @@ def _write_gate(where: str, case_id: str, item: Mapping[str, Any]) -> Case:
     if sensitivity == "repo-safe":
         raise CorpusError(f"{where}.sensitivity", "a write gate case must be blocked, so not repo-safe")
     return Case(
-        id=case_id, surface="write_gate", title=_line(f"{where}.title", item["title"]),
-        body=_text(f"{where}.body", item["body"]), query=_text(f"{where}.query", item["query"], strip=False),
-        sensitivity=sensitivity, expected_issue_code=_text(f"{where}.expected_issue_code", item["expected_issue_code"]),
+        id=case_id,
+        surface="write_gate",
+        title=_line(f"{where}.title", item["title"]),
+        body=_text(f"{where}.body", item["body"]),
+        query=_text(f"{where}.query", item["query"], strip=False),
+        sensitivity=sensitivity,
+        expected_issue_code=_text(f"{where}.expected_issue_code", item["expected_issue_code"]),
         forbidden_record_id=_record_id(f"{where}.forbidden_record_id", item["forbidden_record_id"]),
-    )  # fmt: skip
+    )
 
 
 def _forbidden(where: str, value: Any, relevant: Sequence[str]) -> dict[str, tuple[str, ...]]:
@@ -410,8 +490,11 @@ def _forbidden(where: str, value: Any, relevant: Sequence[str]) -> dict[str, tup
         raise CorpusError(where, f"must be a mapping of categories ({', '.join(CATEGORIES)}) to id lists")
     unknown = sorted(set(value) - set(CATEGORIES))
     if unknown:
-        raise CorpusError(f"{where}.{unknown[0]}", f"unknown forbidden category; allowed: {', '.join(CATEGORIES)}",
-                          "corpus_unknown_forbidden_category")  # fmt: skip
+        raise CorpusError(
+            f"{where}.{unknown[0]}",
+            f"unknown forbidden category; allowed: {', '.join(CATEGORIES)}",
+            "corpus_unknown_forbidden_category",
+        )
     out: dict[str, tuple[str, ...]] = {}
     seen: dict[str, str] = {r: "relevant_ids" for r in relevant}
     for category in CATEGORIES:
@@ -421,9 +504,12 @@ def _forbidden(where: str, value: Any, relevant: Sequence[str]) -> dict[str, tup
         for record_id in ids:
             other = seen.setdefault(record_id, category)
             if other != category or ids.count(record_id) > 1:
-                raise CorpusError(f"{where}.{category}", f"{record_id!r} is also listed in {other}; forbidden "
-                                  "lists are disjoint, without duplicates, and never relevant",
-                                  "corpus_forbidden_overlap")  # fmt: skip
+                raise CorpusError(
+                    f"{where}.{category}",
+                    f"{record_id!r} is also listed in {other}; forbidden "
+                    "lists are disjoint, without duplicates, and never relevant",
+                    "corpus_forbidden_overlap",
+                )
         out[category] = ids
     return out
 
@@ -436,12 +522,16 @@ def _keys(where: str, value: Any, allowed: Sequence[str], required: Sequence[str
         raise CorpusError(where, "must be a mapping")
     unknown = sorted(set(value) - set(allowed))
     if unknown:
-        raise CorpusError(f"{where}.{unknown[0]}" if where != "corpus" else unknown[0],
-                          f"unknown field; allowed: {', '.join(allowed)}", "corpus_unknown_field")  # fmt: skip
+        raise CorpusError(
+            f"{where}.{unknown[0]}" if where != "corpus" else unknown[0],
+            f"unknown field; allowed: {', '.join(allowed)}",
+            "corpus_unknown_field",
+        )
     for key in required:
         if key not in value:
-            raise CorpusError(f"{where}.{key}" if where != "corpus" else key, "required field is missing",
-                              "corpus_missing_field")  # fmt: skip
+            raise CorpusError(
+                f"{where}.{key}" if where != "corpus" else key, "required field is missing", "corpus_missing_field"
+            )
 
 
 def _thresholds(value: Any) -> dict[str, float]:
@@ -453,8 +543,7 @@ def _thresholds(value: Any) -> dict[str, float]:
             raise CorpusError(f"thresholds.{key}", "must be from 0 to 1")
         out[key] = number
     if "max_estimated_usage" in value:
-        out["max_estimated_usage"] = _integer("thresholds.max_estimated_usage", value["max_estimated_usage"], 0,
-                                              None)  # fmt: skip
+        out["max_estimated_usage"] = _integer("thresholds.max_estimated_usage", value["max_estimated_usage"], 0, None)
     if "max_p95_latency_ms" in value:
         out["max_p95_latency_ms"] = _number("thresholds.max_p95_latency_ms", value["max_p95_latency_ms"])
         if out["max_p95_latency_ms"] < 0:

@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.errors import MemzoiError
-from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.eval.recall.catalog import Known, live_catalog
 from git_memzoi.memzoi.eval.recall.catalog import load as load_corpus
 from git_memzoi.memzoi.eval.recall.corpus import CATEGORIES, Case, Corpus, CorpusError, ProposalFixture
 from git_memzoi.memzoi.eval.run import RunResult, previous_baseline
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.workspace import Workspace
 
 ACTOR = "memzoi-eval"
 SEVERITY = {"risk": "high", "warning": "warning", "failed_attempt": "warning"}
@@ -65,8 +65,8 @@ def sandbox(corpus: Corpus) -> Iterator[Sandbox]:
     import tempfile
 
     from git_memzoi.core.clock import FixedClock
-    from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi import layout as layout_mod
+    from git_memzoi.memzoi.recall.index import db as index_db
 
     with tempfile.TemporaryDirectory(prefix="memzoi-eval-") as tmp:
         root, home = Path(tmp) / "project", Path(tmp) / "home"
@@ -109,8 +109,8 @@ def _rebuild(layout: Layout) -> None:
 
 def _apply_fixture(ws: Workspace, n: int, pf: ProposalFixture) -> dict[str, Any]:
     """Install one packet in ``pending/``, apply it as ``memzoi-eval`` and report what survived (§10.6)."""
-    from git_memzoi.memzoi.proposals import packets
     from git_memzoi.memzoi.proposals import files as proposal_files
+    from git_memzoi.memzoi.proposals import packets
     from git_memzoi.memzoi.records import store as record_store
 
     layout = ws.layout
@@ -121,20 +121,27 @@ def _apply_fixture(ws: Workspace, n: int, pf: ProposalFixture) -> dict[str, Any]
         resolved = layout.root / applied.resolved_path
         resolution = packets.parse(applied.file_id, applied.resolved_path, resolved.read_bytes()).resolution
     except MemzoiError as exc:
-        raise CorpusError(f"proposal_fixtures[{n}]", f"{pf.path!r} did not apply: {exc.message}",
-                          "corpus_fixture_failed") from None  # fmt: skip
+        raise CorpusError(
+            f"proposal_fixtures[{n}]", f"{pf.path!r} did not apply: {exc.message}", "corpus_fixture_failed"
+        ) from None
     report: dict[str, Any] = {
-        "proposal_id": pf.proposal_id, "record_id": record.id, "source_kind": record.source,
-        "source_ref": record.source_ref, "applies_to": list(record.applies_to),
+        "proposal_id": pf.proposal_id,
+        "record_id": record.id,
+        "source_kind": record.source,
+        "source_ref": record.source_ref,
+        "applies_to": list(record.applies_to),
         "source_preserved": (record.source, record.source_ref) == (pf.expected_source_kind, pf.expected_source_ref),
-        "resolution_preserved": resolution is not None and resolution.outcome == "applied"
-        and resolution.record_id == record.id and resolution.resolved_by == ACTOR,
+        "resolution_preserved": resolution is not None
+        and resolution.outcome == "applied"
+        and resolution.record_id == record.id
+        and resolution.resolved_by == ACTOR,
         "lineage_preserved": record.proposal_id == pf.proposal_id,
         "lineage_separate_from_evidence": record.source_ref != pf.proposal_id and record.source != "proposal",
         "applicability_preserved": sorted(record.applies_to) == sorted(pf.expected_applies_to),
-    }  # fmt: skip
-    report["passed"] = record.id == pf.expected_record_id and all(v for k, v in report.items() if k.endswith(
-        ("_preserved", "_evidence")))  # fmt: skip
+    }
+    report["passed"] = record.id == pf.expected_record_id and all(
+        v for k, v in report.items() if k.endswith(("_preserved", "_evidence"))
+    )
     return report
 
 
@@ -148,12 +155,16 @@ def _seed_runtime(ws: Workspace, corpus: Corpus) -> None:
             else:
                 written = checkpoint.add_checkpoint(ws, task=rf.title, note=rf.body)
         except MemzoiError as exc:
-            raise CorpusError(f"runtime_fixtures[{n}]", f"cannot be seeded: {exc.message}",
-                              "corpus_fixture_failed") from None  # fmt: skip
+            raise CorpusError(
+                f"runtime_fixtures[{n}]", f"cannot be seeded: {exc.message}", "corpus_fixture_failed"
+            ) from None
         if written.record["id"] != rf.id or written.record["lane"] != rf.lane:
-            raise CorpusError(f"runtime_fixtures[{n}].id", f"the runtime writes {written.record['id']!r} "
-                              f"(lane {written.record['lane']}), not {rf.id!r} (lane {rf.lane})",
-                              "corpus_fixture_mismatch")  # fmt: skip
+            raise CorpusError(
+                f"runtime_fixtures[{n}].id",
+                f"the runtime writes {written.record['id']!r} "
+                f"(lane {written.record['lane']}), not {rf.id!r} (lane {rf.lane})",
+                "corpus_fixture_mismatch",
+            )
 
 
 # ------------------------------------------------------------------------------------------------ surfaces
@@ -181,8 +192,16 @@ _Call = tuple[list[tuple[str, tuple[Mapping[str, Any], ...]]], int | None, dict[
 def _search(box: Sandbox, case: Case) -> _Call:
     from git_memzoi.memzoi.recall import search
 
-    response = search.search(box.ws, case.query or "", scope_kind=case.scope_kind, scope_id=case.scope_id,
-                             memory_type=case.type, lane=case.lane, path=case.path, limit=case.k or 10)  # fmt: skip
+    response = search.search(
+        box.ws,
+        case.query or "",
+        scope_kind=case.scope_kind,
+        scope_id=case.scope_id,
+        memory_type=case.type,
+        lane=case.lane,
+        path=case.path,
+        limit=case.k or 10,
+    )
     retrieved = [(r["record"]["id"], tuple(r["citations"])) for r in response.results]
     extra: dict[str, bool] = {}
     if case.proposal_fixture is not None:
@@ -196,15 +215,20 @@ def _round_trip(box: Sandbox, record_id: str, retrieved: Sequence[tuple[str, Seq
     hit = next((cites for rid, cites in retrieved if rid == record_id), None)
     if report is None or not report["passed"] or not hit:
         return False
-    return all(c.get("source_kind") == report["source_kind"] and c.get("source_ref") == report["source_ref"]
-               and c.get("source_ref") != report["proposal_id"] for c in hit)  # fmt: skip
+    return all(
+        c.get("source_kind") == report["source_kind"]
+        and c.get("source_ref") == report["source_ref"]
+        and c.get("source_ref") != report["proposal_id"]
+        for c in hit
+    )
 
 
 def _precheck(box: Sandbox, case: Case) -> _Call:
     from git_memzoi.memzoi.recall import precheck
 
-    result = precheck.precheck(box.ws, path=case.path, action=case.action, command=case.command,
-                               scope_kind=case.scope_kind)  # fmt: skip
+    result = precheck.precheck(
+        box.ws, path=case.path, action=case.action, command=case.command, scope_kind=case.scope_kind
+    )
     warnings = _field(result, "warnings")
     retrieved = [(w["record_id"], tuple(w["citations"])) for w in warnings]
     severities = [w.get("severity") == SEVERITY.get(_type(box, w["record_id"]), "info") for w in warnings]
@@ -214,8 +238,16 @@ def _precheck(box: Sandbox, case: Case) -> _Call:
 def _context(box: Sandbox, case: Case) -> _Call:
     from git_memzoi.memzoi.recall import pack
 
-    pack = _json(pack.build(box.ws, task=case.task or "", path=case.path, token_budget=case.token_budget,
-                               include_local=case.include_local, include_session=case.include_session))  # fmt: skip
+    pack = _json(
+        pack.build(
+            box.ws,
+            task=case.task or "",
+            path=case.path,
+            token_budget=case.token_budget,
+            include_local=case.include_local,
+            include_session=case.include_session,
+        )
+    )
     retrieved = [(r["record"]["id"], tuple(r["citations"])) for r in pack["records"]]
     budget = pack["budget"]
     usage = int(budget.get("estimated_used", budget.get("used", 0)))
@@ -223,20 +255,33 @@ def _context(box: Sandbox, case: Case) -> _Call:
     requested = set(case.requested_destinations())
     planes = [box.catalog[rid].destination if rid in box.catalog else None for rid, _ in retrieved]
     included = set(pack.get("policy", {}).get("included_destinations", []))
-    return retrieved, usage, {
-        "destination_policy": all(p in requested for p in planes) and included <= requested,
-        "usage_within_budget": usage <= effective,
-    }
+    return (
+        retrieved,
+        usage,
+        {
+            "destination_policy": all(p in requested for p in planes) and included <= requested,
+            "usage_within_budget": usage <= effective,
+        },
+    )
 
 
 def _write_gate(box: Sandbox, case: Case) -> _Call:
     from git_memzoi.memzoi.proposals import inbox
-    from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.recall import search
+    from git_memzoi.memzoi.records import store as record_store
 
-    draft = inbox.make_draft(title=case.title, body=case.body, type="fact", lane="semantic", scope_kind="repo",
-                             visibility="repo", sensitivity=case.sensitivity, source_kind="eval",
-                             source_ref="fixture://write-gate", actor=ACTOR)  # fmt: skip
+    draft = inbox.make_draft(
+        title=case.title,
+        body=case.body,
+        type="fact",
+        lane="semantic",
+        scope_kind="repo",
+        visibility="repo",
+        sensitivity=case.sensitivity,
+        source_kind="eval",
+        source_ref="fixture://write-gate",
+        actor=ACTOR,
+    )
     issue, applied = None, None
     try:
         outcome = inbox.propose(box.ws, draft, memzoi_home=box.home, override="auto", apply=True)
@@ -250,8 +295,15 @@ def _write_gate(box: Sandbox, case: Case) -> _Call:
     forbidden = case.forbidden_record_id or ""
     absent = not (box.ws.layout.records / f"{forbidden}.md").exists()
     absent = absent and forbidden not in record_store.scan(box.ws.layout).by_id()
-    return retrieved, None, {"not_applied": applied is None, "expected_issue": issue == case.expected_issue_code,
-                             "no_canonical_record": absent}  # fmt: skip
+    return (
+        retrieved,
+        None,
+        {
+            "not_applied": applied is None,
+            "expected_issue": issue == case.expected_issue_code,
+            "no_canonical_record": absent,
+        },
+    )
 
 
 def _field(result: Any, name: str) -> Any:
@@ -282,28 +334,42 @@ def score(box: Sandbox, case: Case, obs: Observation) -> dict[str, Any]:
     entry: dict[str, Any] = {"id": case.id, "surface": case.surface}
     if case.query is not None and case.surface in ("search", "write_gate"):
         entry["query"] = case.query
-    entry.update({
-        "relevant_ids": list(case.relevant_ids), "forbidden": {c: list(v) for c, v in forbidden.items()},
-        "retrieved_ids": ids,
-        "retrieved": [{"rank": n + 1, "record_id": rid, "citations": [dict(c) for c in cites]}
-                      for n, (rid, cites) in enumerate(obs.retrieved)],
-        "true_positives": tp, "false_positives": len(retrieved - relevant), "false_negatives": len(relevant) - tp,
-    })  # fmt: skip
+    entry.update(
+        {
+            "relevant_ids": list(case.relevant_ids),
+            "forbidden": {c: list(v) for c, v in forbidden.items()},
+            "retrieved_ids": ids,
+            "retrieved": [
+                {"rank": n + 1, "record_id": rid, "citations": [dict(c) for c in cites]}
+                for n, (rid, cites) in enumerate(obs.retrieved)
+            ],
+            "true_positives": tp,
+            "false_positives": len(retrieved - relevant),
+            "false_negatives": len(relevant) - tp,
+        }
+    )
     if case.surface == "search":
         entry["recall_at_k"] = tp / len(relevant) if relevant else 1.0
         first = next((n for n, rid in enumerate(ids) if rid in relevant), None)
         entry["mrr"] = (1.0 if not relevant else 0.0) if first is None else 1.0 / (1 + first)
-    entry.update({
-        "forbidden_hits": hits,
-        "citation_integrity": {"valid": sum(citation), "checked": len(citation)},
-        "provenance_integrity": {"valid": sum(provenance), "checked": len(provenance)},
-    })  # fmt: skip
+    entry.update(
+        {
+            "forbidden_hits": hits,
+            "citation_integrity": {"valid": sum(citation), "checked": len(citation)},
+            "provenance_integrity": {"valid": sum(provenance), "checked": len(provenance)},
+        }
+    )
     if case.surface == "context":
         entry["estimated_usage"] = obs.estimated_usage
     entry["latency_ms"] = obs.latency_ms
     entry["assertions"] = dict(obs.assertions)
-    entry["passed"] = (entry["false_negatives"] == 0 and not any(hits.values()) and all(citation)
-                       and all(provenance) and all(obs.assertions.values()))  # fmt: skip
+    entry["passed"] = (
+        entry["false_negatives"] == 0
+        and not any(hits.values())
+        and all(citation)
+        and all(provenance)
+        and all(obs.assertions.values())
+    )
     return entry
 
 
@@ -322,8 +388,13 @@ def citation_valid(known: Known | None, citations: Sequence[Mapping[str, Any]], 
     matching = [p for p in known.paths if case.path and path_matches_request(p, case.path)]
     strict = bool(case.path) and (case.surface != "context" or bool(matching))
     for c in citations:
-        same = (c.get("record_id"), c.get("memory_type"), c.get("scope_kind"), c.get("destination"),
-                c.get("visibility")) == (known.id, known.type, known.scope_kind, known.destination, known.visibility)
+        same = (
+            c.get("record_id"),
+            c.get("memory_type"),
+            c.get("scope_kind"),
+            c.get("destination"),
+            c.get("visibility"),
+        ) == (known.id, known.type, known.scope_kind, known.destination, known.visibility)
         path = c.get("path")
         if strict:
             path_ok = path in matching
@@ -340,8 +411,11 @@ def provenance_valid(box: Sandbox, known: Known | None, citations: Sequence[Mapp
     if known is None or not citations:
         return False
     for c in citations:
-        if (c.get("provenance"), c.get("source_kind"), c.get("source_ref")) != (known.plane, known.source_kind,
-                                                                                known.source_ref):  # fmt: skip
+        if (c.get("provenance"), c.get("source_kind"), c.get("source_ref")) != (
+            known.plane,
+            known.source_kind,
+            known.source_ref,
+        ):
             return False
         if known.proposal_id is not None:
             report = box.fixtures.get(known.proposal_id)
@@ -383,8 +457,12 @@ def run(corpus_path: Path, *, baseline: Path | None = None, update_baseline: boo
             comparison = {**eval_report.compare(current, current), "previous_status": before and before["status"]}
         else:
             assert before is not None or update_baseline
-            comparison = before or {"status": "missing", "incompatibilities": [], "metric_deltas": [],
-                                    "changed_cases": []}  # fmt: skip
+            comparison = before or {
+                "status": "missing",
+                "incompatibilities": [],
+                "metric_deltas": [],
+                "changed_cases": [],
+            }
         report["baseline"] = {**comparison, "written": written}
     compatible = baseline is None or report["baseline"]["status"] in ("match", "changed")
     report.pop("passed")  # re-added last, after the baseline (memzoi-spec.md §10.6 key order)
@@ -402,9 +480,13 @@ def runtime_info() -> dict[str, Any]:
     from git_memzoi.memzoi.recall.index import db as index_db
 
     return {
-        "memzoi_version": __version__, "target_os": sys.platform, "target_arch": platform.machine(),
+        "memzoi_version": __version__,
+        "target_os": sys.platform,
+        "target_arch": platform.machine(),
         "build_profile": f"{platform.python_implementation().lower()}-{platform.python_version()}",
         "sqlite_version": index_db.sqlite3.sqlite_version,  # index_db is the one module that imports sqlite3
-        "timer": "monotonic_instant", "isolated_state": True, "network_required": False,
+        "timer": "monotonic_instant",
+        "isolated_state": True,
+        "network_required": False,
         "token_estimator": budget.ESTIMATOR,
-    }  # fmt: skip
+    }

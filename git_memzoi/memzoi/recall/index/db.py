@@ -30,10 +30,20 @@ from typing import Any
 
 from git_memzoi.core.atomic import lifecycle_lock
 from git_memzoi.errors import ToolError
-from git_memzoi.memzoi.records import okf
-from git_memzoi.memzoi.recall.index.rows import COLUMNS, RUNTIME_DESTINATIONS, SOURCES, Signature, Source, micros
-from git_memzoi.memzoi.recall.index.rows import parse_record, read_file, record_json, record_row  # re-exported
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.recall.index.rows import (  # re-exported
+    COLUMNS,
+    RUNTIME_DESTINATIONS,
+    SOURCES,
+    Signature,
+    Source,
+    micros,
+    parse_record,
+    read_file,
+    record_json,
+    record_row,
+)
+from git_memzoi.memzoi.records import okf
 from git_memzoi.memzoi.records.store import Problem
 
 __all__ = ["RUNTIME_DESTINATIONS", "SOURCES", "Source", "parse_record", "read_file", "record_json", "record_row"]
@@ -96,10 +106,15 @@ class RebuildResult:
         note = "pending proposals are files under .memzoi/proposals/pending/; rebuild never discards them"
         proposals = {"pending": self.pending_proposals, "discarded": 0, "note": note}
         return {
-            "ok": True, "index": self.path, "schema_version": JSON_VERSION, "records": dict(self.records),
-            "total": sum(self.records.values()), "proposals": proposals, "runtime_preserved": True,
+            "ok": True,
+            "index": self.path,
+            "schema_version": JSON_VERSION,
+            "records": dict(self.records),
+            "total": sum(self.records.values()),
+            "proposals": proposals,
+            "runtime_preserved": True,
             "unreadable": [{"path": p.path, "code": p.code, "reason": p.reason} for p in self.unreadable],
-        }  # fmt: skip
+        }
 
 
 def index_path(layout: Layout) -> Path:
@@ -255,8 +270,15 @@ class _Scan:
             return None
 
 
-def _walk(directory: str, prefix: str, rels: list[str], ints: list[int], dirs: list[tuple[str, int, int]], *,
-          links: bool = False) -> None:  # fmt: skip
+def _walk(
+    directory: str,
+    prefix: str,
+    rels: list[str],
+    ints: list[int],
+    dirs: list[tuple[str, int, int]],
+    *,
+    links: bool = False,
+) -> None:
     """Add the record files below ``directory``: hidden names skipped, only ``*.md``, no index.md/log.md. With
     ``links`` a symlinked file is added with its own (lstat) signature, never followed (``read_file`` reports it
     unreadable); without, symlinks are skipped. One stat per entry, through the directory's descriptor (the
@@ -273,7 +295,7 @@ def _walk(directory: str, prefix: str, rels: list[str], ints: list[int], dirs: l
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:  # removed since the listing, or a name the file system cannot stat
                 continue
-            if S_ISREG(st.st_mode) or links and S_ISLNK(st.st_mode):
+            if S_ISREG(st.st_mode) or (links and S_ISLNK(st.st_mode)):
                 if name.endswith(".md") and name not in _IGNORED and name.isprintable():
                     rels.append(prefix + name)
                     ints += (st.st_size, st.st_mtime_ns, st.st_ino)
@@ -305,8 +327,9 @@ def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> t
             conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", (rel, *signature, *problem))
             if not isinstance(outcome, Problem):
                 rowid = conn.execute(_INSERT, outcome).lastrowid
-                conn.execute("INSERT INTO records_fts (rowid, title, body) VALUES (?, ?, ?)",
-                             (rowid, outcome[6], outcome[7]))  # fmt: skip
+                conn.execute(
+                    "INSERT INTO records_fts (rowid, title, body) VALUES (?, ?, ?)", (rowid, outcome[6], outcome[7])
+                )
         snapshot = scan.snapshot() if consistent else None
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
         conn.execute("COMMIT")
@@ -482,9 +505,17 @@ def list_rows(layout: Layout, destination: str, *, now: dt.datetime) -> list[dic
     return _query(layout, sql, (destination, micros(okf.format_timestamp(now))))
 
 
-def path_rows(layout: Layout, destination: str, path: str, path_match: Callable[[str, str], bool], *,
-              now: dt.datetime, types: Sequence[str] = (), scope_kind: str | None = None,
-              limit: int = -1) -> list[dict[str, Any]]:  # fmt: skip
+def path_rows(
+    layout: Layout,
+    destination: str,
+    path: str,
+    path_match: Callable[[str, str], bool],
+    *,
+    now: dt.datetime,
+    types: Sequence[str] = (),
+    scope_kind: str | None = None,
+    limit: int = -1,
+) -> list[dict[str, Any]]:
     """Current-assertion records of one destination with an ``applies_to`` path that ``path_match(stored, path)``
     accepts (recall's path candidates), only of ``types``/``scope_kind`` when given; newest first (``updated_at``
     DESC, id), at most ``limit`` (-1: all). Refreshes first."""
@@ -573,15 +604,18 @@ def remember_screened(layout: Layout, rows: Sequence[tuple[str, str | None, str 
     """Remember ``(key, field, rule)`` screening outcomes (field and rule ``None``: clean) under the lock, best-effort:
     nothing when busy or unwritable, nor in a process whose watcher would take the write for another's and walk."""
     watcher = sys.modules.get(f"{__package__}.watch")
-    if not rows or watcher is not None and watcher.watching(layout):  # the MCP server: its in-process cache serves
+    if not rows or (watcher is not None and watcher.watching(layout)):  # the MCP server: its in-process cache serves
         return
     uri = f"{index_path(layout).absolute().as_uri()}?mode=rw"  # never creates a missing index
-    with contextlib.suppress(OSError, sqlite3.Error, ToolError), lifecycle_lock(layout.lock, 0, counted=False):
-        with contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0.05, isolation_level=None)) as conn:
-            if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:  # closing rolls back a failure
-                conn.execute("BEGIN IMMEDIATE")
-                conn.executemany("INSERT OR IGNORE INTO screened VALUES (?, ?, ?)", rows)
-                conn.execute("COMMIT")
+    with (
+        contextlib.suppress(OSError, sqlite3.Error, ToolError),
+        lifecycle_lock(layout.lock, 0, counted=False),
+        contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0.05, isolation_level=None)) as conn,
+    ):
+        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:  # closing rolls back a failure
+            conn.execute("BEGIN IMMEDIATE")
+            conn.executemany("INSERT OR IGNORE INTO screened VALUES (?, ?, ?)", rows)
+            conn.execute("COMMIT")
 
 
 def drift(layout: Layout) -> str:

@@ -18,18 +18,46 @@ from typing import Any
 from git_memzoi.core import frontmatter
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi.records import okf
-from git_memzoi.memzoi.records import okf_subset
-from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES, SYMLINK_REASON, Problem
+from git_memzoi.memzoi.records import okf, okf_subset
 from git_memzoi.memzoi.records.retention import decide
+from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES, SYMLINK_REASON, Problem
 
 RUNTIME_DESTINATIONS = ("local", "session")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-COLUMNS = ("path", "id", "plane", "destination", "type", "lane", "title", "body", "description", "scope_kind",
-           "scope_id", "visibility", "content_class", "status", "confidence", "applies_to", "tags", "source_kind",
-           "source_ref", "proposal_id", "supersedes_id", "created_at", "updated_at", "updated_us", "retention",
-           "retention_boundary_us", "retention_reason", "origin", "lineage", "capture", "memkeep",
-           "content_hash")  # fmt: skip
+COLUMNS = (
+    "path",
+    "id",
+    "plane",
+    "destination",
+    "type",
+    "lane",
+    "title",
+    "body",
+    "description",
+    "scope_kind",
+    "scope_id",
+    "visibility",
+    "content_class",
+    "status",
+    "confidence",
+    "applies_to",
+    "tags",
+    "source_kind",
+    "source_ref",
+    "proposal_id",
+    "supersedes_id",
+    "created_at",
+    "updated_at",
+    "updated_us",
+    "retention",
+    "retention_boundary_us",
+    "retention_reason",
+    "origin",
+    "lineage",
+    "capture",
+    "memkeep",
+    "content_hash",
+)
 
 Signature = tuple[int, int, int]  # (size, mtime_ns, inode) of a record file
 
@@ -43,8 +71,10 @@ class Source:
     prefix: str
 
 
-SOURCES = (Source("git", "repo", ".memzoi/records/"),
-           *(Source("runtime", d, f".memzoi/local/runtime/{d}/") for d in RUNTIME_DESTINATIONS))  # fmt: skip
+SOURCES = (
+    Source("git", "repo", ".memzoi/records/"),
+    *(Source("runtime", d, f".memzoi/local/runtime/{d}/") for d in RUNTIME_DESTINATIONS),
+)
 
 
 def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple[Any, ...] | Problem]:
@@ -67,8 +97,9 @@ def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple
     try:
         record = parse_record(concept_id, rel, data)
         if source.plane == "git" and record.content_class == "unknown":
-            raise InputError(f"{rel}: content_class: canonical records need an explicit classification",
-                             "unclassified_record")  # fmt: skip
+            raise InputError(
+                f"{rel}: content_class: canonical records need an explicit classification", "unclassified_record"
+            )
         decision = decide(record, _EPOCH)
     except InputError as exc:
         return signature, Problem(rel, exc.message, exc.code)
@@ -98,20 +129,48 @@ def parse_record(concept_id: str, rel: str, data: bytes) -> okf.Record:
 def row_values(source: Source, rel: str, r: okf.Record, boundary: str | None, reason: str) -> tuple[Any, ...]:
     """The values of the records table for one record, in :data:`COLUMNS` order."""
     return (
-        rel, r.id, source.plane, source.destination, r.type, r.lane, r.title, r.body, r.description, r.scope,
-        r.scope_id, r.visibility, r.content_class, r.status, r.confidence, _json(list(r.applies_to)),
-        _json(list(r.tags)), r.source, r.source_ref, r.proposal_id, r.supersedes, r.timestamp, r.updated_at,
-        micros(r.updated_at), _json(r.retention), None if boundary is None else micros(boundary), reason,
-        _json(r.origin), _json(r.lineage), _json(r.capture), _json(r.memkeep),
+        rel,
+        r.id,
+        source.plane,
+        source.destination,
+        r.type,
+        r.lane,
+        r.title,
+        r.body,
+        r.description,
+        r.scope,
+        r.scope_id,
+        r.visibility,
+        r.content_class,
+        r.status,
+        r.confidence,
+        _json(list(r.applies_to)),
+        _json(list(r.tags)),
+        r.source,
+        r.source_ref,
+        r.proposal_id,
+        r.supersedes,
+        r.timestamp,
+        r.updated_at,
+        micros(r.updated_at),
+        _json(r.retention),
+        None if boundary is None else micros(boundary),
+        reason,
+        _json(r.origin),
+        _json(r.lineage),
+        _json(r.capture),
+        _json(r.memkeep),
         content_hash(r.body.strip().encode("utf-8")).removeprefix("blake3:"),
-    )  # fmt: skip
+    )
 
 
 def record_row(destination: str, rel: str, record: okf.Record) -> dict[str, Any]:
     """The index row ``record`` would have (for :func:`record_json` before the index has seen the file)."""
     source = next(s for s in SOURCES if s.destination == destination)
     decision = decide(record, _EPOCH)
-    return dict(zip(COLUMNS, row_values(source, rel, record, decision.effective_boundary, decision.reason)))
+    return dict(
+        zip(COLUMNS, row_values(source, rel, record, decision.effective_boundary, decision.reason), strict=False)
+    )
 
 
 def _json(value: Any) -> str | None:
@@ -130,17 +189,32 @@ def micros(timestamp: str) -> int:
 def record_json(row: Mapping[str, Any]) -> dict[str, Any]:
     """The record JSON of memzoi-spec.md §4 (``memory_type``, ``scope_kind`` ...) from an index row."""
     out: dict[str, Any] = {
-        "id": row["id"], "memory_type": row["type"], "lane": row["lane"], "destination": row["destination"],
-        "scope_kind": row["scope_kind"], "scope_id": row["scope_id"], "visibility": row["visibility"],
-        "title": row["title"], "body": row["body"], "status": row["status"], "confidence": row["confidence"],
-        "source_kind": row["source_kind"], "source_ref": row["source_ref"], "proposal_id": row["proposal_id"],
-    }  # fmt: skip
+        "id": row["id"],
+        "memory_type": row["type"],
+        "lane": row["lane"],
+        "destination": row["destination"],
+        "scope_kind": row["scope_kind"],
+        "scope_id": row["scope_id"],
+        "visibility": row["visibility"],
+        "title": row["title"],
+        "body": row["body"],
+        "status": row["status"],
+        "confidence": row["confidence"],
+        "source_kind": row["source_kind"],
+        "source_ref": row["source_ref"],
+        "proposal_id": row["proposal_id"],
+    }
     if row["capture"] is not None:
         out["capture"] = json.loads(row["capture"])
-    out.update({
-        "content_hash": row["content_hash"], "created_at": row["created_at"], "updated_at": row["updated_at"],
-        "supersedes_id": row["supersedes_id"], "retention": json.loads(row["retention"]),
-        "origin": json.loads(row["origin"]), "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
-    })  # fmt: skip
+    out.update(
+        {
+            "content_hash": row["content_hash"],
+            "created_at": row["created_at"],
+            "updated_at": row["updated_at"],
+            "supersedes_id": row["supersedes_id"],
+            "retention": json.loads(row["retention"]),
+            "origin": json.loads(row["origin"]),
+            "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
+        }
+    )
     return out
-

@@ -155,13 +155,27 @@ def begin(layout: Layout) -> Ticket | None:
         if state is None:
             return None
         roots = tuple(_stat(root) for root in state.roots)
-    ticket = Ticket(False, 0, state.watch, state.watch.generation, atomic.releases(layout.lock), roots,
-                    time.monotonic(), file_time_ns())  # fmt: skip
+    ticket = Ticket(
+        False,
+        0,
+        state.watch,
+        state.watch.generation,
+        atomic.releases(layout.lock),
+        roots,
+        time.monotonic(),
+        file_time_ns(),
+    )
     last = state.settled
-    if (last is None or last.ticket.watch is not state.watch or last.ticket.generation != ticket.generation
-            or last.ticket.releases != ticket.releases or last.ticket.roots != roots
-            or ticket.at - last.ticket.at > MAX_TRUST_S or _index_stat(layout) != last.index
-            or any(_stat(path) != stat for path, stat in last.folders)):  # fmt: skip
+    if (
+        last is None
+        or last.ticket.watch is not state.watch
+        or last.ticket.generation != ticket.generation
+        or last.ticket.releases != ticket.releases
+        or last.ticket.roots != roots
+        or ticket.at - last.ticket.at > MAX_TRUST_S
+        or _index_stat(layout) != last.index
+        or any(_stat(path) != stat for path, stat in last.folders)
+    ):
         return ticket
     return dataclasses.replace(ticket, fresh=True, scanned=last.ticket.scanned)
 
