@@ -9,7 +9,6 @@ Callers pass bytes in and get text out; the io lives in ``proposal_files``.
 from __future__ import annotations
 
 import itertools
-import json
 import re
 import string
 from collections.abc import Iterator, Mapping, Sequence
@@ -20,7 +19,15 @@ from git_memzoi.core import frontmatter
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import ExitCode, InputError, MemzoiError
 from git_memzoi.memzoi.records import okf_subset, vocab
-from git_memzoi.memzoi.records.okf import Record, RecordError, first_line, format_timestamp, parse_timestamp, scalar
+from git_memzoi.memzoi.records.okf import (
+    Record,
+    RecordError,
+    first_line,
+    format_timestamp,
+    parse_timestamp,
+    scalar,
+    yaml_lines,
+)
 
 TOP_KEYS = (
     "id",
@@ -571,48 +578,26 @@ def render(packet: Packet) -> str:
         ("status", packet.status),
     ):
         lines.append(f"{key}: {scalar(value)}")
-    lines += _yaml("proposal", _present(proposal)) + _yaml("scope", _present(scope))
+    lines += yaml_lines("proposal", _present(proposal)) + yaml_lines("scope", _present(scope))
     if packet.tags:
-        lines += _yaml("tags", list(packet.tags))
+        lines += yaml_lines("tags", list(packet.tags))
     lines.append(f"timestamp: {scalar(packet.timestamp)}")
     if packet.created_by is not None:
         lines.append(f"created_by: {scalar(packet.created_by)}")
     if packet.sources:
-        lines += _yaml("sources", [_present({k: getattr(s, k) for k in SOURCE_KEYS}) for s in packet.sources])
-    lines += _yaml("supersedes", list(packet.supersedes))
+        lines += yaml_lines("sources", [_present({k: getattr(s, k) for k in SOURCE_KEYS}) for s in packet.sources])
+    lines += yaml_lines("supersedes", list(packet.supersedes))
     lines += [f"sensitivity: {scalar(packet.sensitivity)}", f"content_class: {scalar(packet.content_class)}"]
     if packet.resolution is not None:
-        lines += _yaml("resolution", _present({k: getattr(packet.resolution, k) for k in RESOLUTION_KEYS}))
+        lines += yaml_lines("resolution", _present({k: getattr(packet.resolution, k) for k in RESOLUTION_KEYS}))
     if packet.capture is not None:
-        lines += _yaml("capture", packet.capture)
-    lines += _yaml("retention", packet.retention) + _yaml("origin", packet.origin)
+        lines += yaml_lines("capture", packet.capture)
+    lines += yaml_lines("retention", packet.retention) + yaml_lines("origin", packet.origin)
     if packet.lineage is not None:
-        lines += _yaml("lineage", packet.lineage)
+        lines += yaml_lines("lineage", packet.lineage)
     lines += ["---", "", f"# {packet.title.strip()}", "", packet.body.strip(), ""]
     return "\n".join(lines)
 
 
 def _present(mapping: Mapping[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in mapping.items() if v is not None}
-
-
-def _yaml(key: str, value: Any, indent: int = 0) -> list[str]:
-    pad = " " * indent
-    if isinstance(value, Mapping):
-        if not value:
-            return [f"{pad}{key}: {{}}"]
-        return [f"{pad}{key}:"] + [line for k, v in value.items() for line in _yaml(str(k), v, indent + 2)]
-    if isinstance(value, (list, tuple)):
-        if not value:
-            return [f"{pad}{key}: []"]
-        out = [f"{pad}{key}:"]
-        for item in value:
-            if isinstance(item, Mapping) and item:
-                inner = [line for k, v in item.items() for line in _yaml(str(k), v, indent + 4)]
-                out += [f"{pad}  - {inner[0].lstrip()}", *inner[1:]]
-            elif isinstance(item, (Mapping, list, tuple)):
-                out.append(f"{pad}  - {json.dumps(item, default=str, ensure_ascii=False)}")
-            else:
-                out.append(f"{pad}  - {scalar(item)}")
-        return out
-    return [f"{pad}{key}: {scalar(value)}"]

@@ -364,19 +364,19 @@ def render(record: Record) -> str:
         if getattr(record, key) is not None:
             lines.append(_kv(key, getattr(record, key)))
     if record.capture is not None:
-        lines += _block("capture", record.capture)
+        lines += yaml_lines("capture", record.capture)
     for key in ("tags", "applies_to"):
         items = getattr(record, key)
         if items:
             lines += [f"{key}:", *(f"  - {scalar(i)}" for i in items)]
     if record.supersedes:
         lines.append(_kv("supersedes", record.supersedes))
-    lines += _block("retention", record.retention)
-    lines += _block("origin", record.origin)
+    lines += yaml_lines("retention", record.retention)
+    lines += yaml_lines("origin", record.origin)
     for key in ("lineage", "materialization", EXTENSION_KEY):
         value = getattr(record, key)
         if value is not None:
-            lines += _block(key, value)
+            lines += yaml_lines(key, value)
     lines += ["---", "", f"# {record.title}", "", record.body.strip(), ""]
     return "\n".join(lines)
 
@@ -415,31 +415,29 @@ def _kv(key: str, value: Any) -> str:
     return f"{key}: {scalar(value)}"
 
 
-def _block(key: str, value: Any, indent: int = 0) -> list[str]:
+def yaml_lines(key: str, value: Any, indent: int = 0) -> list[str]:
+    """``key: value`` as block-style YAML lines, ``indent`` spaces deep (the one emitter of records and packets).
+
+    Mappings nest by two spaces, lists are ``- item`` lines (a non-empty mapping item opens on the dash line, an
+    empty or nested collection item is written in flow style as JSON), empty collections are ``{}`` / ``[]``,
+    and every scalar goes through :func:`scalar`, so the output parses back to the same values (YAML 1.2).
+    """
     pad = " " * indent
     if isinstance(value, Mapping):
         if not value:
             return [f"{pad}{key}: {{}}"]
-        out = [f"{pad}{key}:"]
-        for k, v in value.items():
-            out += _block(str(k), v, indent + 2)
-        return out
+        return [f"{pad}{key}:"] + [line for k, v in value.items() for line in yaml_lines(str(k), v, indent + 2)]
     if isinstance(value, (list, tuple)):
         if not value:
             return [f"{pad}{key}: []"]
         out = [f"{pad}{key}:"]
         for item in value:
             if isinstance(item, Mapping) and item:
-                first, *rest = _block_items(item, indent + 4)
-                out += [f"{pad}  - {first.lstrip()}", *rest]
+                inner = [line for k, v in item.items() for line in yaml_lines(str(k), v, indent + 4)]
+                out += [f"{pad}  - {inner[0].lstrip()}", *inner[1:]]
+            elif isinstance(item, (Mapping, list, tuple)):
+                out.append(f"{pad}  - {json.dumps(item, default=str, ensure_ascii=False)}")
             else:
                 out.append(f"{pad}  - {scalar(item)}")
         return out
     return [f"{pad}{key}: {scalar(value)}"]
-
-
-def _block_items(mapping: Mapping[str, Any], indent: int) -> list[str]:
-    out: list[str] = []
-    for k, v in mapping.items():
-        out += _block(str(k), v, indent)
-    return out
