@@ -25,17 +25,14 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
 from git_memzoi.core.atomic import lifecycle_lock
 from git_memzoi.errors import ToolError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index.rows import (  # re-exported
-    COLUMNS,
     RUNTIME_DESTINATIONS,
     SOURCES,
-    Signature,
     Source,
     micros,
     parse_record,
@@ -43,6 +40,8 @@ from git_memzoi.memzoi.recall.index.rows import (  # re-exported
     record_json,
     record_row,
 )
+from git_memzoi.memzoi.recall.index.scan import Scan, apply_changes, count_pending
+from git_memzoi.memzoi.recall.index.scan import problems as file_problems
 from git_memzoi.memzoi.records import okf
 from git_memzoi.memzoi.records.store import Problem
 
@@ -50,7 +49,6 @@ __all__ = ["RUNTIME_DESTINATIONS", "SOURCES", "Source", "parse_record", "read_fi
 
 SCHEMA_VERSION = 2  # the file's PRAGMA user_version; another one is rebuilt, never migrated
 JSON_VERSION = 1  # the ``rebuild --json`` object's own version, as every --json object's
-_IGNORED = ("index.md", "log.md")
 _SCHEMA = """
 CREATE TABLE files (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
@@ -73,7 +71,6 @@ CREATE INDEX records_by_destination ON records(destination, status);
 CREATE VIRTUAL TABLE records_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
 CREATE TABLE screened (key TEXT PRIMARY KEY, field TEXT, rule TEXT) WITHOUT ROWID;
 """
-_INSERT = f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 _CURRENT = "r.status = 'active' AND (r.retention_boundary_us IS NULL OR r.retention_boundary_us > ?)"
 
 
@@ -147,20 +144,20 @@ def refresh(layout: Layout) -> RefreshResult:
     ticket = None if watcher is None else watcher.begin(layout)
     if ticket is not None and ticket.fresh and (reader := _reader(layout)) is not None:
         with contextlib.suppress(sqlite3.DatabaseError):  # unreadable: the full path below decides
-            return RefreshResult(ticket.scanned, (), (), _problems(reader), False)
+            return RefreshResult(ticket.scanned, (), (), file_problems(reader), False)
         _drop_reader(index_path(layout))
     conn = _open(layout)
     if conn is not None:
         try:
-            scan = _Scan.of(layout)
+            scan = Scan.of(layout)
             stored = conn.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
             changes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
             if stored is None or stored[0] != scan.snapshot():
                 with lifecycle_lock(layout.lock, counted=False):  # a file changed after the walk: next time
-                    changes = _apply(conn, layout, scan, index_path(layout))
+                    changes = apply_changes(conn, layout, scan, index_path(layout))
             if watcher is not None:
                 watcher.settle(layout, ticket, len(scan.rels), scan.dirs)
-            return RefreshResult(len(scan.rels), *changes, _problems(conn), False)
+            return RefreshResult(len(scan.rels), *changes, file_problems(conn), False)
         except sqlite3.DatabaseError as exc:
             _raise_if_busy(exc)
         finally:
@@ -196,10 +193,10 @@ def _rebuild(layout: Layout) -> RebuildResult:
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
             conn.executescript(_SCHEMA)
-            _apply(conn, layout, _Scan.of(layout), Path(tmp))
+            apply_changes(conn, layout, Scan.of(layout), Path(tmp))
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             counts = dict(conn.execute("SELECT destination, count(*) FROM records GROUP BY destination").fetchall())
-            problems = _problems(conn)
+            problems = file_problems(conn)
         finally:
             conn.close()
         with open(tmp, "rb") as handle:
@@ -215,7 +212,7 @@ def _rebuild(layout: Layout) -> RebuildResult:
         os.unlink(str(target) + "-journal")
     records = {d: int(counts.get(d, 0)) for d in ("repo", *RUNTIME_DESTINATIONS)}
     rel = target.relative_to(layout.root).as_posix()
-    return RebuildResult(rel, records, problems, _count_pending(layout))
+    return RebuildResult(rel, records, problems, count_pending(layout))
 
 
 def _open(layout: Layout) -> sqlite3.Connection | None:
@@ -239,140 +236,6 @@ def _raise_if_busy(exc: sqlite3.DatabaseError) -> None:
     text = str(exc).lower()
     if "locked" in text or "busy" in text:
         raise ToolError("the memory index is busy in another process; try again", "index_busy") from exc
-
-
-@dataclass(frozen=True)
-class _Scan:
-    """One walk of every source: repository-relative paths and, flat, (size, mtime_ns, inode) per path; and the
-    subfolders walked as (absolute path, mtime_ns, inode), each stat taken before it was listed."""
-
-    rels: list[str]
-    ints: list[int]
-    dirs: list[tuple[str, int, int]]
-
-    @classmethod
-    def of(cls, layout: Layout) -> _Scan:
-        scan = cls([], [], [])
-        for source in SOURCES:
-            _walk(f"{layout.root}/{source.prefix}", source.prefix, scan.rels, scan.ints, scan.dirs, links=True)
-        return scan
-
-    def signature(self, n: int) -> Signature:
-        return self.ints[3 * n], self.ints[3 * n + 1], self.ints[3 * n + 2]
-
-    def snapshot(self) -> bytes | None:
-        """The walk as bytes: equal bytes mean no file was added, removed, renamed or changed."""
-        from array import array
-
-        try:
-            return "\0".join(self.rels).encode("utf-8") + b"\0\0" + array("q", self.ints).tobytes()
-        except OverflowError:  # a pre-1970 mtime: no snapshot, so every refresh compares file by file
-            return None
-
-
-def _walk(
-    directory: str,
-    prefix: str,
-    rels: list[str],
-    ints: list[int],
-    dirs: list[tuple[str, int, int]],
-    *,
-    links: bool = False,
-) -> None:
-    """Add the record files below ``directory``: hidden names skipped, only ``*.md``, no index.md/log.md. With
-    ``links`` a symlinked file is added with its own (lstat) signature, never followed (``read_file`` reports it
-    unreadable); without, symlinks are skipped. One stat per entry, through the directory's descriptor (the
-    refresh's main cost)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return
-    try:
-        for name in os.listdir(fd):
-            if name[0] == ".":
-                continue
-            try:
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:  # removed since the listing, or a name the file system cannot stat
-                continue
-            if S_ISREG(st.st_mode) or (links and S_ISLNK(st.st_mode)):
-                if name.endswith(".md") and name not in _IGNORED and name.isprintable():
-                    rels.append(prefix + name)
-                    ints += (st.st_size, st.st_mtime_ns, st.st_ino)
-            elif S_ISDIR(st.st_mode):
-                dirs.append((f"{directory}/{name}", st.st_mtime_ns, st.st_ino))
-                _walk(f"{directory}/{name}", f"{prefix}{name}/", rels, ints, dirs, links=links)
-    finally:
-        os.close(fd)
-
-
-def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """Re-read the changed files of ``scan``, forget the vanished ones, and store the walk's snapshot."""
-    conn.execute("BEGIN IMMEDIATE")
-    try:
-        rows = conn.execute("SELECT path, size, mtime_ns, ino FROM files")
-        known: dict[str, Signature] = {path: (size, mtime, ino) for path, size, mtime, ino in rows}
-        changed = [(rel, sig) for n, rel in enumerate(scan.rels) if known.pop(rel, None) != (sig := scan.signature(n))]
-        removed = sorted(known)
-        consistent, mtimes = True, []
-        for path in removed:
-            _forget(conn, path)
-        for rel, walked in changed:
-            _forget(conn, rel)
-            source = next(s for s in SOURCES if rel.startswith(s.prefix))
-            signature, outcome = read_file(source, rel, f"{layout.root}/{rel}")
-            consistent = consistent and signature == walked
-            mtimes.append((rel, signature[1]))
-            problem = (outcome.code, outcome.reason) if isinstance(outcome, Problem) else (None, None)
-            conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", (rel, *signature, *problem))
-            if not isinstance(outcome, Problem):
-                rowid = conn.execute(_INSERT, outcome).lastrowid
-                conn.execute(
-                    "INSERT INTO records_fts (rowid, title, body) VALUES (?, ?, ?)", (rowid, outcome[6], outcome[7])
-                )
-        snapshot = scan.snapshot() if consistent else None
-        conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
-    _forget_racy(conn, db, mtimes)
-    return tuple(rel for rel, _ in changed), tuple(removed)
-
-
-def _forget_racy(conn: sqlite3.Connection, db: Path, read: list[tuple[str, int]]) -> None:
-    """Git's "racily clean" rule: a file whose mtime is not older than the index write may change again within
-    the same timestamp tick, unseen; its signature is voided so the next refresh reads it once more."""
-    if not read:
-        return
-    written = db.stat().st_mtime_ns
-    racy = [(rel,) for rel, mtime in read if mtime >= written]
-    if racy:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("UPDATE files SET size = -1 WHERE path = ?", racy)
-        conn.execute("DELETE FROM meta WHERE key = 'snapshot'")
-        conn.execute("COMMIT")
-
-
-def _forget(conn: sqlite3.Connection, path: str) -> None:
-    row = conn.execute("SELECT rowid FROM records WHERE path = ?", (path,)).fetchone()
-    if row is not None:
-        conn.execute("DELETE FROM records_fts WHERE rowid = ?", row)
-        conn.execute("DELETE FROM records WHERE rowid = ?", row)
-    conn.execute("DELETE FROM files WHERE path = ?", (path,))
-
-
-def _problems(conn: sqlite3.Connection) -> tuple[Problem, ...]:
-    rows = conn.execute(
-        "SELECT path, problem_reason, problem_code FROM files WHERE problem_code IS NOT NULL ORDER BY path"
-    )
-    return tuple(Problem(*row) for row in rows)
-
-
-def _count_pending(layout: Layout) -> int:
-    rels: list[str] = []
-    _walk(str(layout.pending), "", rels, [], [])
-    return len(rels)
 
 
 # ------------------------------------------------------------------------------------------------ queries
@@ -630,5 +493,5 @@ def drift(layout: Layout) -> str:
         return "missing"
     finally:
         conn.close()
-    snapshot = _Scan.of(layout).snapshot()
+    snapshot = Scan.of(layout).snapshot()
     return "current" if stored is not None and snapshot is not None and stored[0] == snapshot else "stale"
