@@ -24,7 +24,6 @@ from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals import drafts, inbox, lifecycle, packets, receipts
 from git_memzoi.memzoi.proposals import files as proposal_files
-from git_memzoi.memzoi.proposals import inventory as proposal_inventory
 from git_memzoi.memzoi.records import okf, vocab
 from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.workspace import Workspace
@@ -57,13 +56,13 @@ def age(layout: Layout, seconds: int = 0) -> None:
 def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The repository-relative packet files ``proposal_files`` reads (parses) from now on."""
     reads: list[str] = []
-    original = proposal_inventory._entry
+    original = proposal_files._entry
 
     def counting(layout: Layout, state: str, root: Path, file: Path) -> proposal_files.Entry:
         reads.append(file.relative_to(layout.root).as_posix())
         return original(layout, state, root, file)
 
-    monkeypatch.setattr(proposal_inventory, "_entry", counting)
+    monkeypatch.setattr(proposal_files, "_entry", counting)
     return reads
 
 

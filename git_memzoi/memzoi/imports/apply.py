@@ -15,9 +15,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.memzoi.imports import manifest
 from git_memzoi.memzoi.imports import plan as importer
-from git_memzoi.memzoi.imports.manifest import ImportManifestError
+from git_memzoi.memzoi.imports.plan import ImportManifestError
 from git_memzoi.memzoi.workspace import Workspace
 
 
@@ -40,8 +39,8 @@ def apply(ws: Workspace, raw: Any, *, plan_id: str, actor: str = "cli") -> dict[
     """
     from git_memzoi.core.atomic import lifecycle_lock
 
-    who = manifest.check_actor(actor)
-    manifest.parse_manifest(raw)  # a bad manifest fails before the lock
+    who = importer.check_actor(actor)
+    importer.parse_manifest(raw)  # a bad manifest fails before the lock
     with lifecycle_lock(ws.layout.lock):  # re-entrant: the writers below take it again in this thread
         live = importer.plan(ws, raw, actor=who)
         if live["plan_id"] != plan_id.strip():
@@ -135,6 +134,6 @@ def apply_file(ws: Workspace, path: Path, *, plan_id: str, actor: str = "cli") -
     """``import apply --from-file --plan-id``: :func:`apply` of the manifest at
     ``path`` plus ``source_file``. Raises ImportManifestError as :func:`~git_memzoi.memzoi.imports.plan.read_manifest` and that function."""
     return {
-        **apply(ws, manifest.read_manifest(path), plan_id=plan_id, actor=actor),
+        **apply(ws, importer.read_manifest(path), plan_id=plan_id, actor=actor),
         "source_file": importer.source_file(ws, path),
     }

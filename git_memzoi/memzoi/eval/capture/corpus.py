@@ -13,9 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi.eval.recall.corpus import _parse, _read_corpus
-from git_memzoi.memzoi.eval.recall.fields import CorpusError
-from git_memzoi.memzoi.eval.recall.fields import instant as _instant
+from git_memzoi.memzoi.eval.recall.corpus import CorpusError, _instant, _parse, _read_corpus
 
 VERSION = "memzoi-capture-corpus/v1"
 MAX_CORPUS_BYTES = 2 * 1024 * 1024

@@ -11,6 +11,7 @@ nothing is ever run for an invalid corpus.
 from __future__ import annotations
 
 import datetime as dt
+import math
 import os
 import re
 import stat
@@ -20,8 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.memzoi.eval.recall import fields
-from git_memzoi.memzoi.eval.recall.fields import CorpusError
+from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import vocab
 
 VERSION = "memzoi-recall-corpus/v2"
@@ -112,6 +112,16 @@ CASE_REQUIRED = {
 }
 _CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _IGNORED = ("index.md", "log.md")
+
+
+class CorpusError(InputError):
+    """A corpus or fixture that is not valid ``memzoi-recall-corpus/v2``: where, why, and a stable code (exit 2)."""
+
+    default_code = "corpus_invalid_value"
+
+    def __init__(self, where: str, reason: str, code: str | None = None) -> None:
+        super().__init__(f"{where}: {reason}", code)
+        self.where, self.reason = where, reason
 
 
 @dataclass(frozen=True)
@@ -223,7 +233,7 @@ def read(path: Path) -> Corpus:
     """
     raw = _read_corpus(path)
     data = _parse(path, raw)
-    fields.keys("corpus", data, TOP_KEYS, TOP_REQUIRED)
+    _keys("corpus", data, TOP_KEYS, TOP_REQUIRED)
     if data["version"] != VERSION:
         raise CorpusError("version", f"must be {VERSION}", "corpus_unsupported_version")
     base = path.parent
@@ -233,20 +243,18 @@ def read(path: Path) -> Corpus:
         Fixture(p, _read_fixture(base, records_root, p, f"records[{n}]"))
         for n, p in enumerate(_paths("records", data["records"], allow_empty=False))
     )
-    listed = fields.list_of("proposal_fixtures", data.get("proposal_fixtures", []))
+    listed = _list("proposal_fixtures", data.get("proposal_fixtures", []))
     proposals = tuple(_proposal(base, proposals_root, n, item) for n, item in enumerate(listed))
-    fields.unique("proposal_fixtures", [p.path for p in proposals], "corpus_duplicate_id")
-    runtime = tuple(
-        _runtime(n, item) for n, item in enumerate(fields.list_of("runtime_fixtures", data["runtime_fixtures"]))
-    )
-    cases = tuple(_case(n, item) for n, item in enumerate(fields.list_of("cases", data["cases"])))
-    fields.unique("cases", [c.id for c in cases], "corpus_duplicate_id")
+    _unique("proposal_fixtures", [p.path for p in proposals], "corpus_duplicate_id")
+    runtime = tuple(_runtime(n, item) for n, item in enumerate(_list("runtime_fixtures", data["runtime_fixtures"])))
+    cases = tuple(_case(n, item) for n, item in enumerate(_list("cases", data["cases"])))
+    _unique("cases", [c.id for c in cases], "corpus_duplicate_id")
     corpus = Corpus(
         path=path,
         raw=raw,
         version=VERSION,
-        name=fields.string("name", data["name"]),
-        evaluated_at=fields.instant("evaluated_at", data["evaluated_at"]),
+        name=_text("name", data["name"]),
+        evaluated_at=_instant("evaluated_at", data["evaluated_at"]),
         records_root=records_root,
         records=records,
         proposals_root=proposals_root,
@@ -315,7 +323,7 @@ def _parse(path: Path, raw: bytes) -> dict[str, Any]:
 
 
 def _root(value: Any, where: str) -> str:
-    text = fields.string(where, value)
+    text = _text(where, value)
     if text == ".":
         return text
     _check_relative(where, text.rstrip("/"))
@@ -330,11 +338,11 @@ def _check_relative(where: str, text: str) -> None:
 
 
 def _paths(where: str, value: Any, *, allow_empty: bool) -> list[str]:
-    items = fields.list_of(where, value)
+    items = _list(where, value)
     if not items and not allow_empty:
         raise CorpusError(where, "must list at least one fixture")
-    paths = [fields.string(f"{where}[{n}]", item) for n, item in enumerate(items)]
-    fields.unique(where, paths, "corpus_duplicate_id")
+    paths = [_text(f"{where}[{n}]", item) for n, item in enumerate(items)]
+    _unique(where, paths, "corpus_duplicate_id")
     return paths
 
 
@@ -371,30 +379,30 @@ def _read_fixture(base: Path, root: str, rel: str, where: str) -> bytes:
 
 def _proposal(base: Path, root: str, n: int, item: Any) -> ProposalFixture:
     where = f"proposal_fixtures[{n}]"
-    fields.keys(where, item, PROPOSAL_KEYS, PROPOSAL_KEYS)
-    path = fields.string(f"{where}.path", item["path"])
-    applies = fields.ids(f"{where}.expected_applies_to", item["expected_applies_to"])
+    _keys(where, item, PROPOSAL_KEYS, PROPOSAL_KEYS)
+    path = _text(f"{where}.path", item["path"])
+    applies = _ids(f"{where}.expected_applies_to", item["expected_applies_to"])
     return ProposalFixture(
         path=path,
         data=_read_fixture(base, root, path, f"{where}.path"),
-        proposal_id=fields.string(f"{where}.proposal_id", item["proposal_id"]),
-        expected_record_id=fields.record_id(f"{where}.expected_record_id", item["expected_record_id"]),
-        expected_source_kind=fields.string(f"{where}.expected_source_kind", item["expected_source_kind"]),
-        expected_source_ref=fields.string(f"{where}.expected_source_ref", item["expected_source_ref"]),
+        proposal_id=_text(f"{where}.proposal_id", item["proposal_id"]),
+        expected_record_id=_record_id(f"{where}.expected_record_id", item["expected_record_id"]),
+        expected_source_kind=_text(f"{where}.expected_source_kind", item["expected_source_kind"]),
+        expected_source_ref=_text(f"{where}.expected_source_ref", item["expected_source_ref"]),
         expected_applies_to=applies,
     )
 
 
 def _runtime(n: int, item: Any) -> RuntimeFixture:
     where = f"runtime_fixtures[{n}]"
-    fields.keys(where, item, RUNTIME_KEYS, RUNTIME_KEYS)
+    _keys(where, item, RUNTIME_KEYS, RUNTIME_KEYS)
     fixture = RuntimeFixture(
-        id=fields.record_id(f"{where}.id", item["id"]),
-        destination=fields.choice(f"{where}.destination", item["destination"], ("local", "session")),
-        type=fields.choice(f"{where}.type", item["type"], vocab.TYPES),
-        lane=fields.choice(f"{where}.lane", item["lane"], vocab.LANES),
-        title=fields.line(f"{where}.title", item["title"]),
-        body=fields.string(f"{where}.body", item["body"]),
+        id=_record_id(f"{where}.id", item["id"]),
+        destination=_choice(f"{where}.destination", item["destination"], ("local", "session")),
+        type=_choice(f"{where}.type", item["type"], vocab.TYPES),
+        lane=_choice(f"{where}.lane", item["lane"], vocab.LANES),
+        title=_line(f"{where}.title", item["title"]),
+        body=_text(f"{where}.body", item["body"]),
     )
     if fixture.destination == "session" and (fixture.type, fixture.lane) != ("episode", "session"):
         raise CorpusError(where, "a session fixture must be type episode, lane session")
@@ -414,38 +422,38 @@ def _case(n: int, item: Any) -> Case:
     surface = item.get("surface")
     if surface not in SURFACES:
         raise CorpusError(f"{where}.surface", f"must be one of {', '.join(SURFACES)}", "corpus_unknown_surface")
-    fields.keys(where, item, CASE_KEYS[surface], CASE_REQUIRED[surface])
-    case_id = fields.string(f"{where}.id", item["id"])
+    _keys(where, item, CASE_KEYS[surface], CASE_REQUIRED[surface])
+    case_id = _text(f"{where}.id", item["id"])
     if not _CASE_ID.match(case_id):
         raise CorpusError(f"{where}.id", "must be letters, digits, '.', '_' and '-' (at most 128)")
     where = f"cases[{n}] ({case_id})"
     if surface == "write_gate":
         return _write_gate(where, case_id, item)
-    relevant = fields.ids(f"{where}.relevant_ids", item["relevant_ids"])
-    fields.unique(f"{where}.relevant_ids", list(relevant), "corpus_duplicate_id")
+    relevant = _ids(f"{where}.relevant_ids", item["relevant_ids"])
+    _unique(f"{where}.relevant_ids", list(relevant), "corpus_duplicate_id")
     forbidden = _forbidden(f"{where}.forbidden", item.get("forbidden", {}), relevant)
     common: dict[str, Any] = {
         "id": case_id,
         "surface": surface,
         "relevant_ids": relevant,
         "forbidden": forbidden,
-        "path": fields.optional(f"{where}.path", item.get("path")),
+        "path": _optional(f"{where}.path", item.get("path")),
     }
     if "scope_kind" in item:
-        common["scope_kind"] = fields.choice(f"{where}.scope_kind", item["scope_kind"], vocab.SCOPE_KINDS)
+        common["scope_kind"] = _choice(f"{where}.scope_kind", item["scope_kind"], vocab.SCOPE_KINDS)
     if surface == "search":
         return Case(
             **common,
-            query=fields.string(f"{where}.query", item["query"], strip=False),
-            scope_id=fields.optional(f"{where}.scope_id", item.get("scope_id")),
-            type=fields.choice(f"{where}.type", item["type"], vocab.TYPES) if "type" in item else None,
-            lane=fields.choice(f"{where}.lane", item["lane"], vocab.LANES) if "lane" in item else None,
-            k=fields.integer(f"{where}.k", item["k"], 1, 100),
-            proposal_fixture=fields.optional(f"{where}.proposal_fixture", item.get("proposal_fixture")),
+            query=_text(f"{where}.query", item["query"], strip=False),
+            scope_id=_optional(f"{where}.scope_id", item.get("scope_id")),
+            type=_choice(f"{where}.type", item["type"], vocab.TYPES) if "type" in item else None,
+            lane=_choice(f"{where}.lane", item["lane"], vocab.LANES) if "lane" in item else None,
+            k=_integer(f"{where}.k", item["k"], 1, 100),
+            proposal_fixture=_optional(f"{where}.proposal_fixture", item.get("proposal_fixture")),
         )
     if surface == "precheck":
-        action = fields.optional(f"{where}.action", item.get("action"))
-        command = fields.optional(f"{where}.command", item.get("command"))
+        action = _optional(f"{where}.action", item.get("action"))
+        command = _optional(f"{where}.command", item.get("command"))
         if common["path"] is None and action is None and command is None:
             raise CorpusError(
                 where, "a precheck case needs at least one of path, action, command", "corpus_missing_field"
@@ -454,26 +462,26 @@ def _case(n: int, item: Any) -> Case:
     budget = item.get("token_budget")
     return Case(
         **common,
-        task=fields.string(f"{where}.task", item["task"], strip=False),
-        token_budget=None if budget is None else fields.integer(f"{where}.token_budget", budget, 1, 1_000_000),
-        include_local=fields.boolean(f"{where}.include_local", item.get("include_local", False)),
-        include_session=fields.boolean(f"{where}.include_session", item.get("include_session", False)),
+        task=_text(f"{where}.task", item["task"], strip=False),
+        token_budget=None if budget is None else _integer(f"{where}.token_budget", budget, 1, 1_000_000),
+        include_local=_bool(f"{where}.include_local", item.get("include_local", False)),
+        include_session=_bool(f"{where}.include_session", item.get("include_session", False)),
     )
 
 
 def _write_gate(where: str, case_id: str, item: Mapping[str, Any]) -> Case:
-    sensitivity = fields.choice(f"{where}.sensitivity", item["sensitivity"], vocab.SENSITIVITIES)
+    sensitivity = _choice(f"{where}.sensitivity", item["sensitivity"], vocab.SENSITIVITIES)
     if sensitivity == "repo-safe":
         raise CorpusError(f"{where}.sensitivity", "a write gate case must be blocked, so not repo-safe")
     return Case(
         id=case_id,
         surface="write_gate",
-        title=fields.line(f"{where}.title", item["title"]),
-        body=fields.string(f"{where}.body", item["body"]),
-        query=fields.string(f"{where}.query", item["query"], strip=False),
+        title=_line(f"{where}.title", item["title"]),
+        body=_text(f"{where}.body", item["body"]),
+        query=_text(f"{where}.query", item["query"], strip=False),
         sensitivity=sensitivity,
-        expected_issue_code=fields.string(f"{where}.expected_issue_code", item["expected_issue_code"]),
-        forbidden_record_id=fields.record_id(f"{where}.forbidden_record_id", item["forbidden_record_id"]),
+        expected_issue_code=_text(f"{where}.expected_issue_code", item["expected_issue_code"]),
+        forbidden_record_id=_record_id(f"{where}.forbidden_record_id", item["forbidden_record_id"]),
     )
 
 
@@ -492,7 +500,7 @@ def _forbidden(where: str, value: Any, relevant: Sequence[str]) -> dict[str, tup
     for category in CATEGORIES:
         if category not in value:
             continue
-        ids = fields.ids(f"{where}.{category}", value[category])
+        ids = _ids(f"{where}.{category}", value[category])
         for record_id in ids:
             other = seen.setdefault(record_id, category)
             if other != category or ids.count(record_id) > 1:
@@ -509,20 +517,113 @@ def _forbidden(where: str, value: Any, relevant: Sequence[str]) -> dict[str, tup
 # ------------------------------------------------------------------------------------------------ values
 
 
+def _keys(where: str, value: Any, allowed: Sequence[str], required: Sequence[str]) -> None:
+    if not isinstance(value, dict):
+        raise CorpusError(where, "must be a mapping")
+    unknown = sorted(set(value) - set(allowed))
+    if unknown:
+        raise CorpusError(
+            f"{where}.{unknown[0]}" if where != "corpus" else unknown[0],
+            f"unknown field; allowed: {', '.join(allowed)}",
+            "corpus_unknown_field",
+        )
+    for key in required:
+        if key not in value:
+            raise CorpusError(
+                f"{where}.{key}" if where != "corpus" else key, "required field is missing", "corpus_missing_field"
+            )
+
+
 def _thresholds(value: Any) -> dict[str, float]:
-    fields.keys("thresholds", value, (*RATIO_THRESHOLDS, *OPTIONAL_THRESHOLDS), RATIO_THRESHOLDS)
+    _keys("thresholds", value, (*RATIO_THRESHOLDS, *OPTIONAL_THRESHOLDS), RATIO_THRESHOLDS)
     out: dict[str, float] = {}
     for key in RATIO_THRESHOLDS:
-        number = fields.number(f"thresholds.{key}", value[key])
+        number = _number(f"thresholds.{key}", value[key])
         if not 0 <= number <= 1:
             raise CorpusError(f"thresholds.{key}", "must be from 0 to 1")
         out[key] = number
     if "max_estimated_usage" in value:
-        out["max_estimated_usage"] = fields.integer(
-            "thresholds.max_estimated_usage", value["max_estimated_usage"], 0, None
-        )
+        out["max_estimated_usage"] = _integer("thresholds.max_estimated_usage", value["max_estimated_usage"], 0, None)
     if "max_p95_latency_ms" in value:
-        out["max_p95_latency_ms"] = fields.number("thresholds.max_p95_latency_ms", value["max_p95_latency_ms"])
+        out["max_p95_latency_ms"] = _number("thresholds.max_p95_latency_ms", value["max_p95_latency_ms"])
         if out["max_p95_latency_ms"] < 0:
             raise CorpusError("thresholds.max_p95_latency_ms", "must not be negative")
     return out
+
+
+def _list(where: str, value: Any) -> list[Any]:
+    if not isinstance(value, list):
+        raise CorpusError(where, "must be a list")
+    return value
+
+
+def _ids(where: str, value: Any) -> tuple[str, ...]:
+    return tuple(_text(f"{where}[{n}]", item) for n, item in enumerate(_list(where, value)))
+
+
+def _unique(where: str, values: Sequence[str], code: str) -> None:
+    seen: set[str] = set()
+    for value in values:
+        if value in seen:
+            raise CorpusError(where, f"{value!r} is listed twice", code)
+        seen.add(value)
+
+
+def _text(where: str, value: Any, *, strip: bool = True) -> str:
+    if not isinstance(value, str) or not value.strip() or "\0" in value:
+        raise CorpusError(where, "must be a non-empty string")
+    return value.strip() if strip else value
+
+
+def _line(where: str, value: Any) -> str:
+    text = _text(where, value)
+    if "\n" in text or "\r" in text:
+        raise CorpusError(where, "must be one line")
+    return text
+
+
+def _optional(where: str, value: Any) -> str | None:
+    return None if value is None else _text(where, value)
+
+
+def _record_id(where: str, value: Any) -> str:
+    from git_memzoi.memzoi.records.okf import concept_id_problem
+
+    text = _text(where, value)
+    problem = concept_id_problem(text)
+    if problem:
+        raise CorpusError(where, f"{text!r} is not a record id: {problem}")
+    return text
+
+
+def _choice(where: str, value: Any, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise CorpusError(where, f"must be one of {', '.join(allowed)}")
+    return str(value)
+
+
+def _bool(where: str, value: Any) -> bool:
+    if not isinstance(value, bool):
+        raise CorpusError(where, "must be true or false")
+    return value
+
+
+def _integer(where: str, value: Any, low: int, high: int | None) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
+        raise CorpusError(where, f"must be an integer from {low}" + (f" to {high}" if high is not None else ""))
+    return value
+
+
+def _number(where: str, value: Any) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
+        raise CorpusError(where, "must be a number")
+    return float(value)
+
+
+def _instant(where: str, value: Any) -> dt.datetime:
+    from git_memzoi.memzoi.records.okf import parse_timestamp
+
+    parsed = parse_timestamp(value)
+    if parsed is None:
+        raise CorpusError(where, "must be an RFC 3339 instant with a zone, e.g. 2026-07-10T12:00:00Z")
+    return parsed.astimezone(dt.UTC)
