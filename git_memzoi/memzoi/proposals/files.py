@@ -23,7 +23,7 @@ import os
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.core.hashing import short_hash
@@ -332,7 +332,7 @@ def identities(layout: Layout) -> Identities:
                 and signature[1] < cache_mtime
                 and all(type(t) is str for t in hit[3:])
             ):
-                known.append(_Known(state, root, path, hit[3:], None))  # type: ignore[arg-type]
+                known.append(_Known(state, root, path, cast("list[str]", hit[3:]), None))  # all str: checked above
                 fresh[key] = hit
             else:
                 entry = _entry(layout, state, root, Path(path))
@@ -517,7 +517,10 @@ def _replay_apply(ws: Workspace, entry: Entry, actor: str) -> ApplyResult:
 def _drift(layout: Layout, packet: Packet, record_id: str, target_id: str | None) -> tuple[str, ...]:
     """What no longer matches an applied packet (current canonical bytes are the source of truth)."""
     found: list[str] = []
-    expect = {"tombstone": [(record_id, "tombstoned")], "supersede": [(target_id, "superseded")]}
+    expect: dict[str, list[tuple[str | None, str]]] = {
+        "tombstone": [(record_id, "tombstoned")],
+        "supersede": [(target_id, "superseded")],
+    }
     for rid, status in expect.get(packet.action, []):
         record = _load_or_none(layout, rid)
         if record is None or record.status != status:

@@ -504,7 +504,9 @@ def project_record(packet: Packet, record_id: str, *, supersedes: str | None = N
     fields = {k: v for k, v in fields.items() if v is not None}
     try:
         record = record_from_fields(record_id, path, fields, packet.body)
-        retention.decide(record, parse_timestamp(packet.timestamp))  # type: ignore[arg-type]
+        now = parse_timestamp(packet.timestamp)
+        assert now is not None  # record_from_fields accepted the same value as the record's timestamp
+        retention.decide(record, now)
     except RecordError as exc:
         raise PacketError(path, "scope.paths" if exc.field == "applies_to" else exc.field, exc.reason) from None
     except retention.RetentionError as exc:
@@ -519,9 +521,10 @@ def capture_ref(capture: Mapping[str, Any]) -> str | None:
     evidence = capture.get("evidence")
     first = evidence[0] if isinstance(evidence, list) and evidence and isinstance(evidence[0], dict) else None
     locator = first.get("locator") if first else None
-    if not isinstance(locator, dict):
+    if first is None or not isinstance(locator, dict):
         return None
-    where = first.get("semantic_location") if isinstance(first.get("semantic_location"), dict) else {}
+    semantic = first.get("semantic_location")
+    where = semantic if isinstance(semantic, dict) else {}
     if where.get("kind") == "git_change":
         path = where.get("new_path") or where.get("old_path")
         return f"git:{where.get('repository')}@{where.get('base')}..{where.get('head')}:{path}#{where.get('hunk')}"

@@ -25,7 +25,6 @@ import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from stat import S_ISDIR, S_ISLNK, S_ISREG
 from typing import Any
 
 from git_memzoi.core.atomic import lifecycle_lock
@@ -43,14 +42,16 @@ from git_memzoi.memzoi.recall.index.rows import (  # re-exported
     record_json,
     record_row,
 )
+from git_memzoi.memzoi.recall.index.scan import Scan as _Scan
+from git_memzoi.memzoi.recall.index.scan import walk
 from git_memzoi.memzoi.records import okf
 from git_memzoi.memzoi.records.store import Problem
 
 __all__ = ["RUNTIME_DESTINATIONS", "SOURCES", "Source", "parse_record", "read_file", "record_json", "record_row"]
 
 SCHEMA_VERSION = 2  # the file's PRAGMA user_version; another one is rebuilt, never migrated
+SQLITE_VERSION = sqlite3.sqlite_version  # of the library this module (the only one importing sqlite3) links
 JSON_VERSION = 1  # the ``rebuild --json`` object's own version, as every --json object's
-_IGNORED = ("index.md", "log.md")
 _SCHEMA = """
 CREATE TABLE files (
     path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
@@ -241,71 +242,6 @@ def _raise_if_busy(exc: sqlite3.DatabaseError) -> None:
         raise ToolError("the memory index is busy in another process; try again", "index_busy") from exc
 
 
-@dataclass(frozen=True)
-class _Scan:
-    """One walk of every source: repository-relative paths and, flat, (size, mtime_ns, inode) per path; and the
-    subfolders walked as (absolute path, mtime_ns, inode), each stat taken before it was listed."""
-
-    rels: list[str]
-    ints: list[int]
-    dirs: list[tuple[str, int, int]]
-
-    @classmethod
-    def of(cls, layout: Layout) -> _Scan:
-        scan = cls([], [], [])
-        for source in SOURCES:
-            _walk(f"{layout.root}/{source.prefix}", source.prefix, scan.rels, scan.ints, scan.dirs, links=True)
-        return scan
-
-    def signature(self, n: int) -> Signature:
-        return self.ints[3 * n], self.ints[3 * n + 1], self.ints[3 * n + 2]
-
-    def snapshot(self) -> bytes | None:
-        """The walk as bytes: equal bytes mean no file was added, removed, renamed or changed."""
-        from array import array
-
-        try:
-            return "\0".join(self.rels).encode("utf-8") + b"\0\0" + array("q", self.ints).tobytes()
-        except OverflowError:  # a pre-1970 mtime: no snapshot, so every refresh compares file by file
-            return None
-
-
-def _walk(
-    directory: str,
-    prefix: str,
-    rels: list[str],
-    ints: list[int],
-    dirs: list[tuple[str, int, int]],
-    *,
-    links: bool = False,
-) -> None:
-    """Add the record files below ``directory``: hidden names skipped, only ``*.md``, no index.md/log.md. With
-    ``links`` a symlinked file is added with its own (lstat) signature, never followed (``read_file`` reports it
-    unreadable); without, symlinks are skipped. One stat per entry, through the directory's descriptor (the
-    refresh's main cost)."""
-    try:
-        fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
-    except OSError:
-        return
-    try:
-        for name in os.listdir(fd):
-            if name[0] == ".":
-                continue
-            try:
-                st = os.stat(name, dir_fd=fd, follow_symlinks=False)
-            except OSError:  # removed since the listing, or a name the file system cannot stat
-                continue
-            if S_ISREG(st.st_mode) or (links and S_ISLNK(st.st_mode)):
-                if name.endswith(".md") and name not in _IGNORED and name.isprintable():
-                    rels.append(prefix + name)
-                    ints += (st.st_size, st.st_mtime_ns, st.st_ino)
-            elif S_ISDIR(st.st_mode):
-                dirs.append((f"{directory}/{name}", st.st_mtime_ns, st.st_ino))
-                _walk(f"{directory}/{name}", f"{prefix}{name}/", rels, ints, dirs, links=links)
-    finally:
-        os.close(fd)
-
-
 def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Re-read the changed files of ``scan``, forget the vanished ones, and store the walk's snapshot."""
     conn.execute("BEGIN IMMEDIATE")
@@ -371,7 +307,7 @@ def _problems(conn: sqlite3.Connection) -> tuple[Problem, ...]:
 
 def _count_pending(layout: Layout) -> int:
     rels: list[str] = []
-    _walk(str(layout.pending), "", rels, [], [])
+    walk(str(layout.pending), "", rels, [], [])
     return len(rels)
 
 
