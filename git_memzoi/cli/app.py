@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import click
@@ -157,6 +157,6 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def emit_json(payload: dict[str, Any]) -> None:
+def emit_json(payload: Mapping[str, Any]) -> None:
     """Print ``payload`` as one line of JSON (UTF-8, not ASCII-escaped)."""
     click.echo(jsonout.dumps(payload))

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from git_memzoi import __version__
 from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_option
 from git_memzoi.core import jsonout
+
+if TYPE_CHECKING:
+    from git_memzoi.memkeep.api import Options, StatusResult
 
 _STORE_KEYS = ("store", "store_dir", "directory")
 
@@ -32,7 +35,7 @@ def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def _options(ctx: click.Context, **given: Any) -> Any:
+def _options(ctx: click.Context, **given: Any) -> Options:
     from git_memzoi.core.clock import SystemClock
     from git_memzoi.memkeep.api import Options
 
@@ -48,7 +51,7 @@ def _options(ctx: click.Context, **given: Any) -> Any:
 @store_options
 @click.version_option(__version__, prog_name="git-memkeep")
 @click.pass_context
-def cli(ctx: click.Context, **global_options: Any) -> None:
+def cli(ctx: click.Context, /, **global_options: Any) -> None:
     """Earned Memory: claims with evidence, a git anchor and a scope; staleness computed from git.
 
     Exit codes: 0 clean, 1 violation or suspect, 2 usage or tool error. Help: git memkeep -h, or
@@ -61,7 +64,7 @@ def cli(ctx: click.Context, **global_options: Any) -> None:
 @store_options
 @json_option
 @click.pass_context
-def index(ctx: click.Context, as_json: bool, **given: Any) -> None:
+def index(ctx: click.Context, /, as_json: bool, **given: Any) -> None:
     """Regenerate INDEX.md from the entries' frontmatter.
 
     Example: git memkeep index --store ./somewhere/else
@@ -90,7 +93,7 @@ def index(ctx: click.Context, as_json: bool, **given: Any) -> None:
     help="github: workflow annotations (and $GITHUB_STEP_SUMMARY); sarif: a SARIF 2.1.0 log.",
 )
 @click.pass_context
-def status(ctx: click.Context, as_json: bool, hook_event: str | None, fmt: str, **given: Any) -> None:
+def status(ctx: click.Context, /, as_json: bool, hook_event: str | None, fmt: str, **given: Any) -> None:
     """Compute the suspect set: scope hits, expired TTLs, suspect dependencies, unreachable anchors.
 
     Example: git memkeep status --json   (in CI: git memkeep status --format github)
@@ -116,14 +119,14 @@ def status(ctx: click.Context, as_json: bool, hook_event: str | None, fmt: str, 
     ctx.exit(result.exit_code)
 
 
-def _emit_status_json(payload: dict[str, Any]) -> None:
+def _emit_status_json(payload: Mapping[str, Any]) -> None:
     """:func:`emit_json`, for the largest output: the payload is a fresh tree (no cycle to check for), and
     JSON escapes every control character, so there is no ANSI sequence to strip (``color=True`` skips that pass
     over the whole text). The bytes are the same."""
     click.echo(jsonout.dumps(payload, fresh=True), color=True)
 
 
-def _ci_format(fmt: str, result: Any) -> None:
+def _ci_format(fmt: str, result: StatusResult) -> None:
     from git_memzoi.integrations import ci_report
 
     if fmt == "sarif":
@@ -161,7 +164,7 @@ def _hook(ctx: click.Context, event: str, given: dict[str, Any]) -> None:
 @json_option
 @click.option("--fix", is_flag=True, help="Regenerate INDEX.md when it has drifted.")
 @click.pass_context
-def lint(ctx: click.Context, as_json: bool, fix: bool, **given: Any) -> None:
+def lint(ctx: click.Context, /, as_json: bool, fix: bool, **given: Any) -> None:
     """Validate the envelope, taxonomies, explains graph, size caps and INDEX consistency.
 
     Example: git memkeep lint --fix
@@ -184,6 +187,7 @@ def lint(ctx: click.Context, as_json: bool, fix: bool, **given: Any) -> None:
 @click.pass_context
 def verify(
     ctx: click.Context,
+    /,
     entry_id: str | None,
     as_json: bool,
     all_safe: bool,

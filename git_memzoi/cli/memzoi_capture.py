@@ -159,11 +159,11 @@ def review(
     Example: git memzoi capture review --plan-file p.json --decisions-file d.json --reviewed-by zoki
     --reviewed-at 2026-07-10T12:00:00Z --json
     """
-    from git_memzoi.memzoi import capture_artifacts, capture_sources
+    from git_memzoi.memzoi import capture_artifacts, capture_plan, capture_sources
     from git_memzoi.memzoi import capture_review as core
 
     context = _context(ctx)
-    supplied = capture_artifacts.read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
+    supplied = capture_artifacts.read_artifact(_path(ctx, plan_file), capture_plan.PLAN_SCHEMA)
     decisions = capture_artifacts.read_artifact(_path(ctx, decisions_file), core.REVIEW_INPUT_SCHEMA)
     artifact = core.review(
         context,
@@ -203,11 +203,11 @@ def apply(
     Example: git memzoi capture apply --plan-file p.json --review-file r.json --plan-id capture_… --review-id
     review_… --actor zoki --json
     """
-    from git_memzoi.memzoi import capture_artifacts, capture_sources
+    from git_memzoi.memzoi import capture_artifacts, capture_plan, capture_sources
     from git_memzoi.memzoi import capture_review as core
 
     context = _context(ctx, actor)
-    supplied_plan = capture_artifacts.read_artifact(_path(ctx, plan_file), core.PLAN_SCHEMA)
+    supplied_plan = capture_artifacts.read_artifact(_path(ctx, plan_file), capture_plan.PLAN_SCHEMA)
     supplied_review = capture_artifacts.read_artifact(_path(ctx, review_file), core.REVIEW_SCHEMA)
     result = core.apply(
         context,

@@ -109,6 +109,7 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
         hook_events.parse(hook_type, list(args))
         _pre_commit(ctx, guard.pre_commit(start_dir(ctx)))
         return
+    event: hook_events.HookEvent | None
     try:
         if hook_type == "pre-commit-framework":  # post-merge / post-checkout stages of .pre-commit-hooks.yaml
             event = hook_events.from_pre_commit_env(os.environ)

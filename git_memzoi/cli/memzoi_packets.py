@@ -17,7 +17,8 @@ import click
 from git_memzoi.cli.app import actor_option, emit_json, json_option
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi import packets, proposal_files
+    from git_memzoi.memzoi import packets
+    from git_memzoi.memzoi import proposal_files as pf
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
@@ -368,7 +369,7 @@ def packet_json(packet: packets.Packet) -> dict[str, Any]:
     }
 
 
-def _ids(e: proposal_files.Entry) -> dict[str, Any]:
+def _ids(e: pf.Entry) -> dict[str, Any]:
     return {
         "id": e.shown_id,
         "file_id": e.shown_file_id,
@@ -378,7 +379,7 @@ def _ids(e: proposal_files.Entry) -> dict[str, Any]:
     }
 
 
-def _entry_json(e: proposal_files.Entry) -> dict[str, Any]:
+def _entry_json(e: pf.Entry) -> dict[str, Any]:
     p = e.packet
     problem = None if e.problem is None else {"code": e.problem.code, "message": e.problem.message}
     return {
@@ -392,7 +393,7 @@ def _entry_json(e: proposal_files.Entry) -> dict[str, Any]:
     }
 
 
-def _entry_line(e: proposal_files.Entry) -> str:
+def _entry_line(e: pf.Entry) -> str:
     if e.redacted:
         return f"{e.shown_id}  redacted  (sensitivity {e.pre.sensitivity}; content withheld)"
     if e.packet is None:
@@ -400,7 +401,7 @@ def _entry_line(e: proposal_files.Entry) -> str:
     return f"{e.packet.id}  {e.packet.action}  {e.packet.status}  {e.packet.title}"
 
 
-def _show_text(e: proposal_files.Entry) -> str:
+def _show_text(e: pf.Entry) -> str:
     p = e.packet
     assert p is not None
     lines = [
@@ -416,9 +417,9 @@ def _show_text(e: proposal_files.Entry) -> str:
     return "\n".join([*lines, "", p.body])
 
 
-def _issue_json(i: proposal_files.Issue) -> dict[str, str]:
+def _issue_json(i: pf.Issue) -> dict[str, str]:
     return {"code": i.code, "field": i.field, "message": i.message}
 
 
-def _issue_text(i: proposal_files.Issue) -> str:
+def _issue_text(i: pf.Issue) -> str:
     return f"{i.code}: {i.message}"

@@ -11,12 +11,16 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
-from git_memzoi import __version__
+from git_memzoi.core import gitcache
 from git_memzoi.core.git_similarity import git_similarity
 from git_memzoi.core.gitview import AnchorState
 from git_memzoi.core.paths import nfc
 from git_memzoi.errors import InputError, ToolError
+
+if TYPE_CHECKING:
+    from pygit2 import Blob, Commit, Oid
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _HEX_ID = re.compile(r"[0-9a-fA-F]{4,64}")
@@ -86,7 +90,7 @@ class Pygit2RepoView:
                 out[rev] = (AnchorState.ANCESTOR if obj.id in reachable else AnchorState.NOT_ANCESTOR, str(obj.id))
         return out
 
-    def _ancestors_among(self, head, commits: set) -> set:  # type: ignore[no-untyped-def, type-arg]
+    def _ancestors_among(self, head: Oid | str, commits: set[Oid]) -> set[Oid]:
         """The members of ``commits`` that HEAD contains.
 
         Ancestry never changes once true, so the answers are kept in a derived cache
@@ -113,14 +117,11 @@ class Pygit2RepoView:
     def _ancestry_file(self) -> Path:
         return self.git_dir / "memzoi" / "cache" / "ancestry.json"
 
-    def _cached_ancestors(self, head) -> set[str]:  # type: ignore[no-untyped-def]
-        import json
-
-        try:
-            data = json.loads(self._ancestry_file().read_bytes())
-            earlier, ancestors = data["head"], set(data["ancestors"])
-        except (OSError, ValueError, KeyError, TypeError):
+    def _cached_ancestors(self, head: Oid | str) -> set[str]:
+        cached = gitcache.read_ancestry(self._ancestry_file())
+        if cached is None:
             return set()
+        earlier, ancestors = cached
         if earlier == str(head):
             return ancestors
         try:
@@ -129,19 +130,10 @@ class Pygit2RepoView:
             return set()
         return ancestors | {earlier} if contains else set()
 
-    def _save_ancestors(self, head, cached: set[str], found: set) -> None:  # type: ignore[no-untyped-def, type-arg]
-        import json
+    def _save_ancestors(self, head: Oid | str, cached: set[str], found: set[Oid]) -> None:
+        gitcache.save_ancestry(self._ancestry_file(), str(head), cached | {str(c) for c in found})
 
-        ancestors = cached | {str(c) for c in found}
-        try:
-            data = json.loads(self._ancestry_file().read_bytes())
-            if data.get("head") == str(head) and set(data.get("ancestors", ())) == ancestors:
-                return
-        except (OSError, ValueError, AttributeError):
-            pass
-        _write_cache(self._ancestry_file(), {"head": str(head), "ancestors": sorted(ancestors)})
-
-    def _resolve(self, rev: str):  # type: ignore[no-untyped-def]
+    def _resolve(self, rev: str) -> tuple[Commit | None, AnchorState]:
         """Look ``rev`` up as an object id (full or abbreviated hex), never as a revision expression.
 
         An anchor records the commit a claim was confirmed at. A ref name or expression (``HEAD``, ``main``,
@@ -182,7 +174,7 @@ class Pygit2RepoView:
 
     def _changed_since(self, bases: Iterable[str], head: str, cache: Path | None) -> dict[str, frozenset[str]]:
         chain = [*sorted(set(bases), key=self._commit_time), head]
-        known, used = _read_segments(cache) if cache else {}, {}
+        known, used = gitcache.read_segments(cache) if cache else {}, {}
         at_head: dict[str, str] = {}
         differing: set[str] = set()
         out: dict[str, frozenset[str]] = {}
@@ -198,11 +190,12 @@ class Pygit2RepoView:
                     differing.add(path)
             out[older] = frozenset(differing)
         if cache is not None and used.keys() != known.keys():
-            _write_cache(cache, {"version": SEGMENTS_VERSION, "tool": __version__, "segments": used})
+            gitcache.write_segments(cache, used)
         return out
 
     def _commit_time(self, oid: str) -> tuple[int, str]:
-        times = self.__dict__.setdefault("_times", {})  # each anchor is sorted twice: look it up once
+        # each anchor is sorted twice: look it up once
+        times: dict[str, tuple[int, str]] = self.__dict__.setdefault("_times", {})
         if oid not in times:
             times[oid] = (self._repo[oid].peel(self._pygit2.Commit).commit_time, oid)
         return times[oid]
@@ -322,7 +315,7 @@ class Pygit2RepoView:
 
     def blob_bytes(self, blob_id: str) -> bytes:
         """The content of the blob ``blob_id``."""
-        return bytes(self._repo[blob_id].data)
+        return bytes(cast("Blob", self._repo[blob_id]).data)  # the stubs type an object lookup as the base Object
 
     def pinned_commit(self, oid: str) -> dict[str, object] | None:
         """``{id, tree, parents}`` of the commit whose FULL id is ``oid`` (40 or 64 hex), else ``None``.
@@ -345,7 +338,7 @@ class Pygit2RepoView:
         ``base`` is not on ``head``'s first-parent chain within ``limit`` steps."""
         chain, current = [head], head
         while current != base and len(chain) <= limit:
-            parents = self._repo[current].parent_ids
+            parents = cast("Commit", self._repo[current]).parent_ids  # the stubs' lookup gives the base Object
             if not parents:
                 return None
             current = str(parents[0])
@@ -433,7 +426,7 @@ class Pygit2RepoView:
             return None
         if int(entry.filemode) not in (0o100644, 0o100755):
             return None
-        return bytes(self._repo[entry.id].data)
+        return bytes(cast("Blob", self._repo[entry.id]).data)
 
     def unified_diff(
         self,
@@ -517,38 +510,6 @@ class Pygit2RepoView:
         return b"".join(out), sorted(paths)
 
 
-# the segment cache's format: 2 spells each side as ``<blob>:<mode>`` (1 kept blob ids only and missed a mode
-# change when the chain passed through a commit without the file)
-SEGMENTS_VERSION = 2
-
-
-def _read_segments(path: Path) -> dict[str, list[str]]:
-    """The cached segment diffs, ``"older newer" → [path, old blob, new blob, ...]``; nothing when unreadable or
-    written by another version of the tool (which may spell paths differently)."""
-    import json
-
-    try:
-        data = json.loads(path.read_bytes())
-        segments = data["segments"] if data["version"] == SEGMENTS_VERSION and data["tool"] == __version__ else {}
-        return {k: v for k, v in segments.items() if type(v) is list and len(v) % 3 == 0 and "".join(v) != 0}
-    except (OSError, ValueError, LookupError, TypeError, AttributeError):  # TypeError: a non-string inside
-        return {}
-
-
-def _write_cache(path: Path, data: object) -> None:
-    """Replace the derived cache ``path`` with ``data`` as JSON (best effort: a cache not written only costs time)."""
-    import json
-
-    from git_memzoi.core.atomic import write_bytes_atomic
-    from git_memzoi.errors import MemzoiError
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, json.dumps(data).encode("utf-8"))
-    except (OSError, MemzoiError):
-        pass
-
-
 def worktree_root(start: Path) -> Path:
     """The top of the working tree containing ``start``: the nearest folder with a ``.git`` entry, found
     without loading pygit2 (55 to 100 ms of imports) when git's own environment does not redirect it.
@@ -603,7 +564,7 @@ def commit_files(root: Path, files: dict[str, bytes], message: str, stamp: int) 
     repo = pygit2.Repository(str(root))
     index = pygit2.Index()
     for path, data in sorted(files.items()):
-        index.add(pygit2.IndexEntry(path, repo.create_blob(data), pygit2.GIT_FILEMODE_BLOB))
+        index.add(pygit2.IndexEntry(path, repo.create_blob(data), pygit2.enums.FileMode.BLOB))
     tree = index.write_tree(repo)
     who = pygit2.Signature("memzoi capture eval", "capture-eval@memzoi.invalid", stamp, 0)
     parents = [] if repo.head_is_unborn else [repo.head.target]

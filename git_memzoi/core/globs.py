@@ -271,7 +271,7 @@ def _compile(pattern: str) -> Callable[[str], bool]:
         return fast
     import pathspec
 
-    return pathspec.GitIgnoreSpec.from_lines([_normalise(pattern)]).match_file  # type: ignore[no-any-return]
+    return pathspec.GitIgnoreSpec.from_lines([_normalise(pattern)]).match_file
 
 
 def _fast_matcher(pattern: str) -> Callable[[str], bool] | None:

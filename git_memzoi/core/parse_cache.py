@@ -202,9 +202,11 @@ def _parser() -> list[Any]:
 
 def _fields(item: list[Any], dates: dict[str, dt.date]) -> dict[str, Any]:
     """The fields of a remembered file, as the parser gave them (a new dict; ``dates`` memoizes parsed dates)."""
-    fields, dated = item[_FIELDS], item[_DATED]
+    fields: dict[str, Any] = item[_FIELDS]
+    dated = item[_DATED]
     if dated is None:  # dates deeper than the top level: every date is tagged
-        return _untag(fields)  # type: ignore[no-any-return]
+        untagged: dict[str, Any] = _untag(fields)
+        return untagged
     fields = dict(fields)
     for name in dated:  # top-level dates are stored as their ISO text: 10 characters for a date
         text = fields[name]
@@ -221,9 +223,11 @@ def _typed_in_place(item: list[Any], dates: dict[str, dt.date]) -> dict[str, Any
     """:func:`_fields`, converting the top-level dates of the remembered dict itself rather than a copy: the
     fields of a file served by its signature are handed out once per run, and a copy per entry was a tenth of a
     warm ``status``'s per-entry time. :func:`_portable` turns them back into text for :meth:`ParseCache.save`."""
-    fields, dated = item[_FIELDS], item[_DATED]
+    fields: dict[str, Any] = item[_FIELDS]
+    dated = item[_DATED]
     if dated is None:
-        return _untag(fields)  # type: ignore[no-any-return]
+        untagged: dict[str, Any] = _untag(fields)
+        return untagged
     for name in dated:
         text = fields[name]
         if type(text) is str:
@@ -235,7 +239,7 @@ def _typed_in_place(item: list[Any], dates: dict[str, dt.date]) -> dict[str, Any
             fields[name] = value
         elif not isinstance(text, dt.date):  # a hand-edited cache
             raise TypeError(f"{name} is neither a date nor its text")
-    return fields  # type: ignore[no-any-return]
+    return fields
 
 
 def _portable(item: list[Any]) -> list[Any]:

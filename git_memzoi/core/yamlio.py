@@ -50,7 +50,7 @@ def _constructor_class() -> Any:
     if _CONSTRUCTOR is None:
         from ruamel.yaml.constructor import RoundTripConstructor
 
-        class Constructor(RoundTripConstructor):  # type: ignore[misc]
+        class Constructor(RoundTripConstructor):
             def construct_yaml_timestamp(self, node: Any, values: Any = None) -> Any:
                 try:
                     return super().construct_yaml_timestamp(node, values)

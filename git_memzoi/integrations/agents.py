@@ -249,7 +249,8 @@ def _write(path: Path, data: bytes) -> None:
 
 def settings_snippet() -> dict[str, Any]:
     """The Claude Code hooks this project adds (``resources/claude-code/settings.json``)."""
-    return json.loads(resource_text("claude-code/settings.json"))
+    snippet: dict[str, Any] = json.loads(resource_text("claude-code/settings.json"))
+    return snippet
 
 
 @dataclass(frozen=True)

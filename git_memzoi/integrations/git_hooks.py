@@ -106,9 +106,9 @@ def refresh_index(start: Path) -> str | None:
     Raises whatever the refresh raises (``index_busy``...); the hook runner reports it and exits 0.
     """
     from git_memzoi.core.gitview_pygit2 import worktree_root
-    from git_memzoi.memzoi import layout
+    from git_memzoi.memzoi import Layout
 
-    layout = layout.Layout(worktree_root(start))
+    layout = Layout(worktree_root(start))
     if not layout.base.is_dir():
         return None
     from git_memzoi.memzoi import index_db

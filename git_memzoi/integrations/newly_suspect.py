@@ -14,14 +14,16 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from git_memzoi.errors import MemzoiError
 from git_memzoi.integrations.hook_events import PostCheckout, PostMerge
 
 if TYPE_CHECKING:
+    from git_memzoi.core.clock import Clock
     from git_memzoi.core.gitview import AnchorState
-    from git_memzoi.memkeep.api import Entry, StalenessReport
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.memkeep.api import Entry, Session, StalenessReport, Store
 
 RANGE_LIMIT = 20_000  # commits between the two HEADs beyond which the old state is not computed
 FOOTER = "Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim."
@@ -61,7 +63,7 @@ def after_move(start: Path, event: PostMerge | PostCheckout) -> MoveReport:
     return MoveReport(event.hook, tuple(report_lines(view, old, new, event.hook)), old, new)
 
 
-def report_lines(view: Any, old: str | None, new: str, hook: str) -> list[str]:
+def report_lines(view: Pygit2RepoView, old: str | None, new: str, hook: str) -> list[str]:
     """The hook's lines: the verdicts of the newly suspect entries (or of all suspect ones, labelled so, when
     the old state cannot be computed); nothing when there is no store or nothing to report."""
     from git_memzoi.core.clock import SystemClock
@@ -106,7 +108,7 @@ def _with_dependencies(ids: set[str], entries: Sequence[Entry]) -> set[str]:
 
 
 def _compute_at(
-    entries: Sequence[Entry], view: Any, old: str, new: str, clock: Any, session: Any
+    entries: Sequence[Entry], view: Pygit2RepoView, old: str, new: str, clock: Clock, session: Session
 ) -> StalenessReport | None:
     between = _between(view, old, new)
     if between is None:
@@ -116,7 +118,7 @@ def _compute_at(
     return api.report(session, clock, entries=entries, repo=AtCommit(view, old, new, *between))
 
 
-def _entries_at(view: Any, store: Any, current: Sequence[Entry], old: str, new: str) -> list[Entry]:
+def _entries_at(view: Pygit2RepoView, store: Store, current: Sequence[Entry], old: str, new: str) -> list[Entry]:
     """The store's entries as they were in ``old``'s tree: the current ones whose file the move did not change,
     and the old blob of the changed ones (an entry file the move added is left out)."""
     from git_memzoi.core import frontmatter
@@ -139,7 +141,7 @@ def _entries_at(view: Any, store: Any, current: Sequence[Entry], old: str, new: 
     return kept
 
 
-def _between(view: Any, old: str, new: str) -> tuple[frozenset[str], frozenset[str]] | None:
+def _between(view: Pygit2RepoView, old: str, new: str) -> tuple[frozenset[str], frozenset[str]] | None:
     """(commits in ``new``'s history but not ``old``'s, commits in ``old``'s but not ``new``'s), or ``None``
     when either side exceeds :data:`RANGE_LIMIT`."""
     new_only = view.commits_between(new, old, RANGE_LIMIT)
@@ -154,7 +156,9 @@ class AtCommit:
     among the commits only ``old`` has; everything else is asked of the real view.
     """
 
-    def __init__(self, view: Any, old: str, new: str, new_only: frozenset[str], old_only: frozenset[str]) -> None:
+    def __init__(
+        self, view: Pygit2RepoView, old: str, new: str, new_only: frozenset[str], old_only: frozenset[str]
+    ) -> None:
         self._view, self._old, self._new = view, old, new
         self._new_only, self._old_only = new_only, old_only
 
@@ -177,10 +181,10 @@ class AtCommit:
         return out
 
     def changed_files(self, base: str, head: str) -> Sequence[str]:
-        return self._view.changed_files(base, head)  # type: ignore[no-any-return]
+        return self._view.changed_files(base, head)
 
     def changed_since(self, bases: Iterable[str], head: str) -> Mapping[str, frozenset[str]]:
-        return self._view.changed_since(bases, head)  # type: ignore[no-any-return]
+        return self._view.changed_since(bases, head)
 
     def path_exists(self, commit: str, path: str) -> bool:
         return bool(self._view.path_exists(commit, path))

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
@@ -25,6 +25,9 @@ from git_memzoi import __version__
 from git_memzoi.core import jsonout
 from git_memzoi.errors import MemzoiError
 from git_memzoi.mcp import TOOL_NAMES
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 
 __all__ = ["TOOL_NAMES", "build_server", "serve"]
 
@@ -46,7 +49,7 @@ class ToolFailure(MemzoiError):
     default_code = "bad_arguments"
 
 
-def _ok(payload: dict[str, Any]) -> CallToolResult:
+def _ok(payload: Mapping[str, Any]) -> CallToolResult:
     text = jsonout.dumps(payload)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
 
@@ -90,7 +93,7 @@ class _Server:
             index_watch.watch(ctx.layout)  # idempotent; False (walk on every call) when it cannot start
         return ctx
 
-    def run(self, body: Callable[[], dict[str, Any]]) -> CallToolResult:
+    def run(self, body: Callable[[], Mapping[str, Any]]) -> CallToolResult:
         """Call ``body``; its expected failures become structured tool errors, never a crash."""
         try:
             return _ok(body())
@@ -351,11 +354,12 @@ def _strict(tool: Tool) -> Tool:
     The SDK reads ``fn_metadata.arg_model`` on each call, so a stricter subclass takes effect as a field swap.
     """
     base = tool.fn_metadata.arg_model
+    refuse = classmethod(lambda cls, data: _refuse_mutation(data))
     namespace = {
         "model_config": ConfigDict(extra="forbid"),
-        "_refuse": model_validator(mode="before")(classmethod(lambda cls, data: _refuse_mutation(data))),
+        "_refuse": model_validator(mode="before")(refuse),  # type: ignore[arg-type]  # pydantic's stubs take a def, not a classmethod object
     }
-    strict = type(base.__name__, (base,), namespace)
+    strict: type[ArgModelBase] = type(base.__name__, (base,), namespace)
     tool.fn_metadata.arg_model = strict
     tool.parameters = strict.model_json_schema(by_alias=True)
     return tool

@@ -19,12 +19,49 @@ from git_memzoi.errors import InputError
 from git_memzoi.memkeep import store as store_mod
 from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
 
-if TYPE_CHECKING:  # verify's and lint's modules load only when those commands run
+if TYPE_CHECKING:  # verify's and lint's modules load only when those commands run; the face's names on first use
+    from git_memzoi.core.gitview import RepoView
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.memkeep import schema
     from git_memzoi.memkeep.checks import Runner
     from git_memzoi.memkeep.entries import Entry
     from git_memzoi.memkeep.lint import Violation
-    from git_memzoi.memkeep.staleness import StalenessReport
+    from git_memzoi.memkeep.lint import lint as lint_entries
+    from git_memzoi.memkeep.staleness import StalenessReport, Verdict
+    from git_memzoi.memkeep.store import cache_for as store_cache
+    from git_memzoi.memkeep.store import load as load_store
+    from git_memzoi.memkeep.store import locate as locate_store
     from git_memzoi.memkeep.verify import VerifyItem, VerifyResult
+
+# what the edges may use: this module's commands and results, the store types, and the lazy names of _FACE
+__all__ = [
+    "Entry",
+    "IndexResult",
+    "LintResult",
+    "LoadedStore",
+    "Options",
+    "Session",
+    "StalenessReport",
+    "StatusResult",
+    "Store",
+    "Unreadable",
+    "Verdict",
+    "VerifyItem",
+    "VerifyResult",
+    "Violation",
+    "index",
+    "lint",
+    "lint_entries",
+    "load_store",
+    "locate_store",
+    "no_cyclic_gc",
+    "open_session",
+    "report",
+    "schema",
+    "status",
+    "store_cache",
+    "verify",
+]
 
 
 # public name → "module" or "module:attribute" inside memkeep, loaded on first use (PEP 562)
@@ -32,6 +69,9 @@ _FACE = {
     "Entry": "entries:Entry",
     "Verdict": "staleness:Verdict",
     "StalenessReport": "staleness:StalenessReport",
+    "Violation": "lint:Violation",
+    "VerifyItem": "verify:VerifyItem",
+    "VerifyResult": "verify:VerifyResult",
     "lint_entries": "lint:lint",
     "locate_store": "store:locate",
     "load_store": "store:load",
@@ -73,7 +113,7 @@ class Options:
 class Session:
     """An opened repository and its loaded store."""
 
-    view: object  # Pygit2RepoView; typed loosely so this module does not import pygit2 at load time
+    view: Pygit2RepoView  # imported for type checking only: this module does not load pygit2 until a session opens
     loaded: LoadedStore
 
     @property
@@ -135,7 +175,7 @@ def no_cyclic_gc() -> Iterator[None]:
 
 
 def report(
-    session: Session, clock: Clock, *, entries: Sequence[Entry] | None = None, repo: object | None = None
+    session: Session, clock: Clock, *, entries: Sequence[Entry] | None = None, repo: RepoView | None = None
 ) -> StalenessReport:
     """The suspect set of ``session``'s store (memkeep README "How staleness works"), or of other ``entries``
     (default: the loaded ones) against another repository view ``repo`` (default: the session's), e.g. the store
@@ -145,7 +185,7 @@ def report(
 
     return staleness.compute(
         session.loaded.entries if entries is None else entries,
-        session.view if repo is None else repo,  # type: ignore[arg-type]
+        session.view if repo is None else repo,
         clock,
         referential_check=session.store.config.referential_check,
         path_refs=path_refs,
@@ -190,7 +230,7 @@ def _write_index(session: Session) -> bool:
 
 
 def _lock_path(session: Session) -> Path:
-    return session.view.git_dir / "memzoi" / "lifecycle.lock"  # type: ignore[attr-defined]
+    return session.view.git_dir / "memzoi" / "lifecycle.lock"
 
 
 @dataclass(frozen=True)
@@ -213,7 +253,7 @@ def lint(options: Options, *, fix: bool = False) -> LintResult:
     session = open_session(options)
     loaded, store = session.loaded, session.store
     fixed = False
-    tracked = session.view.tracked_paths()  # type: ignore[attr-defined]
+    tracked = session.view.tracked_paths()
     violations = _lint(loaded, options.clock, tracked)
     if fix and any(v.rule in ("index_drift", "index_missing") for v in violations):
         fixed = _write_index(session)
@@ -260,7 +300,7 @@ def verify(
             "--manual writes the re-test you did; there is nothing to preview (leave out --dry-run)", "bad_usage"
         )
     session = open_session(options)
-    head = session.view.head()  # type: ignore[attr-defined]
+    head = session.view.head()
     if head is None:
         raise InputError("the repository has no commits yet; commit before verifying", "no_commits")
     reasons = _reasons_by_id(report(session, options.clock))
@@ -270,7 +310,7 @@ def verify(
     items = [verify_mod.verify_entry(e, reasons.get(e.id, ()), plan, runner or _shell(), writer) for e in targets]
     index_updated = False
     if any(i.action in ("healed", "marked_stale") for i in items):
-        git_dir = session.view.git_dir  # type: ignore[attr-defined]
+        git_dir = session.view.git_dir
         after = Session(session.view, store_mod.load(session.store, store_mod.cache_for(git_dir, session.store)))
         # INDEX.md lists each status: keep it in step when this run changed one (a heal alone changes none)
         status_changed = any(

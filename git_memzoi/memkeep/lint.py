@@ -367,7 +367,7 @@ def _explains_rules(entry: Entry, targets: _Targets) -> list[Violation]:
 def _cycles(ids: dict[str, Entry]) -> list[Violation]:
     """Every dependency cycle once, named by its members (graphlib finds one at a time)."""
     graph = {i: {d for d in sorted(e.explains) if d in ids and d != i} for i, e in sorted(ids.items())}
-    out = []
+    out: list[Violation] = []
     while True:
         try:
             TopologicalSorter(graph).prepare()

@@ -132,7 +132,8 @@ def compute(
     stale = tuple(sorted(stale_ids))
     history = _History.read({anchor for _, anchor in live if anchor}, repo, head)
     scopes = _Scopes(history.index)
-    refs = referential_check and path_refs is not None and head is not None
+    # the head and the path finder of the ref_missing check, when it runs
+    refs = (head, path_refs) if referential_check and path_refs is not None and head is not None else None
     # (id, rank of the reason, verdict): sorting these tuples orders by id, then reason, with no key function
     # (ids are unique and each reason appears once per entry, so the verdicts themselves are never compared)
     ranked: list[tuple[str, int, Verdict]] = []
@@ -149,8 +150,8 @@ def compute(
             verdict = _ttl(entry, today)
             if verdict is not None:
                 ranked.append((verdict.id, ttl_rank, verdict))
-        if refs:
-            verdict = _refs(entry, repo, head, path_refs)  # type: ignore[arg-type]
+        if refs is not None:
+            verdict = _refs(entry, repo, *refs)
             if verdict is not None:
                 ranked.append((verdict.id, ref_rank, verdict))
         if "explains" in fields:

@@ -201,7 +201,10 @@ def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
             entries.append(served(rel, hit[0], hit[1], hit[2], stem))
             continue
         result = _read_entry(file, rel, cache, name, signature)
-        (entries if isinstance(result, Entry) else unreadable).append(result)  # type: ignore[arg-type]
+        if isinstance(result, Entry):
+            entries.append(result)
+        else:
+            unreadable.append(result)
     cache.save()
     return LoadedStore(store, tuple(entries), tuple(unreadable))
 
@@ -320,7 +323,7 @@ def _read_entry(
             return Unreadable(rel, exc.line, exc.reason, exc.code)
         if not doc.split.has_frontmatter:
             return Unreadable(rel, 1, "no frontmatter block (the file must start with ---)", "no_frontmatter")
-        fields: dict[str, Any] = doc.fields
+        fields = doc.fields
         offset = len(doc.split.opening + doc.split.yaml_text + doc.split.closing)
         entry = Entry(rel, fields, doc.body, doc.split.body_start_line, stem)
         if not _cacheable(fields):  # a value the cache does not hold (`!!binary`, `!!set`, a custom tag): not cached

@@ -18,7 +18,7 @@ Modules inside the package import each other by their real paths, never through 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi import doctor, export, layout, workspace
@@ -123,7 +123,7 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
+def __getattr__(name: str) -> object:
     """Load the public ``name`` on first use.
 
     Raises:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import platform
 import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,7 +41,7 @@ class Report:
         return 1 if any(c.status == "fail" for c in self.checks) else 0
 
 
-def run(root: Path, *, which: object = shutil.which) -> Report:
+def run(root: Path, *, which: Callable[[str], str | None] = shutil.which) -> Report:
     """Check the installation and the repository at ``root`` (its working-tree top).
 
     Args:
@@ -63,8 +64,8 @@ def run(root: Path, *, which: object = shutil.which) -> Report:
     return Report(str(root), tuple(checks))
 
 
-def _installation(which: object) -> Check:
-    found = [name for name in ("git", "git-memzoi", "git-memkeep") if which(name)]  # type: ignore[operator]
+def _installation(which: Callable[[str], str | None]) -> Check:
+    found = [name for name in ("git", "git-memzoi", "git-memkeep") if which(name)]
     missing = sorted({"git", "git-memzoi", "git-memkeep"} - set(found))
     version = f"git-memzoi {__version__}, Python {platform.python_version()}"
     if missing:

@@ -20,7 +20,6 @@ from git_memzoi.core import fswatch
 from git_memzoi.memzoi.proposals import lifecycle
 from git_memzoi.memzoi.recall import search
 from git_memzoi.memzoi.recall.index import db as index_db
-from git_memzoi.memzoi.recall.index import scan as index_scan
 from git_memzoi.memzoi.recall.index import watch as index_watch
 from git_memzoi.memzoi.runtime import local as runtime
 from git_memzoi.memzoi.workspace import Workspace
@@ -76,7 +75,7 @@ def after_event(ctx: Workspace, change: Callable[[], object]) -> None:
 
 
 def test_unchanged_store_is_not_walked(watched: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(index_scan.Scan, "of", lambda layout: pytest.fail("walked an unchanged store"))
+    monkeypatch.setattr(index_db._Scan, "of", lambda layout: pytest.fail("walked an unchanged store"))
     assert titles(watched, "cache") == ["Alpha cache rule"]
     assert index_db.refresh(watched.layout).scanned == 2
 
@@ -148,8 +147,8 @@ def test_own_writes_are_seen_at_once(watched: Workspace) -> None:
 def test_index_replaced_by_another_process_is_walked(watched: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
     index_db.rebuild(watched.layout)  # a new file: the walk the next refresh does is the proof
     walked: list[int] = []
-    scan = index_scan.Scan.of
-    monkeypatch.setattr(index_scan.Scan, "of", lambda layout: walked.append(1) or scan(layout))
+    scan = index_db._Scan.of
+    monkeypatch.setattr(index_db._Scan, "of", lambda layout: walked.append(1) or scan(layout))
     index_db.refresh(watched.layout)
     assert walked
 

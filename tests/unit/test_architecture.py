@@ -19,7 +19,7 @@ OWNERS = {
     "pathspec": ("core/globs.py",),
     "dulwich": ("core/gitignore_policy.py",),
     "subprocess": ("memkeep/checks.py",),
-    "sqlite3": ("memzoi/recall/index/",),  # the derived index sub-package
+    "sqlite3": ("memzoi/recall/index/db.py",),
     "watchdog": ("core/fswatch.py",),
 }
 PURE = (

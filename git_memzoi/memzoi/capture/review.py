@@ -279,7 +279,8 @@ def _input_of(decision: dict[str, Any]) -> dict[str, Any]:
 
 def _chosen(live: dict[str, Any], decision: dict[str, Any]) -> dict[str, Any]:
     original = next(c for c in live["candidates"] if c["candidate_id"] == decision["candidate_id"])
-    return decision.get("reviewed_candidate") or original
+    chosen: dict[str, Any] = decision.get("reviewed_candidate") or original
+    return chosen
 
 
 def _check_free(ws: Workspace, candidates: list[dict[str, Any]]) -> None:

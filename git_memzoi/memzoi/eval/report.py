@@ -271,7 +271,8 @@ def read_baseline(path: Path) -> dict[str, Any]:
     shape = isinstance(data, dict) and isinstance(data.get("corpus"), dict) and isinstance(data.get("metrics"), dict)
     if not shape or not isinstance(data.get("cases"), list) or not all(isinstance(c, dict) for c in data["cases"]):
         raise BaselineError(f"{path}: not a {BASELINE_VERSION} object (version, corpus, metrics, cases)")
-    return data
+    baseline: dict[str, Any] = data
+    return baseline
 
 
 def compare(baseline: Mapping[str, Any], current: Mapping[str, Any]) -> dict[str, Any]:

@@ -33,5 +33,5 @@ def previous_baseline(baseline: Path | None, update_baseline: bool) -> dict[str,
     if update_baseline and baseline is None:
         raise InputError("--update-baseline requires --baseline", "bad_usage")
     if baseline is not None and (not update_baseline or baseline.exists()):
-        return eval_report.read_baseline(baseline)  # type: ignore[no-any-return]
+        return eval_report.read_baseline(baseline)
     return None

@@ -12,7 +12,9 @@ the same tokens and uniqueness check, reading only files changed since the deriv
 
 Writes (:func:`apply_packet`, :func:`reject_packet`, :func:`write_pending_packet`) hold the lifecycle lock and
 go through ``lifecycle.run_steps`` (journaled, rolled back on a reported failure; see ``lifecycle`` for crash
-repair: :func:`pending_transactions` and :func:`repair` are re-exported here for ``doctor``).
+repair: :func:`pending_transactions` and :func:`repair` are re-exported here for ``doctor``). The values these
+commands take and return (Entry, Inventory, Issue, the results) are :mod:`~git_memzoi.memzoi.proposals.entries`'s,
+re-exported here too.
 """
 
 from __future__ import annotations
@@ -23,13 +25,23 @@ import os
 from collections.abc import Collection
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.core.hashing import short_hash
 from git_memzoi.errors import InputError, MemzoiError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals import lifecycle
+from git_memzoi.memzoi.proposals.entries import (
+    NOT_FOUND,
+    ApplyResult,
+    DuplicateIdentity,
+    Entry,
+    Inventory,
+    Issue,
+    ProposalNotFound,
+    RejectResult,
+)
 from git_memzoi.memzoi.proposals.lifecycle import Step, pending_transactions, repair
 from git_memzoi.memzoi.proposals.packets import (
     Packet,
@@ -45,7 +57,7 @@ from git_memzoi.memzoi.proposals.packets import (
     project_record,
     render,
 )
-from git_memzoi.memzoi.proposals.receipts import Preflight, is_receipt, preflight, receipt
+from git_memzoi.memzoi.proposals.receipts import is_receipt, preflight, receipt
 from git_memzoi.memzoi.records import events
 from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
@@ -55,10 +67,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ApplyResult",
+    "DuplicateIdentity",
     "Entry",
     "Identities",
     "Inventory",
     "Issue",
+    "ProposalNotFound",
     "RejectResult",
     "apply_packet",
     "identities",
@@ -75,123 +89,6 @@ __all__ = [
 MAX_PACKET_BYTES = 256 * 1024
 STATES = ("pending", "applied", "rejected")
 IDENTITY_CACHE = "packet-identities.json"
-NOT_FOUND = "no proposal packet has that id (see `git memzoi proposal-files list`)"
-
-
-class ProposalNotFound(InputError):
-    """No packet has that identity (the lookup is never echoed: it may be a redacted alias)."""
-
-    default_code = "unknown_proposal"
-
-
-class DuplicateIdentity(InputError):
-    """Two packets share a packet or file identity across pending and resolved."""
-
-    default_code = "duplicate_identity"
-
-
-@dataclass(frozen=True)
-class Entry:
-    """One packet file. ``packet`` is the parsed packet (the receipt stand-in when ``redacted``), or ``None``
-    with ``problem`` set when a repo-safe file does not parse. ``rel`` is the repository-relative path."""
-
-    state: str
-    path: Path
-    rel: str
-    pre: Preflight
-    packet: Packet | None
-    problem: InputError | None
-    tokens: frozenset[str]
-
-    @property
-    def redacted(self) -> bool:
-        """Whether the file is not repo-safe and is shown only as its redacted receipt."""
-        return not self.pre.repo_safe
-
-    @property
-    def shown_path(self) -> str | None:
-        """The path people may see: ``None`` for a redacted file (its name is part of its identity)."""
-        return None if self.redacted else self.rel
-
-    @property
-    def shown_id(self) -> str | None:
-        """The id people may see: the packet id, the receipt id when redacted, the raw id of a broken file."""
-        return self.packet.id if self.packet is not None else self.pre.raw_id
-
-    @property
-    def shown_file_id(self) -> str:
-        """The file id people may see (the receipt's when redacted)."""
-        return self.packet.file_id if self.packet is not None else self.pre.file_id
-
-
-@dataclass(frozen=True)
-class Inventory:
-    """Every packet file under pending/ and resolved/, identities checked unique."""
-
-    entries: tuple[Entry, ...]
-
-    def pending(self) -> tuple[Entry, ...]:
-        """The pending inbox, in file order."""
-        return tuple(e for e in self.entries if e.state == "pending")
-
-    def find(self, identity: str) -> Entry:
-        """The packet whose id, file id or redacted alias is ``identity`` (compared by identity token).
-
-        Raises:
-            ProposalNotFound: no packet matches.
-        """
-        token = identity_token(identity.strip())
-        for entry in self.entries:
-            if token in entry.tokens:
-                return entry
-        raise ProposalNotFound(NOT_FOUND)
-
-    def taken(self) -> frozenset[str]:
-        """Every identity token in use."""
-        return frozenset(t for e in self.entries for t in e.tokens)
-
-
-@dataclass(frozen=True)
-class Issue:
-    """One reason a pending packet cannot be applied: stable ``code``, the ``field``, a content-free message."""
-
-    code: str
-    field: str
-    message: str
-
-
-@dataclass(frozen=True)
-class ApplyResult:
-    """What ``apply`` did: the packet, the record written (or tombstoned) and the files touched.
-
-    ``record_id`` is the new record for create/supersede and the tombstoned record for tombstone; ``target_id``
-    the superseded or tombstoned record (``None`` for create). ``replayed`` is true when the packet was already
-    applied and nothing was written; ``drift`` then lists what no longer matches. Paths are repository-relative.
-    """
-
-    proposal_id: str
-    file_id: str
-    action: str
-    record_id: str
-    target_id: str | None
-    replayed: bool
-    resolved_path: str
-    written: tuple[str, ...] = ()
-    drift: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RejectResult:
-    """What ``reject`` did. Ids are the receipt's when ``redacted`` (``written`` then omits the original file's
-    path, which is part of its identity); ``replayed`` means it was already rejected and nothing changed."""
-
-    proposal_id: str
-    file_id: str
-    redacted: bool
-    replayed: bool
-    reason: str
-    resolved_path: str
-    written: tuple[str, ...] = ()
 
 
 # ------------------------------------------------------------------------------------------------ inventory
@@ -332,7 +229,7 @@ def identities(layout: Layout) -> Identities:
                 and signature[1] < cache_mtime
                 and all(type(t) is str for t in hit[3:])
             ):
-                known.append(_Known(state, root, path, hit[3:], None))  # type: ignore[arg-type]
+                known.append(_Known(state, root, path, cast("list[str]", hit[3:]), None))  # all str: checked above
                 fresh[key] = hit
             else:
                 entry = _entry(layout, state, root, Path(path))
@@ -517,7 +414,10 @@ def _replay_apply(ws: Workspace, entry: Entry, actor: str) -> ApplyResult:
 def _drift(layout: Layout, packet: Packet, record_id: str, target_id: str | None) -> tuple[str, ...]:
     """What no longer matches an applied packet (current canonical bytes are the source of truth)."""
     found: list[str] = []
-    expect = {"tombstone": [(record_id, "tombstoned")], "supersede": [(target_id, "superseded")]}
+    expect: dict[str, list[tuple[str | None, str]]] = {
+        "tombstone": [(record_id, "tombstoned")],
+        "supersede": [(target_id, "superseded")],
+    }
     for rid, status in expect.get(packet.action, []):
         record = _load_or_none(layout, rid)
         if record is None or record.status != status:

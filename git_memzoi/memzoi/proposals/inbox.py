@@ -26,7 +26,7 @@ from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import InputError, MemzoiError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals import lifecycle
-from git_memzoi.memzoi.proposals.drafts import (  # noqa: F401 - re-exported for callers of the inbox
+from git_memzoi.memzoi.proposals.drafts import (  # re-exported for callers of the inbox: see __all__
     ID_PATTERN,
     REPO_SAFE,
     Draft,
@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals.packets import Packet
     from git_memzoi.memzoi.records.policy import ApprovalPolicy
     from git_memzoi.memzoi.workspace import Workspace
+
+# the names of drafts this module re-exports (its own public names are exported as ever)
+__all__ = ["ID_PATTERN", "REPO_SAFE", "Draft", "build_packet", "check_id", "make_draft", "proposal_id"]
 
 SCHEMA = "memzoi/inbox-proposal-v1"
 STATUS_FILTERS = ("open", *vocab.INBOX_STATUSES, "all")

@@ -28,6 +28,7 @@ from git_memzoi.memzoi.records.okf import (
     scalar,
     yaml_lines,
 )
+from git_memzoi.memzoi.records.provenance import capture_ref, compact_capture
 
 TOP_KEYS = (
     "id",
@@ -511,45 +512,14 @@ def project_record(packet: Packet, record_id: str, *, supersedes: str | None = N
     fields = {k: v for k, v in fields.items() if v is not None}
     try:
         record = record_from_fields(record_id, path, fields, packet.body)
-        retention.decide(record, parse_timestamp(packet.timestamp))  # type: ignore[arg-type]
+        now = parse_timestamp(packet.timestamp)
+        assert now is not None  # record_from_fields accepted the same value as the record's timestamp
+        retention.decide(record, now)
     except RecordError as exc:
         raise PacketError(path, "scope.paths" if exc.field == "applies_to" else exc.field, exc.reason) from None
     except retention.RetentionError as exc:
         raise PacketError(path, "retention", exc.message.split(": ", 1)[-1]) from None
     return record
-
-
-def capture_ref(capture: Mapping[str, Any]) -> str | None:
-    """The durable ``source_ref`` of captured memory: its first evidence item's reference (memzoi-spec.md §9.7):
-    the project path, ``supplied:<display_name>@<hash>``, ``git:<repo>@<base>..<head>``, or for git-change
-    evidence ``git:<repo>@<base>..<head>:<path>#<hunk>``; ``None`` without evidence."""
-    evidence = capture.get("evidence")
-    first = evidence[0] if isinstance(evidence, list) and evidence and isinstance(evidence[0], dict) else None
-    locator = first.get("locator") if first else None
-    if not isinstance(locator, dict):
-        return None
-    where = first.get("semantic_location") if isinstance(first.get("semantic_location"), dict) else {}
-    if where.get("kind") == "git_change":
-        path = where.get("new_path") or where.get("old_path")
-        return f"git:{where.get('repository')}@{where.get('base')}..{where.get('head')}:{path}#{where.get('hunk')}"
-    if locator.get("kind") == "supplied_bytes":
-        return f"supplied:{locator.get('display_name')}@{first.get('source_content_hash')}"
-    if locator.get("kind") == "git_range":
-        return f"git:{locator.get('repository')}@{locator.get('base')}..{locator.get('head')}"
-    return str(locator.get("path")) if locator.get("path") else None
-
-
-def compact_capture(capture: Mapping[str, Any] | None) -> dict[str, Any] | None:
-    """Capture provenance as a record keeps it: every evidence item without its ``text``."""
-    if capture is None:
-        return None
-    compact = dict(capture)
-    evidence = compact.get("evidence")
-    if isinstance(evidence, list):
-        compact["evidence"] = [
-            {k: v for k, v in e.items() if k != "text"} if isinstance(e, dict) else e for e in evidence
-        ]
-    return compact
 
 
 # ------------------------------------------------------------------------------------------------ writer

@@ -446,7 +446,8 @@ class Handoff:
             f"Proposal inbox: {inbox['open_total']} open ({inbox['pending']} pending, "
             f"{inbox['validated']} validated, {inbox['approved']} approved)"
         )
-        return "\n".join(lines) + "\n\n" + p["context"]["prompt"]
+        prompt: str = p["context"]["prompt"]
+        return "\n".join(lines) + "\n\n" + prompt
 
 
 @fresh_index

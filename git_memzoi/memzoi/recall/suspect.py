@@ -51,7 +51,9 @@ def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
     from git_memzoi.memkeep import staleness
     from git_memzoi.memzoi.recall.index import db as index_db
 
-    current = {row["id"]: row for row in index_db.list_rows(ws.layout, "repo", now=ws.clock.now())}
+    current: dict[str, Mapping[str, Any]] = {
+        row["id"]: row for row in index_db.list_rows(ws.layout, "repo", now=ws.clock.now())
+    }
     for row in wanted:
         current.setdefault(row["id"], row)
     entries = _entries(ws, current)

@@ -26,6 +26,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from detect_secrets.plugins.base import RegexBasedDetector
+
     from git_memzoi.errors import InputError
 
 # detect-secrets plugins that match a token's own shape; the entropy and keyword plugins flag commit ids and
@@ -220,7 +222,8 @@ def _token_shapes() -> tuple[re.Pattern[str], ...]:
             pass  # missing, foreign or damaged: taken from the plugins again
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
-    classes = {cls.__name__: cls for cls in get_mapping_from_secret_type_to_class().values()}
+    plugins: Mapping[str, type[RegexBasedDetector]] = get_mapping_from_secret_type_to_class()
+    classes = {cls.__name__: cls for cls in plugins.values()}
     shapes = tuple(regex for name in SECRET_PLUGINS for regex in classes[name]().denylist)
     if path is not None:
         from git_memzoi.core.atomic import write_bytes_atomic

@@ -33,10 +33,12 @@ def add_checkpoint(ws: Workspace, *, task: str, note: str | None = None, from_fi
     """
     from git_memzoi.memzoi.records.secrets import require_clean_fields
 
-    if (note is None) == (from_file is None):
+    if note is not None and from_file is None:
+        text, source = note, "--note"
+    elif note is None and from_file is not None:
+        text, source = read_input(from_file), f"--from-file {from_file}"
+    else:
         raise InputError("give exactly one of --note or --from-file", "bad_usage")
-    text = note if note is not None else read_input(from_file)  # type: ignore[arg-type]
-    source = "--note" if note is not None else f"--from-file {from_file}"
     require_clean_fields({"--task": task, source: text}, "the checkpoint", private=True)
     draft = Draft(
         "session",

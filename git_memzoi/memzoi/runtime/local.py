@@ -266,7 +266,7 @@ def render_record(ws: Workspace, draft: Draft, record_id: str) -> tuple[okf.Reco
     if draft.capture is not None:
         from dataclasses import replace
 
-        from git_memzoi.memzoi.proposals.packets import capture_ref, compact_capture
+        from git_memzoi.memzoi.records.provenance import capture_ref, compact_capture
 
         record = replace(
             record,

@@ -402,7 +402,7 @@ def _title_of(label: str, where: str, value: Any, *, required: bool) -> str | No
     title = _text(label, f"{where}.title", value, optional=not required)
     if title is not None and ("\n" in title or "\r" in title):
         raise SessionEndError(f"{label}: {where}.title: must be one line")
-    return title  # type: ignore[no-any-return]
+    return title
 
 
 def _strings(label: str, key: str, value: Any) -> tuple[str, ...]:

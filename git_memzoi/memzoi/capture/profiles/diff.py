@@ -417,6 +417,8 @@ def _candidate(
         "line_start": first.number,
         "line_end": first.number + excerpt[:-1].count(b"\n"),
     }
+    old: tuple[int, int] | tuple[None, None]
+    new: tuple[int, int] | tuple[None, None]
     if side == "new":
         old = (hunk.old_start, hunk.old_start + hunk.old_count - 1) if hunk.old_count else (None, None)
         new = (lines[0][1], lines[-1][1])

@@ -120,11 +120,11 @@ def generated_blocks(text: str) -> list[tuple[int, int]]:
             )
         ranges.append((begins[0][0], ends[0][1]))
     merged: list[tuple[int, int]] = []
-    for start, end in sorted(ranges):
+    for start, stop in sorted(ranges):
         if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+            merged[-1] = (merged[-1][0], max(stop, merged[-1][1]))
         else:
-            merged.append((start, end))
+            merged.append((start, stop))
     return merged
 
 
@@ -173,7 +173,11 @@ class _Document:
         self.source_id, self.data, self.blocks = source_id, data, blocks
         self.locator = {"kind": "project_path", "path": path}
         self.source_hash = content_hash(data)
-        self.scope = {"kind": "repo", "id": None, "paths": [path.rsplit("/", 1)[0]] if "/" in path else []}
+        self.scope: dict[str, Any] = {
+            "kind": "repo",
+            "id": None,
+            "paths": [path.rsplit("/", 1)[0]] if "/" in path else [],
+        }
         masked = bytearray(data)
         for start, end in blocks:
             masked[start:end] = bytes(b if b in b"\r\n" else 0x20 for b in data[start:end])

@@ -13,7 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi.eval.recall.corpus import CorpusError, _instant, _parse, _read_corpus
+from git_memzoi.memzoi.eval.recall.corpus import _parse, _read_corpus
+from git_memzoi.memzoi.eval.values import CorpusError, as_instant
 
 VERSION = "memzoi-capture-corpus/v1"
 MAX_CORPUS_BYTES = 2 * 1024 * 1024
@@ -161,7 +162,7 @@ def load(path: Path) -> CaptureCorpus:
     return CaptureCorpus(
         path,
         str(data["name"]),
-        _instant("evaluated_at", data["evaluated_at"]),
+        as_instant("evaluated_at", data["evaluated_at"]),
         str(data["evaluated_at"]),
         profiles,
         thresholds,
@@ -430,7 +431,7 @@ def _tags_fit(case: Mapping[str, Any]) -> None:
 
 
 def _fixtures(base: Path, cases: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
-    from git_memzoi.memzoi.eval.recall.corpus import _check_relative
+    from git_memzoi.memzoi.eval.values import check_relative
 
     out: dict[str, bytes] = {}
     total = 0
@@ -438,7 +439,7 @@ def _fixtures(base: Path, cases: Sequence[Mapping[str, Any]]) -> dict[str, bytes
         for rel in fixture_paths(case):
             if rel in out:
                 continue
-            _check_relative(f"cases[{case['id']}] fixture", rel)
+            check_relative(f"cases[{case['id']}] fixture", rel)
             path = base / rel
             if path.is_symlink() or not path.is_file():
                 raise CorpusError(rel, "not a regular fixture file", "corpus_invalid_fixture")

@@ -15,7 +15,7 @@ import contextlib
 import json
 import tempfile
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -262,7 +262,7 @@ def _stale(corpus: CaptureCorpus, box: Project, case: Mapping[str, Any], observe
         drop_object(box.ws.layout.root, str(stale["oid"]).split(":", 1)[-1])
     before = managed_state(box.ws.layout.root)
     out = {}
-    for name, call in (
+    calls: tuple[tuple[str, Callable[[], object]], ...] = (
         (
             "stale_review_rejected",
             lambda: capture_review.review(
@@ -280,7 +280,8 @@ def _stale(corpus: CaptureCorpus, box: Project, case: Mapping[str, Any], observe
                 box.ws, plan, review, plan_id=plan["plan_id"], review_id=review["review_id"], source_bytes=supplied
             ),
         ),
-    ):
+    )
+    for name, call in calls:
         try:
             call()
             out[name] = False

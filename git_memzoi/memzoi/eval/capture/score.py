@@ -8,6 +8,7 @@ A candidate matches an expected one when its ``memory`` is identical and its evi
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from git_memzoi.core.hashing import content_hash
@@ -85,7 +86,8 @@ def _source_bytes(box: Project, item: Mapping[str, Any]) -> bytes | None:
     kind = locator.get("kind")
     try:
         if kind == "project_path":
-            return (box.ws.layout.root / locator["path"]).read_bytes()
+            path: Path = box.ws.layout.root / locator["path"]  # the corpus's locator value is untyped JSON
+            return path.read_bytes()
         if kind == "supplied_bytes":
             return box.supplied.get(str(item.get("source_id")))
         if kind == "git_range":

@@ -11,7 +11,6 @@ nothing is ever run for an invalid corpus.
 from __future__ import annotations
 
 import datetime as dt
-import math
 import os
 import re
 import stat
@@ -21,8 +20,26 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.errors import InputError
+from git_memzoi.memzoi.eval.values import (
+    CorpusError,
+    as_bool,
+    as_choice,
+    as_ids,
+    as_instant,
+    as_integer,
+    as_line,
+    as_list,
+    as_number,
+    as_optional,
+    as_record_id,
+    as_text,
+    check_keys,
+    check_relative,
+    check_unique,
+)
 from git_memzoi.memzoi.records import vocab
+
+__all__ = ["CorpusError"]  # re-exported from values (this module's own public names are exported as ever)
 
 VERSION = "memzoi-recall-corpus/v2"
 SURFACES = ("search", "precheck", "context", "write_gate")
@@ -112,16 +129,6 @@ CASE_REQUIRED = {
 }
 _CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _IGNORED = ("index.md", "log.md")
-
-
-class CorpusError(InputError):
-    """A corpus or fixture that is not valid ``memzoi-recall-corpus/v2``: where, why, and a stable code (exit 2)."""
-
-    default_code = "corpus_invalid_value"
-
-    def __init__(self, where: str, reason: str, code: str | None = None) -> None:
-        super().__init__(f"{where}: {reason}", code)
-        self.where, self.reason = where, reason
 
 
 @dataclass(frozen=True)
@@ -233,7 +240,7 @@ def read(path: Path) -> Corpus:
     """
     raw = _read_corpus(path)
     data = _parse(path, raw)
-    _keys("corpus", data, TOP_KEYS, TOP_REQUIRED)
+    check_keys("corpus", data, TOP_KEYS, TOP_REQUIRED)
     if data["version"] != VERSION:
         raise CorpusError("version", f"must be {VERSION}", "corpus_unsupported_version")
     base = path.parent
@@ -243,18 +250,18 @@ def read(path: Path) -> Corpus:
         Fixture(p, _read_fixture(base, records_root, p, f"records[{n}]"))
         for n, p in enumerate(_paths("records", data["records"], allow_empty=False))
     )
-    listed = _list("proposal_fixtures", data.get("proposal_fixtures", []))
+    listed = as_list("proposal_fixtures", data.get("proposal_fixtures", []))
     proposals = tuple(_proposal(base, proposals_root, n, item) for n, item in enumerate(listed))
-    _unique("proposal_fixtures", [p.path for p in proposals], "corpus_duplicate_id")
-    runtime = tuple(_runtime(n, item) for n, item in enumerate(_list("runtime_fixtures", data["runtime_fixtures"])))
-    cases = tuple(_case(n, item) for n, item in enumerate(_list("cases", data["cases"])))
-    _unique("cases", [c.id for c in cases], "corpus_duplicate_id")
+    check_unique("proposal_fixtures", [p.path for p in proposals], "corpus_duplicate_id")
+    runtime = tuple(_runtime(n, item) for n, item in enumerate(as_list("runtime_fixtures", data["runtime_fixtures"])))
+    cases = tuple(_case(n, item) for n, item in enumerate(as_list("cases", data["cases"])))
+    check_unique("cases", [c.id for c in cases], "corpus_duplicate_id")
     corpus = Corpus(
         path=path,
         raw=raw,
         version=VERSION,
-        name=_text("name", data["name"]),
-        evaluated_at=_instant("evaluated_at", data["evaluated_at"]),
+        name=as_text("name", data["name"]),
+        evaluated_at=as_instant("evaluated_at", data["evaluated_at"]),
         records_root=records_root,
         records=records,
         proposals_root=proposals_root,
@@ -323,32 +330,25 @@ def _parse(path: Path, raw: bytes) -> dict[str, Any]:
 
 
 def _root(value: Any, where: str) -> str:
-    text = _text(where, value)
+    text = as_text(where, value)
     if text == ".":
         return text
-    _check_relative(where, text.rstrip("/"))
+    check_relative(where, text.rstrip("/"))
     return text.rstrip("/")
 
 
-def _check_relative(where: str, text: str) -> None:
-    if text.startswith(("/", "\\")) or re.match(r"^[A-Za-z]:", text) or "\\" in text or "\0" in text:
-        raise CorpusError(where, f"{text!r} must be a relative POSIX path", "corpus_unsafe_fixture_path")
-    if any(part in ("", ".", "..") for part in text.split("/")):
-        raise CorpusError(where, f"{text!r} must not contain '..', '.' or empty segments", "corpus_unsafe_fixture_path")
-
-
 def _paths(where: str, value: Any, *, allow_empty: bool) -> list[str]:
-    items = _list(where, value)
+    items = as_list(where, value)
     if not items and not allow_empty:
         raise CorpusError(where, "must list at least one fixture")
-    paths = [_text(f"{where}[{n}]", item) for n, item in enumerate(items)]
-    _unique(where, paths, "corpus_duplicate_id")
+    paths = [as_text(f"{where}[{n}]", item) for n, item in enumerate(items)]
+    check_unique(where, paths, "corpus_duplicate_id")
     return paths
 
 
 def _read_fixture(base: Path, root: str, rel: str, where: str) -> bytes:
     """The bytes of ``base/root/rel`` after the path checks of §10.1; read through a no-follow descriptor."""
-    _check_relative(where, rel)
+    check_relative(where, rel)
     name = rel.rsplit("/", 1)[-1]
     if not name.endswith(".md") or name in _IGNORED:
         raise CorpusError(
@@ -379,30 +379,30 @@ def _read_fixture(base: Path, root: str, rel: str, where: str) -> bytes:
 
 def _proposal(base: Path, root: str, n: int, item: Any) -> ProposalFixture:
     where = f"proposal_fixtures[{n}]"
-    _keys(where, item, PROPOSAL_KEYS, PROPOSAL_KEYS)
-    path = _text(f"{where}.path", item["path"])
-    applies = _ids(f"{where}.expected_applies_to", item["expected_applies_to"])
+    check_keys(where, item, PROPOSAL_KEYS, PROPOSAL_KEYS)
+    path = as_text(f"{where}.path", item["path"])
+    applies = as_ids(f"{where}.expected_applies_to", item["expected_applies_to"])
     return ProposalFixture(
         path=path,
         data=_read_fixture(base, root, path, f"{where}.path"),
-        proposal_id=_text(f"{where}.proposal_id", item["proposal_id"]),
-        expected_record_id=_record_id(f"{where}.expected_record_id", item["expected_record_id"]),
-        expected_source_kind=_text(f"{where}.expected_source_kind", item["expected_source_kind"]),
-        expected_source_ref=_text(f"{where}.expected_source_ref", item["expected_source_ref"]),
+        proposal_id=as_text(f"{where}.proposal_id", item["proposal_id"]),
+        expected_record_id=as_record_id(f"{where}.expected_record_id", item["expected_record_id"]),
+        expected_source_kind=as_text(f"{where}.expected_source_kind", item["expected_source_kind"]),
+        expected_source_ref=as_text(f"{where}.expected_source_ref", item["expected_source_ref"]),
         expected_applies_to=applies,
     )
 
 
 def _runtime(n: int, item: Any) -> RuntimeFixture:
     where = f"runtime_fixtures[{n}]"
-    _keys(where, item, RUNTIME_KEYS, RUNTIME_KEYS)
+    check_keys(where, item, RUNTIME_KEYS, RUNTIME_KEYS)
     fixture = RuntimeFixture(
-        id=_record_id(f"{where}.id", item["id"]),
-        destination=_choice(f"{where}.destination", item["destination"], ("local", "session")),
-        type=_choice(f"{where}.type", item["type"], vocab.TYPES),
-        lane=_choice(f"{where}.lane", item["lane"], vocab.LANES),
-        title=_line(f"{where}.title", item["title"]),
-        body=_text(f"{where}.body", item["body"]),
+        id=as_record_id(f"{where}.id", item["id"]),
+        destination=as_choice(f"{where}.destination", item["destination"], ("local", "session")),
+        type=as_choice(f"{where}.type", item["type"], vocab.TYPES),
+        lane=as_choice(f"{where}.lane", item["lane"], vocab.LANES),
+        title=as_line(f"{where}.title", item["title"]),
+        body=as_text(f"{where}.body", item["body"]),
     )
     if fixture.destination == "session" and (fixture.type, fixture.lane) != ("episode", "session"):
         raise CorpusError(where, "a session fixture must be type episode, lane session")
@@ -422,38 +422,38 @@ def _case(n: int, item: Any) -> Case:
     surface = item.get("surface")
     if surface not in SURFACES:
         raise CorpusError(f"{where}.surface", f"must be one of {', '.join(SURFACES)}", "corpus_unknown_surface")
-    _keys(where, item, CASE_KEYS[surface], CASE_REQUIRED[surface])
-    case_id = _text(f"{where}.id", item["id"])
+    check_keys(where, item, CASE_KEYS[surface], CASE_REQUIRED[surface])
+    case_id = as_text(f"{where}.id", item["id"])
     if not _CASE_ID.match(case_id):
         raise CorpusError(f"{where}.id", "must be letters, digits, '.', '_' and '-' (at most 128)")
     where = f"cases[{n}] ({case_id})"
     if surface == "write_gate":
         return _write_gate(where, case_id, item)
-    relevant = _ids(f"{where}.relevant_ids", item["relevant_ids"])
-    _unique(f"{where}.relevant_ids", list(relevant), "corpus_duplicate_id")
+    relevant = as_ids(f"{where}.relevant_ids", item["relevant_ids"])
+    check_unique(f"{where}.relevant_ids", list(relevant), "corpus_duplicate_id")
     forbidden = _forbidden(f"{where}.forbidden", item.get("forbidden", {}), relevant)
     common: dict[str, Any] = {
         "id": case_id,
         "surface": surface,
         "relevant_ids": relevant,
         "forbidden": forbidden,
-        "path": _optional(f"{where}.path", item.get("path")),
+        "path": as_optional(f"{where}.path", item.get("path")),
     }
     if "scope_kind" in item:
-        common["scope_kind"] = _choice(f"{where}.scope_kind", item["scope_kind"], vocab.SCOPE_KINDS)
+        common["scope_kind"] = as_choice(f"{where}.scope_kind", item["scope_kind"], vocab.SCOPE_KINDS)
     if surface == "search":
         return Case(
             **common,
-            query=_text(f"{where}.query", item["query"], strip=False),
-            scope_id=_optional(f"{where}.scope_id", item.get("scope_id")),
-            type=_choice(f"{where}.type", item["type"], vocab.TYPES) if "type" in item else None,
-            lane=_choice(f"{where}.lane", item["lane"], vocab.LANES) if "lane" in item else None,
-            k=_integer(f"{where}.k", item["k"], 1, 100),
-            proposal_fixture=_optional(f"{where}.proposal_fixture", item.get("proposal_fixture")),
+            query=as_text(f"{where}.query", item["query"], strip=False),
+            scope_id=as_optional(f"{where}.scope_id", item.get("scope_id")),
+            type=as_choice(f"{where}.type", item["type"], vocab.TYPES) if "type" in item else None,
+            lane=as_choice(f"{where}.lane", item["lane"], vocab.LANES) if "lane" in item else None,
+            k=as_integer(f"{where}.k", item["k"], 1, 100),
+            proposal_fixture=as_optional(f"{where}.proposal_fixture", item.get("proposal_fixture")),
         )
     if surface == "precheck":
-        action = _optional(f"{where}.action", item.get("action"))
-        command = _optional(f"{where}.command", item.get("command"))
+        action = as_optional(f"{where}.action", item.get("action"))
+        command = as_optional(f"{where}.command", item.get("command"))
         if common["path"] is None and action is None and command is None:
             raise CorpusError(
                 where, "a precheck case needs at least one of path, action, command", "corpus_missing_field"
@@ -462,26 +462,26 @@ def _case(n: int, item: Any) -> Case:
     budget = item.get("token_budget")
     return Case(
         **common,
-        task=_text(f"{where}.task", item["task"], strip=False),
-        token_budget=None if budget is None else _integer(f"{where}.token_budget", budget, 1, 1_000_000),
-        include_local=_bool(f"{where}.include_local", item.get("include_local", False)),
-        include_session=_bool(f"{where}.include_session", item.get("include_session", False)),
+        task=as_text(f"{where}.task", item["task"], strip=False),
+        token_budget=None if budget is None else as_integer(f"{where}.token_budget", budget, 1, 1_000_000),
+        include_local=as_bool(f"{where}.include_local", item.get("include_local", False)),
+        include_session=as_bool(f"{where}.include_session", item.get("include_session", False)),
     )
 
 
 def _write_gate(where: str, case_id: str, item: Mapping[str, Any]) -> Case:
-    sensitivity = _choice(f"{where}.sensitivity", item["sensitivity"], vocab.SENSITIVITIES)
+    sensitivity = as_choice(f"{where}.sensitivity", item["sensitivity"], vocab.SENSITIVITIES)
     if sensitivity == "repo-safe":
         raise CorpusError(f"{where}.sensitivity", "a write gate case must be blocked, so not repo-safe")
     return Case(
         id=case_id,
         surface="write_gate",
-        title=_line(f"{where}.title", item["title"]),
-        body=_text(f"{where}.body", item["body"]),
-        query=_text(f"{where}.query", item["query"], strip=False),
+        title=as_line(f"{where}.title", item["title"]),
+        body=as_text(f"{where}.body", item["body"]),
+        query=as_text(f"{where}.query", item["query"], strip=False),
         sensitivity=sensitivity,
-        expected_issue_code=_text(f"{where}.expected_issue_code", item["expected_issue_code"]),
-        forbidden_record_id=_record_id(f"{where}.forbidden_record_id", item["forbidden_record_id"]),
+        expected_issue_code=as_text(f"{where}.expected_issue_code", item["expected_issue_code"]),
+        forbidden_record_id=as_record_id(f"{where}.forbidden_record_id", item["forbidden_record_id"]),
     )
 
 
@@ -500,7 +500,7 @@ def _forbidden(where: str, value: Any, relevant: Sequence[str]) -> dict[str, tup
     for category in CATEGORIES:
         if category not in value:
             continue
-        ids = _ids(f"{where}.{category}", value[category])
+        ids = as_ids(f"{where}.{category}", value[category])
         for record_id in ids:
             other = seen.setdefault(record_id, category)
             if other != category or ids.count(record_id) > 1:
@@ -514,116 +514,18 @@ def _forbidden(where: str, value: Any, relevant: Sequence[str]) -> dict[str, tup
     return out
 
 
-# ------------------------------------------------------------------------------------------------ values
-
-
-def _keys(where: str, value: Any, allowed: Sequence[str], required: Sequence[str]) -> None:
-    if not isinstance(value, dict):
-        raise CorpusError(where, "must be a mapping")
-    unknown = sorted(set(value) - set(allowed))
-    if unknown:
-        raise CorpusError(
-            f"{where}.{unknown[0]}" if where != "corpus" else unknown[0],
-            f"unknown field; allowed: {', '.join(allowed)}",
-            "corpus_unknown_field",
-        )
-    for key in required:
-        if key not in value:
-            raise CorpusError(
-                f"{where}.{key}" if where != "corpus" else key, "required field is missing", "corpus_missing_field"
-            )
-
-
 def _thresholds(value: Any) -> dict[str, float]:
-    _keys("thresholds", value, (*RATIO_THRESHOLDS, *OPTIONAL_THRESHOLDS), RATIO_THRESHOLDS)
+    check_keys("thresholds", value, (*RATIO_THRESHOLDS, *OPTIONAL_THRESHOLDS), RATIO_THRESHOLDS)
     out: dict[str, float] = {}
     for key in RATIO_THRESHOLDS:
-        number = _number(f"thresholds.{key}", value[key])
+        number = as_number(f"thresholds.{key}", value[key])
         if not 0 <= number <= 1:
             raise CorpusError(f"thresholds.{key}", "must be from 0 to 1")
         out[key] = number
     if "max_estimated_usage" in value:
-        out["max_estimated_usage"] = _integer("thresholds.max_estimated_usage", value["max_estimated_usage"], 0, None)
+        out["max_estimated_usage"] = as_integer("thresholds.max_estimated_usage", value["max_estimated_usage"], 0, None)
     if "max_p95_latency_ms" in value:
-        out["max_p95_latency_ms"] = _number("thresholds.max_p95_latency_ms", value["max_p95_latency_ms"])
+        out["max_p95_latency_ms"] = as_number("thresholds.max_p95_latency_ms", value["max_p95_latency_ms"])
         if out["max_p95_latency_ms"] < 0:
             raise CorpusError("thresholds.max_p95_latency_ms", "must not be negative")
     return out
-
-
-def _list(where: str, value: Any) -> list[Any]:
-    if not isinstance(value, list):
-        raise CorpusError(where, "must be a list")
-    return value
-
-
-def _ids(where: str, value: Any) -> tuple[str, ...]:
-    return tuple(_text(f"{where}[{n}]", item) for n, item in enumerate(_list(where, value)))
-
-
-def _unique(where: str, values: Sequence[str], code: str) -> None:
-    seen: set[str] = set()
-    for value in values:
-        if value in seen:
-            raise CorpusError(where, f"{value!r} is listed twice", code)
-        seen.add(value)
-
-
-def _text(where: str, value: Any, *, strip: bool = True) -> str:
-    if not isinstance(value, str) or not value.strip() or "\0" in value:
-        raise CorpusError(where, "must be a non-empty string")
-    return value.strip() if strip else value
-
-
-def _line(where: str, value: Any) -> str:
-    text = _text(where, value)
-    if "\n" in text or "\r" in text:
-        raise CorpusError(where, "must be one line")
-    return text
-
-
-def _optional(where: str, value: Any) -> str | None:
-    return None if value is None else _text(where, value)
-
-
-def _record_id(where: str, value: Any) -> str:
-    from git_memzoi.memzoi.records.okf import concept_id_problem
-
-    text = _text(where, value)
-    problem = concept_id_problem(text)
-    if problem:
-        raise CorpusError(where, f"{text!r} is not a record id: {problem}")
-    return text
-
-
-def _choice(where: str, value: Any, allowed: Sequence[str]) -> str:
-    if value not in allowed:
-        raise CorpusError(where, f"must be one of {', '.join(allowed)}")
-    return str(value)
-
-
-def _bool(where: str, value: Any) -> bool:
-    if not isinstance(value, bool):
-        raise CorpusError(where, "must be true or false")
-    return value
-
-
-def _integer(where: str, value: Any, low: int, high: int | None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        raise CorpusError(where, f"must be an integer from {low}" + (f" to {high}" if high is not None else ""))
-    return value
-
-
-def _number(where: str, value: Any) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or math.isnan(value):
-        raise CorpusError(where, "must be a number")
-    return float(value)
-
-
-def _instant(where: str, value: Any) -> dt.datetime:
-    from git_memzoi.memzoi.records.okf import parse_timestamp
-
-    parsed = parse_timestamp(value)
-    if parsed is None:
-        raise CorpusError(where, "must be an RFC 3339 instant with a zone, e.g. 2026-07-10T12:00:00Z")
-    return parsed.astimezone(dt.UTC)

@@ -231,15 +231,15 @@ def _precheck(box: Sandbox, case: Case) -> _Call:
     )
     warnings = _field(result, "warnings")
     retrieved = [(w["record_id"], tuple(w["citations"])) for w in warnings]
-    severities = [w.get("severity") == SEVERITY.get(_type(box, w["record_id"]), "info") for w in warnings]
+    severities = [w.get("severity") == SEVERITY.get(_type(box, w["record_id"]) or "", "info") for w in warnings]
     return retrieved, None, {"path_only_supported": True, "warning_severity": all(severities)}
 
 
 def _context(box: Sandbox, case: Case) -> _Call:
-    from git_memzoi.memzoi.recall import pack
+    from git_memzoi.memzoi.recall import pack as context_pack
 
     pack = _json(
-        pack.build(
+        context_pack.build(
             box.ws,
             task=case.task or "",
             path=case.path,
@@ -311,7 +311,7 @@ def _field(result: Any, name: str) -> Any:
 
 
 def _json(result: Any) -> Mapping[str, Any]:
-    return result if isinstance(result, Mapping) else result.to_json()  # type: ignore[no-any-return]
+    return result if isinstance(result, Mapping) else result.to_json()
 
 
 def _type(box: Sandbox, record_id: str) -> str | None:
@@ -484,7 +484,7 @@ def runtime_info() -> dict[str, Any]:
         "target_os": sys.platform,
         "target_arch": platform.machine(),
         "build_profile": f"{platform.python_implementation().lower()}-{platform.python_version()}",
-        "sqlite_version": index_db.sqlite3.sqlite_version,  # index_db is the one module that imports sqlite3
+        "sqlite_version": index_db.SQLITE_VERSION,
         "timer": "monotonic_instant",
         "isolated_state": True,
         "network_required": False,

@@ -31,8 +31,10 @@ from git_memzoi.core.atomic import lifecycle_lock
 from git_memzoi.errors import ToolError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index.rows import (  # re-exported
+    COLUMNS,
     RUNTIME_DESTINATIONS,
     SOURCES,
+    Signature,
     Source,
     micros,
     parse_record,
@@ -40,14 +42,15 @@ from git_memzoi.memzoi.recall.index.rows import (  # re-exported
     record_json,
     record_row,
 )
-from git_memzoi.memzoi.recall.index.scan import Scan, apply_changes, count_pending
-from git_memzoi.memzoi.recall.index.scan import problems as file_problems
+from git_memzoi.memzoi.recall.index.scan import Scan as _Scan
+from git_memzoi.memzoi.recall.index.scan import walk
 from git_memzoi.memzoi.records import okf
 from git_memzoi.memzoi.records.store import Problem
 
 __all__ = ["RUNTIME_DESTINATIONS", "SOURCES", "Source", "parse_record", "read_file", "record_json", "record_row"]
 
 SCHEMA_VERSION = 2  # the file's PRAGMA user_version; another one is rebuilt, never migrated
+SQLITE_VERSION = sqlite3.sqlite_version  # of the library this module (the only one importing sqlite3) links
 JSON_VERSION = 1  # the ``rebuild --json`` object's own version, as every --json object's
 _SCHEMA = """
 CREATE TABLE files (
@@ -71,6 +74,7 @@ CREATE INDEX records_by_destination ON records(destination, status);
 CREATE VIRTUAL TABLE records_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
 CREATE TABLE screened (key TEXT PRIMARY KEY, field TEXT, rule TEXT) WITHOUT ROWID;
 """
+_INSERT = f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 _CURRENT = "r.status = 'active' AND (r.retention_boundary_us IS NULL OR r.retention_boundary_us > ?)"
 
 
@@ -144,20 +148,20 @@ def refresh(layout: Layout) -> RefreshResult:
     ticket = None if watcher is None else watcher.begin(layout)
     if ticket is not None and ticket.fresh and (reader := _reader(layout)) is not None:
         with contextlib.suppress(sqlite3.DatabaseError):  # unreadable: the full path below decides
-            return RefreshResult(ticket.scanned, (), (), file_problems(reader), False)
+            return RefreshResult(ticket.scanned, (), (), _problems(reader), False)
         _drop_reader(index_path(layout))
     conn = _open(layout)
     if conn is not None:
         try:
-            scan = Scan.of(layout)
+            scan = _Scan.of(layout)
             stored = conn.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
             changes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
             if stored is None or stored[0] != scan.snapshot():
                 with lifecycle_lock(layout.lock, counted=False):  # a file changed after the walk: next time
-                    changes = apply_changes(conn, layout, scan, index_path(layout))
+                    changes = _apply(conn, layout, scan, index_path(layout))
             if watcher is not None:
                 watcher.settle(layout, ticket, len(scan.rels), scan.dirs)
-            return RefreshResult(len(scan.rels), *changes, file_problems(conn), False)
+            return RefreshResult(len(scan.rels), *changes, _problems(conn), False)
         except sqlite3.DatabaseError as exc:
             _raise_if_busy(exc)
         finally:
@@ -193,10 +197,10 @@ def _rebuild(layout: Layout) -> RebuildResult:
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
             conn.executescript(_SCHEMA)
-            apply_changes(conn, layout, Scan.of(layout), Path(tmp))
+            _apply(conn, layout, _Scan.of(layout), Path(tmp))
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             counts = dict(conn.execute("SELECT destination, count(*) FROM records GROUP BY destination").fetchall())
-            problems = file_problems(conn)
+            problems = _problems(conn)
         finally:
             conn.close()
         with open(tmp, "rb") as handle:
@@ -212,7 +216,7 @@ def _rebuild(layout: Layout) -> RebuildResult:
         os.unlink(str(target) + "-journal")
     records = {d: int(counts.get(d, 0)) for d in ("repo", *RUNTIME_DESTINATIONS)}
     rel = target.relative_to(layout.root).as_posix()
-    return RebuildResult(rel, records, problems, count_pending(layout))
+    return RebuildResult(rel, records, problems, _count_pending(layout))
 
 
 def _open(layout: Layout) -> sqlite3.Connection | None:
@@ -236,6 +240,75 @@ def _raise_if_busy(exc: sqlite3.DatabaseError) -> None:
     text = str(exc).lower()
     if "locked" in text or "busy" in text:
         raise ToolError("the memory index is busy in another process; try again", "index_busy") from exc
+
+
+def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """Re-read the changed files of ``scan``, forget the vanished ones, and store the walk's snapshot."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        rows = conn.execute("SELECT path, size, mtime_ns, ino FROM files")
+        known: dict[str, Signature] = {path: (size, mtime, ino) for path, size, mtime, ino in rows}
+        changed = [(rel, sig) for n, rel in enumerate(scan.rels) if known.pop(rel, None) != (sig := scan.signature(n))]
+        removed = sorted(known)
+        consistent, mtimes = True, []
+        for path in removed:
+            _forget(conn, path)
+        for rel, walked in changed:
+            _forget(conn, rel)
+            source = next(s for s in SOURCES if rel.startswith(s.prefix))
+            signature, outcome = read_file(source, rel, f"{layout.root}/{rel}")
+            consistent = consistent and signature == walked
+            mtimes.append((rel, signature[1]))
+            problem = (outcome.code, outcome.reason) if isinstance(outcome, Problem) else (None, None)
+            conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", (rel, *signature, *problem))
+            if not isinstance(outcome, Problem):
+                rowid = conn.execute(_INSERT, outcome).lastrowid
+                conn.execute(
+                    "INSERT INTO records_fts (rowid, title, body) VALUES (?, ?, ?)", (rowid, outcome[6], outcome[7])
+                )
+        snapshot = scan.snapshot() if consistent else None
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    _forget_racy(conn, db, mtimes)
+    return tuple(rel for rel, _ in changed), tuple(removed)
+
+
+def _forget_racy(conn: sqlite3.Connection, db: Path, read: list[tuple[str, int]]) -> None:
+    """Git's "racily clean" rule: a file whose mtime is not older than the index write may change again within
+    the same timestamp tick, unseen; its signature is voided so the next refresh reads it once more."""
+    if not read:
+        return
+    written = db.stat().st_mtime_ns
+    racy = [(rel,) for rel, mtime in read if mtime >= written]
+    if racy:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("UPDATE files SET size = -1 WHERE path = ?", racy)
+        conn.execute("DELETE FROM meta WHERE key = 'snapshot'")
+        conn.execute("COMMIT")
+
+
+def _forget(conn: sqlite3.Connection, path: str) -> None:
+    row = conn.execute("SELECT rowid FROM records WHERE path = ?", (path,)).fetchone()
+    if row is not None:
+        conn.execute("DELETE FROM records_fts WHERE rowid = ?", row)
+        conn.execute("DELETE FROM records WHERE rowid = ?", row)
+    conn.execute("DELETE FROM files WHERE path = ?", (path,))
+
+
+def _problems(conn: sqlite3.Connection) -> tuple[Problem, ...]:
+    rows = conn.execute(
+        "SELECT path, problem_reason, problem_code FROM files WHERE problem_code IS NOT NULL ORDER BY path"
+    )
+    return tuple(Problem(*row) for row in rows)
+
+
+def _count_pending(layout: Layout) -> int:
+    rels: list[str] = []
+    walk(str(layout.pending), "", rels, [], [])
+    return len(rels)
 
 
 # ------------------------------------------------------------------------------------------------ queries
@@ -493,5 +566,5 @@ def drift(layout: Layout) -> str:
         return "missing"
     finally:
         conn.close()
-    snapshot = Scan.of(layout).snapshot()
+    snapshot = _Scan.of(layout).snapshot()
     return "current" if stored is not None and snapshot is not None and stored[0] == snapshot else "stale"
