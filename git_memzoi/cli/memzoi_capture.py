@@ -6,6 +6,7 @@ Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.c
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +50,7 @@ def _prior(ctx: click.Context, value: str | None) -> dict[str, Any] | None:
     return capture_artifacts.read_artifact(_path(ctx, value), capture_review.REVIEW_SCHEMA) if value else None
 
 
-def _finish(ctx: click.Context, core: Any, artifact: dict[str, Any], output: str | None, as_json: bool) -> None:
+def _finish(ctx: click.Context, core: Any, artifact: Mapping[str, Any], output: str | None, as_json: bool) -> None:
     from git_memzoi.memzoi import capture_artifacts
 
     saved = capture_artifacts.save_artifact(core, _path(ctx, output), artifact) if output else None

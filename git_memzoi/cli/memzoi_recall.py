@@ -7,11 +7,14 @@ Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.r
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from git_memzoi.cli.app import emit_json, json_option
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi import recall_schema
 
 _budget = click.option(
     "--token-budget",
@@ -38,7 +41,7 @@ def _opened(ctx: click.Context, path: str | None) -> tuple[Any, str | None]:
     return context, request_path(path, context.layout.root)
 
 
-def _suspect_note(suspect: dict[str, Any] | None) -> str:
+def _suspect_note(suspect: recall_schema.SuspectJson | None) -> str:
     if not suspect:
         return ""
     return "\tSUSPECT: " + ", ".join(r["reason"] for r in suspect["reasons"])

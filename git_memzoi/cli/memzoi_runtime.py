@@ -6,12 +6,16 @@ renders the result as text or ``--json``.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from git_memzoi.cli.app import actor_option, emit_json, json_option
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi import recall_schema
 
 
 def _context(ctx: click.Context, actor: str | None = None) -> Any:
@@ -20,7 +24,7 @@ def _context(ctx: click.Context, actor: str | None = None) -> Any:
     return open_workspace(ctx, actor=actor)
 
 
-def _record_line(record: dict[str, Any]) -> str:
+def _record_line(record: recall_schema.RecordJson) -> str:
     return f"{record['id']}\t{record['memory_type']}\t{record['title']}"
 
 
@@ -133,7 +137,7 @@ def checkpoint_list(ctx: click.Context, as_json: bool) -> None:
     _render_list(local_memory.list_records(_context(ctx), "session"), "session", as_json)
 
 
-def _render_list(records: list[dict[str, Any]], destination: str, as_json: bool) -> None:
+def _render_list(records: Sequence[recall_schema.RecordJson], destination: str, as_json: bool) -> None:
     if as_json:
         emit_json({"destination": destination, "count": len(records), "records": records})
         return

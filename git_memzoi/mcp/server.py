@@ -29,6 +29,8 @@ from git_memzoi.mcp import TOOL_NAMES
 if TYPE_CHECKING:
     from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 
+    from git_memzoi.memzoi import capture_schema, recall_schema
+
 __all__ = ["TOOL_NAMES", "build_server", "serve"]
 
 # Arguments that would make a call write canonical memory or choose an output path (memzoi-spec §8 tool rules).
@@ -118,7 +120,7 @@ class _Server:
         """
         from git_memzoi.memzoi import search
 
-        def body() -> dict[str, Any]:
+        def body() -> recall_schema.SearchJson:
             kind = _pick("scope_kind", scope_kind, scope, "scope")
             mtype = _pick("type", type, memory_type, "memory_type")
             where = _pick("path", path, path_prefix, "path_prefix")
@@ -151,7 +153,7 @@ class _Server:
         """
         from git_memzoi.memzoi import context_pack
 
-        def body() -> dict[str, Any]:
+        def body() -> recall_schema.ContextPackJson:
             where = _pick("path", path, path_prefix, "path_prefix")
             return context_pack.build(
                 self._context(),
@@ -266,7 +268,7 @@ class _Server:
     ) -> CallToolResult:
         from git_memzoi.memzoi import precheck
 
-        def body() -> dict[str, Any]:
+        def body() -> recall_schema.PrecheckJson:
             kind = _pick("scope_kind", scope_kind, scope, "scope")
             return precheck.precheck(
                 self._context(), path=path, action=action, command=command, scope_kind=kind
@@ -310,7 +312,7 @@ class _Server:
         source = sources[0]
         path, source_id = source["locator"].get("path"), source.get("source_id") or "source-1"
 
-        def body() -> dict[str, Any]:
+        def body() -> capture_schema.PlanJson:
             if not isinstance(path, str) or not isinstance(source_id, str):
                 raise ToolFailure("a project_path locator needs a path string", "invalid_request")
             plan = capture_plan.plan(self._context(), path, source_id)

@@ -3,13 +3,16 @@
 Each name is one concept module (or a type), loaded on first use (PEP 562), so importing this package costs
 nothing and a git hook that needs the guard never loads search or capture. The concepts live in sub-packages:
 
-- ``records/``    the OKF record model, its fast reader, vocabulary, policy, store, events, retention, secrets
-- ``proposals/``  packets, proposal files, the inbox, drafts, receipts, the lifecycle
-- ``recall/``     the derived index, search, context packs, prechecks, suspect marks, budgets, path matching
-- ``capture/``    plans, review and apply, artifacts, sources and the deterministic profiles
-- ``imports/``    import manifests: plan and apply
+- ``records/``    the OKF record model, its fast reader, vocabulary, policy, store, events, retention, secrets,
+                  capture provenance
+- ``proposals/``  packets, proposal files and their entries, the inbox, drafts, receipts, the lifecycle
+- ``recall/``     the derived index, search, context packs, prechecks, suspect marks, budgets, path matching,
+                  and the JSON shapes they print (``recall_schema``)
+- ``capture/``    plans, review and apply, artifacts, sources, the deterministic profiles, and the shapes of a
+                  plan (``capture_schema``)
+- ``imports/``    import manifests: the manifest, plan and apply
 - ``runtime/``    private memory: local records, session checkpoints, session-end promotion
-- ``eval/``       the recall and capture trust evals
+- ``eval/``       the recall and capture trust evals and the value checks their corpora share
 
 Modules inside the package import each other by their real paths, never through this face.
 ``tests/unit/test_architecture.py`` enforces both rules and the absence of import cycles.
@@ -25,6 +28,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.capture import artifacts as capture_artifacts
     from git_memzoi.memzoi.capture import plan as capture_plan
     from git_memzoi.memzoi.capture import review as capture_review
+    from git_memzoi.memzoi.capture import schema as capture_schema
     from git_memzoi.memzoi.capture import sources as capture_sources
     from git_memzoi.memzoi.capture.profiles import markdown as capture_markdown
     from git_memzoi.memzoi.eval import report as eval_report
@@ -38,6 +42,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals import inbox, lifecycle, packets
     from git_memzoi.memzoi.recall import pack as context_pack
     from git_memzoi.memzoi.recall import precheck, search
+    from git_memzoi.memzoi.recall import schema as recall_schema
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
     from git_memzoi.memzoi.records import events, okf, secrets
@@ -70,8 +75,10 @@ _FACE = {
     "search": "recall.search",
     "context_pack": "recall.pack",
     "precheck": "recall.precheck",
+    "recall_schema": "recall.schema",
     "capture_plan": "capture.plan",
     "capture_review": "capture.review",
+    "capture_schema": "capture.schema",
     "capture_artifacts": "capture.artifacts",
     "capture_sources": "capture.sources",
     "capture_markdown": "capture.profiles.markdown",
@@ -93,6 +100,7 @@ __all__ = [
     "capture_markdown",
     "capture_plan",
     "capture_review",
+    "capture_schema",
     "capture_sources",
     "checkpoints",
     "context_pack",
@@ -115,6 +123,7 @@ __all__ = [
     "packets",
     "precheck",
     "proposal_files",
+    "recall_schema",
     "record_store",
     "search",
     "secrets",

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -63,7 +64,7 @@ def read_request(path: Path) -> dict[str, Any]:
     return dict(yamlio.plain(fields))
 
 
-def save_artifact(ws: Workspace, path: Path, artifact: dict[str, Any]) -> Path:
+def save_artifact(ws: Workspace, path: Path, artifact: Mapping[str, Any]) -> Path:
     """Install ``artifact`` at ``path`` without replacing anything, where its data class allows.
 
     blocked → refused (stdout only); private → only under ``.memzoi/local/``; repo_safe → anywhere in or out of
@@ -100,6 +101,6 @@ def save_artifact(ws: Workspace, path: Path, artifact: dict[str, Any]) -> Path:
     return target
 
 
-def dump(artifact: dict[str, Any]) -> str:
+def dump(artifact: Mapping[str, Any]) -> str:
     """The artifact's file text: sorted-key, indented JSON and a final newline."""
     return json.dumps(artifact, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

@@ -11,7 +11,7 @@ session memory, ``needs_review`` for anything a reviewer must classify first. Re
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import MemzoiError
@@ -20,6 +20,20 @@ from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
 from git_memzoi.memzoi.capture.sources import REQUEST_SCHEMA
 from git_memzoi.memzoi.workspace import Workspace
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.capture.schema import (
+        ActionJson,
+        CandidateJson,
+        ClassificationJson,
+        DiagnosticJson,
+        ExtractedJson,
+        MatchJson,
+        PlanBodyJson,
+        PlanJson,
+        PlanSummaryJson,
+        PreconditionsJson,
+    )
 
 PLAN_SCHEMA = "memzoi/capture-plan-v1"
 
@@ -31,7 +45,7 @@ _ROUTES = {
 }
 
 
-def plan(ws: Workspace, source: str, source_id: str = "source-1") -> dict[str, Any]:
+def plan(ws: Workspace, source: str, source_id: str = "source-1") -> PlanJson:
     """``capture plan --source``: the markdown-deterministic plan of one project-relative ``.md`` file.
 
     Raises:
@@ -50,7 +64,7 @@ def plan(ws: Workspace, source: str, source_id: str = "source-1") -> dict[str, A
     return plan_request(ws, request)
 
 
-def plan_request(ws: Workspace, request: Any, supplied: Mapping[str, bytes] | None = None) -> dict[str, Any]:
+def plan_request(ws: Workspace, request: Any, supplied: Mapping[str, bytes] | None = None) -> PlanJson:
     """``capture plan --request-file``: the plan of a strict capture request (reads only).
 
     Args:
@@ -65,7 +79,7 @@ def plan_request(ws: Workspace, request: Any, supplied: Mapping[str, bytes] | No
     return _assemble(ws, request, profile, loaded)
 
 
-def plan_or_blocked(ws: Workspace, request: Any, supplied: Mapping[str, bytes] | None = None) -> dict[str, Any]:
+def plan_or_blocked(ws: Workspace, request: Any, supplied: Mapping[str, bytes] | None = None) -> PlanJson:
     """:func:`plan_request`, except that a source that fails preflight or an extractor safeguard becomes the
     redacted blocked plan upstream prints (diagnostic ``source_preflight_failed`` / ``extractor_safeguard_failed``).
 
@@ -81,15 +95,18 @@ def plan_or_blocked(ws: Workspace, request: Any, supplied: Mapping[str, bytes] |
         else:
             raise
         profile, source = sources.check_request(request)
-        diagnostic = {"code": code, "source_id": source["source_id"], "line_start": 0, "reason": exc.code}
+        diagnostic: DiagnosticJson = {
+            "code": code,
+            "source_id": source["source_id"],
+            "line_start": 0,
+            "reason": exc.code,
+        }
         return _blocked(profile, [diagnostic])
 
 
-def _blocked(
-    profile: str, diagnostics: list[dict[str, Any]], extractor: dict[str, Any] | None = None
-) -> dict[str, Any]:
+def _blocked(profile: str, diagnostics: list[DiagnosticJson], extractor: dict[str, Any] | None = None) -> PlanJson:
     """The redacted blocked plan: no sources, candidates or evidence, only safe diagnostics (§9.6)."""
-    body: dict[str, Any] = {
+    body: PlanBodyJson = {
         "schema": PLAN_SCHEMA,
         "status": "blocked",
         "data_class": "blocked",
@@ -103,19 +120,19 @@ def _blocked(
     return {"plan_id": "capture_" + canonical_hash(body)[:32], **body}
 
 
-def _assemble(ws: Workspace, request: dict[str, Any], profile: str, loaded: sources.Loaded) -> dict[str, Any]:
+def _assemble(ws: Workspace, request: dict[str, Any], profile: str, loaded: sources.Loaded) -> PlanJson:
     """The plan of one extracted source: classified against the inventory, or the redacted blocked plan."""
     extraction = loaded.extraction
     if extraction.blocked:
         return _blocked(profile, extraction.diagnostics, loaded.extractor)
     inventory = _inventory(ws)
     candidates = [_classify(c, inventory, extraction.candidates[:i]) for i, c in enumerate(extraction.candidates)]
-    preconditions = {
+    preconditions: PreconditionsJson = {
         "source_content_hash": loaded.snapshot["source_content_hash"],
         "inventory_hash": "blake3:" + canonical_hash(inventory),
     }
     private = any(c["classification"]["destination"] != "repo" for c in candidates)
-    body = {
+    body: PlanBodyJson = {
         "schema": PLAN_SCHEMA,
         "status": "ready",
         "data_class": "private" if private else "repo_safe",
@@ -131,7 +148,7 @@ def _assemble(ws: Workspace, request: dict[str, Any], profile: str, loaded: sour
     return {"plan_id": "capture_" + canonical_hash(body)[:32], **body}
 
 
-def _summary(candidates: list[dict[str, Any]], sources: int, *, blocked: bool = False) -> dict[str, int]:
+def _summary(candidates: list[CandidateJson], sources: int, *, blocked: bool = False) -> PlanSummaryJson:
     """The plan's counts; ``needs_review`` counts every candidate a reviewer must resolve: no-write ones and
     conflicts (upstream's capture-v1 baseline counts them so)."""
     kinds = [c["action"]["kind"] for c in candidates]
@@ -192,7 +209,7 @@ def _stub(kind: str, ident: str, destination: str, item: Any, status: str, updat
     }
 
 
-def _classify(c: dict[str, Any], inventory: list[dict[str, Any]], earlier: list[dict[str, Any]]) -> dict[str, Any]:
+def _classify(c: ExtractedJson, inventory: list[dict[str, Any]], earlier: list[ExtractedJson]) -> CandidateJson:
     """Route one extracted candidate (memzoi-spec.md §9.6).
 
     Exact matches in the inventory or among earlier candidates → ``duplicate`` (the route's destination kept);
@@ -219,8 +236,8 @@ def _classify(c: dict[str, Any], inventory: list[dict[str, Any]], earlier: list[
     conflicts = [_match(m) for m in pool if m["title"].casefold() == title and m["content_hash"] != own]
     routed = c["routed_destination"]
     destination = routed if routed in _ROUTES else "needs_review"
-    sensitivity, kind = _ROUTES.get(routed, ("unknown", "no_write"))
-    action: dict[str, Any]
+    sensitivity, kind = _ROUTES.get(routed or "", ("unknown", "no_write"))
+    action: ActionJson
     if dupes:
         action = {"kind": "duplicate", "matches": dupes, "match_count": len(dupes)}
     elif conflicts:
@@ -231,7 +248,7 @@ def _classify(c: dict[str, Any], inventory: list[dict[str, Any]], earlier: list[
         action = {"kind": kind, "route": f"runtime_{routed}"}
     else:
         action = {"kind": "no_write", "reason_code": c.get("reason_code", "needs_review")}
-    classification = {
+    classification: ClassificationJson = {
         "destination": destination,
         "destination_reason": c.get("destination_reason")
         or ("profile_route" if routed in _ROUTES else "explicit_classification_required"),
@@ -240,13 +257,13 @@ def _classify(c: dict[str, Any], inventory: list[dict[str, Any]], earlier: list[
         "content_class": c.get("content_class")
         or (
             {"repo": "general_repo_knowledge", "local": "local_only_state", "session": "temporary_task_state"}.get(
-                routed
+                routed or ""
             )
         ),
         "policy": {"suggested_destination": c.get("suggested_destination", routed)},
     }
-    out = {k: v for k, v in c.items() if k not in _ROUTING_KEYS}
-    return {**out, "classification": classification, "action": action}
+    out = {k: v for k, v in c.items() if k not in _ROUTING_KEYS}  # the extracted keys, in the profile's order
+    return cast("CandidateJson", {**out, "classification": classification, "action": action})
 
 
 # extractor hints consumed by :func:`_classify`, never part of the plan's candidate
@@ -261,5 +278,5 @@ def proposal_id(title: str, ident: str) -> str:
     return f"capture-{slug}-{ident.split('_', 1)[1][:8]}"
 
 
-def _match(m: dict[str, Any]) -> dict[str, Any]:
-    return {k: m[k] for k in ("kind", "id", "destination", "content_hash", "status", "updated_at")}
+def _match(m: dict[str, Any]) -> MatchJson:
+    return cast("MatchJson", {k: m[k] for k in ("kind", "id", "destination", "content_hash", "status", "updated_at")})

@@ -9,12 +9,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.capture.plan import PLAN_SCHEMA, plan_request, proposal_id
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
 from git_memzoi.memzoi.workspace import Workspace
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.capture.schema import PlanJson
 
 REVIEW_INPUT_SCHEMA = "memzoi/capture-review-input-v1"
 REVIEW_SCHEMA = "memzoi/capture-review-v1"
@@ -38,7 +41,7 @@ PRIVATE_CLASSES = frozenset(
 )
 
 
-def _replan(ws: Workspace, supplied: dict[str, Any], source_bytes: Mapping[str, bytes]) -> dict[str, Any]:
+def _replan(ws: Workspace, supplied: Mapping[str, Any], source_bytes: Mapping[str, bytes]) -> PlanJson:
     """The live plan for a supplied plan's request; ``stale_capture_plan`` / ``artifact_modified`` on drift."""
     if supplied.get("schema") != PLAN_SCHEMA or supplied.get("status") == "blocked":
         code = "blocked_plan" if supplied.get("status") == "blocked" else "invalid_artifact"
@@ -61,7 +64,7 @@ def _replan(ws: Workspace, supplied: dict[str, Any], source_bytes: Mapping[str, 
 
 def review(
     ws: Workspace,
-    supplied_plan: dict[str, Any],
+    supplied_plan: Mapping[str, Any],
     decisions: dict[str, Any],
     *,
     reviewed_by: str,
@@ -112,7 +115,7 @@ def review(
 
 
 def _check_prior(
-    live: dict[str, Any], decisions: dict[str, Any], out: list[dict[str, Any]], prior: dict[str, Any] | None
+    live: PlanJson, decisions: dict[str, Any], out: list[dict[str, Any]], prior: dict[str, Any] | None
 ) -> None:
     """A prior review may only have its deferred decisions replaced, one hop back (memzoi-spec.md §9.7)."""
     named = decisions.get("prior_review_id")
@@ -142,7 +145,7 @@ def _keys(value: Any, what: str, required: tuple[str, ...], optional: tuple[str,
         raise CaptureError(f"{what}: unknown {unknown} / missing {missing} fields", "invalid_review")
 
 
-def _decide(candidate: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
+def _decide(candidate: Mapping[str, Any], d: dict[str, Any]) -> dict[str, Any]:
     edit_keys = ("memory", "requested_destination", "content_class")
     _keys(d, "decision", ("candidate_id", "outcome"), ("reason_code", *edit_keys))
     outcome, kind = d["outcome"], candidate["action"]["kind"]
@@ -163,7 +166,7 @@ def _decide(candidate: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
     return entry
 
 
-def _edited(candidate: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
+def _edited(candidate: Mapping[str, Any], d: dict[str, Any]) -> dict[str, Any]:
     """The reviewed candidate of an ``edit``: the draft re-checked by policy and routed."""
     from git_memzoi.memzoi.records.secrets import classify
 
@@ -213,7 +216,7 @@ def _edited(candidate: dict[str, Any], d: dict[str, Any]) -> dict[str, Any]:
 
 def apply(
     ws: Workspace,
-    supplied_plan: dict[str, Any],
+    supplied_plan: Mapping[str, Any],
     supplied_review: dict[str, Any],
     *,
     plan_id: str,
@@ -277,13 +280,13 @@ def _input_of(decision: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _chosen(live: dict[str, Any], decision: dict[str, Any]) -> dict[str, Any]:
+def _chosen(live: PlanJson, decision: dict[str, Any]) -> Mapping[str, Any]:
     original = next(c for c in live["candidates"] if c["candidate_id"] == decision["candidate_id"])
-    chosen: dict[str, Any] = decision.get("reviewed_candidate") or original
+    chosen: Mapping[str, Any] = decision.get("reviewed_candidate") or original
     return chosen
 
 
-def _check_free(ws: Workspace, candidates: list[dict[str, Any]]) -> None:
+def _check_free(ws: Workspace, candidates: list[Mapping[str, Any]]) -> None:
     from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.proposals.packets import identity_token
 
@@ -294,7 +297,7 @@ def _check_free(ws: Workspace, candidates: list[dict[str, Any]]) -> None:
 
 
 def _provenance(
-    live: dict[str, Any], rev: dict[str, Any], decision: dict[str, Any], chosen: dict[str, Any]
+    live: PlanJson, rev: dict[str, Any], decision: dict[str, Any], chosen: Mapping[str, Any]
 ) -> dict[str, Any]:
     original = next(c for c in live["candidates"] if c["candidate_id"] == decision["candidate_id"])
     out = {
@@ -322,7 +325,7 @@ def _provenance(
 
 
 def _prepare(
-    ws: Workspace, live: dict[str, Any], rev: dict[str, Any], decision: dict[str, Any], chosen: dict[str, Any]
+    ws: Workspace, live: PlanJson, rev: dict[str, Any], decision: dict[str, Any], chosen: Mapping[str, Any]
 ) -> Any:
     """The packet or runtime draft of one write, validated the way its writer will validate it."""
     from git_memzoi.memzoi.proposals import packets
@@ -384,7 +387,7 @@ def _prepare(
     return draft
 
 
-def _write(ws: Workspace, chosen: dict[str, Any], item: Any) -> dict[str, Any]:
+def _write(ws: Workspace, chosen: Mapping[str, Any], item: Any) -> dict[str, Any]:
     from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.proposals import packets
     from git_memzoi.memzoi.runtime import local

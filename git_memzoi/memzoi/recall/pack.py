@@ -32,6 +32,17 @@ from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request
 from git_memzoi.memzoi.recall.search import fresh_index, withheld_warning
 
 if TYPE_CHECKING:
+    from git_memzoi.memzoi.recall.schema import (
+        BudgetJson,
+        ContextPackJson,
+        HandoffJson,
+        IncludedJson,
+        OmittedJson,
+        SearchResultJson,
+        SignalsJson,
+        SuspectJson,
+        WithheldJson,
+    )
     from git_memzoi.memzoi.workspace import Workspace
 
 DEFAULT_BUDGET = 400
@@ -62,7 +73,7 @@ class ContextPack:
     """One context pack: the §5 JSON object (``prompt``, ``records``, ``citations``, ``budget``, ``included``,
     ``omitted``, ``warnings``, ``next_queries`` ...)."""
 
-    payload: Mapping[str, Any]
+    payload: ContextPackJson
 
     @property
     def prompt(self) -> str:
@@ -74,17 +85,17 @@ class ContextPack:
         """Ids of the records in the prompt, in rank order."""
         return [r["record"]["id"] for r in self.payload["records"]]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> ContextPackJson:
         """The ``context --json`` object."""
-        return dict(self.payload)
+        return self.payload.copy()
 
 
 @dataclass
 class _Candidate:
     row: Mapping[str, Any]
     fts: bool
-    result: dict[str, Any]
-    suspect: Mapping[str, Any] | None = None
+    result: SearchResultJson
+    suspect: SuspectJson | None = None
     estimate: int = 0
     line: str = ""
 
@@ -129,7 +140,7 @@ def build(
     shown_ids = {id(c) for c in shown}
     left_out = [c for c in ranked if id(c) not in shown_ids]
     now = ws.clock.now()
-    payload: dict[str, Any] = {
+    payload: ContextPackJson = {
         "id": _pack_id(now, "ctx_", [task, path, effective, requested, [c.row["id"] for c in shown]]),
         "task": task,
         "prompt": prompt,
@@ -196,12 +207,12 @@ def _candidates(ws: Workspace, task: str, path: str | None, destinations: Sequen
             for row in rows:
                 if row["id"] not in merged:
                     found = result(row, task, path)
-                    found.update(score=0.0, rationale="path match")
+                    found.update({"score": 0.0, "rationale": "path match"})
                     merged[row["id"]] = _Candidate(row, False, found)
     return list(merged.values())
 
 
-def _withhold(ws: Workspace, candidates: list[_Candidate]) -> tuple[list[_Candidate], list[dict[str, Any]]]:
+def _withhold(ws: Workspace, candidates: list[_Candidate]) -> tuple[list[_Candidate], list[WithheldJson]]:
     """Leave out every candidate holding a credential (:func:`~git_memzoi.memzoi.recall.search.withhold`): a pack is a
     prompt and never carries one. Each is listed as an ``omitted`` entry with ``estimated_size`` 0."""
     from git_memzoi.memzoi.recall.search import withhold
@@ -217,7 +228,7 @@ def _score(c: _Candidate, path: str | None) -> None:
     path_score = best_path(json.loads(row["applies_to"]), path)[0]
     fts_score = min(max(-float(row["rank"]), 0.0), 100.0) if c.fts else 0.0
     confidence = min(max(float(row["confidence"]), 0.0), 1.0)
-    signals = {
+    signals: SignalsJson = {
         "fts_match": c.fts,
         "fts_score": fts_score,
         "path_score": path_score,
@@ -244,20 +255,21 @@ def _score(c: _Candidate, path: str | None) -> None:
 
         reasons.append(f"suspect, ranked below current records: {summary(c.suspect)}")
     c.result.update(
-        score=score,
-        rationale="; ".join(reasons),
-        suspect=None if c.suspect is None else dict(c.suspect),
-        ranking={"score": score, "signals": signals, "reasons": reasons},
+        {
+            "score": score,
+            "rationale": "; ".join(reasons),
+            "suspect": None if c.suspect is None else c.suspect.copy(),
+            "ranking": {"score": score, "signals": signals, "reasons": reasons},
+        }
     )
 
 
 def _order(c: _Candidate) -> tuple[Any, ...]:
     """Current records first; then score, destination priority, newest, id (memzoi-spec.md §5 step 6)."""
-    signals = c.result["ranking"]["signals"]
     return (
         c.suspect is not None,
         -c.result["score"],
-        -signals["destination_priority"],
+        -DESTINATION_PRIORITY.get(c.row["destination"], 0),  # the ranking signal _score gave it
         -int(c.row["updated_us"]),
         c.row["id"],
     )
@@ -338,7 +350,7 @@ def _render(selected: Sequence[_Candidate], budget: int) -> tuple[str, list[_Can
 
 def _budget(
     requested: int | None, effective: int, prompt: str, candidates: int, selected: int, truncated: bool
-) -> dict[str, Any]:
+) -> BudgetJson:
     used = units.estimate(prompt)
     return {
         "requested": requested,
@@ -355,7 +367,7 @@ def _budget(
     }
 
 
-def _included(c: _Candidate, partial: bool) -> dict[str, Any]:
+def _included(c: _Candidate, partial: bool) -> IncludedJson:
     result, row = c.result, c.row
     paths = result["paths"]
     return {
@@ -376,7 +388,7 @@ def _included(c: _Candidate, partial: bool) -> dict[str, Any]:
     }
 
 
-def _omitted(c: _Candidate) -> dict[str, Any]:
+def _omitted(c: _Candidate) -> OmittedJson:
     row = c.row
     return {
         "record_id": row["id"],
@@ -429,11 +441,11 @@ def _pack_id(now: Any, prefix: str, content: Any) -> str:
 class Handoff:
     """``git memzoi handoff``: the context pack for switching agents and the open proposal inbox counts."""
 
-    payload: Mapping[str, Any]
+    payload: HandoffJson
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> HandoffJson:
         """The ``handoff --json`` object (memzoi-spec.md §5 "Handoff")."""
-        return dict(self.payload)
+        return self.payload.copy()
 
     def text(self) -> str:
         """``# Memzoi Handoff``, the task, the path if any, the inbox counts, then the context prompt."""
@@ -446,8 +458,7 @@ class Handoff:
             f"Proposal inbox: {inbox['open_total']} open ({inbox['pending']} pending, "
             f"{inbox['validated']} validated, {inbox['approved']} approved)"
         )
-        prompt: str = p["context"]["prompt"]
-        return "\n".join(lines) + "\n\n" + prompt
+        return "\n".join(lines) + "\n\n" + p["context"]["prompt"]
 
 
 @fresh_index
@@ -481,7 +492,7 @@ def handoff(
     )
     counts = inbox.inbox_counts(ws.layout)
     now = ws.clock.now()
-    payload = {
+    payload: HandoffJson = {
         "id": _pack_id(now, "handoff_", [pack.payload["id"], counts]),
         "task": task,
         "path_prefix": path,

@@ -24,6 +24,7 @@ from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request
 from git_memzoi.memzoi.recall.search import fresh_index
 
 if TYPE_CHECKING:
+    from git_memzoi.memzoi.recall.schema import CitationJson, PrecheckJson, SuspectJson, WarningJson, WithheldJson
     from git_memzoi.memzoi.workspace import Workspace
 
 GOVERNANCE = {"risk": 3, "warning": 2, "failed_attempt": 1}
@@ -44,14 +45,14 @@ class PrecheckResult:
     """``git memzoi precheck``: warning objects, most relevant first (empty when nothing applies), and the records
     whose text was withheld (each also has its warning, by id only)."""
 
-    warnings: tuple[dict[str, Any], ...]
-    withheld: tuple[dict[str, Any], ...] = ()
+    warnings: tuple[WarningJson, ...]
+    withheld: tuple[WithheldJson, ...] = ()
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> PrecheckJson:
         """The ``precheck --json`` object: ``{"warnings": [...]}``, plus ``withheld`` when a record was withheld."""
-        out: dict[str, Any] = {"warnings": list(self.warnings)}
+        out: PrecheckJson = {"warnings": list(self.warnings)}
         if self.withheld:
-            out["withheld"] = [dict(w) for w in self.withheld]
+            out["withheld"] = [w.copy() for w in self.withheld]
         return out
 
 
@@ -148,7 +149,7 @@ def _order(h: _Hit) -> tuple[Any, ...]:
     )
 
 
-def _warning(h: _Hit, path: str | None, suspect: Mapping[str, Any] | None) -> dict[str, Any]:
+def _warning(h: _Hit, path: str | None, suspect: SuspectJson | None) -> WarningJson:
     from git_memzoi.memzoi.recall.index.db import record_json
     from git_memzoi.memzoi.recall.pathmatch import citation_path
     from git_memzoi.memzoi.recall.search import citation
@@ -165,14 +166,14 @@ def _warning(h: _Hit, path: str | None, suspect: Mapping[str, Any] | None) -> di
         "severity": SEVERITY.get(row["type"], "info"),
         "citations": [cited],
         "suggested_next_step": step,
-        "suspect": None if suspect is None else dict(suspect),
+        "suspect": None if suspect is None else suspect.copy(),
     }
 
 
-def _withheld_warning(row: Mapping[str, Any], entry: Mapping[str, Any]) -> dict[str, Any]:
+def _withheld_warning(row: Mapping[str, Any], entry: WithheldJson) -> WarningJson:
     """The warning of a record holding a credential: its place, id, type and severity, nothing of its text (its
     citation has no source_ref and no path, which the record could hold too)."""
-    cited = {
+    cited: CitationJson = {
         "record_id": row["id"],
         "memory_type": row["type"],
         "scope_kind": row["scope_kind"],

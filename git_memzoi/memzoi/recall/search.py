@@ -32,7 +32,7 @@ import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from git_memzoi.core.paths import request_path
 from git_memzoi.errors import InputError
@@ -43,6 +43,14 @@ from git_memzoi.memzoi.records import vocab
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
+    from git_memzoi.memzoi.recall.schema import (
+        CitationJson,
+        RecordJson,
+        SearchJson,
+        SearchResultJson,
+        SuspectJson,
+        WithheldJson,
+    )
     from git_memzoi.memzoi.workspace import Workspace
 
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
@@ -66,15 +74,15 @@ class SearchResponse:
     limit: int
     filters: Mapping[str, str]
     path: str | None
-    results: tuple[dict[str, Any], ...]
-    withheld: tuple[dict[str, Any], ...] = ()
+    results: tuple[SearchResultJson, ...]
+    withheld: tuple[WithheldJson, ...] = ()
 
     @property
     def warnings(self) -> list[str]:
         """One line per withheld record: its id, field and rule, never the value."""
         return [withheld_warning(w) for w in self.withheld]
 
-    def to_json(self) -> dict[str, Any]:
+    def to_json(self) -> SearchJson:
         """The ``search --json`` object."""
         return {
             "query": self.query,
@@ -83,7 +91,7 @@ class SearchResponse:
             "filters": dict(self.filters),
             "path": self.path,
             "results": list(self.results),
-            "withheld": [dict(w) for w in self.withheld],
+            "withheld": [w.copy() for w in self.withheld],
             "warnings": self.warnings,
         }
 
@@ -185,8 +193,8 @@ def search_rows(
 
 
 def result(
-    row: Mapping[str, Any], query: str, requested_path: str | None, suspect: Mapping[str, Any] | None = None
-) -> dict[str, Any]:
+    row: Mapping[str, Any], query: str, requested_path: str | None, suspect: SuspectJson | None = None
+) -> SearchResultJson:
     """The §4 result object of one index row: record JSON, ``score = -bm25`` (0 without a rank), snippet,
     rationale, ``ranking: None``, paths, one citation, and ``suspect`` (``None`` when not suspect)."""
     from git_memzoi.memzoi.recall.index import db as index_db
@@ -204,15 +212,15 @@ def result(
         "ranking": None,
         "paths": [{"path": p, "symbol": None, "line_start": None, "line_end": None} for p in paths],
         "citations": [citation(record, citation_path(paths, requested_path))],
-        "suspect": None if suspect is None else dict(suspect),
+        "suspect": None if suspect is None else suspect.copy(),
     }
 
 
-def citation(record: Mapping[str, Any], path: str | None) -> dict[str, Any]:
+def citation(record: RecordJson, path: str | None) -> CitationJson:
     """The §4 citation of a record JSON: ``provenance`` (and ``plane``) is ``git`` for repo records, ``runtime``
     for local and session ones."""
     plane = "git" if record["destination"] == "repo" else "runtime"
-    out = {
+    out: CitationJson = {
         "record_id": record["id"],
         "memory_type": record["memory_type"],
         "scope_kind": record["scope_kind"],
@@ -231,7 +239,7 @@ def citation(record: Mapping[str, Any], path: str | None) -> dict[str, Any]:
 
 def withhold(
     layout: Layout, rows: Sequence[Mapping[str, Any]], *, sized: bool = False
-) -> tuple[list[Mapping[str, Any]], list[dict[str, Any]]]:
+) -> tuple[list[Mapping[str, Any]], list[WithheldJson]]:
     """Split index rows into those safe to show and those holding a credential (a hand-edited record file, one
     pulled from a commit made with ``--no-verify``): ``search``, ``precheck`` and ``context`` withhold alike.
 
@@ -260,8 +268,8 @@ def withhold(
             layout, [(key, *(hits[n] or (None, None))) for n in missing if (key := keys[n]) is not None]
         )
     kept = [row for row, hit in zip(rows, hits, strict=True) if hit is None]
-    size = {"estimated_size": 0} if sized else {}
-    withheld = [
+    size: _Sized = {"estimated_size": 0} if sized else {}
+    withheld: list[WithheldJson] = [
         {
             "record_id": row["id"],
             "title": "[withheld]",
@@ -278,6 +286,10 @@ def withhold(
         if hit is not None
     ]
     return kept, sorted(withheld, key=lambda w: (w["destination"], w["record_id"]))
+
+
+class _Sized(TypedDict, total=False):
+    estimated_size: int
 
 
 def _scanned(row: Mapping[str, Any]) -> dict[str, object]:

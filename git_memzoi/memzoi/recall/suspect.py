@@ -23,9 +23,10 @@ from git_memzoi.errors import InputError
 
 if TYPE_CHECKING:
     from git_memzoi.memkeep.entries import Entry
+    from git_memzoi.memzoi.recall.schema import SuspectJson, VerdictJson
     from git_memzoi.memzoi.workspace import Workspace
 
-Suspects = Mapping[str, dict[str, Any]]
+Suspects = Mapping[str, "SuspectJson"]  # record id → its suspect mark
 
 
 def envelope(row: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -63,15 +64,19 @@ def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
         view = _NoHistory()
     report = staleness.compute(entries, view, ws.clock)
     wanted_ids = {row["id"] for row in wanted}
-    out: dict[str, dict[str, Any]] = {}
+    out: dict[str, SuspectJson] = {}
     for verdict in report.verdicts:
         if verdict.id in wanted_ids:
-            reason = {"reason": verdict.reason, "message": verdict.message, "evidence": dict(verdict.evidence)}
+            reason: VerdictJson = {
+                "reason": verdict.reason,
+                "message": verdict.message,
+                "evidence": dict(verdict.evidence),
+            }
             out.setdefault(verdict.id, {"reasons": []})["reasons"].append(reason)
     return out
 
 
-def summary(suspect: Mapping[str, Any]) -> str:
+def summary(suspect: SuspectJson) -> str:
     """One line naming why a record is suspect: ``scope_hit (src/a.py changed since 1a2b3c4d5e6f)``."""
     return "; ".join(f"{r['reason']} ({r['message']})" for r in suspect["reasons"])
 

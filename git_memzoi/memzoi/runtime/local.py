@@ -22,6 +22,7 @@ from git_memzoi.memzoi.records.retention import decide
 from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES
 
 if TYPE_CHECKING:
+    from git_memzoi.memzoi.recall.schema import RecordJson
     from git_memzoi.memzoi.workspace import Workspace
 
 
@@ -86,7 +87,7 @@ def add_local(ws: Workspace, *, memory_type: str, title: str, body: str) -> Writ
     return write_draft(ws, draft, "memory.local_created")
 
 
-def list_records(ws: Workspace, destination: str) -> list[dict[str, Any]]:
+def list_records(ws: Workspace, destination: str) -> list[RecordJson]:
     """``local list`` / ``checkpoint list``: current-assertion runtime records, newest first (record JSON)."""
     return [index_db.record_json(row) for row in index_db.list_rows(ws.layout, destination, now=ws.clock.now())]
 

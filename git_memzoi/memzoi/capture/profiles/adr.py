@@ -49,12 +49,15 @@ import os
 import stat
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.memzoi.capture import sources
 from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, Extraction, canonical_hash
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.capture.schema import EvidenceJson, ExtractedJson, MemoryJson, SpanJson
 
 PROFILE = "adr-deterministic"
 EXTRACTOR = {"kind": "deterministic", "id": "memzoi-adr", "version": "1.0.0"}
@@ -304,7 +307,7 @@ def _extract_one(source_id: str, path: str, data: bytes, out: Extraction) -> Non
     title_end = data.find(b"\n", title.byte_start)
     title_end = len(data) if title_end < 0 else title_end + 1
 
-    def evidence(field: str, start: int, end: int, line: int, heading_path: list[str]) -> dict[str, Any]:
+    def evidence(field: str, start: int, end: int, line: int, heading_path: list[str]) -> EvidenceJson:
         excerpt = data[start:end]
         if len(excerpt) > md.MAX_EVIDENCE_ITEM:
             raise CaptureError(
@@ -335,7 +338,7 @@ def _extract_one(source_id: str, path: str, data: bytes, out: Extraction) -> Non
         out.candidates.append(_candidate(field, status, title.text + suffix, body, path, items))
 
 
-def _span(data: bytes, start: int, end: int, line_start: int) -> dict[str, int]:
+def _span(data: bytes, start: int, end: int, line_start: int) -> SpanJson:
     """The span of ``data[start:end]`` (§9.4): ``line_end`` counts the excerpt's newlines but its last byte."""
     return {
         "byte_start": start,
@@ -352,9 +355,9 @@ def _body(data: bytes, start: int, end: int) -> str:
 
 
 def _candidate(
-    field: str, status: str, title: str, body: str, path: str, evidence: list[dict[str, Any]]
-) -> dict[str, Any]:
-    memory = {
+    field: str, status: str, title: str, body: str, path: str, evidence: list[EvidenceJson]
+) -> ExtractedJson:
+    memory: MemoryJson = {
         "type": CANDIDATE_FIELDS[field],
         "lane": "semantic",
         "title": title,

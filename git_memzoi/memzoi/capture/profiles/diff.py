@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.capture.schema import DiagnosticJson, EvidenceJson, ExtractedJson, MemoryJson, SpanJson
 
 PROFILE = "git-change-deterministic"
 EXTRACTOR = {"kind": "deterministic", "id": "memzoi-git-change", "version": "1.0.0"}
@@ -374,7 +377,7 @@ def extract(
     return out
 
 
-def _diagnostic(code: str, source_id: str, file: FileChange, path: str) -> dict[str, Any]:
+def _diagnostic(code: str, source_id: str, file: FileChange, path: str) -> DiagnosticJson:
     return {"code": code, "source_id": source_id, "line_start": file.line, "path": path}
 
 
@@ -404,14 +407,14 @@ def _candidate(
     hunk: Hunk,
     side: str,
     section: tuple[str, tuple[str, str, str, str], list[tuple[Line, int]], str],
-) -> dict[str, Any]:
+) -> ExtractedJson:
     heading, (title, memory_type, lane, _), lines, body = section
     _check_evidence(file, side, identity[1].split(":")[0])
     first, last = lines[0][0], lines[-1][0]
     excerpt = data[first.start : last.end]
     if len(excerpt) > md.MAX_EVIDENCE_ITEM:
         raise CaptureError(f"an evidence item is larger than {md.MAX_EVIDENCE_ITEM} bytes", "capture_limit_exceeded")
-    span = {
+    span: SpanJson = {
         "byte_start": first.start,
         "byte_end": last.end,
         "line_start": first.number,
@@ -444,8 +447,8 @@ def _candidate(
         "new_line_end": new[1],
     }
     tags = ["git-change"] if side == "new" else ["git-change", "git-deletion"]
-    path = file.new_path if side == "new" else file.old_path
-    memory = {
+    path = cast("str", file.new_path if side == "new" else file.old_path)  # a side with lines has a path
+    memory: MemoryJson = {
         "type": memory_type,
         "lane": lane,
         "title": title,
@@ -453,7 +456,7 @@ def _candidate(
         "scope": {"kind": "repo", "id": None, "paths": [path]},
         "tags": tags,
     }
-    evidence = {
+    evidence: EvidenceJson = {
         "source_id": source_id,
         "locator": locator,
         "source_content_hash": source_hash,
@@ -466,7 +469,7 @@ def _candidate(
     }
     claim_id = "claim_" + canonical_hash(memory)[:32]
     candidate_id = "candidate_" + canonical_hash({"claim": claim_id, "evidence": evidence})[:32]
-    routing = (
+    routing: _Routing = (
         {
             "routed_destination": "repo",
             "destination_reason": "deterministic_typed_added_git_guidance",
@@ -484,6 +487,16 @@ def _candidate(
         "confidence": "1.0",
         **routing,
     }
+
+
+class _Routing(TypedDict):
+    """The routing hints of a git-change candidate (keys as :class:`~git_memzoi.memzoi.capture.schema.ExtractedJson`)."""
+
+    routed_destination: str | None
+    destination_reason: str
+    content_class: NotRequired[str]
+    suggested_destination: NotRequired[str | None]
+    reason_code: NotRequired[str]
 
 
 def _check_evidence(file: FileChange, side: str, algorithm: str) -> None:

@@ -22,13 +22,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.memzoi import export
 from git_memzoi.memzoi.capture import sources
 from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, Extraction
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.capture.schema import DiagnosticJson, EvidenceJson, MemoryJson, ScopeJson, SpanJson
 
 PROFILE = "instruction-deterministic"
 EXTRACTOR = {"kind": "deterministic", "id": "memzoi-instructions", "version": "1.0.0"}
@@ -162,7 +165,7 @@ def extract(source_id: str, path: str, data: bytes) -> Extraction:
     return _Document(source_id, path, data, blocks).extract()
 
 
-def _diagnostic(code: str, source_id: str, line: int) -> dict[str, Any]:
+def _diagnostic(code: str, source_id: str, line: int) -> DiagnosticJson:
     return {"code": code, "source_id": source_id, "line_start": line}
 
 
@@ -173,7 +176,7 @@ class _Document:
         self.source_id, self.data, self.blocks = source_id, data, blocks
         self.locator = {"kind": "project_path", "path": path}
         self.source_hash = content_hash(data)
-        self.scope: dict[str, Any] = {
+        self.scope: ScopeJson = {
             "kind": "repo",
             "id": None,
             "paths": [path.rsplit("/", 1)[0]] if "/" in path else [],
@@ -270,7 +273,7 @@ class _Document:
         ambiguous = any(has_review_marker(h) for h in heading_path) or any(
             has_review_marker(line) for line in body.splitlines()
         )
-        memory = {
+        memory: MemoryJson = {
             "type": memory_type,
             "lane": lane,
             "title": title,
@@ -295,14 +298,19 @@ class _Document:
             }
         )
 
-    def _evidence(self, start: int, end: int, heading_path: list[str], section_kind: str) -> dict[str, Any]:
+    def _evidence(self, start: int, end: int, heading_path: list[str], section_kind: str) -> EvidenceJson:
         excerpt = self.data[start:end]
         if len(excerpt) > md.MAX_EVIDENCE_ITEM:
             raise CaptureError(
                 f"an evidence item is larger than {md.MAX_EVIDENCE_ITEM} bytes", "capture_limit_exceeded"
             )
         line = self.data.count(b"\n", 0, start) + 1
-        span = {"byte_start": start, "byte_end": end, "line_start": line, "line_end": line + excerpt[:-1].count(b"\n")}
+        span: SpanJson = {
+            "byte_start": start,
+            "byte_end": end,
+            "line_start": line,
+            "line_end": line + excerpt[:-1].count(b"\n"),
+        }
         return {
             "source_id": self.source_id,
             "locator": dict(self.locator),

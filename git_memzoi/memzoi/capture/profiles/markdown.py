@@ -11,10 +11,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import InputError
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.capture.schema import DiagnosticJson, EvidenceJson, ExtractedJson, MemoryJson, SpanJson
 
 PROFILE = "markdown-deterministic"
 EXTRACTOR = {"kind": "deterministic", "id": "memzoi-markdown", "version": "1.0.0"}
@@ -99,8 +102,8 @@ class Heading:
 class Extraction:
     """What the profile found: candidates (JSON-ready), diagnostics, and whether prohibited content was seen."""
 
-    candidates: list[dict[str, Any]] = field(default_factory=list)
-    diagnostics: list[dict[str, Any]] = field(default_factory=list)
+    candidates: list[ExtractedJson] = field(default_factory=list)
+    diagnostics: list[DiagnosticJson] = field(default_factory=list)
     blocked: bool = False
 
 
@@ -109,7 +112,7 @@ def blocked(source_id: str, findings: list[Any], line: int | None = None) -> Ext
     per source naming the first line (``line`` when the scanned text was a projection of the source) and the rules
     and classes found, never the text (memzoi-spec.md §9.8)."""
     first = findings[0].line if line is None else line
-    diagnostic = {
+    diagnostic: DiagnosticJson = {
         "code": "prohibited_content_detected",
         "source_id": source_id,
         "line_start": first,
@@ -154,7 +157,7 @@ def typed(text: str) -> tuple[str, str, str, str] | None:
     return None
 
 
-def _span(data: bytes, start: int, end: int, line_start: int) -> dict[str, int]:
+def _span(data: bytes, start: int, end: int, line_start: int) -> SpanJson:
     excerpt = data[start:end]
     return {
         "byte_start": start,
@@ -240,7 +243,7 @@ def extract(source_id: str, path: str, data: bytes) -> Extraction:
     return out
 
 
-def _unsupported(source_id: str, line: int) -> dict[str, Any]:
+def _unsupported(source_id: str, line: int) -> DiagnosticJson:
     return {"code": "unsupported_markdown_content", "source_id": source_id, "line_start": line}
 
 
@@ -249,18 +252,18 @@ def _candidate(
     locator: dict[str, str],
     source_hash: str,
     data: bytes,
-    span: dict[str, int],
+    span: SpanJson,
     heading_path: list[str],
     section_kind: str,
     kind: tuple[str, str, str | None],
     title: str,
     body: str,
-) -> dict[str, Any]:
+) -> ExtractedJson:
     memory_type, lane, routed = kind
     excerpt = data[span["byte_start"] : span["byte_end"]]
     if len(excerpt) > MAX_EVIDENCE_ITEM:
         raise CaptureError(f"an evidence item is larger than {MAX_EVIDENCE_ITEM} bytes", "capture_limit_exceeded")
-    memory = {
+    memory: MemoryJson = {
         "type": memory_type,
         "lane": lane,
         "title": title,
@@ -268,7 +271,7 @@ def _candidate(
         "scope": {"kind": "repo", "id": None, "paths": [locator["path"]]},
         "tags": [],
     }
-    evidence = {
+    evidence: EvidenceJson = {
         "source_id": source_id,
         "locator": locator,
         "source_content_hash": source_hash,

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from git_memzoi.memzoi.capture.schema import PlanJson
     from git_memzoi.memzoi.workspace import Workspace
 
 REVIEWER = "capture-eval-reviewer"
@@ -71,7 +72,7 @@ class Observed:
     """What the capture surface did for one case: both plans, timings, the review and apply results (or the
     error codes they raised), and every text the surface emitted (for the no-echo check)."""
 
-    plan: dict[str, Any]
+    plan: PlanJson
     deterministic: bool
     wrote_while_planning: bool
     latency_ms: float

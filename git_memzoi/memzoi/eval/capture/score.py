@@ -177,7 +177,7 @@ def compare(box: Project, case: Mapping[str, Any], observed: Observed, profiles:
     """Every count and assertion of one case except the stale ones (added by the runner from a second project)."""
     plan, expected = observed.plan, case["expected"]
     matched = match(plan, case)
-    by_plan = {c["candidate_id"]: c for c in plan.get("candidates") or ()}
+    by_plan: dict[str, Mapping[str, Any]] = {c["candidate_id"]: c for c in plan.get("candidates") or ()}
     wanted = {c["id"]: c for c in expected.get("candidates") or ()}
     destination = [by_plan[p]["classification"]["destination"] == wanted[e]["destination"] for e, p in matched.items()]
     sensitivity = [by_plan[p]["classification"]["sensitivity"] == wanted[e]["sensitivity"] for e, p in matched.items()]

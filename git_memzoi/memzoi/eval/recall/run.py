@@ -186,7 +186,7 @@ def observe(box: Sandbox, case: Case) -> Observation:
     return Observation(tuple(retrieved), usage, latency, assertions)
 
 
-_Call = tuple[list[tuple[str, tuple[Mapping[str, Any], ...]]], int | None, dict[str, bool]]
+_Call = tuple[Sequence[tuple[str, tuple[Mapping[str, Any], ...]]], int | None, dict[str, bool]]
 
 
 def _search(box: Sandbox, case: Case) -> _Call:

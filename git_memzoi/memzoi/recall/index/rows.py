@@ -13,7 +13,7 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from git_memzoi.core import frontmatter
 from git_memzoi.core.hashing import content_hash
@@ -21,6 +21,9 @@ from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import okf, okf_subset
 from git_memzoi.memzoi.records.retention import decide
 from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES, SYMLINK_REASON, Problem
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.recall.schema import RecordJson
 
 RUNTIME_DESTINATIONS = ("local", "session")
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
@@ -186,9 +189,14 @@ def micros(timestamp: str) -> int:
     return (parsed - _EPOCH) // dt.timedelta(microseconds=1)
 
 
-def record_json(row: Mapping[str, Any]) -> dict[str, Any]:
+class _Capture(TypedDict, total=False):
+    capture: dict[str, Any]
+
+
+def record_json(row: Mapping[str, Any]) -> RecordJson:
     """The record JSON of memzoi-spec.md §4 (``memory_type``, ``scope_kind`` ...) from an index row."""
-    out: dict[str, Any] = {
+    capture: _Capture = {} if row["capture"] is None else {"capture": json.loads(row["capture"])}
+    return {
         "id": row["id"],
         "memory_type": row["type"],
         "lane": row["lane"],
@@ -203,18 +211,12 @@ def record_json(row: Mapping[str, Any]) -> dict[str, Any]:
         "source_kind": row["source_kind"],
         "source_ref": row["source_ref"],
         "proposal_id": row["proposal_id"],
+        **capture,  # between proposal_id and content_hash, where the record JSON has always had it
+        "content_hash": row["content_hash"],
+        "created_at": row["created_at"],
+        "updated_at": row["updated_at"],
+        "supersedes_id": row["supersedes_id"],
+        "retention": json.loads(row["retention"]),
+        "origin": json.loads(row["origin"]),
+        "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
     }
-    if row["capture"] is not None:
-        out["capture"] = json.loads(row["capture"])
-    out.update(
-        {
-            "content_hash": row["content_hash"],
-            "created_at": row["created_at"],
-            "updated_at": row["updated_at"],
-            "supersedes_id": row["supersedes_id"],
-            "retention": json.loads(row["retention"]),
-            "origin": json.loads(row["origin"]),
-            "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
-        }
-    )
-    return out

@@ -1,0 +1,258 @@
+"""The ``--json`` shapes of recall (memzoi-spec.md §4 search, §5 context and handoff, §6 precheck), as named types.
+
+Each is a :class:`~typing.TypedDict`: the builders in :mod:`~git_memzoi.memzoi.recall.search`,
+:mod:`~git_memzoi.memzoi.recall.precheck`, :mod:`~git_memzoi.memzoi.recall.pack` and
+:mod:`~git_memzoi.memzoi.recall.suspect` return these, and the CLI and the MCP server print them as built. The key
+order of an object is its builder's, never the order here. Pure: names only, nothing is built or read.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NotRequired, TypedDict
+
+
+class RecordJson(TypedDict):
+    """The record JSON of §4, from an index row (``capture`` only for captured memory)."""
+
+    id: str
+    memory_type: str
+    lane: str
+    destination: str
+    scope_kind: str
+    scope_id: str | None
+    visibility: str
+    title: str
+    body: str
+    status: str
+    confidence: float
+    source_kind: str | None
+    source_ref: str | None
+    proposal_id: str | None
+    capture: NotRequired[dict[str, Any]]
+    content_hash: str
+    created_at: str
+    updated_at: str
+    supersedes_id: str | None
+    retention: dict[str, Any]
+    origin: dict[str, Any]
+    lineage: dict[str, Any] | None
+
+
+class CitationJson(TypedDict):
+    """Where a recalled memory comes from: ``provenance`` (and ``plane``) ``git`` for repo records, ``runtime``
+    for local and session ones; ``path`` is the cited ``applies_to`` path (``None`` without one)."""
+
+    record_id: str
+    memory_type: str
+    scope_kind: str
+    provenance: str
+    plane: str
+    destination: str
+    visibility: str
+    source_kind: str | None
+    source_ref: str | None
+    path: str | None
+    capture: NotRequired[dict[str, Any]]
+
+
+class VerdictJson(TypedDict):
+    """One reason a record is suspect: a memkeep verdict (``scope_hit``, ``ttl_expired``, ``dependency_suspect``,
+    ``anchor_unreachable``...), its message and its evidence keys."""
+
+    reason: str
+    message: str
+    evidence: dict[str, Any]
+
+
+class SuspectJson(TypedDict):
+    """A suspect record's mark: its verdicts, in the staleness core's order."""
+
+    reasons: list[VerdictJson]
+
+
+class PathJson(TypedDict):
+    """One ``applies_to`` path of a result (symbol and lines are never known: ``None``)."""
+
+    path: str
+    symbol: str | None
+    line_start: int | None
+    line_end: int | None
+
+
+class SignalsJson(TypedDict):
+    """The ranking signals of a context-pack candidate (§5)."""
+
+    fts_match: bool
+    fts_score: float
+    path_score: int
+    type_priority: int
+    lane_priority: int
+    destination_priority: int
+    confidence: float
+
+
+class RankingJson(TypedDict):
+    """A context-pack candidate's score, the signals it is made of, and the reasons in words."""
+
+    score: float
+    signals: SignalsJson
+    reasons: list[str]
+
+
+class SearchResultJson(TypedDict):
+    """One search result (§4), also a context pack's ``records`` item (``ranking`` set only there)."""
+
+    record: RecordJson
+    score: float
+    snippet: str
+    rationale: str
+    ranking: RankingJson | None
+    paths: list[PathJson]
+    citations: list[CitationJson]
+    suspect: SuspectJson | None
+
+
+class WithheldJson(TypedDict):
+    """A recalled record left out because it holds a credential: where and which rule, never its text (in a
+    context pack's ``omitted``, with ``estimated_size`` 0)."""
+
+    record_id: str
+    title: str
+    type: str
+    lane: str
+    destination: str
+    estimated_size: NotRequired[int]
+    reason: str
+    rule: str
+    field: str
+    path: str
+
+
+class SearchJson(TypedDict):
+    """``search --json``."""
+
+    query: str
+    destination: str
+    limit: int
+    filters: dict[str, str]
+    path: str | None
+    results: list[SearchResultJson]
+    withheld: list[WithheldJson]
+    warnings: list[str]
+
+
+class WarningJson(TypedDict):
+    """One precheck warning (§6): ``severity`` is ``high`` for a risk, else ``warning``."""
+
+    id: str
+    record_id: str
+    message: str
+    severity: str
+    citations: list[CitationJson]
+    suggested_next_step: str
+    suspect: SuspectJson | None
+
+
+class PrecheckJson(TypedDict):
+    """``precheck --json`` (``withheld`` only when a record was withheld)."""
+
+    warnings: list[WarningJson]
+    withheld: NotRequired[list[WithheldJson]]
+
+
+class PolicyJson(TypedDict):
+    """The destinations a context pack was asked for and those its records came from."""
+
+    include_local: bool
+    include_session: bool
+    requested_destinations: list[str]
+    included_destinations: list[str]
+
+
+class BudgetJson(TypedDict):
+    """A context pack's budget, counted in ``approx_words``."""
+
+    requested: int | None
+    effective: int
+    used: int
+    unit: str
+    estimated_used: int
+    estimate_unit: str
+    estimator: str
+    candidate_records: int
+    selected_records: int
+    rendered_words: int
+    truncated: bool
+
+
+class IncludedJson(TypedDict):
+    """A record a context pack's prompt shows (``truncated`` when only in part)."""
+
+    record_id: str
+    title: str
+    type: str
+    lane: str
+    scope_kind: str
+    path: str | None
+    citation: CitationJson
+    provenance: str
+    destination: str
+    score: float
+    rationale: str
+    estimated_size: int
+    truncated: bool
+    suspect: SuspectJson | None
+
+
+class OmittedJson(TypedDict):
+    """A relevant record a context pack left out for its budget."""
+
+    record_id: str
+    title: str
+    type: str
+    lane: str
+    destination: str
+    estimated_size: int
+    reason: str
+
+
+class ContextPackJson(TypedDict):
+    """``context --json`` (§5): the prompt, its records and citations, the budget, what was left out and why."""
+
+    id: str
+    task: str
+    prompt: str
+    records: list[SearchResultJson]
+    citations: list[CitationJson]
+    token_budget: int | None
+    policy: PolicyJson
+    budget: BudgetJson
+    included: list[IncludedJson]
+    omitted: list[WithheldJson | OmittedJson]
+    warnings: list[str]
+    next_queries: list[str]
+    created_at: str
+
+
+class InboxCountsJson(TypedDict):
+    """The open proposal inbox of a handoff."""
+
+    source: str
+    open_total: int
+    pending: int
+    validated: int
+    approved: int
+
+
+class HandoffJson(TypedDict):
+    """``handoff --json`` (§5 "Handoff"): the context pack for the next agent and the open inbox counts."""
+
+    id: str
+    task: str
+    path_prefix: str | None
+    token_budget: int | None
+    include_local: bool
+    include_session: bool
+    proposal_inbox: InboxCountsJson
+    context: ContextPackJson
+    created_at: str
