@@ -7,25 +7,12 @@ Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.c
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
 import click
 
 from git_memzoi.cli.app import actor_option, emit_json, json_option
-
-
-def _context(ctx: click.Context, actor: str | None = None) -> Any:
-    from git_memzoi.cli.workspace import open_workspace
-
-    return open_workspace(ctx, actor=actor)
-
-
-def _path(ctx: click.Context, value: str) -> Path:
-    from git_memzoi.cli.workspace import start_dir
-
-    path = Path(value)
-    return path if path.is_absolute() else Path(start_dir(ctx)) / path
+from git_memzoi.cli.workspace import given_path, open_workspace
 
 
 def _bytes(ctx: click.Context, value: str | None) -> bytes | None:
@@ -41,19 +28,19 @@ def _bytes(ctx: click.Context, value: str | None) -> bytes | None:
         if len(data) > capture_artifacts.MAX_ARTIFACT_BYTES:
             raise capture_markdown.CaptureError("--source-bytes: at most 2 MiB", "source_too_large")
         return bytes(data)
-    return capture_artifacts.small_file(_path(ctx, value), "source bytes file", "source_not_found")
+    return capture_artifacts.small_file(given_path(ctx, value), "source bytes file", "source_not_found")
 
 
 def _prior(ctx: click.Context, value: str | None) -> dict[str, Any] | None:
     from git_memzoi.memzoi import capture_artifacts, capture_review
 
-    return capture_artifacts.read_artifact(_path(ctx, value), capture_review.REVIEW_SCHEMA) if value else None
+    return capture_artifacts.read_artifact(given_path(ctx, value), capture_review.REVIEW_SCHEMA) if value else None
 
 
 def _finish(ctx: click.Context, core: Any, artifact: Mapping[str, Any], output: str | None, as_json: bool) -> None:
     from git_memzoi.memzoi import capture_artifacts
 
-    saved = capture_artifacts.save_artifact(core, _path(ctx, output), artifact) if output else None
+    saved = capture_artifacts.save_artifact(core, given_path(ctx, output), artifact) if output else None
     if as_json:
         emit_json(artifact)
         return
@@ -118,15 +105,13 @@ def plan(
         )
     if source_bytes is not None and request_file is None:
         raise capture_markdown.CaptureError("--source-bytes goes with --request-file", "invalid_capture_request")
-    context = _context(ctx)
+    ws = open_workspace(ctx)
     if request_file is not None:
-        request = capture_artifacts.read_request(_path(ctx, request_file))
-        artifact = core.plan_request(
-            context, request, capture_sources.bind_supplied(request, _bytes(ctx, source_bytes))
-        )
+        request = capture_artifacts.read_request(given_path(ctx, request_file))
+        artifact = core.plan_request(ws, request, capture_sources.bind_supplied(request, _bytes(ctx, source_bytes)))
     else:
-        artifact = core.plan(context, str(source), source_id or "source-1")
-    _finish(ctx, context, artifact, output, as_json)
+        artifact = core.plan(ws, str(source), source_id or "source-1")
+    _finish(ctx, ws, artifact, output, as_json)
     ctx.exit(1 if artifact["status"] == "blocked" else 0)  # the redacted plan is printed; the privacy gate refused it
 
 
@@ -163,11 +148,11 @@ def review(
     from git_memzoi.memzoi import capture_artifacts, capture_plan, capture_sources
     from git_memzoi.memzoi import capture_review as core
 
-    context = _context(ctx)
-    supplied = capture_artifacts.read_artifact(_path(ctx, plan_file), capture_plan.PLAN_SCHEMA)
-    decisions = capture_artifacts.read_artifact(_path(ctx, decisions_file), core.REVIEW_INPUT_SCHEMA)
+    ws = open_workspace(ctx)
+    supplied = capture_artifacts.read_artifact(given_path(ctx, plan_file), capture_plan.PLAN_SCHEMA)
+    decisions = capture_artifacts.read_artifact(given_path(ctx, decisions_file), core.REVIEW_INPUT_SCHEMA)
     artifact = core.review(
-        context,
+        ws,
         supplied,
         decisions,
         reviewed_by=reviewed_by,
@@ -175,7 +160,7 @@ def review(
         prior=_prior(ctx, prior_review_file),
         source_bytes=capture_sources.bind_supplied(supplied.get("request"), _bytes(ctx, source_bytes)),
     )
-    _finish(ctx, context, artifact, output, as_json)
+    _finish(ctx, ws, artifact, output, as_json)
 
 
 @capture.command("apply")
@@ -207,11 +192,11 @@ def apply(
     from git_memzoi.memzoi import capture_artifacts, capture_plan, capture_sources
     from git_memzoi.memzoi import capture_review as core
 
-    context = _context(ctx, actor)
-    supplied_plan = capture_artifacts.read_artifact(_path(ctx, plan_file), capture_plan.PLAN_SCHEMA)
-    supplied_review = capture_artifacts.read_artifact(_path(ctx, review_file), core.REVIEW_SCHEMA)
+    ws = open_workspace(ctx, actor=actor)
+    supplied_plan = capture_artifacts.read_artifact(given_path(ctx, plan_file), capture_plan.PLAN_SCHEMA)
+    supplied_review = capture_artifacts.read_artifact(given_path(ctx, review_file), core.REVIEW_SCHEMA)
     result = core.apply(
-        context,
+        ws,
         supplied_plan,
         supplied_review,
         plan_id=plan_id,

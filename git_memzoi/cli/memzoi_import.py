@@ -6,25 +6,12 @@ Each command reads the manifest, calls one function of :mod:`git_memzoi.memzoi.i
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
 
 from git_memzoi.cli.app import emit_json, json_option
-
-
-def _context(ctx: click.Context, actor: str) -> Any:
-    from git_memzoi.cli.workspace import open_workspace
-
-    return open_workspace(ctx, actor=actor.strip() or None)
-
-
-def _path(ctx: click.Context, value: str) -> Path:
-    from git_memzoi.cli.workspace import start_dir
-
-    path = Path(value)
-    return path if path.is_absolute() else Path(start_dir(ctx)) / path
+from git_memzoi.cli.workspace import given_path, open_workspace
 
 
 def _show(result: dict[str, Any]) -> None:
@@ -68,7 +55,9 @@ def plan(ctx: click.Context, from_file: str, actor: str, as_json: bool) -> None:
     """
     from git_memzoi.memzoi import importer
 
-    result = importer.plan_file(_context(ctx, actor), _path(ctx, from_file), actor=actor)
+    result = importer.plan_file(
+        open_workspace(ctx, actor=actor.strip() or None), given_path(ctx, from_file), actor=actor
+    )
     if as_json:
         emit_json(result)
     else:
@@ -91,7 +80,9 @@ def apply(ctx: click.Context, from_file: str, plan_id: str, actor: str, as_json:
     """
     from git_memzoi.memzoi import import_apply
 
-    result = import_apply.apply_file(_context(ctx, actor), _path(ctx, from_file), plan_id=plan_id, actor=actor)
+    result = import_apply.apply_file(
+        open_workspace(ctx, actor=actor.strip() or None), given_path(ctx, from_file), plan_id=plan_id, actor=actor
+    )
     if as_json:
         emit_json(result)
     else:

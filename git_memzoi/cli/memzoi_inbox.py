@@ -137,9 +137,9 @@ def propose(
         applies_to=applies_to,
     )
     override = "manual" if manual else "auto" if auto_approve else None
-    context, home = open_workspace(ctx, actor=draft.actor), memzoi_home()
+    ws, home = open_workspace(ctx, actor=draft.actor), memzoi_home()
     result = guard_sensitivity(
-        ctx, as_json, lambda: inbox.propose(context, draft, memzoi_home=home, override=override, apply=apply_now)
+        ctx, as_json, lambda: inbox.propose(ws, draft, memzoi_home=home, override=override, apply=apply_now)
     )
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -284,8 +284,8 @@ def approve(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bo
     """
     from git_memzoi.memzoi import inbox
 
-    context = open_workspace(ctx, actor=actor)
-    outcome = guard_sensitivity(ctx, as_json, lambda: inbox.approve(context, proposal_id, actor=actor or "cli"))
+    ws = open_workspace(ctx, actor=actor)
+    outcome = guard_sensitivity(ctx, as_json, lambda: inbox.approve(ws, proposal_id, actor=actor or "cli"))
     _outcome("approved", outcome, as_json)
 
 
@@ -318,8 +318,8 @@ def apply(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bool
     """
     from git_memzoi.memzoi import inbox
 
-    context = open_workspace(ctx, actor=actor)
-    outcome = guard_sensitivity(ctx, as_json, lambda: inbox.apply_proposal(context, proposal_id, actor=actor or "cli"))
+    ws = open_workspace(ctx, actor=actor)
+    outcome = guard_sensitivity(ctx, as_json, lambda: inbox.apply_proposal(ws, proposal_id, actor=actor or "cli"))
     _outcome("applied", outcome, as_json)
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from git_memzoi.cli.app import actor_option, emit_json, json_option
+from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi import packets
@@ -40,12 +41,6 @@ def guard_sensitivity(ctx: click.Context, as_json: bool, call: Callable[[], T]) 
         raise AssertionError("unreachable") from None
 
 
-def _context(ctx: click.Context, actor: str | None = None) -> Any:
-    from git_memzoi.cli.workspace import open_workspace
-
-    return open_workspace(ctx, actor=actor)
-
-
 # ------------------------------------------------------------------------------------------------ proposal-files
 
 
@@ -67,7 +62,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
     """
     from git_memzoi.memzoi import proposal_files as pf
 
-    entries = pf.list_packets(_context(ctx).layout)
+    entries = pf.list_packets(open_workspace(ctx).layout)
     if as_json:
         emit_json({"schema_version": SCHEMA_VERSION, "proposals": [_entry_json(e) for e in entries]})
         return
@@ -87,7 +82,7 @@ def show_cmd(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     """
     from git_memzoi.memzoi import proposal_files as pf
 
-    entry = pf.show_packet(_context(ctx).layout, proposal_id)
+    entry = pf.show_packet(open_workspace(ctx).layout, proposal_id)
     if entry.packet is None and entry.problem is not None:
         raise entry.problem
     assert entry.packet is not None
@@ -116,7 +111,7 @@ def validate_cmd(ctx: click.Context, as_json: bool) -> None:
     """
     from git_memzoi.memzoi import proposal_files as pf
 
-    checks = pf.validate(_context(ctx).layout)
+    checks = pf.validate(open_workspace(ctx).layout)
     invalid = sum(1 for _, issues in checks if issues)
     if as_json:
         emit_json(
@@ -148,7 +143,7 @@ def apply_cmd(ctx: click.Context, proposal_id: str, actor: str | None, as_json: 
     """
     from git_memzoi.memzoi import proposal_files as pf
 
-    c = _context(ctx, actor)
+    c = open_workspace(ctx, actor=actor)
     r = guard_sensitivity(ctx, as_json, lambda: pf.apply_packet(c, proposal_id, actor=c.actor))
     if as_json:
         emit_json(
@@ -192,7 +187,7 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
     """
     from git_memzoi.memzoi import proposal_files as pf
 
-    c = _context(ctx, actor)
+    c = open_workspace(ctx, actor=actor)
     r = pf.reject_packet(c, proposal_id, reason=reason, actor=c.actor)
     if as_json:
         emit_json(
@@ -250,7 +245,7 @@ def supersede_cmd(
     """
     from git_memzoi.memzoi import lifecycle
 
-    c = _context(ctx, actor)
+    c = open_workspace(ctx, actor=actor)
     r = guard_sensitivity(
         ctx,
         as_json,
@@ -295,7 +290,7 @@ def tombstone_cmd(ctx: click.Context, record_id: str, reason: str, actor: str | 
     """
     from git_memzoi.memzoi import lifecycle
 
-    c = _context(ctx, actor)
+    c = open_workspace(ctx, actor=actor)
     r = lifecycle.tombstone(c, record_id, reason=reason, actor=c.actor)
     if as_json:
         emit_json(

@@ -7,14 +7,15 @@ Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.r
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import click
 
 from git_memzoi.cli.app import emit_json, json_option
+from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi import recall_schema
+    from git_memzoi.memzoi import Workspace, recall_schema
 
 _budget = click.option(
     "--token-budget",
@@ -26,19 +27,13 @@ _local = click.option("--include-local", is_flag=True, help="Also recall private
 _session = click.option("--include-session", is_flag=True, help="Also recall session checkpoints.")
 
 
-def _context(ctx: click.Context) -> Any:
-    from git_memzoi.cli.workspace import open_workspace
-
-    return open_workspace(ctx)
-
-
-def _opened(ctx: click.Context, path: str | None) -> tuple[Any, str | None]:
-    """The command's context and its ``--path`` made repository-relative, refused (exit 2, ``path_outside_repo``)
+def _opened(ctx: click.Context, path: str | None) -> tuple[Workspace, str | None]:
+    """The command's workspace and its ``--path`` made repository-relative, refused (exit 2, ``path_outside_repo``)
     before anything is read or the index refreshed when it leaves the repository."""
     from git_memzoi.core.paths import request_path
 
-    context = _context(ctx)
-    return context, request_path(path, context.layout.root)
+    ws = open_workspace(ctx)
+    return ws, request_path(path, ws.layout.root)
 
 
 def _suspect_note(suspect: recall_schema.SuspectJson | None) -> str:
@@ -83,9 +78,9 @@ def search(
     """
     from git_memzoi.memzoi import search as run
 
-    memzoi_ctx, path = _opened(ctx, path)
+    ws, path = _opened(ctx, path)
     response = run.search(
-        memzoi_ctx,
+        ws,
         query,
         scope_kind=scope_kind,
         scope_id=scope_id,
@@ -133,9 +128,9 @@ def context(
     """
     from git_memzoi.memzoi import context_pack as run
 
-    memzoi_ctx, path = _opened(ctx, path)
+    ws, path = _opened(ctx, path)
     pack = run.build(
-        memzoi_ctx,
+        ws,
         task,
         path=path,
         token_budget=token_budget,
@@ -175,9 +170,9 @@ def handoff(
     """
     from git_memzoi.memzoi import context_pack as run
 
-    memzoi_ctx, path = _opened(ctx, path)
+    ws, path = _opened(ctx, path)
     result = run.handoff(
-        memzoi_ctx,
+        ws,
         task=task,
         path=path,
         token_budget=token_budget,
@@ -213,8 +208,8 @@ def precheck(
     """
     from git_memzoi.memzoi import precheck as run
 
-    memzoi_ctx, path = _opened(ctx, path)
-    result = run.precheck(memzoi_ctx, path=path, action=action, command=command_text, scope_kind=scope_kind)
+    ws, path = _opened(ctx, path)
+    result = run.precheck(ws, path=path, action=action, command=command_text, scope_kind=scope_kind)
     if as_json:
         emit_json(result.to_json())
         return

@@ -13,15 +13,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_memzoi.cli.app import actor_option, emit_json, json_option
+from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi import recall_schema
-
-
-def _context(ctx: click.Context, actor: str | None = None) -> Any:
-    from git_memzoi.cli.workspace import open_workspace
-
-    return open_workspace(ctx, actor=actor)
 
 
 def _record_line(record: recall_schema.RecordJson) -> str:
@@ -47,7 +42,7 @@ def local_add(ctx: click.Context, memory_type: str, title: str, body: str, actor
     """
     from git_memzoi.memzoi import local_memory
 
-    written = local_memory.add_local(_context(ctx, actor), memory_type=memory_type, title=title, body=body)
+    written = local_memory.add_local(open_workspace(ctx, actor=actor), memory_type=memory_type, title=title, body=body)
     if as_json:
         emit_json(written.to_json())
     else:
@@ -64,7 +59,7 @@ def local_list(ctx: click.Context, as_json: bool) -> None:
     """
     from git_memzoi.memzoi import local_memory
 
-    records = local_memory.list_records(_context(ctx), "local")
+    records = local_memory.list_records(open_workspace(ctx), "local")
     _render_list(records, "local", as_json)
 
 
@@ -80,7 +75,7 @@ def local_search(ctx: click.Context, query: str, limit: int, as_json: bool) -> N
     """
     from git_memzoi.memzoi import local_memory
 
-    result = local_memory.search_local(_context(ctx), query, limit=limit)
+    result = local_memory.search_local(open_workspace(ctx), query, limit=limit)
     if as_json:
         emit_json(result)
         return
@@ -117,7 +112,7 @@ def checkpoint_add(
     """
     from git_memzoi.memzoi import checkpoints
 
-    written = checkpoints.add_checkpoint(_context(ctx, actor), task=task, note=note, from_file=from_file)
+    written = checkpoints.add_checkpoint(open_workspace(ctx, actor=actor), task=task, note=note, from_file=from_file)
     if as_json:
         emit_json(written.to_json())
     else:
@@ -134,7 +129,7 @@ def checkpoint_list(ctx: click.Context, as_json: bool) -> None:
     """
     from git_memzoi.memzoi import local_memory
 
-    _render_list(local_memory.list_records(_context(ctx), "session"), "session", as_json)
+    _render_list(local_memory.list_records(open_workspace(ctx), "session"), "session", as_json)
 
 
 def _render_list(records: Sequence[recall_schema.RecordJson], destination: str, as_json: bool) -> None:
@@ -170,7 +165,9 @@ def session_end(
     """
     from git_memzoi.memzoi import session_end
 
-    result = session_end.session_end(_context(ctx, actor), from_file=from_file, from_checkpoint=from_checkpoint)
+    result = session_end.session_end(
+        open_workspace(ctx, actor=actor), from_file=from_file, from_checkpoint=from_checkpoint
+    )
     if as_json:
         emit_json(result.to_json())
     else:
@@ -212,7 +209,7 @@ def events_export(ctx: click.Context, jsonl: bool) -> None:
 
     if not jsonl:
         raise InputError("choose the export format: --jsonl", "bad_usage")
-    for line in event_log.export(_context(ctx).layout):
+    for line in event_log.export(open_workspace(ctx).layout):
         click.echo(line)
 
 
@@ -227,7 +224,7 @@ def rebuild(ctx: click.Context, actor: str | None, as_json: bool) -> None:
     """
     from git_memzoi.memzoi import local_memory
 
-    result = local_memory.rebuild(_context(ctx, actor))
+    result = local_memory.rebuild(open_workspace(ctx, actor=actor))
     if as_json:
         emit_json(result.to_json())
         return

@@ -18,6 +18,12 @@ def start_dir(ctx: click.Context) -> Path:
     return Path(directory) if directory else Path.cwd()
 
 
+def given_path(ctx: click.Context, value: str) -> Path:
+    """A path given on the command line: absolute as given, else relative to the start directory (``-C``)."""
+    path = Path(value)
+    return path if path.is_absolute() else start_dir(ctx) / path
+
+
 def open_workspace(ctx: click.Context, *, actor: str | None = None, initialized: bool = True) -> Workspace:
     """The :class:`~git_memzoi.memzoi.Workspace` of this command (the clock honours ``MEMZOI_NOW``)."""
     from git_memzoi.core.clock import SystemClock
