@@ -14,12 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 
-from git_memzoi.cli.memkeep import cli
-from tests.conftest import Repo, entry_text
+from tests.support.repos import TODAY, Repo, entry_text, memkeep
 
-TODAY = "2026-11-30"
 STORE = "agent-memory"
 
 
@@ -36,14 +34,9 @@ def put(
     return repo.write(f"{store}/entries/{entry_id}.md", text)
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
     """Invoke the CLI in-process; never a traceback, never an internal error."""
-    result = CliRunner().invoke(cli, list(args), env={"MEMZOI_TODAY": TODAY, **(env or {})})
-    assert "Traceback" not in result.output, result.output
-    assert "Traceback" not in result.stderr, result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
-    return result
+    return memkeep(*args, env=env)
 
 
 def in_repo(repo: Repo, *args: str, env: dict[str, str] | None = None) -> Any:

@@ -16,30 +16,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
-from git_memzoi.cli.memkeep import cli
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.gitview_fake import linear_history
 from git_memzoi.memkeep.entries import Entry, parse_check
 from git_memzoi.memkeep.staleness import compute
-from tests.conftest import Repo, entry_text
+from tests.support.repos import PROJECT, Repo, entry_text, memkeep
 
-TODAY = "2026-11-30"
 STORE = "agent-memory"
-PROJECT = Path(__file__).resolve().parents[2]
 
 
 def put(repo: Repo, entry_id: str, *, anchor: str | None, scope: list[str] | None = None, **kw: Any) -> Path:
     return repo.write(f"{STORE}/entries/{entry_id}.md", entry_text(entry_id, anchor=anchor, scope=scope, **kw))
 
 
-def run(repo: Repo | None, *args: str) -> Any:
+def run(repo: Repo | None, *args: str) -> Result:
     where = ["-C", str(repo.root)] if repo else []
-    result = CliRunner().invoke(cli, [*where, *args], env={"MEMZOI_TODAY": TODAY})
-    assert "Traceback" not in result.output + result.stderr
-    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
-    return result
+    return memkeep(*where, *args)
 
 
 def as_json(result: Any) -> dict[str, Any]:

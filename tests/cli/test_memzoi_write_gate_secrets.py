@@ -11,9 +11,8 @@ import random
 import string
 from pathlib import Path
 
-from tests.cli.memzoi_run import ok_json, run
-from tests.conftest import Repo
-from tests.integration.test_proposal_files import packet_text
+from tests.memzoi.proposals.test_proposal_files import packet_text
+from tests.support.repos import Repo, ok_json, run
 
 
 def _key() -> str:
