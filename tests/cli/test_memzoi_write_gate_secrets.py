@@ -32,10 +32,10 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 def refused(result: object, key: str) -> dict[str, object]:
-    assert result.exit_code == 2, (result.stdout, result.stderr)  # type: ignore[attr-defined]
-    error = json.loads(result.stdout)["error"]  # type: ignore[attr-defined]
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    error = json.loads(result.stdout)["error"]
     assert error["code"] == "prohibited_content_detected" and "AWS Access Key" in error["message"]
-    assert key not in result.stdout + result.stderr  # type: ignore[attr-defined]
+    assert key not in result.stdout + result.stderr
     return error
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -11,7 +12,7 @@ from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 from tests.support.repos import Repo
 
 
-def cache_file(repo: Repo):  # type: ignore[no-untyped-def]
+def cache_file(repo: Repo) -> Path:
     return repo.root / ".git" / "memzoi" / "cache" / "segments.json"
 
 

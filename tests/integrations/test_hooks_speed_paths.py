@@ -53,7 +53,7 @@ def test_staged_memory_file_is_scanned(store_repo: Repo) -> None:
     store_repo.write(".memzoi/records/note.md", "---\nid: note\n---\nno fields\n")
     store_repo.git("add", "-A")
     result = probe(store_repo.root)
-    assert result["exit"] == 1 and "detect_secrets" in result["modules"]  # type: ignore[operator]
+    assert result["exit"] == 1 and "detect_secrets" in result["modules"]
 
 
 def _git_staged(root: Path) -> list[tuple[str, str]]:

@@ -58,7 +58,7 @@ def reference_suspects(entries: list[Entry]) -> set[str]:
 
 
 @given(graphs, st.randoms(use_true_random=False))
-def test_fixpoint_is_order_independent_and_matches_the_formula(graph, rnd) -> None:  # type: ignore[no-untyped-def]
+def test_fixpoint_is_order_independent_and_matches_the_formula(graph, rnd) -> None:
     entries = build(*graph)
     shuffled = list(entries)
     rnd.shuffle(shuffled)

@@ -10,7 +10,7 @@ from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.gitview_fake import FakeRepoView, linear_history
 from git_memzoi.memkeep.entries import Entry
 from git_memzoi.memkeep.refs import path_refs
-from git_memzoi.memkeep.staleness import compute
+from git_memzoi.memkeep.staleness import StalenessReport, compute
 
 TODAY = FixedClock(dt.date(2026, 11, 30))
 
@@ -22,7 +22,7 @@ def entry(entry_id: str, **fields: object) -> Entry:
     return Entry(f"agent-memory/entries/{entry_id}.md", base, body, 1, entry_id)
 
 
-def reasons(report) -> list[tuple[str, str]]:  # type: ignore[no-untyped-def]
+def reasons(report: StalenessReport) -> list[tuple[str, str]]:
     return [(v.id, v.reason) for v in report.verdicts]
 
 
@@ -177,4 +177,4 @@ def test_an_entry_served_from_the_parse_cache_equals_one_built_by_its_constructo
     entry = served(*values.values())
     assert entry == Entry(**values) and (entry.id, entry.status, entry.is_live) == ("a", "stale", True)
     with pytest.raises(FrozenInstanceError):
-        entry.path = "b.md"  # type: ignore[misc]
+        entry.path = "b.md"

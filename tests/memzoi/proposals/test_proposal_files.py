@@ -592,7 +592,7 @@ def test_write_pending_packet_reserves_the_next_free_identity(repo: Repo, ctx: W
     file_id, path = proposal_files.write_pending_packet(ctx, packet)
     assert (file_id, path) == ("mem_new-3", repo.root / ".memzoi/proposals/pending/mem_new-3.md")
     assert path.read_text() == packets.render(packets.parse("mem_new-3", "x", path.read_bytes()))
-    assert proposal_files.show_packet(ctx.layout, "mem_new-3").packet.id == "mem_new-3"  # type: ignore[union-attr]
+    assert proposal_files.show_packet(ctx.layout, "mem_new-3").packet.id == "mem_new-3"
     with pytest.raises(SensitivityBlocked):
         proposal_files.write_pending_packet(ctx, packets.parse("d", "d.md", packet_text(sensitivity="secret").encode()))
 

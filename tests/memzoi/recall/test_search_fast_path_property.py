@@ -89,11 +89,11 @@ def cut(size: Callable[[int], int] | None) -> Iterator[None]:
     """The fast path with another number of best matches (``None``: the default)."""
     saved = index_db._top_size
     if size is not None:
-        index_db._top_size = size  # type: ignore[assignment]
+        index_db._top_size = size
     try:
         yield
     finally:
-        index_db._top_size = saved  # type: ignore[assignment]
+        index_db._top_size = saved
 
 
 def counting_verdicts() -> tuple[dict[bool, int], Any]:
