@@ -1,15 +1,22 @@
 """An in-memory :class:`~git_memzoi.core.gitview.RepoView` built from a compact history spec (for tests, evals).
 
 A history is a list of commits, each ``(id, parents, files)`` where ``files`` maps path → content for the
-whole tree at that commit.
+whole tree at that commit. It answers as the pygit2 view does (tests/core/test_gitview_contract.py runs both on the
+same histories), except where it has nothing to go on: it holds no blobs or trees (their ids read as missing, not
+as ``not_commit``), no file modes (a mode-only change is none), and its ids may be names (``c1``), looked up as
+given, shorter prefixes included.
 """
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from git_memzoi.core.gitview import AnchorState
+
+_HEX_ID = re.compile(r"[0-9a-fA-F]{4,64}")  # what the pygit2 view looks up as an object id
 
 
 @dataclass
@@ -36,16 +43,20 @@ class FakeRepoView:
         return self.shallow
 
     def anchor_states(self, revs: Iterable[str]) -> dict[str, tuple[AnchorState, str | None]]:
-        """Resolve each rev by exact id or unique prefix and place it against HEAD."""
+        """Resolve each rev by exact id or unique prefix (hex in any case) and place it against HEAD; a rev that
+        names no commit and is not shaped like an object id (a ref name, an expression) names no commit."""
         return {rev: self._state(rev) for rev in revs}
 
     def _state(self, rev: str) -> tuple[AnchorState, str | None]:
         if self.head_id is None:
             return AnchorState.NO_HEAD, None
-        matches = [c for c in self.commits if c.startswith(rev)]
+        wanted = rev.lower()
+        matches = [rev] if rev in self.commits else [c for c in self.commits if wanted and c.startswith(wanted)]
         if len(matches) > 1:
             return AnchorState.AMBIGUOUS, None
         if not matches:
+            if not _HEX_ID.fullmatch(rev):
+                return AnchorState.NOT_COMMIT, None
             return (AnchorState.SHALLOW if self.shallow else AnchorState.MISSING), None
         oid = matches[0]
         return (AnchorState.ANCESTOR if self._reaches(self.head_id, oid) else AnchorState.NOT_ANCESTOR), oid
@@ -62,20 +73,27 @@ class FakeRepoView:
         return False
 
     def changed_files(self, base: str, head: str) -> list[str]:
-        """Paths whose content differs between the two trees, sorted."""
+        """Paths (NFC) whose content differs between the two trees, sorted."""
         self.calls.append((base, head))
         old, new = self.commits[base][1], self.commits[head][1]
-        return sorted(p for p in set(old) | set(new) if old.get(p) != new.get(p))
+        return sorted({_nfc(p) for p in set(old) | set(new) if old.get(p) != new.get(p)})
 
     def changed_since(self, bases: Iterable[str], head: str) -> dict[str, frozenset[str]]:
         """:meth:`changed_files` for each base."""
         return {base: frozenset(self.changed_files(base, head)) for base in set(bases)}
 
     def path_exists(self, commit: str, path: str) -> bool:
-        """True for a file, or a directory prefix of one, in ``commit``'s tree."""
+        """True for a file, or a directory prefix of one, in ``commit``'s tree (NFC or NFD spelling)."""
         tree = self.commits[commit][1]
-        clean = path.strip("/")
-        return clean in tree or any(p.startswith(clean + "/") for p in tree)
+        for spelling in {path, _nfc(path), unicodedata.normalize("NFD", path)}:
+            clean = spelling.strip("/")
+            if clean in tree or any(p.startswith(clean + "/") for p in tree):
+                return True
+        return False
+
+
+def _nfc(path: str) -> str:
+    return path if path.isascii() else unicodedata.normalize("NFC", path)
 
 
 def linear_history(*trees: Mapping[str, str]) -> FakeRepoView:

@@ -1,7 +1,7 @@
 """The memkeep composition root (io) and public face: wires the git view, the store and the clock to the pure cores.
 
 Each function serves one command and returns a typed result; nothing here prints. ``cli/``, ``mcp/`` and
-``integrations/`` import memkeep only through this module (``tests/unit/test_architecture.py``); the model types
+``integrations/`` import memkeep only through this module (``tests/test_architecture.py``); the model types
 and store helpers they need (:data:`_FACE`) load on first use, so a hook that needs none of them pays nothing.
 """
 

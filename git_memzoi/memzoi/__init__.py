@@ -15,7 +15,7 @@ nothing and a git hook that needs the guard never loads search or capture. The c
 - ``eval/``       the recall and capture trust evals and the value checks their corpora share
 
 Modules inside the package import each other by their real paths, never through this face.
-``tests/unit/test_architecture.py`` enforces both rules and the absence of import cycles.
+``tests/test_architecture.py`` enforces both rules and the absence of import cycles.
 """
 
 from __future__ import annotations

@@ -8,23 +8,22 @@ import json
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
 from git_memzoi.cli.memzoi import cli
 from git_memzoi.integrations import agents
 from git_memzoi.mcp import TOOL_NAMES
-from tests.conftest import Repo, entry_text
+from tests.support import repos
+from tests.support.repos import Repo, entry_text
 
 GIT_MEMZOI = str(Path(sys.executable).parent / "git-memzoi")
 
 
-def run(repo: Repo, *args: str, input: str | None = None) -> Any:
-    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], input=input)
-    assert "Traceback" not in result.output + result.stderr
-    return result
+def run(repo: Repo, *args: str, input: str | None = None) -> Result:
+    """``git memzoi -C <repo> ...`` on the real clock."""
+    return repos.run(repo, *args, env=None, input=input)
 
 
 def proc(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:

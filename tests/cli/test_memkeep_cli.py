@@ -14,12 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 
-from git_memzoi.cli.memkeep import cli
-from tests.conftest import Repo, entry_text
+from tests.support.repos import TODAY, Repo, entry_text, memkeep
 
-TODAY = "2026-11-30"
 STORE = "agent-memory"
 
 
@@ -36,14 +34,9 @@ def put(
     return repo.write(f"{store}/entries/{entry_id}.md", text)
 
 
-def run(*args: str, env: dict[str, str] | None = None) -> Any:
+def run(*args: str, env: dict[str, str] | None = None) -> Result:
     """Invoke the CLI in-process; never a traceback, never an internal error."""
-    result = CliRunner().invoke(cli, list(args), env={"MEMZOI_TODAY": TODAY, **(env or {})})
-    assert "Traceback" not in result.output, result.output
-    assert "Traceback" not in result.stderr, result.stderr
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
-    return result
+    return memkeep(*args, env=env)
 
 
 def in_repo(repo: Repo, *args: str, env: dict[str, str] | None = None) -> Any:
@@ -66,7 +59,7 @@ def pairs(data: dict[str, Any]) -> list[tuple[str, str]]:
 @pytest.fixture
 def base(repo: Repo) -> Repo:
     """A repository with two commits: src/a.py edited after the first (``repo.first``)."""
-    repo.first = repo.commit_paths("first", {"src/a.py": "a\n", "docs/d.md": "d\n"})  # type: ignore[attr-defined]
+    repo.first = repo.commit_paths("first", {"src/a.py": "a\n", "docs/d.md": "d\n"})
     repo.commit_paths("second", {"src/a.py": "a2\n"})
     return repo
 
@@ -232,7 +225,7 @@ def _hook(repo: Repo, event: str) -> Any:
 
 
 def test_hook_session_start_with_suspects(base: Repo) -> None:
-    put(base, "hit", anchor=base.first, scope=["src/**"])  # type: ignore[attr-defined]
+    put(base, "hit", anchor=base.first, scope=["src/**"])
     result = _hook(base, "SessionStart")
     payload = json.loads(result.stdout)
     assert set(payload) == {"hookSpecificOutput"}
@@ -244,14 +237,14 @@ def test_hook_session_start_with_suspects(base: Repo) -> None:
 
 @pytest.mark.parametrize("event", ["UserPromptSubmit", "PostToolUse"])
 def test_hook_context_events_echo_their_own_name(base: Repo, event: str) -> None:
-    put(base, "hit", anchor=base.first, scope=["src/**"])  # type: ignore[attr-defined]
+    put(base, "hit", anchor=base.first, scope=["src/**"])
     payload = json.loads(_hook(base, event).stdout)
     assert payload["hookSpecificOutput"]["hookEventName"] == event
 
 
 @pytest.mark.parametrize("event", ["PreCompact", "Stop"])
 def test_hook_non_context_events_use_system_message(base: Repo, event: str) -> None:
-    put(base, "hit", anchor=base.first, scope=["src/**"])  # type: ignore[attr-defined]
+    put(base, "hit", anchor=base.first, scope=["src/**"])
     payload = json.loads(_hook(base, event).stdout)
     assert "hookSpecificOutput" not in payload
     assert "hit" in payload["systemMessage"]
@@ -287,7 +280,7 @@ def test_hook_in_empty_repository(repo: Repo) -> None:
 
 
 def test_hook_output_stays_small_with_500_suspects(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     for i in range(500):
         put(base, f"claim-{i:03d}", anchor=first, scope=["src/**"], claim=f"Claim number {i} about src " + "x" * 60)
     status = in_repo(base, "status", "--json")
@@ -548,7 +541,7 @@ def _verify_entry(anchor: str, check: str, *, status: str = "verified") -> str:
 
 
 def test_verify_pass_heals_only_anchor_and_verified_at(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     path = base.write(f"{STORE}/entries/subject.md", _verify_entry(first, "{run: 'test -f src/a.py', safe: true}"))
     before = path.read_bytes()
     assert pairs(as_json(in_repo(base, "status", "--json"))) == [("subject", "scope_hit")]
@@ -567,7 +560,7 @@ def test_verify_pass_heals_only_anchor_and_verified_at(base: Repo) -> None:
 
 
 def test_verify_fail_marks_stale(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     path = base.write(f"{STORE}/entries/subject.md", _verify_entry(first, "'test -f src/nope.py'"))
     before = path.read_bytes()
     result = in_repo(base, "verify", "subject", "--json")
@@ -580,7 +573,7 @@ def test_verify_fail_marks_stale(base: Repo) -> None:
 
 
 def test_verify_stale_entry_that_passes_is_verified_again(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     path = base.write(f"{STORE}/entries/subject.md", _verify_entry(first, "'true'", status="stale"))
     before = path.read_bytes()
     result = in_repo(base, "verify", "subject")
@@ -592,7 +585,7 @@ def test_verify_stale_entry_that_passes_is_verified_again(base: Repo) -> None:
 
 @pytest.mark.parametrize(("status", "check", "after"), [("verified", "false", "stale"), ("stale", "true", "verified")])
 def test_verify_keeps_index_in_step_with_the_status_it_writes(base: Repo, status: str, check: str, after: str) -> None:
-    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, f"'{check}'", status=status))  # type: ignore[attr-defined]
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, f"'{check}'", status=status))
     assert in_repo(base, "index").exit_code == 0
     index = base.root / STORE / "INDEX.md"
     assert f"| {status} |" in index.read_text()
@@ -603,7 +596,7 @@ def test_verify_keeps_index_in_step_with_the_status_it_writes(base: Repo, status
 
 
 def test_verify_without_index_does_not_create_one(base: Repo) -> None:
-    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, "'false'"))  # type: ignore[attr-defined]
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, "'false'"))
     index = base.root / STORE / "INDEX.md"
     index.unlink(missing_ok=True)
     assert in_repo(base, "verify", "subject").exit_code == 1
@@ -612,7 +605,7 @@ def test_verify_without_index_does_not_create_one(base: Repo) -> None:
 
 @pytest.mark.parametrize("command", ["exit 3", "exit 127", "sleep 5"])
 def test_verify_check_tool_error_leaves_entry_untouched(base: Repo, command: str) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     check = f"{{run: '{command}', safe: true, timeout_s: 1}}"
     path = base.write(f"{STORE}/entries/subject.md", _verify_entry(first, check))
     before = path.read_bytes()
@@ -623,7 +616,7 @@ def test_verify_check_tool_error_leaves_entry_untouched(base: Repo, command: str
 
 
 def test_verify_all_safe_runs_only_safe_checks_of_suspect_entries(base: Repo, tmp_path: Path) -> None:
-    first, head = base.first, base.head()  # type: ignore[attr-defined]
+    first, head = base.first, base.head()
     marks = tmp_path / "marks"
     marks.mkdir()
 
@@ -669,7 +662,7 @@ def test_verify_all_safe_runs_only_safe_checks_of_suspect_entries(base: Repo, tm
 
 
 def test_verify_dry_run_single_entry_writes_nothing(base: Repo, tmp_path: Path) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     mark = tmp_path / "ran"
     path = base.write(f"{STORE}/entries/subject.md", _verify_entry(first, f"{{run: 'touch {mark}', safe: true}}"))
     before = path.read_bytes()
@@ -681,7 +674,7 @@ def test_verify_dry_run_single_entry_writes_nothing(base: Repo, tmp_path: Path) 
 
 
 def test_verify_manual_heals_without_running(base: Repo, tmp_path: Path) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     mark = tmp_path / "ran"
     path = base.write(f"{STORE}/entries/subject.md", _verify_entry(first, f"'touch {mark}; exit 1'"))
     before = path.read_bytes()
@@ -705,7 +698,7 @@ def test_verify_manual_on_entry_without_anchor_appends_it(base: Repo) -> None:
 
 
 def test_verify_model_runs_every_prediction(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     predictions = (
         "predictions:\n"
         "  - claim: a exists\n    check: {run: 'test -f src/a.py', safe: true}\n"
@@ -723,7 +716,7 @@ def test_verify_text_names_the_failing_prediction(base: Repo) -> None:
         "  - claim: a exists\n    check: {run: 'test -f src/a.py', safe: true}\n"
         "  - claim: z exists\n    check: {run: 'test -f src/z.py', safe: true}"
     )
-    put(base, "model", anchor=base.first, scope=["src/**"], entry_type="model", extra=predictions)  # type: ignore[attr-defined]
+    put(base, "model", anchor=base.first, scope=["src/**"], entry_type="model", extra=predictions)
     result = in_repo(base, "verify", "model")
     assert result.exit_code == 1
     assert result.stdout.splitlines()[:2] == [
@@ -745,7 +738,7 @@ def test_verify_never_runs_a_malformed_check(base: Repo, timeout: str, problem: 
     path = base.write(
         f"{STORE}/entries/subject.md",
         _verify_entry(base.first, f"{{run: 'touch {marker}', safe: true, timeout_s: {timeout}}}"),
-    )  # type: ignore[attr-defined]
+    )
     before = path.read_bytes()
     result = in_repo(base, "verify", "subject", "--json")
     assert (result.exit_code, error_code(result)) == (2, "check_format")
@@ -762,18 +755,18 @@ def test_verify_never_runs_a_malformed_check(base: Repo, timeout: str, problem: 
 
 
 def test_a_heal_that_changes_no_status_leaves_index_alone(base: Repo) -> None:
-    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, "'true'"))  # type: ignore[attr-defined]
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, "'true'"))
     assert in_repo(base, "index").exit_code == 0
     index = base.root / STORE / "INDEX.md"
     before = index.read_bytes()
-    put(base, "newcomer", anchor=base.first, scope=["docs/**"])  # type: ignore[attr-defined]
+    put(base, "newcomer", anchor=base.first, scope=["docs/**"])
     result = in_repo(base, "verify", "subject", "--json")
     assert (result.exit_code, as_json(result)["index_updated"]) == (0, False)
     assert index.read_bytes() == before
 
 
 def test_verify_errors(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     put(base, "no-check", anchor=first, scope=["src/**"])
     put(base, "grave", anchor=first, scope=["src/**"], status="tombstone", extra="tombstone_reason: old")
     base.write(f"{STORE}/entries/broken.md", "---\nid: [\n---\nx\n")
@@ -838,7 +831,7 @@ def _subprocess(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def test_exit_code_contract_in_a_subprocess(base: Repo, tmp_path: Path) -> None:
-    first, head = base.first, base.head()  # type: ignore[attr-defined]
+    first, head = base.first, base.head()
     put(base, "fine", anchor=head, scope=["src/**"])
     assert _subprocess("index", cwd=base.root).returncode == 0
     clean = _subprocess("status", cwd=base.root)
@@ -874,7 +867,7 @@ def test_console_script_when_installed(base: Repo) -> None:
     if not Path(exe).exists():
         pytest.skip("git-memkeep console script not installed")
     assert subprocess.run([exe, "--help"], capture_output=True, check=False).returncode == 0
-    put(base, "hit", anchor=base.first, scope=["src/**"])  # type: ignore[attr-defined]
+    put(base, "hit", anchor=base.first, scope=["src/**"])
     proc = subprocess.run(
         [exe, "-C", str(base.root), "status"],
         capture_output=True,
@@ -886,7 +879,7 @@ def test_console_script_when_installed(base: Repo) -> None:
 
 
 def test_verify_keeps_bom_and_crlf(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     text = _verify_entry(first, "{run: 'true', safe: true}").replace("\n", "\r\n")
     path = base.root / STORE / "entries" / "subject.md"
     path.parent.mkdir(parents=True)
@@ -903,7 +896,7 @@ def test_verify_keeps_bom_and_crlf(base: Repo) -> None:
 
 
 def test_verify_check_gets_entry_environment_not_git_dir(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     run_ = 'test "$MK_MODE" = strict && test -z "$GIT_DIR" && test -f src/a.py'
     extra = f"check: {{run: '{run_}', safe: true}}\nenvironment:\n  MK_MODE: strict"
     put(base, "env", anchor=first, scope=["src/**"], extra=extra)

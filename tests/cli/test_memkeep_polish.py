@@ -16,30 +16,24 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 
-from git_memzoi.cli.memkeep import cli
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.core.gitview_fake import linear_history
 from git_memzoi.memkeep.entries import Entry, parse_check
 from git_memzoi.memkeep.staleness import compute
-from tests.conftest import Repo, entry_text
+from tests.support.repos import PROJECT, Repo, entry_text, memkeep
 
-TODAY = "2026-11-30"
 STORE = "agent-memory"
-PROJECT = Path(__file__).resolve().parents[2]
 
 
 def put(repo: Repo, entry_id: str, *, anchor: str | None, scope: list[str] | None = None, **kw: Any) -> Path:
     return repo.write(f"{STORE}/entries/{entry_id}.md", entry_text(entry_id, anchor=anchor, scope=scope, **kw))
 
 
-def run(repo: Repo | None, *args: str) -> Any:
+def run(repo: Repo | None, *args: str) -> Result:
     where = ["-C", str(repo.root)] if repo else []
-    result = CliRunner().invoke(cli, [*where, *args], env={"MEMZOI_TODAY": TODAY})
-    assert "Traceback" not in result.output + result.stderr
-    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
-    return result
+    return memkeep(*where, *args)
 
 
 def as_json(result: Any) -> dict[str, Any]:
@@ -73,7 +67,7 @@ def raw(entry_id: str, anchor: str, *, drop: str = "", add: str = "", extra: str
 @pytest.fixture
 def base(repo: Repo) -> Repo:
     """Two commits: src/a.py changed after ``repo.first``."""
-    repo.first = repo.commit_paths("first", {"src/a.py": "a\n"})  # type: ignore[attr-defined]
+    repo.first = repo.commit_paths("first", {"src/a.py": "a\n"})
     repo.commit_paths("second", {"src/a.py": "a2\n"})
     return repo
 
@@ -114,7 +108,7 @@ def test_invalid_status_is_still_status_invalid(repo: Repo) -> None:
 
 
 def test_id_mismatch_wording_and_status_keys_entries_by_file_name(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     base.write(f"{STORE}/entries/timeout-30.md", raw("timeout30", first))
     put(base, "user", anchor=base.head(), scope=["docs/**"], extra="explains: [timeout-30]")
     put(base, "other", anchor=base.head(), scope=["docs/**"], extra="explains: [timeout30]")
@@ -215,7 +209,7 @@ def test_verify_with_id_and_all_safe_says_not_both(base: Repo) -> None:
 
 @pytest.mark.parametrize(("event", "hint"), [("Bogus", "not a Claude Code event"), ("sessionstart", "SessionStart")])
 def test_unknown_hook_event_warns_on_stderr_and_still_answers(base: Repo, event: str, hint: str) -> None:
-    put(base, "hit", anchor=base.first, scope=["src/**"])  # type: ignore[attr-defined]
+    put(base, "hit", anchor=base.first, scope=["src/**"])
     result = run(base, "status", "--hook", event)
     assert result.exit_code == 0
     assert "hit" in json.loads(result.stdout)["systemMessage"]
@@ -312,7 +306,7 @@ def test_counts_are_singular_or_plural(base: Repo) -> None:
 
 
 def test_manual_heal_that_stays_suspect_says_so(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     put(base, "y", anchor=base.head(), scope=["docs/**"], status="stale")
     put(base, "x", anchor=first, scope=["src/**"], extra="explains: [y]")
     result = run(base, "verify", "x", "--manual")
@@ -328,7 +322,7 @@ def test_manual_heal_that_stays_suspect_says_so(base: Repo) -> None:
 
 
 def test_check_heal_that_stays_suspect_says_so(base: Repo) -> None:
-    first = base.first  # type: ignore[attr-defined]
+    first = base.first
     put(base, "y", anchor=base.head(), scope=["docs/**"], status="stale")
     put(base, "x", anchor=first, scope=["src/**"], extra="explains: [y]\ncheck: {run: 'true', safe: true}")
     result = run(base, "verify", "x", "--json")
@@ -344,7 +338,7 @@ def test_dry_run_exits_one_when_it_previews_suspects(base: Repo) -> None:
     put(base, "fine", anchor=base.head(), scope=["src/**"], extra="check: {run: 'true', safe: true}")
     clean = run(base, "verify", "--all-safe", "--dry-run")
     assert (clean.exit_code, clean.stdout.strip()) == (0, "nothing to verify: no suspect entry")
-    put(base, "hit", anchor=base.first, scope=["src/**"], extra="check: {run: 'true', safe: true}")  # type: ignore[attr-defined]
+    put(base, "hit", anchor=base.first, scope=["src/**"], extra="check: {run: 'true', safe: true}")
     dirty = run(base, "verify", "--all-safe", "--dry-run", "--json")
     assert dirty.exit_code == 1
     assert [i["id"] for i in as_json(dirty)["items"]] == ["hit"]
@@ -356,11 +350,11 @@ def test_dry_run_exits_one_when_it_previews_suspects(base: Repo) -> None:
 
 def test_block_check_command_is_stripped_for_display_and_running(base: Repo) -> None:
     check = "check:\n  run: |\n    test -f src/a.py\n  safe: true"
-    put(base, "hit", anchor=base.first, scope=["src/**"], extra=check)  # type: ignore[attr-defined]
+    put(base, "hit", anchor=base.first, scope=["src/**"], extra=check)
     text = run(base, "verify", "--all-safe", "--dry-run").stdout
     assert "" not in text.splitlines()
     assert "  hit  [scope_hit]  test -f src/a.py" in text.splitlines()
-    assert parse_check({"run": "  grep -q x f\n", "safe": True}, "check").run == "grep -q x f"  # type: ignore[union-attr]
+    assert parse_check({"run": "  grep -q x f\n", "safe": True}, "check").run == "grep -q x f"
 
 
 def test_license_is_a_plain_spdx_string() -> None:

@@ -7,8 +7,8 @@ import random
 import string
 from pathlib import Path
 
-from tests.cli.memzoi_run import NOW, ok_json, run
-from tests.conftest import Repo
+from tests.support.repos import NOW_TEXT as NOW
+from tests.support.repos import Repo, ok_json, run
 
 SOURCE = "## Decision: Verify release archives\nCheck the SHA-256 before extracting.\n"
 

@@ -12,8 +12,8 @@ from blake3 import blake3
 from click.testing import CliRunner
 
 from git_memzoi.cli.memzoi import cli
-from tests.cli.memzoi_run import NOW, ok_json, run
-from tests.conftest import Repo
+from tests.support.repos import NOW_TEXT as NOW
+from tests.support.repos import Repo, ok_json, run
 
 DIFF = (
     b"diff --git a/docs/ops.md b/docs/ops.md\n"

@@ -8,7 +8,7 @@ import shutil
 from click.testing import CliRunner
 
 from git_memzoi.cli.memzoi import cli
-from tests.conftest import Repo
+from tests.support.repos import Repo
 
 
 def doctor(repo: Repo) -> tuple[int, dict[str, str]]:

@@ -13,37 +13,27 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 
-from git_memzoi.cli.memzoi import cli
-from tests.conftest import SHARED, Repo
+from tests.support import repos
+from tests.support.repos import PROJECT, Repo
 
-OWN = Path(__file__).resolve().parents[2] / "evals" / "capture"
-CAPTURE_V1 = SHARED / "conformance" / "memzoi" / "capture-v1"
-needs_shared = pytest.mark.skipif(
-    not (CAPTURE_V1 / "corpus.yaml").is_file(),
-    reason="../shared/conformance/memzoi/capture-v1 is absent (a user's clone)",
-)
+OWN = PROJECT / "evals" / "capture"
 
 
-def run(repo: Repo, *args: str) -> Any:
-    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args])
-    assert "Traceback" not in result.output + result.stderr, result.output + result.stderr
-    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
-    return result
+def run(repo: Repo, *args: str) -> Result:
+    """``git memzoi -C <repo> ...`` on the real clock."""
+    return repos.run(repo, *args, env=None)
 
 
 @pytest.fixture(scope="module")
-def upstream() -> dict[str, Any]:
+def upstream(capture_v1: Path) -> dict[str, Any]:
     """One run of the upstream corpus (shared by the assertions below; each case runs in its own temp project)."""
-    if not (CAPTURE_V1 / "corpus.yaml").is_file():
-        pytest.skip("../shared/conformance/memzoi/capture-v1 is absent (a user's clone)")
     from git_memzoi.memzoi.eval.capture import run as eval_capture
 
-    return eval_capture.run(CAPTURE_V1 / "corpus.yaml").report
+    return eval_capture.run(capture_v1 / "corpus.yaml").report
 
 
-@needs_shared
 def test_peer_suite_every_case_and_gate_passes(upstream: dict[str, Any]) -> None:
     failing = {
         c["id"]: [k for k, ok in c["assertions"].items() if not ok] for c in upstream["cases"] if not c["passed"]
@@ -54,7 +44,6 @@ def test_peer_suite_every_case_and_gate_passes(upstream: dict[str, Any]) -> None
     assert upstream["corpus"]["digest"] == "blake3:4821c7a64747d6fb44107c6982639cc90ea0b5f0e8b4978a0b0d959bdb3e02af"
 
 
-@needs_shared
 def test_peer_suite_totals_match_upstream(upstream: dict[str, Any]) -> None:
     m = upstream["metrics"]
     assert m["case_count"] == 23
@@ -83,13 +72,12 @@ def test_peer_suite_totals_match_upstream(upstream: dict[str, Any]) -> None:
     }
 
 
-@needs_shared
-def test_peer_suite_case_outcomes_match_the_upstream_baseline(upstream: dict[str, Any]) -> None:
+def test_peer_suite_case_outcomes_match_the_upstream_baseline(upstream: dict[str, Any], capture_v1: Path) -> None:
     """Every deterministic per-case field of upstream's baseline, and the aggregate metrics, are reproduced; only
     the Rust-build profile fingerprints differ (memzoi-spec.md §11.4)."""
     from git_memzoi.memzoi.eval.capture import report as eval_capture_report
 
-    theirs = json.loads((CAPTURE_V1 / "baseline.json").read_text())
+    theirs = json.loads((capture_v1 / "baseline.json").read_text())
     ours = eval_capture_report.projection(upstream)
     assert ours["cases"] == theirs["cases"]
     assert ours["metrics"] == theirs["metrics"] and ours["profile_metrics"] == theirs["profile_metrics"]

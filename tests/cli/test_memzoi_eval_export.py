@@ -10,24 +10,12 @@ import json
 import shutil
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from git_memzoi.cli.memzoi import cli
-from tests.conftest import SHARED, Repo
+from tests.support.repos import PROJECT, Repo, run
 
-NOW = "2026-07-10T12:00:00Z"
-OWN = Path(__file__).resolve().parents[2] / "evals" / "recall"
-RECALL_V2 = SHARED / "conformance" / "memzoi" / "recall-v2"
-
-
-def run(repo: Repo, *args: str) -> Any:
-    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], env={"MEMZOI_NOW": NOW})
-    assert "Traceback" not in result.output + result.stderr, result.output + result.stderr
-    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
-    return result
+OWN = PROJECT / "evals" / "recall"
 
 
 # ------------------------------------------------------------------------------------------------ eval recall
@@ -124,11 +112,7 @@ def test_an_incompatible_baseline_exits_1(repo: Repo, tmp_path: Path) -> None:
     assert report["baseline"]["status"] == "incompatible" and all(report["threshold_results"].values())
 
 
-@pytest.mark.skipif(
-    not (RECALL_V2 / "corpus.yaml").is_file(),
-    reason="../shared/conformance/memzoi/recall-v2 is not present (a user's clone)",
-)
-def test_upstream_trust_corpus_as_a_cold_cli_call(repo: Repo) -> None:
+def test_upstream_trust_corpus_as_a_cold_cli_call(repo: Repo, recall_v2: Path) -> None:
     proc = subprocess.run(
         [
             "git",
@@ -136,9 +120,9 @@ def test_upstream_trust_corpus_as_a_cold_cli_call(repo: Repo) -> None:
             "eval",
             "recall",
             "--corpus",
-            str(RECALL_V2 / "corpus.yaml"),
+            str(recall_v2 / "corpus.yaml"),
             "--baseline",
-            str(RECALL_V2 / "baseline.json"),
+            str(recall_v2 / "baseline.json"),
             "--json",
         ],
         cwd=repo.root,
@@ -151,7 +135,7 @@ def test_upstream_trust_corpus_as_a_cold_cli_call(repo: Repo) -> None:
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout)
     assert report["passed"] and report["baseline"]["status"] == "match"
-    assert report["corpus"]["digest"] == json.loads((RECALL_V2 / "baseline.json").read_text())["corpus"]["digest"]
+    assert report["corpus"]["digest"] == json.loads((recall_v2 / "baseline.json").read_text())["corpus"]["digest"]
 
 
 # ------------------------------------------------------------------------------------------------ export

@@ -9,15 +9,13 @@ import pytest
 from click.testing import CliRunner
 
 from git_memzoi.cli.memkeep import cli as memkeep_cli
-from git_memzoi.cli.memzoi import cli as memzoi_cli
 from git_memzoi.integrations import ci_report, hook_events
-from tests.conftest import Repo, entry_text
-
-PROJECT = Path(__file__).resolve().parents[2]
+from tests.support import repos
+from tests.support.repos import PROJECT, Repo, entry_text
 
 
 def run(repo: Repo, *args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(memzoi_cli, ["-C", str(repo.root), *args])
+    result = repos.run(repo, *args, env=None)
     return result.exit_code, result.output
 
 

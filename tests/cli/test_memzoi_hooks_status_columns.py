@@ -6,7 +6,7 @@ from __future__ import annotations
 from click.testing import CliRunner
 
 from git_memzoi.cli.memzoi import cli
-from tests.conftest import Repo
+from tests.support.repos import Repo
 
 
 def status(repo: Repo) -> tuple[int, str]:

@@ -11,8 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.cli.memzoi_run import NOW, ok_json, run
-from tests.conftest import Repo
+from tests.support.repos import NOW_TEXT as NOW
+from tests.support.repos import Repo, ok_json, run
 
 MANIFEST = """\
 version: memzoi/import-v1

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 from blake3 import blake3
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from git_memzoi.cli.memzoi import cli
-from tests.conftest import Repo
+from tests.support import repos
+from tests.support.repos import Repo
 
 NOW = "2026-07-10T12:00:00Z"
 TITLE = "Use pnpm for installs"
@@ -46,11 +46,7 @@ def root(repo: Repo, home: Path) -> Repo:
 
 def run(repo: Repo, home: Path, *args: str) -> Result:
     """Invoke ``git memzoi -C <repo> ...`` in-process; never an internal error."""
-    env = {"MEMZOI_NOW": NOW, "MEMZOI_HOME": str(home)}
-    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], env=env, prog_name="git-memzoi")
-    assert result.exit_code != 3, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+    return repos.run(repo, *args, env={"MEMZOI_NOW": NOW, "MEMZOI_HOME": str(home)}, prog_name="git-memzoi")
 
 
 def run_json(repo: Repo, home: Path, *args: str, code: int = 0) -> Any:

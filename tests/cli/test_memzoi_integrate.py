@@ -9,26 +9,20 @@ import json
 from pathlib import Path
 from typing import Any
 
-from click.testing import CliRunner
+from click.testing import Result
 
-from git_memzoi.cli.memzoi import cli
 from git_memzoi.integrations import agents
-from tests.conftest import Repo
+from tests.support import repos
+from tests.support.repos import PROJECT, Repo
 
-PROJECT = Path(__file__).resolve().parents[2]
 
-
-def run(repo: Repo, *args: str, input: str | None = None) -> Any:
-    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], input=input)
-    assert "Traceback" not in result.output + result.stderr, result.output + result.stderr
-    assert result.exit_code in (0, 1, 2), (result.exit_code, result.output, result.stderr)
-    return result
+def run(repo: Repo, *args: str, input: str | None = None) -> Result:
+    """``git memzoi -C <repo> ...`` on the real clock."""
+    return repos.run(repo, *args, env=None, input=input)
 
 
 def ok_json(repo: Repo, *args: str) -> Any:
-    result = run(repo, *args, "--json")
-    assert result.exit_code == 0, (result.stdout, result.stderr)
-    return json.loads(result.stdout)
+    return repos.ok_json(repo, *args, env=None)
 
 
 def commands(settings: dict[str, Any], event: str) -> list[str]:

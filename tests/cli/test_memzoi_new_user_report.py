@@ -18,25 +18,25 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from click.testing import Result
 
 from git_memzoi.cli.memkeep import cli as memkeep_cli
 from git_memzoi.cli.memzoi import cli
 from git_memzoi.core import atomic
 from git_memzoi.integrations import git_hooks
 from git_memzoi.memzoi.export import begin_marker, end_marker
-from tests.cli.memzoi_run import NOW
-from tests.conftest import Repo, entry_text
+from tests.support import repos
+from tests.support.repos import NOW_TEXT as NOW
+from tests.support.repos import PINNED, Repo, entry_text
 
 BIN = Path(sys.executable).parent
 BROKEN_PIPE = 141  # 128 + SIGPIPE
 
 
-def invoke(repo: Repo, *args: str, group: object = cli) -> object:
-    """``git memzoi -C <repo> ...`` in-process with the clock pinned; never a traceback."""
-    result = CliRunner().invoke(group, ["-C", str(repo.root), *args], env={"MEMZOI_NOW": NOW})  # type: ignore[arg-type]
-    assert "Traceback" not in result.output + result.stderr
-    return result
+def invoke(repo: Repo, *args: str, group: object = cli) -> Result:
+    """``git memzoi -C <repo> ...`` in-process with the clock pinned; never a traceback (a closed stdout exits
+    with 141, as the shell reports SIGPIPE)."""
+    return repos.invoke(group, ["-C", str(repo.root), *args], env=PINNED, exit_codes=(0, 1, 2, BROKEN_PIPE))
 
 
 def subprocess_run(repo: Repo, tool: str, *args: str) -> subprocess.CompletedProcess[str]:
@@ -59,7 +59,7 @@ def fake_token() -> str:
 @pytest.fixture
 def memory(repo: Repo) -> Repo:
     """An initialised repository with one commit and two applied records (one bound to src/**)."""
-    assert invoke(repo, "init").exit_code == 0  # type: ignore[attr-defined]
+    assert invoke(repo, "init").exit_code == 0
     repo.write("src/app.py", "print('v1')\n")
     repo.commit("base")
     for title in ("Deploys run on Fridays", "Cache flushes on deploy"):
@@ -77,7 +77,7 @@ def memory(repo: Repo) -> Repo:
             "--apply",
             "--json",
         )
-        assert result.exit_code == 0, result.output  # type: ignore[attr-defined]
+        assert result.exit_code == 0, result.output
     return repo
 
 
@@ -138,10 +138,10 @@ def test_a_broken_pipe_in_process_is_not_an_internal_error(memory: Repo, monkeyp
     monkeypatch.setattr(doctor, "run", closed)
     for args in (("doctor",), ("doctor", "--json")):
         result = invoke(memory, *args)
-        assert (result.exit_code, result.stdout, result.stderr) == (BROKEN_PIPE, "", "")  # type: ignore[attr-defined]
+        assert (result.exit_code, result.stdout, result.stderr) == (BROKEN_PIPE, "", "")
     monkeypatch.setattr("git_memzoi.memkeep.api.status", closed)
     result = invoke(memory, "status", group=memkeep_cli)
-    assert (result.exit_code, result.stdout, result.stderr) == (BROKEN_PIPE, "", "")  # type: ignore[attr-defined]
+    assert (result.exit_code, result.stdout, result.stderr) == (BROKEN_PIPE, "", "")
 
 
 # ------------------------------------------------------------------------- 2. --path outside the repository
@@ -163,10 +163,10 @@ def test_a_path_outside_the_repository_is_bad_input(memory: Repo, args: tuple[st
     local = memory.root / ".memzoi" / "local"
     before = sorted((p.relative_to(local).as_posix(), p.read_bytes()) for p in local.rglob("*") if p.is_file())
     result = invoke(memory, *args, "--json")
-    assert result.exit_code == 2  # type: ignore[attr-defined]
-    assert json.loads(result.stdout)["error"]["code"] == "path_outside_repo"  # type: ignore[attr-defined]
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "path_outside_repo"
     line = f"error: path {args[args.index('--path') + 1]!r} is outside the repository {memory.root}\n"
-    assert result.stderr == f"cli: {line}"  # type: ignore[attr-defined]
+    assert result.stderr == f"cli: {line}"
     after = sorted((p.relative_to(local).as_posix(), p.read_bytes()) for p in local.rglob("*") if p.is_file())
     assert after == before  # nothing written: no event, no index refresh
     proc = subprocess_run(memory, "git-memzoi", *args, "--json")
@@ -176,9 +176,9 @@ def test_a_path_outside_the_repository_is_bad_input(memory: Repo, args: tuple[st
 
 def test_an_absolute_path_inside_the_repository_is_made_relative(memory: Repo) -> None:
     result = invoke(memory, "search", "deploy", "--path", f"{memory.root}/src/**", "--json")
-    assert result.exit_code == 0  # type: ignore[attr-defined]
-    assert json.loads(result.stdout)["path"] == "src/**"  # type: ignore[attr-defined]
-    assert invoke(memory, "precheck", "--path", str(memory.root / "src" / "app.py")).exit_code == 0  # type: ignore[attr-defined]
+    assert result.exit_code == 0
+    assert json.loads(result.stdout)["path"] == "src/**"
+    assert invoke(memory, "precheck", "--path", str(memory.root / "src" / "app.py")).exit_code == 0
     assert subprocess_run(memory, "git-memzoi", "precheck", "--path", "src/app.py").returncode == 0
 
 
@@ -197,7 +197,7 @@ def hooked(memory: Repo) -> Repo:
 def refused(repo: Repo) -> tuple[int, str]:
     """``git memzoi hook run pre-commit`` in-process: exit code and the report."""
     result = invoke(repo, "hook", "run", "pre-commit")
-    return result.exit_code, result.output  # type: ignore[attr-defined]
+    return result.exit_code, result.output
 
 
 def test_a_staged_symlinked_entry_or_record_is_refused_as_a_symlink(hooked: Repo, tmp_path: Path) -> None:
@@ -277,23 +277,23 @@ def test_a_symlinked_record_is_unreadable_for_doctor_and_rebuild(memory: Repo, t
     target.write_text((memory.root / ".memzoi/records/deploys-run-on-fridays.md").read_text())
     (memory.root / ".memzoi/records/linked.md").symlink_to(target)
     result = invoke(memory, "doctor", "--json")
-    assert result.exit_code == 1  # type: ignore[attr-defined]
-    checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}  # type: ignore[attr-defined]
+    assert result.exit_code == 1
+    checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}
     assert (checks["records"]["status"], checks["records"]["message"]) == (
         "fail",
         "1 unreadable record file(s): .memzoi/records/linked.md",
     )
     result = invoke(memory, "rebuild", "--json")
-    assert result.exit_code == 0  # type: ignore[attr-defined]
-    data = json.loads(result.stdout)  # type: ignore[attr-defined]
+    assert result.exit_code == 0
+    data = json.loads(result.stdout)
     assert data["records"]["repo"] == 2
     reason = ".memzoi/records/linked.md: a symlink; records must be regular files"
     assert data["unreadable"] == [{"path": ".memzoi/records/linked.md", "code": "symlink", "reason": reason}]
-    search = json.loads(invoke(memory, "search", "fridays", "--json").stdout)  # type: ignore[attr-defined]
+    search = json.loads(invoke(memory, "search", "fridays", "--json").stdout)
     assert [r["record"]["id"] for r in search["results"]] == ["deploys-run-on-fridays"]
     result = invoke(memory, "expiry", "linked", "--json")
-    assert result.exit_code == 2  # type: ignore[attr-defined]
-    assert json.loads(result.stdout)["error"]["code"] == "symlink"  # type: ignore[attr-defined]
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "symlink"
     assert subprocess_run(memory, "git-memzoi", "doctor").returncode == 1
 
 
@@ -331,11 +331,11 @@ def test_an_existing_file_keeps_its_mode(tmp_path: Path, umask: None, kept: int)
 
 def test_records_written_by_the_cli_get_the_umask_mode(repo: Repo, umask: None) -> None:
     os.umask(0o027)
-    assert invoke(repo, "init").exit_code == 0  # type: ignore[attr-defined]
+    assert invoke(repo, "init").exit_code == 0
     result = invoke(
         repo, "propose", "--sensitivity", "repo-safe", "--title", "Use pnpm", "--body", "Install.", "--apply", "--json"
     )
-    assert result.exit_code == 0  # type: ignore[attr-defined]
+    assert result.exit_code == 0
     assert stat.S_IMODE((repo.root / ".memzoi/records/use-pnpm.md").stat().st_mode) == 0o640
     os.umask(0o022)
     proc = subprocess_run(

@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from git_memzoi.cli.memzoi import cli
-from tests.conftest import Repo
-from tests.integration.test_proposal_files import packet_text, record_text
+from tests.memzoi.proposals.test_proposal_files import packet_text, record_text
+from tests.support import repos
+from tests.support.repos import Repo
 
 ENV = {"MEMZOI_NOW": "2026-07-10T12:00:00Z"}
 SECRET_TITLE = "Opal vault token"
@@ -24,10 +24,7 @@ SECRET_BODY = "ghp_SENTINEL_0123456789abcdefghijklmnop lives in the staging vaul
 
 def run(repo: Repo, *args: str) -> Result:
     """Invoke ``git memzoi -C <repo> ...`` in-process; never an internal error."""
-    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], env=ENV)
-    assert result.exit_code != 3, result.output
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+    return repos.run(repo, *args, env=ENV)
 
 
 def run_json(repo: Repo, *args: str, code: int = 0) -> Any:

@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import Result
 
-from git_memzoi.cli.memzoi import cli
-from tests.conftest import Repo
+from tests.support import repos
+from tests.support.repos import Repo
 
 NOW = "2026-07-10T12:00:00Z"
 TITLE = "Release script deletes dist"
@@ -40,9 +40,7 @@ def root(repo: Repo, tmp_path: Path) -> Repo:
 
 def run(repo: Repo, tmp_path: Path, *args: str) -> Result:
     env = {"MEMZOI_NOW": NOW, "MEMZOI_HOME": str(tmp_path / "home")}
-    result = CliRunner().invoke(cli, ["-C", str(repo.root), *args], env=env, prog_name="git-memzoi")
-    assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
-    return result
+    return repos.run(repo, *args, env=env, prog_name="git-memzoi")
 
 
 def propose_id(repo: Repo, tmp_path: Path, *extra: str) -> str:

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import json
 
-from tests.cli.memzoi_run import ok_json, run
 from tests.cli.test_memzoi_write_gate_secrets import _key, files, refused
-from tests.conftest import Repo
+from tests.support.repos import Repo, ok_json, run
 
 WHY = "remove it, secrets never go to git-visible memory"
 PRIVATE_WHY = "remove it, memory never stores credentials, private memory included"

@@ -12,8 +12,7 @@ from typing import Any
 import pytest
 
 from git_memzoi.memzoi.records import okf
-from tests.cli.memzoi_run import ok_json, run
-from tests.conftest import Repo
+from tests.support.repos import Repo, ok_json, run
 
 
 def record(repo: Repo, concept_id: str, title: str, body: str, **extra: Any) -> None:

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from git_memzoi.mcp.server import _Server
-from tests.cli.memzoi_run import NOW, ok_json, run
 from tests.cli.test_memzoi_write_gate_secrets import _key
-from tests.conftest import Repo
+from tests.support.repos import NOW_TEXT as NOW
+from tests.support.repos import Repo, ok_json, run
 
 SHELL = "deploy/rotate.sh"
 

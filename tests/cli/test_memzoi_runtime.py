@@ -9,8 +9,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tests.cli.memzoi_run import NOW, ok_json, run
-from tests.conftest import SEED_YAML, Repo
+from tests.support.repos import NOW_TEXT as NOW
+from tests.support.repos import SEED_YAML, Repo, ok_json, run
 
 
 def initialized(repo: Repo) -> Repo:

@@ -16,7 +16,6 @@ from typing import Any
 import pytest
 
 from git_memzoi.memzoi.records import secrets
-from tests.cli.memzoi_run import NOW, run
 from tests.cli.test_memzoi_recall_withholds_secrets import (
     clean,
     left_out,
@@ -24,7 +23,8 @@ from tests.cli.test_memzoi_recall_withholds_secrets import (
     withheld,
 )
 from tests.cli.test_memzoi_write_gate_secrets import _key
-from tests.conftest import Repo
+from tests.support.repos import NOW_TEXT as NOW
+from tests.support.repos import Repo, run
 
 # the console script, run by this interpreter; reports on stderr whether detect-secrets was imported
 PROBE = """\

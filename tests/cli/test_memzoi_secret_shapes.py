@@ -12,10 +12,10 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.memzoi.records import secrets
-from tests.cli.memzoi_run import NOW, run
 from tests.cli.test_memzoi_screening_cache import PROBE
 from tests.cli.test_memzoi_write_gate_secrets import _key
-from tests.conftest import Repo
+from tests.support.repos import NOW_TEXT as NOW
+from tests.support.repos import Repo, run
 
 SHAPES = ".git/memzoi/cache/secret-shapes.json"
 

@@ -11,9 +11,8 @@ import random
 import string
 from pathlib import Path
 
-from tests.cli.memzoi_run import ok_json, run
-from tests.conftest import Repo
-from tests.integration.test_proposal_files import packet_text
+from tests.memzoi.proposals.test_proposal_files import packet_text
+from tests.support.repos import Repo, ok_json, run
 
 
 def _key() -> str:
@@ -33,10 +32,10 @@ def files(root: Path) -> dict[str, bytes]:
 
 
 def refused(result: object, key: str) -> dict[str, object]:
-    assert result.exit_code == 2, (result.stdout, result.stderr)  # type: ignore[attr-defined]
-    error = json.loads(result.stdout)["error"]  # type: ignore[attr-defined]
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    error = json.loads(result.stdout)["error"]
     assert error["code"] == "prohibited_content_detected" and "AWS Access Key" in error["message"]
-    assert key not in result.stdout + result.stderr  # type: ignore[attr-defined]
+    assert key not in result.stdout + result.stderr
     return error
 
 

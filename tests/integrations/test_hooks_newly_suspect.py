@@ -1,0 +1,102 @@
+"""post-checkout / post-merge list the entries that became suspect with the move, not those already suspect."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from git_memzoi.cli.memzoi import cli
+from git_memzoi.integrations import git_hooks
+from tests.support.repos import Repo, entry_text
+
+BIN = Path(sys.executable).parent
+FOOTER = "Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim."
+
+
+def git(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"}
+    return subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=False)
+
+
+@pytest.fixture
+def moved(repo: Repo) -> tuple[Repo, str, str]:
+    """main has `already` suspect (src/a.py changed after its anchor); branch feature changes src/b.py, the scope
+    of `fresh`, which `depends` explains from. Returns the repo (on main) and the main and feature commits."""
+    repo.write("src/a.py", "a = 1\n")
+    repo.write("src/b.py", "b = 1\n")
+    repo.write("docs/x.md", "x\n")
+    base = repo.commit("base")
+    repo.write("agent-memory/entries/already.md", entry_text("already", anchor=base, scope=["src/a.py"]))
+    repo.write("agent-memory/entries/fresh.md", entry_text("fresh", anchor=base, scope=["src/b.py"]))
+    repo.write(
+        "agent-memory/entries/depends.md",
+        entry_text("depends", anchor=base, scope=["docs/x.md"], extra="explains: [fresh]"),
+    )
+    repo.commit("entries")
+    main = repo.commit("a changes", **{"src/a.py": "a = 2\n"})
+    repo.git("checkout", "-q", "-b", "feature")
+    feature = repo.commit("b changes", **{"src/b.py": "b = 2\n"})
+    repo.git("checkout", "-q", "main")
+    return repo, main, feature
+
+
+def base_of(repo: Repo) -> str:
+    return repo.git("rev-parse", "main~2")
+
+
+def expected(repo: Repo, hook: str, old: str, new: str) -> str:
+    return "\n".join(
+        [
+            f"memkeep: after {hook} ({old[:12]}..{new[:12]}) these entries became suspect:",
+            "  suspect    depends  dependency_suspect: depends on fresh (suspect)",
+            f"  suspect    fresh  scope_hit: src/b.py changed since {base_of(repo)[:12]}",
+            FOOTER,
+            "",
+        ]
+    )
+
+
+def hook(repo: Repo, *args: str) -> object:
+    result = CliRunner().invoke(cli, ["-C", str(repo.root), "hook", "run", *args])
+    assert result.exit_code == 0 and result.stdout == ""
+    return result
+
+
+def test_post_checkout_lists_only_newly_suspect_entries_and_their_dependents(moved: tuple[Repo, str, str]) -> None:
+    repo, main, feature = moved
+    repo.git("checkout", "-q", "feature")
+    result = hook(repo, "post-checkout", "--", main, feature, "1")
+    assert result.stderr == expected(repo, "post-checkout", main, feature)  # `already` was suspect before: left out
+    repo.git("checkout", "-q", "main")  # back: nothing became suspect (fresh and depends are fine on main)
+    assert hook(repo, "post-checkout", "--", feature, main, "1").stderr == ""
+
+
+def test_after_a_clone_the_message_says_suspect_now(moved: tuple[Repo, str, str]) -> None:
+    repo, main, _ = moved
+    result = hook(repo, "post-checkout", "--", "0" * 40, main, "1")
+    assert result.stderr == "\n".join(
+        [
+            f"memkeep: after post-checkout ({main[:12]}) these entries are suspect now:",
+            f"  suspect    already  scope_hit: src/a.py changed since {base_of(repo)[:12]}",
+            FOOTER,
+            "",
+        ]
+    )
+
+
+def test_real_checkout_and_merge_report_through_the_installed_hooks(moved: tuple[Repo, str, str]) -> None:
+    repo, main, feature = moved
+    git_hooks.install(repo.root)
+    proc = git(repo.root, "checkout", "-q", "feature")
+    assert (proc.returncode, proc.stdout) == (0, "")
+    assert proc.stderr == expected(repo, "post-checkout", main, feature)
+    assert git(repo.root, "checkout", "-q", "main").stderr == ""
+    want = expected(repo, "post-merge", main, feature)
+    merge = git(repo.root, "merge", "-q", "--ff-only", "feature")
+    assert merge.returncode == 0
+    assert merge.stderr == want
