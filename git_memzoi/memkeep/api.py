@@ -1,39 +1,41 @@
-"""The memkeep composition root (io) and public face: wires the git view, the store and the clock to the pure cores.
+"""memkeep's public face: the only names ``cli/``, ``mcp/`` and ``integrations/`` may import from the memkeep model.
 
-Each function serves one command and returns a typed result; nothing here prints. ``cli/``, ``mcp/`` and
-``integrations/`` import memkeep only through this module (``tests/test_architecture.py``); the model types
-and store helpers they need (:data:`_FACE`) load on first use, so a hook that needs none of them pays nothing.
+Each name loads on first use (PEP 562), so the pre-commit guard, which needs only the store, never pays for the
+commands' result types, lint or the staleness core. The commands themselves live in
+:mod:`git_memzoi.memkeep.commands`; ``tests/test_architecture.py`` enforces that the edges come in through here.
 """
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path
+from importlib import import_module
 from typing import TYPE_CHECKING
 
-from git_memzoi.core.clock import Clock, SystemClock
-from git_memzoi.errors import InputError
-from git_memzoi.memkeep import store as store_mod
-from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
-
-if TYPE_CHECKING:  # verify's and lint's modules load only when those commands run; the face's names on first use
-    from git_memzoi.core.gitview import RepoView
-    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+if TYPE_CHECKING:
     from git_memzoi.memkeep import schema
-    from git_memzoi.memkeep.checks import Runner
+    from git_memzoi.memkeep.commands import (
+        IndexResult,
+        LintResult,
+        Options,
+        Session,
+        StatusResult,
+        index,
+        lint,
+        no_cyclic_gc,
+        open_session,
+        report,
+        status,
+        verify,
+    )
     from git_memzoi.memkeep.entries import Entry
     from git_memzoi.memkeep.lint import Violation
     from git_memzoi.memkeep.lint import lint as lint_entries
     from git_memzoi.memkeep.staleness import StalenessReport, Verdict
+    from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
     from git_memzoi.memkeep.store import cache_for as store_cache
     from git_memzoi.memkeep.store import load as load_store
     from git_memzoi.memkeep.store import locate as locate_store
     from git_memzoi.memkeep.verify import VerifyItem, VerifyResult
 
-# what the edges may use: this module's commands and results, the store types, and the lazy names of _FACE
 __all__ = [
     "Entry",
     "IndexResult",
@@ -63,10 +65,27 @@ __all__ = [
     "verify",
 ]
 
-
-# public name → "module" or "module:attribute" inside memkeep, loaded on first use (PEP 562)
+_COMMANDS = (
+    "IndexResult",
+    "LintResult",
+    "Options",
+    "Session",
+    "StatusResult",
+    "index",
+    "lint",
+    "no_cyclic_gc",
+    "open_session",
+    "report",
+    "status",
+    "verify",
+)
+# public name → "module" or "module:attribute" inside memkeep
 _FACE = {
+    **{name: f"commands:{name}" for name in _COMMANDS},
     "Entry": "entries:Entry",
+    "LoadedStore": "store:LoadedStore",
+    "Store": "store:Store",
+    "Unreadable": "store:Unreadable",
     "Verdict": "staleness:Verdict",
     "StalenessReport": "staleness:StalenessReport",
     "Violation": "lint:Violation",
@@ -81,287 +100,17 @@ _FACE = {
 
 
 def __getattr__(name: str) -> object:
-    """Load the public ``name`` of :data:`_FACE` on first use.
+    """Load the public ``name`` on first use.
 
     Raises:
-        AttributeError: ``name`` is not part of this module.
+        AttributeError: ``name`` is not part of the face.
     """
-    from importlib import import_module
-
     target = _FACE.get(name)
     if target is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     module, _, attribute = target.partition(":")
-    value = import_module(f"git_memzoi.memkeep.{module}")
+    value: object = import_module(f"git_memzoi.memkeep.{module}")
     if attribute:
         value = getattr(value, attribute)
     globals()[name] = value
     return value
-
-
-@dataclass(frozen=True)
-class Options:
-    """Where a command runs and which store it uses (memkeep README "Global flags")."""
-
-    start: Path
-    store: str | None = None
-    store_dir: str | None = None
-    clock: Clock = field(default_factory=SystemClock)
-
-
-@dataclass(frozen=True)
-class Session:
-    """An opened repository and its loaded store."""
-
-    view: Pygit2RepoView  # imported for type checking only: this module does not load pygit2 until a session opens
-    loaded: LoadedStore
-
-    @property
-    def store(self) -> Store:
-        """The located store."""
-        return self.loaded.store
-
-
-def open_session(options: Options) -> Session:
-    """Open the repository around ``options.start`` and load its store.
-
-    Raises:
-        InputError: ``start`` missing, not a repository, store not found or outside the repository.
-    """
-    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
-
-    if not options.start.is_dir():
-        raise InputError(f"cannot run in {options.start}: no such directory", "bad_directory")
-    view = Pygit2RepoView(options.start)
-    located = store_mod.locate(options.start, view.root, store=options.store, store_dir=options.store_dir)
-    loaded = store_mod.load(located, store_mod.cache_for(view.git_dir, located))
-    return Session(view, loaded)
-
-
-@dataclass(frozen=True)
-class StatusResult:
-    """``git memkeep status``: the staleness report plus the files that could not be read."""
-
-    store: Store
-    report: StalenessReport
-    unreadable: tuple[Unreadable, ...]
-
-    @property
-    def exit_code(self) -> int:
-        """1 when any entry is suspect, unreadable or unchecked (not watched), else 0."""
-        report = self.report
-        return 1 if report.verdicts or report.unchecked or self.unreadable else 0
-
-
-def status(options: Options) -> StatusResult:
-    """Compute the suspect set of the store (memkeep README "How staleness works")."""
-    with no_cyclic_gc():
-        session = open_session(options)
-        return StatusResult(session.store, report(session, options.clock), session.loaded.unreadable)
-
-
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a command builds its many long-lived, acyclic objects (parsed
-    entries, changed-path sets, verdicts): each pass would walk them all again, about a fifth of ``status``'s
-    per-entry time. Reference counting still frees everything; cycles made meanwhile are collected after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
-
-
-def report(
-    session: Session, clock: Clock, *, entries: Sequence[Entry] | None = None, repo: RepoView | None = None
-) -> StalenessReport:
-    """The suspect set of ``session``'s store (memkeep README "How staleness works"), or of other ``entries``
-    (default: the loaded ones) against another repository view ``repo`` (default: the session's), e.g. the store
-    as it was at an earlier HEAD; unreadable files and the store's settings are the session's."""
-    from git_memzoi.memkeep import staleness
-    from git_memzoi.memkeep.refs import path_refs
-
-    return staleness.compute(
-        session.loaded.entries if entries is None else entries,
-        session.view if repo is None else repo,
-        clock,
-        referential_check=session.store.config.referential_check,
-        path_refs=path_refs,
-        unreadable=[_stem(u.path) for u in session.loaded.unreadable],
-    )
-
-
-def _stem(path: str) -> str:
-    """The id an entry file would have: its file name without ``.md``."""
-    return Path(path).name.removesuffix(".md")
-
-
-@dataclass(frozen=True)
-class IndexResult:
-    """``git memkeep index``: where INDEX.md is, whether it changed, how many entries it lists."""
-
-    path: Path
-    changed: bool
-    entries: int
-    unreadable: tuple[Unreadable, ...]
-
-
-def index(options: Options) -> IndexResult:
-    """Regenerate INDEX.md from the readable entries (unreadable ones are left out and reported)."""
-    session = open_session(options)
-    changed = _write_index(session)
-    loaded = session.loaded
-    return IndexResult(session.store.index_path, changed, len(loaded.entries), loaded.unreadable)
-
-
-def _write_index(session: Session) -> bool:
-    from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
-    from git_memzoi.memkeep.index import render
-
-    path = session.store.index_path
-    text = render(session.loaded.entries).encode("utf-8")
-    with lifecycle_lock(_lock_path(session)):
-        if path.is_file() and path.read_bytes() == text:
-            return False
-        write_bytes_atomic(path, text)
-    return True
-
-
-def _lock_path(session: Session) -> Path:
-    return session.view.git_dir / "memzoi" / "lifecycle.lock"
-
-
-@dataclass(frozen=True)
-class LintResult:
-    """``git memkeep lint``: the violations left, and whether ``--fix`` rewrote INDEX.md."""
-
-    store: Store
-    entries: int
-    violations: tuple[Violation, ...]
-    fixed_index: bool
-
-    @property
-    def exit_code(self) -> int:
-        """1 when any violation remains, else 0."""
-        return 1 if self.violations else 0
-
-
-def lint(options: Options, *, fix: bool = False) -> LintResult:
-    """Validate the store; with ``fix``, regenerate INDEX.md when it drifted."""
-    session = open_session(options)
-    loaded, store = session.loaded, session.store
-    fixed = False
-    tracked = session.view.tracked_paths()
-    violations = _lint(loaded, options.clock, tracked)
-    if fix and any(v.rule in ("index_drift", "index_missing") for v in violations):
-        fixed = _write_index(session)
-        violations = _lint(loaded, options.clock, tracked)
-    return LintResult(store, len(loaded.entries), tuple(violations), fixed)
-
-
-def _lint(loaded: LoadedStore, clock: Clock, tracked: list[str]) -> list[Violation]:
-    from git_memzoi.memkeep.lint import lint as run_lint
-
-    store = loaded.store
-    index_text = store.index_path.read_text("utf-8") if store.index_path.is_file() else None
-    sizes = {e.path: store_mod.entry_file(store, e.path).stat().st_size for e in loaded.entries}
-    index_rel = f"{store.rel}/INDEX.md" if store.rel != "." else "INDEX.md"
-    return run_lint(loaded.entries, loaded.unreadable, index_text, clock.today(), sizes, index_rel, tracked)
-
-
-def verify(
-    options: Options,
-    entry_id: str | None,
-    *,
-    all_safe: bool = False,
-    dry_run: bool = False,
-    manual: bool = False,
-    runner: Runner | None = None,
-) -> VerifyResult:
-    """Re-test one entry, or every suspect entry with a safe check (memkeep README "Commands": verify).
-
-    Raises:
-        InputError: unknown id, a tombstone, no check (without ``manual``), bad flag combinations, no commits.
-    """
-    from git_memzoi.memkeep import verify as verify_mod
-
-    if entry_id and all_safe:
-        raise InputError("name one entry id or pass --all-safe, not both", "bad_usage")
-    if not entry_id and not all_safe:
-        raise InputError("name one entry id, or pass --all-safe", "bad_usage")
-    if manual and all_safe:
-        raise InputError(
-            "--manual records one entry's out-of-band re-test; it takes an id, not --all-safe", "bad_usage"
-        )
-    if manual and dry_run:
-        raise InputError(
-            "--manual writes the re-test you did; there is nothing to preview (leave out --dry-run)", "bad_usage"
-        )
-    session = open_session(options)
-    head = session.view.head()
-    if head is None:
-        raise InputError("the repository has no commits yet; commit before verifying", "no_commits")
-    reasons = _reasons_by_id(report(session, options.clock))
-    targets = [_find(session.loaded, entry_id)] if entry_id else [e for e in session.loaded.entries if e.id in reasons]
-    plan = verify_mod.Plan(head, options.clock.today(), all_safe, dry_run, manual)
-    writer = verify_mod.EntryWriter(session.store, _lock_path(session))
-    items = [verify_mod.verify_entry(e, reasons.get(e.id, ()), plan, runner or _shell(), writer) for e in targets]
-    index_updated = False
-    if any(i.action in ("healed", "marked_stale") for i in items):
-        git_dir = session.view.git_dir
-        after = Session(session.view, store_mod.load(session.store, store_mod.cache_for(git_dir, session.store)))
-        # INDEX.md lists each status: keep it in step when this run changed one (a heal alone changes none)
-        status_changed = any(
-            i.action == "marked_stale" or (i.action == "healed" and e.status == "stale")
-            for e, i in zip(targets, items, strict=True)
-        )
-        if status_changed and session.store.index_path.is_file():
-            index_updated = _write_index(after)
-        items = _still_suspect(items, options, after)
-    return verify_mod.VerifyResult(head, dry_run, tuple(items), index_updated)
-
-
-def _still_suspect(items: list[VerifyItem], options: Options, after: Session) -> list[VerifyItem]:
-    """An entry healed can stay suspect (a stale dependency, a missing ref): ``after`` is the store re-read."""
-    from dataclasses import replace
-
-    if not any(i.action == "healed" for i in items):
-        return items
-    left: dict[str, list[str]] = {}
-    for verdict in report(after, options.clock).verdicts:
-        left.setdefault(verdict.id, []).append(verdict.message)
-    return [replace(i, still_suspect=tuple(left[i.id])) if i.action == "healed" and i.id in left else i for i in items]
-
-
-def _shell() -> Runner:
-    from git_memzoi.memkeep.checks import ShellRunner
-
-    return ShellRunner()
-
-
-def _reasons_by_id(report: StalenessReport) -> dict[str, tuple[str, ...]]:
-    out: dict[str, tuple[str, ...]] = {}
-    for verdict in report.verdicts:
-        out[verdict.id] = (*out.get(verdict.id, ()), verdict.reason)
-    return out
-
-
-def _find(loaded: LoadedStore, entry_id: str) -> Entry:
-    for entry in loaded.entries:
-        if entry.id == entry_id:
-            if not entry.is_live:
-                raise InputError(f"{entry_id} is a tombstone; there is nothing to verify", "tombstone")
-            return entry
-    broken = [u.path for u in loaded.unreadable if _stem(u.path) == entry_id]
-    if broken:
-        raise InputError(f"{broken[0]} cannot be read; run git memkeep lint", "unreadable_entry")
-    declared = [e for e in loaded.entries if e.declared_id == entry_id]
-    if declared:
-        raise InputError(
-            f"no entry with id {entry_id!r}: {declared[0].path} says id: {entry_id}, but an entry's "
-            f"id is its file name ({declared[0].id})",
-            "unknown_id",
-        )
-    raise InputError(f"no entry with id {entry_id!r}", "unknown_id")

@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
-    from git_memzoi.memkeep.api import IndexResult, LintResult, StatusResult, VerifyResult
+    from git_memzoi.memkeep.commands import IndexResult, LintResult, StatusResult
     from git_memzoi.memkeep.store import Unreadable
+    from git_memzoi.memkeep.verify import VerifyResult
 
 SCHEMA_VERSION = 1
 
