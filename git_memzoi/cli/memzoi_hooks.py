@@ -32,14 +32,17 @@ def _render(report: object, as_json: bool) -> None:
     for action in report.actions:
         click.echo(action)
     shown = [h for h in report.hooks if not (report.actions and h.state == "installed" and not h.chained)]
-    if not shown:
-        return  # the action lines above already said it all
-    state_width = max(len(h.state) for h in shown)
-    hook_width = max(len(h.hook) for h in shown)
-    for hook in shown:
-        chained = " (chains the previous hook)" if hook.chained else ""
-        detail = f": {hook.detail}" if hook.detail and not hook.chained else ""
-        click.echo(f"{hook.state:<{state_width}}  {hook.hook:<{hook_width}}  {hook.path}{chained}{detail}")
+    if shown:  # else the action lines above already said it all
+        state_width = max(len(h.state) for h in shown)
+        hook_width = max(len(h.hook) for h in shown)
+        owner_width = max(len(h.owner) for h in shown)
+        for hook in shown:
+            chained = " (chains the previous hook)" if hook.chained else ""
+            detail = f": {hook.detail}" if hook.detail and not hook.chained else ""
+            columns = f"{hook.state:<{state_width}}  {hook.hook:<{hook_width}}  {hook.owner:<{owner_width}}"
+            click.echo(f"{columns}  {hook.path}{chained}{detail}")
+    if report.recommendation:
+        click.echo(f"recommended: {report.recommendation}")
 
 
 @hooks_group.command("install")
@@ -76,7 +79,8 @@ def uninstall_command(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def status_command(ctx: click.Context, as_json: bool) -> None:
-    """Tell installed, missing, foreign and bypassed-by-core.hooksPath hooks apart; exit 1 unless all installed.
+    """Tell installed, missing, foreign and bypassed-by-core.hooksPath hooks apart, name the system that owns
+    each (memzoi, pre-commit, other, none) and recommend one; exit 1 unless all installed.
 
     Example: git memzoi hooks status --json
     """
