@@ -2,12 +2,17 @@
 
 The commands parse, call :mod:`git_memzoi.integrations.git_hooks` or :mod:`~git_memzoi.integrations.guard`,
 and render. ``hook run`` exits non-zero only when pre-commit refuses the staged change; post-merge and
-post-checkout always exit 0, whatever happens, because they cannot change the git operation's outcome.
+post-checkout always exit 0, whatever happens, because they cannot change the git operation's outcome. A hook
+that does not finish within ``GIT_MEMZOI_HOOK_TIMEOUT`` seconds (default 300, 0 for no limit) says so and exits
+0: it never hangs a commit (issue 12).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+from collections.abc import Iterator, Mapping
 
 import click
 
@@ -106,6 +111,53 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
 
     Example: git memzoi hook run post-checkout -- <old> <new> 1
     """
+    limit = hook_timeout(os.environ)
+    try:
+        with _bounded(limit):
+            _run(ctx, hook_type, args)
+    except HookTimeout:
+        what = "the commit goes on unchecked" if hook_type == "pre-commit" else "skipped the rest"
+        click.echo(f"git-memzoi: {hook_type} hook did not finish within {limit:g}s; {what} (warning)", err=True)
+        ctx.exit(0)
+
+
+DEFAULT_TIMEOUT = 300.0
+
+
+class HookTimeout(BaseException):  # not an Exception: the hooks' "never fail" handlers must not eat it
+    """The hook ran past ``GIT_MEMZOI_HOOK_TIMEOUT``."""
+
+
+def hook_timeout(environ: Mapping[str, str]) -> float:
+    """Seconds a hook may run (``GIT_MEMZOI_HOOK_TIMEOUT``, default 300; 0 or less: no limit; unreadable: the
+    default), the same variable the shims bound their chained hook with."""
+    try:
+        return float(environ.get("GIT_MEMZOI_HOOK_TIMEOUT") or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+@contextlib.contextmanager
+def _bounded(seconds: float) -> Iterator[None]:
+    """Raise :class:`HookTimeout` in the block after ``seconds`` (a real-time itimer; no limit where SIGALRM is
+    missing, as on Windows)."""
+    if seconds <= 0 or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise HookTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _run(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
     from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import guard, hook_events, newly_suspect
 
