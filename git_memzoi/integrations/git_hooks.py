@@ -207,6 +207,9 @@ def _state(dirs: HooksDirs, hook: str) -> HookState:
     if dirs.effective != dirs.default and is_ours(dirs.default / hook):
         detail = f"installed in {dirs.default} but bypassed by core.hooksPath={dirs.hooks_path}"
         return HookState(hook, "bypassed", str(dirs.default / hook), False, detail, first)
+    if first == "pre-commit" and (legacy.exists() or legacy.is_symlink()):
+        detail = f"the pre-commit framework already chains {hook}.legacy; use its manifest entries (install refuses)"
+        return HookState(hook, "foreign", str(target), False, detail, first)
     if first != "none":
         return HookState(hook, "foreign", str(target), False, "another hook is installed; install chains it", first)
     return HookState(hook, "missing", str(target), False, "", first)

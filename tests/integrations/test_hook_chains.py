@@ -208,6 +208,12 @@ def test_framework_already_chaining_a_hook_is_refused_untouched(project: Repo) -
         git_hooks.install(project.root)
     assert raised.value.code == "hook_conflict" and "memzoi-guard" in raised.value.message
     assert snapshot(hooks_dir(project)) == before
+    state = git_hooks.status(project.root).hooks[0]
+    assert (state.state, state.owner) == ("foreign", "pre-commit")
+    assert (
+        state.detail
+        == "the pre-commit framework already chains pre-commit.legacy; use its manifest entries (install refuses)"
+    )
 
 
 @pytest.mark.parametrize("how", ["symlink", "copy"])
