@@ -17,6 +17,7 @@ import pytest
 
 from git_memzoi.errors import InputError
 from git_memzoi.integrations import git_hooks
+from git_memzoi.memzoi.layout import Layout, init
 from tests.support.repos import Repo, entry_text
 
 pytestmark = pytest.mark.skipif(
@@ -270,3 +271,39 @@ def test_failing_chained_pre_commit_still_stops_the_commit(project: Repo) -> Non
     legacy.chmod(0o755)
     proc = commit(project.root)
     assert proc.returncode == 1 and GUARD_RAN not in proc.stderr
+
+
+CHECKOUT_CONFIG = """repos:
+  - repo: local
+    hooks:
+      - id: after-checkout
+        name: after checkout
+        entry: echo framework-post-checkout-ran
+        language: system
+        always_run: true
+        pass_filenames: false
+        verbose: true
+        stages: [post-checkout]
+"""
+
+
+@pytest.mark.parametrize("memzoi_first", [True, False], ids=["memzoi-first", "pre-commit-first"])
+def test_post_checkout_chain_in_either_order(project: Repo, memzoi_first: bool) -> None:
+    init(Layout(project.root))  # our post-checkout then says it rebuilt the derived index: it ran
+    project.commit("checkout config", **{".pre-commit-config.yaml": CHECKOUT_CONFIG})
+    hooks = hooks_dir(project)
+    if memzoi_first:
+        git_hooks.install(project.root)
+    pre_commit(project.root, "install", "--hook-type", "post-checkout")
+    if not memzoi_first:
+        git_hooks.install(project.root)
+    assert (git_hooks.owner(hooks / "post-checkout"), git_hooks.owner(hooks / "post-checkout.legacy")) == (
+        "pre-commit",
+        "memzoi",
+    )
+    proc = run(project.root, "git", "checkout", "-q", "-b", "other")
+    output = proc.stdout + proc.stderr
+    assert proc.returncode == 0, output
+    assert output.count("framework-post-checkout-ran") == 1
+    assert output.count("memzoi: rebuilt the derived index (.memzoi/local/index.sqlite)") == 1
+    assert "migration mode" not in output and "git-memzoi:" not in output
