@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
 from collections.abc import Iterator, Mapping
 
 import click
@@ -141,6 +140,8 @@ def hook_timeout(environ: Mapping[str, str]) -> float:
 def _bounded(seconds: float) -> Iterator[None]:
     """Raise :class:`HookTimeout` in the block after ``seconds`` (a real-time itimer; no limit where SIGALRM is
     missing, as on Windows)."""
+    import signal  # here, not at the top: only a hook run pays for it (about 0.5 ms)
+
     if seconds <= 0 or not hasattr(signal, "setitimer"):
         yield
         return
