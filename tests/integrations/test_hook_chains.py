@@ -139,15 +139,15 @@ def test_status_names_the_owner_and_recommends_the_manifest(project: Repo) -> No
         ("post-merge", "installed", "memzoi", str(hooks / "post-merge")),
         ("post-checkout", "installed", "memzoi", str(hooks / "post-checkout")),
     ]
-    assert report.recommendation == git_hooks.MANIFEST_HINT
-    assert report.as_json()["recommendation"] == git_hooks.MANIFEST_HINT
+    hint = git_hooks.MANIFEST_HINT + ", then run `git memzoi hooks uninstall`"
+    assert report.recommendation == hint and report.as_json()["recommendation"] == hint
     proc = run(project.root, "git", "memzoi", "hooks", "status")
     assert proc.returncode == 0
     assert proc.stdout.splitlines()[0] == (
         f"installed  pre-commit     pre-commit  {hooks / 'pre-commit.legacy'}: "
         "the pre-commit framework runs this shim first, as pre-commit.legacy"
     )
-    assert proc.stdout.splitlines()[-1] == f"recommended: {git_hooks.MANIFEST_HINT}"
+    assert proc.stdout.splitlines()[-1] == f"recommended: {hint}"
 
 
 def test_status_without_the_framework_recommends_the_shims(repo: Repo) -> None:
@@ -208,6 +208,7 @@ def test_framework_already_chaining_a_hook_is_refused_untouched(project: Repo) -
     with pytest.raises(InputError) as raised:
         git_hooks.install(project.root)
     assert raised.value.code == "hook_conflict" and "memzoi-guard" in raised.value.message
+    assert git_hooks.status(project.root).recommendation == git_hooks.MANIFEST_HINT  # no shim to uninstall
     assert snapshot(hooks_dir(project)) == before
     state = git_hooks.status(project.root).hooks[0]
     assert (state.state, state.owner) == ("foreign", "pre-commit")
