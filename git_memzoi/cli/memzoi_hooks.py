@@ -2,12 +2,16 @@
 
 The commands parse, call :mod:`git_memzoi.integrations.git_hooks` or :mod:`~git_memzoi.integrations.guard`,
 and render. ``hook run`` exits non-zero only when pre-commit refuses the staged change; post-merge and
-post-checkout always exit 0, whatever happens, because they cannot change the git operation's outcome.
+post-checkout always exit 0, whatever happens, because they cannot change the git operation's outcome. A hook
+that does not finish within ``GIT_MEMZOI_HOOK_TIMEOUT`` seconds (default 300, 0 for no limit) says so and exits
+0: it never hangs a commit (issue 12).
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator, Mapping
 
 import click
 
@@ -32,14 +36,17 @@ def _render(report: object, as_json: bool) -> None:
     for action in report.actions:
         click.echo(action)
     shown = [h for h in report.hooks if not (report.actions and h.state == "installed" and not h.chained)]
-    if not shown:
-        return  # the action lines above already said it all
-    state_width = max(len(h.state) for h in shown)
-    hook_width = max(len(h.hook) for h in shown)
-    for hook in shown:
-        chained = " (chains the previous hook)" if hook.chained else ""
-        detail = f": {hook.detail}" if hook.detail and not hook.chained else ""
-        click.echo(f"{hook.state:<{state_width}}  {hook.hook:<{hook_width}}  {hook.path}{chained}{detail}")
+    if shown:  # else the action lines above already said it all
+        state_width = max(len(h.state) for h in shown)
+        hook_width = max(len(h.hook) for h in shown)
+        owner_width = max(len(h.owner) for h in shown)
+        for hook in shown:
+            chained = " (chains the previous hook)" if hook.chained else ""
+            detail = f": {hook.detail}" if hook.detail and not hook.chained else ""
+            columns = f"{hook.state:<{state_width}}  {hook.hook:<{hook_width}}  {hook.owner:<{owner_width}}"
+            click.echo(f"{columns}  {hook.path}{chained}{detail}")
+    if report.recommendation:
+        click.echo(f"recommended: {report.recommendation}")
 
 
 @hooks_group.command("install")
@@ -76,7 +83,8 @@ def uninstall_command(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def status_command(ctx: click.Context, as_json: bool) -> None:
-    """Tell installed, missing, foreign and bypassed-by-core.hooksPath hooks apart; exit 1 unless all installed.
+    """Tell installed, missing, foreign and bypassed-by-core.hooksPath hooks apart, name the system that owns
+    each (memzoi, pre-commit, other, none) and recommend one; exit 1 unless all installed.
 
     Example: git memzoi hooks status --json
     """
@@ -102,6 +110,55 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
 
     Example: git memzoi hook run post-checkout -- <old> <new> 1
     """
+    limit = hook_timeout(os.environ)
+    try:
+        with _bounded(limit):
+            _run(ctx, hook_type, args)
+    except HookTimeout:
+        what = "the commit goes on unchecked" if hook_type == "pre-commit" else "skipped the rest"
+        click.echo(f"git-memzoi: {hook_type} hook did not finish within {limit:g}s; {what} (warning)", err=True)
+        ctx.exit(0)
+
+
+DEFAULT_TIMEOUT = 300.0
+
+
+class HookTimeout(BaseException):  # not an Exception: the hooks' "never fail" handlers must not eat it
+    """The hook ran past ``GIT_MEMZOI_HOOK_TIMEOUT``."""
+
+
+def hook_timeout(environ: Mapping[str, str]) -> float:
+    """Seconds a hook may run (``GIT_MEMZOI_HOOK_TIMEOUT``, default 300; 0 or less: no limit; unreadable: the
+    default), the same variable the shims bound their chained hook with."""
+    try:
+        return float(environ.get("GIT_MEMZOI_HOOK_TIMEOUT") or DEFAULT_TIMEOUT)
+    except ValueError:
+        return DEFAULT_TIMEOUT
+
+
+@contextlib.contextmanager
+def _bounded(seconds: float) -> Iterator[None]:
+    """Raise :class:`HookTimeout` in the block after ``seconds`` (a real-time itimer; no limit where SIGALRM is
+    missing, as on Windows)."""
+    import signal  # here, not at the top: only a hook run pays for it (about 0.5 ms)
+
+    if seconds <= 0 or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def expire(signum: int, frame: object) -> None:
+        raise HookTimeout
+
+    previous = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _run(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
     from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import guard, hook_events, newly_suspect
 
