@@ -129,10 +129,16 @@ def _emit_status_json(payload: Mapping[str, Any]) -> None:
 def _ci_format(fmt: str, result: StatusResult) -> None:
     from git_memzoi.integrations import ci_report
 
+    texts = {}  # each finding's entry file, so its annotation / SARIF region names the line of its field
+    for rel in ci_report.finding_paths(result):
+        try:
+            texts[rel] = (result.store.root / rel).read_text("utf-8", errors="replace")
+        except OSError:
+            continue
     if fmt == "sarif":
-        click.echo(jsonout.dumps(ci_report.sarif(result), indent=2))
+        click.echo(jsonout.dumps(ci_report.sarif(result, texts), indent=2))
         return
-    click.echo(ci_report.github(result))
+    click.echo(ci_report.github(result, texts=texts))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
