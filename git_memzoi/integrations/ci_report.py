@@ -11,7 +11,7 @@ stable ``partialFingerprints`` (entry id + reason) so code scanning tracks one v
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from git_memzoi import __version__
@@ -108,9 +108,56 @@ class _Annotation(NamedTuple):
     rule: str
     message: str
     verdicts: int = 0  # the suspect verdicts this annotation carries
+    end_line: int = 0  # a changed-code annotation's last line
 
 
-def _annotations(result: StatusResult, texts: Mapping[str, str] | None = None) -> list[_Annotation]:
+CODE_RULE = "scope_hit/code"  # a notice on changed code lines that hit a suspect entry's scope
+
+
+def changed_ranges(old: str | None, new: str) -> list[tuple[int, int]]:
+    """The ``(first, last)`` 1-based line ranges of ``new`` that differ from ``old`` (``None``: the file is new,
+    all of it changed); a deletion marks the line after it (the last line at the end of the file)."""
+    from difflib import SequenceMatcher
+
+    new_lines = new.splitlines()
+    if not new_lines:
+        return []
+    if old is None:
+        return [(1, len(new_lines))]
+    ranges = []
+    for tag, _i1, _i2, j1, j2 in SequenceMatcher(None, old.splitlines(), new_lines, autojunk=False).get_opcodes():
+        if tag == "equal":
+            continue
+        first = min(j1 + 1, len(new_lines))
+        ranges.append((first, max(first, j2)))
+    return ranges
+
+
+def _code_annotations(result: StatusResult, code: Mapping[str, Sequence[tuple[int, int]]]) -> list[_Annotation]:
+    """One notice per changed line range of a file that a ``scope_hit`` verdict names, listing the entries whose
+    scope it hits (``code``: path → :func:`changed_ranges` of the file since the entries' anchors)."""
+    hits: dict[str, list[Verdict]] = {}
+    for verdict in result.report.verdicts:
+        if verdict.reason == "scope_hit":
+            for path in verdict.evidence.get("files", ()):
+                hits.setdefault(path, []).append(verdict)
+    out = []
+    for path in sorted(hits):
+        entries = sorted({(v.id, v.path) for v in hits[path]})
+        message = "\n".join(
+            f"this change is in the scope of memkeep entry {i} ({p}), now suspect: check that it still holds, "
+            f"then run `git memkeep verify {i}`"
+            for i, p in entries
+        )
+        out += [_Annotation("notice", path, a, CODE_RULE, message, 0, b) for a, b in sorted(set(code.get(path, ())))]
+    return out
+
+
+def _annotations(
+    result: StatusResult,
+    texts: Mapping[str, str] | None = None,
+    code: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+) -> list[_Annotation]:
     """Errors (unreadable files), one warning per suspect entry by path, the stale ids, the unchecked fields.
 
     An entry's verdicts share one annotation (titles joined by `` + ``, messages one per line): ten annotations
@@ -132,21 +179,29 @@ def _annotations(result: StatusResult, texts: Mapping[str, str] | None = None) -
         for (path, _id), group in by_entry.items()
     ]
     stale = [a for a in items if a.level == "warning" and a.rule == "stale"]
-    return [a for a in items if a.level == "error"] + suspect + stale + [a for a in items if a.level == "notice"]
+    notices = _code_annotations(result, code or {}) + [a for a in items if a.level == "notice"]
+    return [a for a in items if a.level == "error"] + suspect + stale + notices
 
 
 def _more(count: int, one: str, many: str) -> str:
     return f"{count} more {one if count == 1 else many}"
 
 
-def github(result: StatusResult, limit: int = ANNOTATION_LIMIT, texts: Mapping[str, str] | None = None) -> str:
+def github(
+    result: StatusResult,
+    limit: int = ANNOTATION_LIMIT,
+    texts: Mapping[str, str] | None = None,
+    code: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+) -> str:
     """Workflow annotations for ``result``, at most ``limit`` per level, then the one-line summary.
 
-    ``::error`` per unreadable file, ``::warning file=…,line=…,title=…::`` per suspect entry (then per stale id),
-    ``::notice`` per unchecked field. What exceeds ``limit`` is counted in one ``::notice::`` line (it takes one
-    of the notice slots) that names ``git memkeep status``. The exit code stays the caller's (``status``'s).
+    ``::error`` per unreadable file, ``::warning file=…,line=…,title=…::`` per suspect entry (then per stale id)
+    on the entry file at the line of the field it is about (``texts``: path → entry text), ``::notice`` per
+    changed line range of code that hits a suspect entry's scope (``code``: path → :func:`changed_ranges`),
+    then per unchecked field. What exceeds ``limit`` is counted in one ``::notice::`` line (it takes one of the
+    notice slots) that names ``git memkeep status``. The exit code stays the caller's (``status``'s).
     """
-    annotations = _annotations(result, texts)
+    annotations = _annotations(result, texts, code)
     errors, warnings, notices = ([a for a in annotations if a[0] == level] for level in _LEVELS)
     capped = len(errors) > limit or len(warnings) > limit or len(notices) > limit
     notice_slots = limit - 1 if capped else limit
@@ -165,12 +220,15 @@ def github(result: StatusResult, limit: int = ANNOTATION_LIMIT, texts: Mapping[s
 
 def _annotation(a: _Annotation) -> str:
     where = f"file={escape_property(a.path)},line={a.line}," if a.path else ""
+    if a.end_line > a.line:
+        where += f"endLine={a.end_line},"
     return f"::{a.level} {where}title={escape_property('memkeep ' + a.rule)}::{escape_data(a.message)}"
 
 
 def _overflow(errors: list[_Annotation], warnings: list[_Annotation], notices: list[_Annotation], limit: int) -> str:
     """The ``::notice::`` line counting the annotations left out, by kind."""
     suspect = [a for a in warnings if a.verdicts]
+    code = [a for a in notices if a.rule == CODE_RULE]
     parts = []
     if suspect:
         verdicts = sum(a.verdicts for a in suspect)
@@ -179,7 +237,8 @@ def _overflow(errors: list[_Annotation], warnings: list[_Annotation], notices: l
     for left, one, many in (
         (len(warnings) - len(suspect), "stale entry", "stale entries"),
         (len(errors), "unreadable file", "unreadable files"),
-        (len(notices), "unchecked field", "unchecked fields"),
+        (len(code), "changed-code note", "changed-code notes"),
+        (len(notices) - len(code), "unchecked field", "unchecked fields"),
     ):
         if left:
             parts.append(_more(left, one, many))
