@@ -129,14 +129,55 @@ def _emit_status_json(payload: Mapping[str, Any]) -> None:
 def _ci_format(fmt: str, result: StatusResult) -> None:
     from git_memzoi.integrations import ci_report
 
+    texts = {}  # each finding's entry file, so its annotation / SARIF region names the line of its field
+    for rel in ci_report.finding_paths(result):
+        try:
+            texts[rel] = (result.store.root / rel).read_text("utf-8", errors="replace")
+        except OSError:
+            continue
     if fmt == "sarif":
-        click.echo(jsonout.dumps(ci_report.sarif(result), indent=2))
+        click.echo(jsonout.dumps(ci_report.sarif(result, texts), indent=2))
         return
-    click.echo(ci_report.github(result))
+    click.echo(ci_report.github(result, texts=texts, code=_changed_code(result)))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
             handle.write(ci_report.summary_markdown(result))
+
+
+def _changed_code(result: StatusResult, max_bytes: int = 1_000_000) -> dict[str, list[tuple[int, int]]]:
+    """The changed line ranges (HEAD side) of each file a ``scope_hit`` verdict names, since that entry's anchor:
+    where ``--format github`` puts a notice on the code. Deleted, binary and larger-than-``max_bytes`` files get
+    none (there is no line to point at, or it costs too much)."""
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.integrations import ci_report
+
+    head = result.report.head
+    pairs = sorted(
+        {
+            (str(v.evidence.get("anchor", "")), path)
+            for v in result.report.verdicts
+            if v.reason == "scope_hit"
+            for path in v.evidence.get("files", ())
+        }
+    )
+    if not head or not pairs:
+        return {}
+    view = Pygit2RepoView(result.store.root)
+    out: dict[str, list[tuple[int, int]]] = {}
+    for anchor, path in pairs:
+        new = view.tree_blob(head, path)
+        if new is None or len(new) > max_bytes or b"\0" in new:
+            continue
+        try:
+            old = view.tree_blob(anchor, path) if anchor else None
+        except (KeyError, ValueError):  # an anchor git no longer has: no old side to compare with
+            continue
+        if old is not None and (len(old) > max_bytes or b"\0" in old):
+            continue
+        before = old.decode("utf-8", "replace") if old is not None else None
+        out.setdefault(path, []).extend(ci_report.changed_ranges(before, new.decode("utf-8", "replace")))
+    return out
 
 
 def _hook(ctx: click.Context, event: str, given: dict[str, Any]) -> None:

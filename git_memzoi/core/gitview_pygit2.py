@@ -244,6 +244,12 @@ class Pygit2RepoView:
         self._repo.index.read(False)
         return [e.path if e.path.isascii() else nfc(e.path) for e in self._repo.index]
 
+    def visible_paths(self) -> list[str]:
+        """Every path git would show or commit: the index's paths and the untracked files it does not ignore."""
+        new = 128  # pygit2.enums.FileStatus.WT_NEW: untracked and not ignored
+        untracked = [p for p, flags in self._repo.status(untracked_files="all").items() if flags & new]
+        return sorted({*self.tracked_paths(), *(p if p.isascii() else nfc(p) for p in untracked)})
+
     def is_ignored(self, path: str) -> bool:
         """True when git's ignore rules (``.gitignore``, info/exclude, core.excludesFile) ignore ``path``."""
         return bool(self._repo.path_is_ignored(path))

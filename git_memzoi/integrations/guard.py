@@ -23,10 +23,7 @@ from git_memzoi.errors import MemzoiError
 if TYPE_CHECKING:
     from git_memzoi.memkeep.api import Entry, Store
 
-MEMZOI = ".memzoi/"
-LOCAL = ".memzoi/local/"
-RECORDS = ".memzoi/records/"
-PROPOSALS = ".memzoi/proposals/"
+# Which files are memory files is memzoi's list (``git_memzoi.memzoi.memory_files``), shared with doctor.
 # content classes that must never reach repo records (vocab.CONTENT_CLASSES minus the repo-safe ones)
 PRIVATE_CLASSES = frozenset(
     {
@@ -42,8 +39,6 @@ PRIVATE_CLASSES = frozenset(
 )
 _IGNORED_RECORD_FILES = ("index.md", "log.md")
 SYMLINK_MODE = 0o120000  # git's file mode of a symlink; its blob is the link's target path
-# Bytes that open a memzoi-managed block (export.begin_marker, agents.START): a cheap test before any decoding.
-_BLOCK_HINTS = (b"<!-- BEGIN memzoi ", b"<!-- memzoi:start -->")
 _SECRET_MESSAGE = "a memory file must not hold a secret; remove it (and rotate it if it was real)"
 
 
@@ -85,17 +80,18 @@ class _Staged:
 def pre_commit(start: Path) -> GuardResult:
     """Check the staged change of the repository around ``start``."""
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
-    from git_memzoi.memzoi import secrets
+    from git_memzoi.memzoi import memory_files, secrets
 
     view = Pygit2RepoView(start)
     secrets.remember_shapes_in(view.git_dir / "memzoi" / "cache")  # the next commit skips detect-secrets
     staged_files = view.staged_files()
     store = _store(view.root)
-    entries_prefix = _entries_prefix(store)
+    store_rel = store.rel if store is not None else None
     findings: list[Finding] = []
     staged = _Staged()
     for path, blob, mode in staged_files:
-        if path.startswith(LOCAL):
+        kind = memory_files.kind(path, store_rel)
+        if kind == memory_files.PRIVATE:
             findings.append(
                 Finding(
                     path,
@@ -104,9 +100,9 @@ def pre_commit(start: Path) -> GuardResult:
                 )
             )
             continue
-        in_store = bool(entries_prefix) and path.startswith(entries_prefix)
-        if not (path.startswith(MEMZOI) or in_store):
-            if mode != SYMLINK_MODE and path.lower().endswith(".md"):
+        in_store = kind == memory_files.ENTRY
+        if kind not in (memory_files.MEMZOI_FILE, memory_files.ENTRY, memory_files.INDEX):
+            if mode != SYMLINK_MODE and kind == memory_files.MARKDOWN:
                 findings.extend(projection_findings(path, view.blob_bytes(blob)))
             continue
         if mode == SYMLINK_MODE:
@@ -114,9 +110,10 @@ def pre_commit(start: Path) -> GuardResult:
             continue
         data = view.blob_bytes(blob)
         findings.extend(secret_findings(path, data))
-        if path.endswith(".md") and path.startswith(RECORDS) and path.rsplit("/", 1)[-1] not in _IGNORED_RECORD_FILES:
+        name = path.rsplit("/", 1)[-1]
+        if path.endswith(".md") and path.startswith(memory_files.RECORDS) and name not in _IGNORED_RECORD_FILES:
             findings.extend(_record_findings(view.root, path, data))
-        elif path.endswith(".md") and path.startswith(PROPOSALS):
+        elif path.endswith(".md") and path.startswith(memory_files.PROPOSALS):
             findings.extend(_packet_findings(path, data))
         elif in_store and path.endswith(".md"):
             _parse_entry(path, data, staged)
@@ -141,19 +138,15 @@ def _store(root: Path) -> Store | None:
         return None
 
 
-def _entries_prefix(store: Store | None) -> str:
-    if store is None:
-        return ""
-    return "entries/" if store.rel == "." else f"{store.rel}/entries/"
-
-
 def symlink_message(path: str, in_store: bool) -> str:
     """Why a staged symlink among the memory files is refused, in the words ``git memkeep lint`` uses."""
+    from git_memzoi.memzoi import memory_files
+
     if in_store:
         return "a symlink; entries must be regular files"
-    if path.startswith(RECORDS):
+    if path.startswith(memory_files.RECORDS):
         return "a symlink; records must be regular files"
-    if path.startswith(PROPOSALS):
+    if path.startswith(memory_files.PROPOSALS):
         return "a symlink; proposal packets must be regular files"
     return "a symlink; memory files must be regular files"
 
@@ -173,38 +166,21 @@ def projection_findings(path: str, data: bytes) -> list[Finding]:
     Lines outside the blocks are not memory and are not scanned; findings carry the file's own line numbers. A
     block without its end line runs to the end of the file. A file without a marker costs one substring search.
     """
-    if not any(hint in data for hint in _BLOCK_HINTS):
-        return []
-    from git_memzoi.integrations.agents import END, START
-    from git_memzoi.memzoi import export
+    from git_memzoi.memzoi import memory_files
 
-    closers = {export.begin_marker(fmt): export.end_marker(fmt) for fmt in export.FORMATS if fmt != "okf"} | {
-        START: END
-    }
-    kept: list[str] = []  # the file's lines, blanked outside the blocks so line numbers stay the file's
-    closing: str | None = None
-    for line in data.decode("utf-8", errors="replace").split("\n"):
-        marker = line.strip()
-        if closing is None:
-            closing = closers.get(marker)
-            kept.append("")
-        elif marker == closing:
-            closing = None
-            kept.append("")
-        else:
-            kept.append(line)
-    if not any(kept):
+    kept = memory_files.managed_text(data)
+    if kept is None:
         return []
     message = (
         "a memzoi-managed block must not hold a secret; remove it from the record it came from and export "
         "again (and rotate it if it was real)"
     )
-    return secret_findings(path, "\n".join(kept).encode("utf-8"), message)
+    return secret_findings(path, kept.encode("utf-8"), message)
 
 
 def _record_findings(root: Path, path: str, data: bytes) -> list[Finding]:
     from git_memzoi.core.frontmatter import FrontmatterError
-    from git_memzoi.memzoi import okf, record_store
+    from git_memzoi.memzoi import memory_files, okf, record_store
 
     if len(data) > record_store.MAX_RECORD_BYTES:
         return [Finding(path, "too_large", f"a record is at most {record_store.MAX_RECORD_BYTES} bytes")]
@@ -216,7 +192,7 @@ def _record_findings(root: Path, path: str, data: bytes) -> list[Finding]:
         return [Finding(path, "parse", "a record starts with a --- frontmatter block", 1)]
     found = _privacy(path, "record", fields)
     try:
-        okf.record_from_fields(path[len(RECORDS) : -len(".md")], path, fields, parts.body)
+        okf.record_from_fields(path[len(memory_files.RECORDS) : -len(".md")], path, fields, parts.body)
     except okf.RecordError as exc:
         found.append(Finding(path, "invalid_record", f"{exc.field}: {exc.reason}", _field_line(parts, exc.field)))
     except MemzoiError as exc:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from git_memzoi.memkeep.entries import Entry
     from git_memzoi.memkeep.lint import Violation
     from git_memzoi.memkeep.lint import lint as lint_entries
-    from git_memzoi.memkeep.staleness import StalenessReport, Verdict
+    from git_memzoi.memkeep.staleness import StalenessReport, Unchecked, Verdict
     from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
     from git_memzoi.memkeep.store import cache_for as store_cache
     from git_memzoi.memkeep.store import load as load_store
@@ -46,6 +46,7 @@ __all__ = [
     "StalenessReport",
     "StatusResult",
     "Store",
+    "Unchecked",
     "Unreadable",
     "Verdict",
     "VerifyItem",
@@ -86,6 +87,7 @@ _FACE = {
     "LoadedStore": "store:LoadedStore",
     "Store": "store:Store",
     "Unreadable": "store:Unreadable",
+    "Unchecked": "staleness:Unchecked",
     "Verdict": "staleness:Verdict",
     "StalenessReport": "staleness:StalenessReport",
     "Violation": "lint:Violation",

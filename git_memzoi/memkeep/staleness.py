@@ -84,6 +84,7 @@ class StalenessReport:
     stale: tuple[str, ...]  # ids whose status is stale
     tombstones: int
     unchecked: tuple[Unchecked, ...] = ()  # sorted by id, then field
+    stale_paths: tuple[str, ...] = ()  # the file of each id in ``stale``, in the same order (CI reports point at it)
 
     @property
     def suspect_ids(self) -> tuple[str, ...]:
@@ -120,16 +121,17 @@ def compute(
     for entry in entries:
         by_id.setdefault(entry.id, entry)
     live: list[tuple[Entry, str | None]] = []  # each live entry with its anchor when that is a string
-    stale_ids: list[str] = []
+    stale_ids: list[tuple[str, str]] = []
     for entry_id, entry in by_id.items():
         fields = entry.fields  # read directly: the Entry accessors cost a call each, per entry
         status = fields.get("status")
         if status == "stale":
-            stale_ids.append(entry_id)
+            stale_ids.append((entry_id, entry.path))
         elif status != "tombstone":
             anchor = fields.get("anchor")
             live.append((entry, anchor if type(anchor) is str and anchor else None))
-    stale = tuple(sorted(stale_ids))
+    stale_ids.sort()
+    stale = tuple(i for i, _ in stale_ids)
     history = _History.read({anchor for _, anchor in live if anchor}, repo, head)
     scopes = _Scopes(history.index)
     # the head and the path finder of the ref_missing check, when it runs
@@ -171,7 +173,8 @@ def compute(
     tombstones = len(by_id) - len(live) - len(stale)
     unchecked = tuple(u for _, notes in sorted(not_watched, key=lambda n: n[0]) for u in notes)
     shallow = repo.is_shallow()
-    return StalenessReport(head, shallow, today, len(by_id), verdicts, stale, tombstones, unchecked)
+    stale_paths = tuple(p for _, p in stale_ids)
+    return StalenessReport(head, shallow, today, len(by_id), verdicts, stale, tombstones, unchecked, stale_paths)
 
 
 _RANK = {reason: i for i, reason in enumerate(REASONS)}

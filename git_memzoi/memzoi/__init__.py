@@ -24,7 +24,7 @@ from importlib import import_module
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi import doctor, export, layout, workspace
+    from git_memzoi.memzoi import doctor, export, layout, memory_files, workspace
     from git_memzoi.memzoi.capture import artifacts as capture_artifacts
     from git_memzoi.memzoi.capture import plan as capture_plan
     from git_memzoi.memzoi.capture import review as capture_review
@@ -62,6 +62,7 @@ _FACE = {
     "NotInitialized": "layout:NotInitialized",
     "doctor": "doctor",
     "export": "export",
+    "memory_files": "memory_files",
     "okf": "records.okf",
     "secrets": "records.secrets",
     "events": "records.events",
@@ -119,6 +120,7 @@ __all__ = [
     "layout",
     "lifecycle",
     "local_memory",
+    "memory_files",
     "okf",
     "packets",
     "precheck",

@@ -158,19 +158,13 @@ def _privacy(layout: Layout) -> Check:
 
 
 def _credentials(layout: Layout) -> Check:
-    """Git-visible memory files (records, proposal packets, exports) holding a credential: a hand-edited file, or
-    one pulled from a commit made with ``--no-verify``. The pre-commit guard's credential rules; fail, as a
-    privacy breach."""
+    """Git-visible memory files of both stores holding a credential: records, proposal packets, exports, memkeep
+    entries and INDEX.md, and the memzoi-managed blocks of any other Markdown file (the guard's list,
+    :mod:`~git_memzoi.memzoi.memory_files`) - a hand-edited file, or one pulled from a commit made with
+    ``--no-verify``. The pre-commit guard's credential rules; fail, as a privacy breach."""
     from git_memzoi.memzoi.records.secrets import first_in_files
-    from git_memzoi.memzoi.records.store import markdown_files
 
-    files = []
-    for folder in (layout.records, layout.base / "proposals", layout.base / "exports"):
-        for path in markdown_files(folder):
-            try:
-                files.append((path.relative_to(layout.root).as_posix(), path.read_bytes().decode("utf-8", "replace")))
-            except OSError:
-                continue
+    files = _memory_texts(layout.root)
     hits = first_in_files(files)
     if hits:
         named = ", ".join(f"{rel} line {f.line} ({f.rule})" for rel, f in hits[:5])
@@ -181,3 +175,36 @@ def _credentials(layout: Layout) -> Check:
             "remove it from the file (and rotate it if it was real; git history may still hold it)",
         )
     return Check("credentials", "ok", f"no credential in {len(files)} git-visible memory file(s)")
+
+
+def _memory_texts(root: Path) -> list[tuple[str, str]]:
+    """(path, text) of every git-visible memory file (tracked, or untracked and not ignored), in path order;
+    a Markdown file outside the stores contributes only its managed blocks (other lines blanked)."""
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.errors import MemzoiError
+    from git_memzoi.memkeep.store import locate
+    from git_memzoi.memzoi import memory_files
+
+    try:
+        store_rel: str | None = locate(root, root).rel
+    except MemzoiError:
+        store_rel = None
+    files = []
+    for rel in Pygit2RepoView(root).visible_paths():
+        kind = memory_files.kind(rel, store_rel)
+        if kind is None or kind == memory_files.PRIVATE:  # private files are the privacy check's
+            continue
+        path = root / rel
+        if path.is_symlink() or not path.is_file():
+            continue
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if kind == memory_files.MARKDOWN:
+            text = memory_files.managed_text(data)
+            if text is not None:
+                files.append((rel, text))
+        else:
+            files.append((rel, data.decode("utf-8", "replace")))
+    return files

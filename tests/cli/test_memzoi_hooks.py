@@ -96,7 +96,8 @@ def test_status_format_github_escapes_and_keeps_exit_code(
     result = CliRunner().invoke(memkeep_cli, ["-C", str(suspect_repo.root), "status", "--format", "github"])
     assert result.exit_code == 1
     line = result.output.splitlines()[0]
-    assert line.startswith("::warning file=agent-memory/entries/e1.md,line=1,title=memkeep scope_hit::e1 is suspect")
+    # line 9 is the entry's scope: field (entry_text: ---, schema_version, id, type, status, 2 dates, anchor, scope)
+    assert line.startswith("::warning file=agent-memory/entries/e1.md,line=9,title=memkeep scope_hit::e1 is suspect")
     assert "e1" in summary.read_text()
     assert ci_report.escape_property("a:b,c%\n") == "a%3Ab%2Cc%25%0A"
     assert ci_report.escape_data("50%\r\n: ,") == "50%25%0D%0A: ,"
