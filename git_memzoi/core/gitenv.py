@@ -4,7 +4,8 @@ git itself reads them (setup.c), without loading pygit2 (issue 12, the hook envi
 Git runs a hook at the top of the working tree with ``GIT_DIR`` (and, under ``git --work-tree``, ``GIT_WORK_TREE``)
 set relative to that directory: ``GIT_DIR=.git GIT_WORK_TREE=.``. Both are relative to the *current directory*,
 never to each other; with ``GIT_DIR`` alone, the current directory is the top of the working tree unless the
-repository's ``core.worktree`` (relative to the git dir) or ``core.bare`` says otherwise.
+repository's ``core.worktree`` (relative to the git dir) or ``core.bare`` says otherwise. Our own ``-C DIR``
+stands for that directory (git's ``-C`` has already moved the process there when git runs the command).
 """
 
 from __future__ import annotations
@@ -26,17 +27,19 @@ def env_git_dir(cwd: Path, environ: Mapping[str, str]) -> Path | None:
 
 
 def work_tree(
-    cwd: Path, environ: Mapping[str, str], *, git_dir: Path, core_worktree: str | None, core_bare: bool
+    start: Path, environ: Mapping[str, str], *, cwd: Path, git_dir: Path, core_worktree: str | None, core_bare: bool
 ) -> Path | None:
     """The top of the working tree git uses under its environment, or ``None`` for a bare repository.
 
     In git's order: ``GIT_WORK_TREE`` (relative to ``cwd``); none for a bare repository (``core.bare``); the
-    repository's ``core.worktree`` (relative to ``git_dir``); else ``cwd`` itself, as git does with ``GIT_DIR``
-    alone (only called when :func:`redirected`: without ``GIT_DIR``, ``GIT_WORK_TREE`` is set and comes first).
+    repository's ``core.worktree`` (relative to ``git_dir``); else ``start`` itself, as git takes the current
+    directory with ``GIT_DIR`` alone (only called when :func:`redirected`: without ``GIT_DIR``,
+    ``GIT_WORK_TREE`` is set and comes first).
 
     Args:
-        cwd: the current directory, which the environment's relative paths are read from (not ``-C``: git set
-            them where it ran the hook).
+        start: the directory the command runs in (``-C``, else the current one).
+        cwd: the process's current directory, which the environment's relative paths are read from (git set them
+            where it runs the hook or command, which is also where ``git -C`` went).
         git_dir: the repository's git directory (absolute).
         core_worktree: the repository's ``core.worktree``, or ``None``.
         core_bare: the repository's ``core.bare``.
@@ -48,7 +51,7 @@ def work_tree(
         return None
     if core_worktree:
         return Path(os.path.abspath(git_dir / os.path.expanduser(core_worktree)))
-    return Path(os.path.abspath(cwd))
+    return Path(os.path.abspath(start))
 
 
 def plain_top(start: Path) -> Path | None:

@@ -54,7 +54,7 @@ class Pygit2RepoView:
                 raise NotARepository(f"not a git repository: {start}")
             self._repo = pygit2.Repository(found, flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
             if gitenv.redirected(os.environ):  # git's environment, read as git reads it (issue 12)
-                self._redirect()
+                self._redirect(start)
         except pygit2.GitError as exc:
             raise NotARepository(f"not a git repository: {start} ({exc})") from None
         if self._repo.workdir is None:
@@ -62,13 +62,15 @@ class Pygit2RepoView:
         self.root = Path(self._repo.workdir).resolve()
         self.git_dir = Path(self._repo.path).resolve()
 
-    def _redirect(self) -> None:
+    def _redirect(self, start: Path) -> None:
         """Put the work tree where git's environment does (:func:`gitenv.work_tree`, paths relative to the current
-        directory, as git hands them to a hook); objects in ``GIT_OBJECT_DIRECTORY`` (a quarantine) stay readable."""
+        directory, as git hands them to a hook; like git, a linked worktree ignores the shared core.bare and
+        core.worktree); objects in ``GIT_OBJECT_DIRECTORY`` (a quarantine) stay readable."""
         repo, env, cwd = self._repo, os.environ, Path.cwd()
-        worktree = str(repo.config["core.worktree"]) if "core.worktree" in repo.config else None
-        bare = "core.bare" in repo.config and repo.config.get_bool("core.bare")
-        tree = gitenv.work_tree(cwd, env, git_dir=Path(repo.path), core_worktree=worktree, core_bare=bare)
+        own, config = not (Path(repo.path) / "commondir").is_file(), repo.config
+        worktree = str(config["core.worktree"]) if own and "core.worktree" in config else None
+        bare = own and "core.bare" in config and config.get_bool("core.bare")
+        tree = gitenv.work_tree(start, env, cwd=cwd, git_dir=Path(repo.path), core_worktree=worktree, core_bare=bare)
         if tree is None:
             raise NotARepository(f"{repo.path}: a bare repository has no working tree")
         repo.workdir = str(tree)
