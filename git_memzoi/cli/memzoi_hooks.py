@@ -162,8 +162,16 @@ def _run(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
     from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import guard, hook_events, newly_suspect
 
+    if hook_type != "pre-commit-framework":
+        try:
+            parsed: object = hook_events.parse(hook_type, list(args))
+        except hook_events.HookUsageError:
+            if hook_type == "pre-commit":
+                raise  # a usage error; post-merge and post-checkout say "skipped" below and never fail
+            parsed = None
+        if not _located(ctx, hook_type, parsed is not None and _checks_memory(parsed)):
+            ctx.exit(0)
     if hook_type == "pre-commit":
-        hook_events.parse(hook_type, list(args))
         _pre_commit(ctx, guard.pre_commit(start_dir(ctx)))
         return
     event: hook_events.HookEvent | None
@@ -186,6 +194,35 @@ def _run(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
         _plan_arrived(ctx, hook_type, report.old, report.new)
     _refresh_index(ctx, hook_type)
     ctx.exit(0)
+
+
+def _checks_memory(event: object) -> bool:
+    """True when the hook would check memory: every commit, a merge (not squashed), a checkout that moved HEAD."""
+    from git_memzoi.integrations.hook_events import PostCheckout, PostMerge
+
+    if isinstance(event, PostCheckout):
+        return event.branch_checkout and event.previous != event.new
+    return not (isinstance(event, PostMerge) and event.squash)
+
+
+def _located(ctx: click.Context, hook_type: str, checks: bool) -> bool:
+    """Find the working tree as git hands it to the hook (GIT_DIR, GIT_WORK_TREE, core.worktree). When the hook
+    ``checks`` memory and that tree holds no memory store, say so in one line on stderr, so a hook never passes
+    silently because it looked in the wrong place; ``False`` (after one line) when there is no working tree at
+    all (a hook in a bare repository)."""
+    from git_memzoi.cli.workspace import start_dir
+    from git_memzoi.core.gitview_pygit2 import NotARepository, worktree_root
+    from git_memzoi.integrations.git_hooks import store_note
+
+    try:
+        root = worktree_root(start_dir(ctx))
+    except NotARepository as exc:
+        click.echo(f"git-memzoi: {hook_type} hook: nothing to check: {exc.message}", err=True)
+        return False
+    note = store_note(root) if checks else None
+    if note:
+        click.echo(f"git-memzoi: {hook_type} hook: {note}", err=True)
+    return True
 
 
 def _plan_arrived(ctx: click.Context, hook_type: str, old: str, new: str) -> None:

@@ -13,7 +13,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
-from git_memzoi.core import gitcache
+from git_memzoi.core import gitcache, gitenv
 from git_memzoi.core.git_similarity import git_similarity
 from git_memzoi.core.gitview import AnchorState
 from git_memzoi.core.paths import nfc
@@ -36,8 +36,8 @@ class Pygit2RepoView:
     """A :class:`~git_memzoi.core.gitview.RepoView` over a real repository.
 
     Args:
-        start: a directory inside the working tree. When git's own ``GIT_DIR`` is set (inside a hook), the
-            repository is opened from the environment as git itself would.
+        start: a directory inside the working tree. When git's own ``GIT_DIR`` or ``GIT_WORK_TREE`` is set (in a
+            hook), the repository is where they say, read as git reads them (:mod:`~git_memzoi.core.gitenv`).
 
     Raises:
         NotARepository: when ``start`` is not inside a git working tree, or the repository is bare.
@@ -48,20 +48,35 @@ class Pygit2RepoView:
 
         self._pygit2 = pygit2
         try:
-            if os.environ.get("GIT_DIR"):
-                flags = pygit2.enums.RepositoryOpenFlag.FROM_ENV
-                self._repo = pygit2.Repository(str(start), flags=flags)
-            else:
-                found = pygit2.discover_repository(str(start))
-                if found is None:
-                    raise NotARepository(f"not a git repository: {start}")
-                self._repo = pygit2.Repository(found)
+            explicit = gitenv.env_git_dir(Path.cwd(), os.environ)
+            found = str(explicit) if explicit else pygit2.discover_repository(str(start))
+            if found is None:
+                raise NotARepository(f"not a git repository: {start}")
+            self._repo = pygit2.Repository(found, flags=pygit2.enums.RepositoryOpenFlag.NO_SEARCH)
+            if gitenv.redirected(os.environ):  # git's environment, read as git reads it (issue 12)
+                self._redirect(start)
         except pygit2.GitError as exc:
             raise NotARepository(f"not a git repository: {start} ({exc})") from None
         if self._repo.workdir is None:
             raise NotARepository(f"{start}: a bare repository has no working tree")
         self.root = Path(self._repo.workdir).resolve()
         self.git_dir = Path(self._repo.path).resolve()
+
+    def _redirect(self, start: Path) -> None:
+        """Put the work tree where git's environment does (:func:`gitenv.work_tree`, paths relative to the current
+        directory, as git hands them to a hook; like git, a linked worktree ignores the shared core.bare and
+        core.worktree); objects in ``GIT_OBJECT_DIRECTORY`` (a quarantine) stay readable."""
+        repo, env, cwd = self._repo, os.environ, Path.cwd()
+        own, config = not (Path(repo.path) / "commondir").is_file(), repo.config
+        worktree = str(config["core.worktree"]) if own and "core.worktree" in config else None
+        bare = own and "core.bare" in config and config.get_bool("core.bare")
+        tree = gitenv.work_tree(start, env, cwd=cwd, git_dir=Path(repo.path), core_worktree=worktree, core_bare=bare)
+        if tree is None:
+            raise NotARepository(f"{repo.path}: a bare repository has no working tree")
+        repo.workdir = str(tree)
+        for objects in (env.get("GIT_OBJECT_DIRECTORY"), *env.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(":")):
+            if objects:
+                repo.odb.add_disk_alternate(os.path.abspath(cwd / objects))
 
     def head(self) -> str | None:
         """The full id HEAD points at (detached or not), or ``None`` when no commit exists yet."""
@@ -517,35 +532,23 @@ class Pygit2RepoView:
 
 
 def worktree_root(start: Path) -> Path:
-    """The top of the working tree containing ``start``: the nearest folder with a ``.git`` entry, found
-    without loading pygit2 (55 to 100 ms of imports) when git's own environment does not redirect it.
+    """The top of the working tree containing ``start``: the nearest folder with a plain ``.git`` entry
+    (:func:`gitenv.plain_top`), found without loading pygit2 (55 to 100 ms of imports) when git's own environment
+    does not redirect it.
 
     Raises:
         NotARepository: when no such folder exists (pygit2 is asked before giving up).
     """
-    if not os.environ.get("GIT_DIR") and not os.environ.get("GIT_WORK_TREE"):
-        here = start.resolve()
-        for folder in (here, *here.parents):
-            if (folder / ".git").exists():
-                return folder
-    return Pygit2RepoView(start).root
+    top = None if gitenv.redirected(os.environ) else gitenv.plain_top(start)
+    return top or Pygit2RepoView(start).root
 
 
 def git_dir(root: Path) -> Path:
     """The git directory of the working tree at ``root``: ``root/.git``, or where a ``.git`` file (a linked
     worktree, a submodule) points, read without loading pygit2; pygit2 is asked when git's environment redirects
     it or the file cannot be read."""
-    dot_git = root / ".git"
-    if not os.environ.get("GIT_DIR") and not os.environ.get("GIT_WORK_TREE"):
-        if dot_git.is_dir():
-            return dot_git.resolve()
-        try:
-            first = dot_git.read_text("utf-8").splitlines()[0]
-        except (OSError, UnicodeDecodeError, IndexError):
-            first = ""
-        if first.startswith("gitdir: "):
-            return (root / first.removeprefix("gitdir: ").strip()).resolve()
-    return Pygit2RepoView(root).git_dir
+    found = None if gitenv.redirected(os.environ) else gitenv.dot_git_target(root)
+    return found or Pygit2RepoView(root).git_dir
 
 
 def init_repository(root: Path, branch: str = "main") -> None:

@@ -16,7 +16,7 @@ PLANS = Path("capture")
 def plan_arrived(start: Path, old: str, new: str) -> str | None:
     """Plan ``git_range`` old..new (pinned full ids) for the repository around ``start``; the line to print.
 
-    Returns ``None`` when the repository has no ``.memzoi/`` or nothing typed arrived.
+    Returns ``None`` when the repository has no ``.memzoi/``, the two trees are identical or nothing typed arrived.
     """
     from git_memzoi.core.atomic import write_bytes_atomic
     from git_memzoi.memzoi import capture_plan, workspace
@@ -24,6 +24,10 @@ def plan_arrived(start: Path, old: str, new: str) -> str | None:
     ctx = workspace.open_workspace(start, initialized=False, actor="git-hook")
     if not ctx.layout.records.is_dir():
         return None
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    if not Pygit2RepoView(ctx.layout.root).changed_files(old, new):
+        return None  # identical trees (a checkout or merge that changed no file): nothing arrived (issue 12)
     locator = {
         "kind": "git_range",
         "repository": ".",

@@ -18,6 +18,11 @@ def hang(*args: object, **kwargs: object) -> None:
     raise AssertionError("the hook was not stopped")
 
 
+def no_store(repo: Repo) -> str:
+    """The one line a hook says first in a repository without a memory store (issue 12)."""
+    return f"no memory store in {repo.root.resolve()} (no memkeep store, no .memzoi/); nothing to check"
+
+
 def test_pre_commit_past_the_limit_warns_and_lets_the_commit_through(
     repo: Repo, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -27,6 +32,7 @@ def test_pre_commit_past_the_limit_warns_and_lets_the_commit_through(
     assert time.monotonic() - started < 5
     assert result.exit_code == 0
     assert result.stderr == (
+        f"git-memzoi: pre-commit hook: {no_store(repo)}\n"
         "git-memzoi: pre-commit hook did not finish within 0.5s; the commit goes on unchecked (warning)\n"
     )
 
