@@ -83,7 +83,8 @@ def index(ctx: click.Context, /, as_json: bool, **given: Any) -> None:
     "--hook",
     "hook_event",
     metavar="EVENT",
-    help="Print a Claude Code hook envelope for EVENT (SessionStart, Stop, ...); always exit 0. Not with --json.",
+    help="Print Claude Code hook output for EVENT (SessionStart, Stop: JSON; PreCompact: plain text); always exit 0. "
+    "Not with --json.",
 )
 @click.option(
     "--format",
@@ -184,20 +185,34 @@ def _hook(ctx: click.Context, event: str, given: dict[str, Any]) -> None:
     """Never fail the agent's session: any error becomes silence on stdout and one line on stderr."""
     from git_memzoi.cli import render
     from git_memzoi.errors import MemzoiError
-    from git_memzoi.integrations.claude_code import envelope, unknown_event_warning
+    from git_memzoi.integrations.claude_code import hook_output, unknown_event_warning
     from git_memzoi.memkeep import api
 
     warning = unknown_event_warning(event)
     if warning:
         click.echo(f"git-memkeep: warning: {warning}", err=True)
+    hook_input = _hook_input()
     try:
-        payload = envelope(event, render.hook_text(api.status(_options(ctx, **given))))
+        out = hook_output(event, render.hook_text(api.status(_options(ctx, **given))), hook_input)
     except MemzoiError as exc:
         click.echo(f"git-memkeep: {exc.message}", err=True)
-        payload = None
-    if payload is not None:
-        click.echo(jsonout.dumps(payload))
+        out = None
+    if out is not None:
+        click.echo(out)
     ctx.exit(0)
+
+
+def _hook_input() -> dict[str, Any]:
+    """The hook's JSON on stdin (``{}`` on a terminal, empty or unreadable input: a hook never fails on it)."""
+    import json
+    import sys
+
+    try:
+        raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+        given = json.loads(raw) if raw.strip() else {}
+    except (OSError, ValueError):
+        return {}
+    return given if isinstance(given, dict) else {}
 
 
 @cli.command()

@@ -14,7 +14,6 @@ from typing import Any
 import click
 
 from git_memzoi.cli.app import emit_json, json_option
-from git_memzoi.core import jsonout
 
 SAMPLE = {
     "title": "Project memory lives in .memzoi/records",
@@ -182,10 +181,11 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
     """
     from git_memzoi.cli.workspace import open_workspace
     from git_memzoi.errors import MemzoiError
-    from git_memzoi.integrations.claude_code import envelope
+    from git_memzoi.integrations.claude_code import hook_output
     from git_memzoi.memzoi import context_pack, layout
 
     event, task = "SessionStart", "Resume work in this repository"
+    given: Any = {}
     try:
         raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
         given = json.loads(raw) if raw.strip() else {}
@@ -195,14 +195,14 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
         click.echo(f"git-memzoi: warning: hook input ignored: {exc}", err=True)
     try:
         pack = context_pack.build(open_workspace(ctx), task, token_budget=token_budget)
-        payload = envelope(event, pack.prompt if pack.record_ids else "")
+        payload = hook_output(event, pack.prompt if pack.record_ids else "", given if isinstance(given, dict) else {})
     except layout.NotInitialized:  # no .memzoi/ (a memkeep-only repository): no Memzoi memory to add, nothing to say
         payload = None
     except MemzoiError as exc:
         click.echo(f"git-memzoi: {exc.message}", err=True)
         payload = None
     if payload is not None:
-        click.echo(jsonout.dumps(payload))
+        click.echo(payload)
     ctx.exit(0)
 
 

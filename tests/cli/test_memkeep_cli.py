@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from click.testing import Result
 
-from tests.support.repos import TODAY, Repo, entry_text, memkeep
+from tests.support.repos import TODAY, Repo, entry_text, invoke, memkeep
 
 STORE = "agent-memory"
 
@@ -242,12 +242,17 @@ def test_hook_context_events_echo_their_own_name(base: Repo, event: str) -> None
     assert payload["hookSpecificOutput"]["hookEventName"] == event
 
 
-@pytest.mark.parametrize("event", ["PreCompact", "Stop"])
-def test_hook_non_context_events_use_system_message(base: Repo, event: str) -> None:
+def test_hook_stop_uses_additional_context(base: Repo) -> None:
     put(base, "hit", anchor=base.first, scope=["src/**"])
-    payload = json.loads(_hook(base, event).stdout)
-    assert "hookSpecificOutput" not in payload
-    assert "hit" in payload["systemMessage"]
+    payload = json.loads(_hook(base, "Stop").stdout)
+    assert payload["hookSpecificOutput"]["hookEventName"] == "Stop"
+    assert "hit" in payload["hookSpecificOutput"]["additionalContext"]
+
+
+def test_hook_pre_compact_prints_plain_instructions(base: Repo) -> None:
+    put(base, "hit", anchor=base.first, scope=["src/**"])
+    out = _hook(base, "PreCompact").stdout
+    assert not out.lstrip().startswith("{") and "hit" in out
 
 
 @pytest.mark.parametrize("event", ["SessionStart", "PreCompact", "Stop"])
@@ -288,7 +293,8 @@ def test_hook_output_stays_small_with_500_suspects(base: Repo) -> None:
     for event in ("SessionStart", "PreCompact", "Stop"):
         out = _hook(base, event).stdout
         assert 0 < len(out.encode("utf-8")) < 10 * 1024
-        json.loads(out)
+        if event != "PreCompact":  # PreCompact prints plain instructions
+            json.loads(out)
 
 
 # ----------------------------------------------------------------------------------------------- lint
@@ -844,7 +850,7 @@ def test_exit_code_contract_in_a_subprocess(base: Repo, tmp_path: Path) -> None:
     assert pairs(json.loads(suspect.stdout)) == [("hit", "scope_hit")]
     assert _subprocess("lint", cwd=base.root).returncode == 1  # INDEX.md drifted
     hook = _subprocess("status", "--hook", "Stop", cwd=base.root)
-    assert hook.returncode == 0 and "systemMessage" in json.loads(hook.stdout)
+    assert hook.returncode == 0 and "hit" in json.loads(hook.stdout)["hookSpecificOutput"]["additionalContext"]
 
     not_repo = tmp_path / "plain"
     not_repo.mkdir()
@@ -910,3 +916,12 @@ def test_lint_and_index_in_empty_repository(repo: Repo) -> None:
     assert in_repo(repo, "index").exit_code == 0
     result = in_repo(repo, "lint", "--json")
     assert (result.exit_code, as_json(result)["violations"]) == (0, [])
+
+
+def test_hook_stop_is_silent_when_a_stop_hook_already_continued_the_turn(base: Repo) -> None:
+    put(base, "hit", anchor=base.first, scope=["src/**"])
+    from git_memzoi.cli.memkeep import cli
+
+    stdin = '{"hook_event_name": "Stop", "stop_hook_active": true}'
+    result = invoke(cli, ["-C", str(base.root), "status", "--hook", "Stop"], input=stdin)
+    assert result.exit_code == 0 and result.stdout == ""
