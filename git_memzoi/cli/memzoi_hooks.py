@@ -106,7 +106,8 @@ def hook_group() -> None:
 @click.argument("args", nargs=-1)
 @click.pass_context
 def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
-    """Run one git hook: git memzoi hook run <type> -- <git's hook arguments>.
+    """Run one git hook: git memzoi hook run <type> -- <git's hook arguments>. For pre-commit the arguments
+    are files a hook manager names (the pre-commit framework's file list), checked as well as the staged ones.
 
     Example: git memzoi hook run post-checkout -- <old> <new> 1
     """
@@ -162,9 +163,11 @@ def _run(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
     from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import guard, hook_events, newly_suspect
 
+    if hook_type not in (*hook_events.HOOK_TYPES, "pre-commit-framework"):
+        hook_events.parse(hook_type, [])  # a usage error naming the hook types (exit 2)
     if hook_type != "pre-commit-framework":
-        try:
-            parsed: object = hook_events.parse(hook_type, list(args))
+        try:  # pre-commit's arguments are the files a hook manager names (git passes none)
+            parsed: object = hook_events.parse(hook_type, [] if hook_type == "pre-commit" else list(args))
         except hook_events.HookUsageError:
             if hook_type == "pre-commit":
                 raise  # a usage error; post-merge and post-checkout say "skipped" below and never fail
@@ -172,13 +175,14 @@ def _run(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
         if not _located(ctx, hook_type, parsed is not None and _checks_memory(parsed)):
             ctx.exit(0)
     if hook_type == "pre-commit":
-        _pre_commit(ctx, guard.pre_commit(start_dir(ctx)))
+        _pre_commit(ctx, guard.pre_commit(start_dir(ctx), args))
         return
     event: hook_events.HookEvent | None
     try:
         if hook_type == "pre-commit-framework":  # post-merge / post-checkout stages of .pre-commit-hooks.yaml
             event = hook_events.from_pre_commit_env(os.environ)
-            if event is None:
+            if event is None:  # the manual stage: the whole suspect report, as `git memkeep status` prints it
+                _status_report(ctx)
                 _refresh_index(ctx, hook_type)
                 return
         else:
@@ -194,6 +198,21 @@ def _run(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
         _plan_arrived(ctx, hook_type, report.old, report.new)
     _refresh_index(ctx, hook_type)
     ctx.exit(0)
+
+
+def _status_report(ctx: click.Context) -> None:
+    """Print ``git memkeep status``'s report (one line when there is no store); never a failure."""
+    from git_memzoi.cli import render
+    from git_memzoi.cli.workspace import start_dir
+    from git_memzoi.core.clock import SystemClock
+    from git_memzoi.memkeep import api
+
+    try:
+        result = api.status(api.Options(start=start_dir(ctx), clock=SystemClock(os.environ.get("MEMZOI_TODAY"))))
+    except Exception as exc:  # a report, never a failure
+        _skipped("pre-commit-framework", "status report ", exc)
+        return
+    click.echo(render.status_text(result))
 
 
 def _checks_memory(event: object) -> bool:

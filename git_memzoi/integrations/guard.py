@@ -7,14 +7,17 @@ working tree, and refuses: files under ``.memzoi/local/``; symlinks among the me
 repo-safe; memkeep entries that break a lint rule; memory files holding a secret (the rule is named, the secret
 never printed), and so the memzoi-managed blocks of any other staged Markdown file (an ``export --file``
 projection such as CLAUDE.md or AGENTS.md, an ``integrate`` instructions block). Entries whose scope the staged
-change touches are reported, not blocked.
+change touches are reported, not blocked. Files a hook manager names (the pre-commit framework passes the
+files of ``run --all-files`` or ``--from-ref A --to-ref B``) and that are not staged are read from the working
+tree and checked by the same rules, so CI catches memory that reached the branch with ``--no-verify``.
 post-merge and post-checkout print the entries that became suspect and never fail the git operation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -77,8 +80,15 @@ class _Staged:
     findings: list[Finding] = field(default_factory=list)
 
 
-def pre_commit(start: Path) -> GuardResult:
-    """Check the staged change of the repository around ``start``."""
+def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
+    """Check the staged change of the repository around ``start``, and the ``named`` files that are not staged.
+
+    Args:
+        start: a folder in the repository (the hook's working directory).
+        named: file paths a hook manager passes (relative to ``start``, or absolute); a path outside the
+            working tree, missing, or neither a regular file nor a symlink is skipped. Staged paths are read
+            from the index, the others from the working tree (issue 12, "CI modes").
+    """
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
     from git_memzoi.memzoi import memory_files, secrets
 
@@ -89,7 +99,9 @@ def pre_commit(start: Path) -> GuardResult:
     store_rel = store.rel if store is not None else None
     findings: list[Finding] = []
     staged = _Staged()
-    for path, blob, mode in staged_files:
+    files = [(path, mode, partial(view.blob_bytes, blob)) for path, blob, mode in staged_files]
+    files += _worktree_files(view.root, start, named, {path for path, _, _ in staged_files})
+    for path, mode, read in files:
         kind = memory_files.kind(path, store_rel)
         if kind == memory_files.PRIVATE:
             findings.append(
@@ -103,12 +115,12 @@ def pre_commit(start: Path) -> GuardResult:
         in_store = kind == memory_files.ENTRY
         if kind not in (memory_files.MEMZOI_FILE, memory_files.ENTRY, memory_files.INDEX):
             if mode != SYMLINK_MODE and kind == memory_files.MARKDOWN:
-                findings.extend(projection_findings(path, view.blob_bytes(blob)))
+                findings.extend(projection_findings(path, read()))
             continue
         if mode == SYMLINK_MODE:
             findings.append(Finding(path, "symlink", symlink_message(path, in_store)))
             continue
-        data = view.blob_bytes(blob)
+        data = read()
         findings.extend(secret_findings(path, data))
         name = path.rsplit("/", 1)[-1]
         if path.endswith(".md") and path.startswith(memory_files.RECORDS) and name not in _IGNORED_RECORD_FILES:
@@ -123,6 +135,45 @@ def pre_commit(start: Path) -> GuardResult:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
     touched = _touched(entries, sorted(p for p, _, _ in staged_files))
     return GuardResult(tuple(_unique(findings)), touched)
+
+
+def _worktree_files(
+    root: Path, start: Path, named: Sequence[str], staged: set[str]
+) -> list[tuple[str, int, Callable[[], bytes]]]:
+    """``(path, git file mode, reader)`` of each named file that is in the working tree and not staged; a
+    symlink is never followed (its mode says what it is), anything else that is not a regular file is skipped."""
+    import os
+    import stat
+
+    out: list[tuple[str, int, Callable[[], bytes]]] = []
+    for name in dict.fromkeys(named):
+        full = Path(os.path.abspath(start / name))
+        try:
+            rel = full.relative_to(root).as_posix()
+            info = full.lstat()
+        except (ValueError, OSError):
+            continue
+        if rel in staged or rel.startswith(".git/"):
+            continue
+        if stat.S_ISLNK(info.st_mode):
+            out.append((rel, SYMLINK_MODE, partial(_link_target, full)))
+        elif stat.S_ISREG(info.st_mode):
+            out.append((rel, 0o100644, partial(_read_regular, full)))
+    return out
+
+
+def _link_target(path: Path) -> bytes:
+    import os
+
+    return os.fsencode(os.readlink(path))
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of a regular working-tree file; ``b""`` when it went away or is unreadable (it is skipped)."""
+    try:
+        return path.read_bytes()
+    except OSError:
+        return b""
 
 
 def _unique(findings: list[Finding]) -> list[Finding]:

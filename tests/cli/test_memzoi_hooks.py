@@ -41,8 +41,8 @@ def test_foreign_hook_is_reported_and_legacy_conflict_refused(repo: Repo) -> Non
 
 
 def test_hook_run_bad_arguments(repo: Repo) -> None:
-    code, output = run(repo, "hook", "run", "pre-commit", "--", "extra")
-    assert code == 2 and "takes no arguments" in output
+    code, output = run(repo, "hook", "run", "pre-push", "--")
+    assert code == 2 and "unknown hook type 'pre-push'" in output
     code, output = run(repo, "hook", "run", "post-merge", "--", "a", "b")  # never fails a merge
     assert code == 0 and "skipped" in output
 
@@ -142,3 +142,13 @@ def test_install_says_each_hook_once(repo: Repo) -> None:
         ["installed", "post-merge"],
         ["installed", "post-checkout"],
     ]
+
+
+def test_pre_commit_checks_named_files_that_are_not_staged(repo: Repo) -> None:
+    """The pre-commit framework names files (CI modes); unstaged ones are read from the working tree."""
+    repo.write(".memzoi/local/notes.md", "private\n")
+    repo.write("docs/missing-is-fine.txt", "x\n")
+    code, output = run(repo, "hook", "run", "pre-commit", "--", ".memzoi/local/notes.md", "gone.md", "../outside.md")
+    assert code == 1 and ".memzoi/local/notes.md  [private_local]" in output
+    code, output = run(repo, "hook", "run", "pre-commit", "--", "gone.md", "docs/missing-is-fine.txt")
+    assert code == 0 and "refused" not in output
