@@ -172,7 +172,8 @@ def _run(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
             if hook_type == "pre-commit":
                 raise  # a usage error; post-merge and post-checkout say "skipped" below and never fail
             parsed = None
-        if not _located(ctx, hook_type, parsed is not None and _checks_memory(parsed)):
+        checks = hook_type != "pre-commit" and parsed is not None and _checks_memory(parsed)  # the guard says it
+        if not _located(ctx, hook_type, checks):
             ctx.exit(0)
     if hook_type == "pre-commit":
         _pre_commit(ctx, guard.pre_commit(start_dir(ctx), args))
@@ -231,14 +232,14 @@ def _located(ctx: click.Context, hook_type: str, checks: bool) -> bool:
     all (a hook in a bare repository)."""
     from git_memzoi.cli.workspace import start_dir
     from git_memzoi.core.gitview_pygit2 import NotARepository, worktree_root
-    from git_memzoi.integrations.git_hooks import store_note
+    from git_memzoi.integrations.guard import memory_store
 
     try:
         root = worktree_root(start_dir(ctx))
     except NotARepository as exc:
         click.echo(f"git-memzoi: {hook_type} hook: nothing to check: {exc.message}", err=True)
         return False
-    note = store_note(root) if checks else None
+    note = memory_store(root)[1] if checks else None
     if note:
         click.echo(f"git-memzoi: {hook_type} hook: {note}", err=True)
     return True
@@ -282,6 +283,8 @@ def _pre_commit(ctx: click.Context, result: object) -> None:
     from git_memzoi.integrations.guard import GuardResult
 
     assert isinstance(result, GuardResult)
+    if result.note:
+        click.echo(f"git-memzoi: pre-commit hook: {result.note}", err=True)
     if result.touched:
         click.echo("memkeep: this change touches the scope of these entries; verify these before you commit:", err=True)
         for entry_id, path in result.touched:

@@ -133,23 +133,6 @@ def refresh_index(start: Path) -> str | None:
     return "memzoi: rebuilt the derived index (.memzoi/local/index.sqlite)" if result.rebuilt else None
 
 
-def store_note(root: Path) -> str | None:
-    """Why a hook has no memory to check in the working tree at ``root``, in one line, or ``None`` when it has:
-    neither a memkeep store nor ``.memzoi/`` is there (a hook that looked in the wrong folder must not pass
-    silently, issue 12), or the memkeep store cannot be located (a bad ``.memkeep.yml``)."""
-    from git_memzoi.errors import MemzoiError
-    from git_memzoi.memkeep import api
-
-    try:
-        api.locate_store(root, root)
-    except MemzoiError as exc:
-        if exc.code != "store_not_found":
-            return f"memkeep store not checked: {exc.message}"
-        if not (root / ".memzoi").is_dir():
-            return f"no memory store in {root} (no memkeep store, no .memzoi/); nothing to check"
-    return None
-
-
 def _head(path: Path) -> list[str]:
     try:
         return path.read_text("utf-8", errors="replace")[:400].splitlines()

@@ -65,6 +65,7 @@ class GuardResult:
 
     violations: tuple[Finding, ...]
     touched: tuple[tuple[str, str], ...] = ()  # (entry id, entry path)
+    note: str | None = None  # why there was no memory to check (:func:`memory_store`), said on stderr
 
     @property
     def exit_code(self) -> int:
@@ -95,7 +96,7 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     view = Pygit2RepoView(start)
     secrets.remember_shapes_in(view.git_dir / "memzoi" / "cache")  # the next commit skips detect-secrets
     staged_files = view.staged_files()
-    store = _store(view.root)
+    store, note = memory_store(view.root)
     store_rel = store.rel if store is not None else None
     findings: list[Finding] = []
     staged = _Staged()
@@ -134,7 +135,7 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     if store is not None and staged.entries:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
     touched = _touched(entries, sorted(p for p, _, _ in staged_files))
-    return GuardResult(tuple(_unique(findings)), touched)
+    return GuardResult(tuple(_unique(findings)), touched, note)
 
 
 def _worktree_files(
@@ -180,13 +181,21 @@ def _unique(findings: list[Finding]) -> list[Finding]:
     return sorted(dict.fromkeys(findings), key=lambda f: (f.path, f.line or 0, f.rule))
 
 
-def _store(root: Path) -> Store | None:
+def memory_store(root: Path) -> tuple[Store | None, str | None]:
+    """The memkeep store of the working tree at ``root`` (``None`` when there is none or it cannot be located),
+    and why a hook has no memory to check there, in one line, or ``None`` when it has: neither a memkeep store
+    nor ``.memzoi/`` is there (a hook that looked in the wrong folder must not pass silently, issue 12), or the
+    memkeep store cannot be located (a bad ``.memkeep.yml``)."""
     from git_memzoi.memkeep import api as memkeep
 
     try:
-        return memkeep.locate_store(root, root)
-    except MemzoiError:
-        return None
+        return memkeep.locate_store(root, root), None
+    except MemzoiError as exc:
+        if exc.code != "store_not_found":
+            return None, f"memkeep store not checked: {exc.message}"
+        if not (root / ".memzoi").is_dir():
+            return None, f"no memory store in {root} (no memkeep store, no .memzoi/); nothing to check"
+        return None, None
 
 
 def symlink_message(path: str, in_store: bool) -> str:
