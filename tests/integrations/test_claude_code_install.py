@@ -27,7 +27,7 @@ EVENT_INPUT = {
     "Stop": {"stop_hook_active": False},
 }
 GONE_LINE = (
-    "git-memzoi: hook skipped: no python at {python} (virtualenv moved or deleted?); "
+    "git-memzoi: hook skipped: no python at {python} (virtualenv moved or deleted?) and no {tool} on PATH; "
     "run git memzoi integrate install --profile claude-code again\n"
 )
 # .claude/settings.json as the earlier releases installed it (their packaged resources/claude-code/settings.json)
@@ -40,12 +40,14 @@ def installed(root: Path) -> list[tuple[str, str]]:
     return [(e, h["command"]) for e, groups in settings["hooks"].items() for g in groups for h in g["hooks"]]
 
 
-def run_hook(command: str, event: str, project: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
+def run_hook(
+    command: str, event: str, project: Path, cwd: Path, path: str = BARE_PATH
+) -> subprocess.CompletedProcess[str]:
     """``command`` the way Claude Code runs a hook: ``sh -c``, a bare environment, the event JSON on stdin."""
     given = {"session_id": "s1", "cwd": str(project), "hook_event_name": event, **EVENT_INPUT.get(event, {})}
     return subprocess.run(
         ["sh", "-c", command],
-        env={"PATH": BARE_PATH, "CLAUDE_PROJECT_DIR": str(project)},
+        env={"PATH": path, "CLAUDE_PROJECT_DIR": str(project)},
         cwd=cwd,
         input=json.dumps(given),
         capture_output=True,
@@ -114,7 +116,18 @@ def test_a_pinned_python_that_is_gone_costs_one_line_and_exit_0(project: Repo, t
     venv.rename(tmp_path / "moved")
     for event, command in commands:
         done = run_hook(command, event, project.root, cwd=tmp_path)
-        assert (done.returncode, done.stdout, done.stderr) == (0, "", GONE_LINE.format(python=python)), command
+        tool = "git-memkeep" if "memkeep " in (agents.hook_name(command) or "") else "git-memzoi"
+        assert (done.returncode, done.stdout, done.stderr) == (0, "", GONE_LINE.format(python=python, tool=tool))
+
+
+def test_a_pinned_python_that_is_gone_falls_back_to_the_tools_on_path(project: Repo, tmp_path: Path) -> None:
+    """A teammate's clone of a shared settings file: the pinned path is not theirs, their git-memzoi is on PATH."""
+    agents.install_claude_code(project.root, str(tmp_path / "someone-elses" / "python"))
+    path = f"{Path(sys.executable).parent}:{BARE_PATH}"
+    for event, command in installed(project.root):
+        done = run_hook(command, event, project.root, cwd=tmp_path, path=path)
+        assert (done.returncode, done.stderr) == (0, ""), (command, done.stderr)
+        assert done.stdout == in_process(project.root, command, event), command
 
 
 def test_a_project_dir_that_is_gone_never_fails_the_session(project: Repo, tmp_path: Path) -> None:
@@ -189,7 +202,10 @@ def test_the_packaged_commands_pin_a_placeholder_and_name_their_hook() -> None:
         assert command.startswith(f"p={agents.PYTHON_PLACEHOLDER}; ") and command.count(agents.PYTHON_PLACEHOLDER) == 1
         name = agents.hook_name(command) or ""
         module = "git_memzoi.cli.memkeep" if name.startswith("memkeep ") else "git_memzoi"
-        assert f'"$p" -m {module} {name.split(" ", 1)[1]}; exit 0 {agents.HOOK_MARKER}{name}' in command
+        args = name.split(" ", 1)[1]
+        tool = "git-memkeep" if module == "git_memzoi.cli.memkeep" else "git-memzoi"
+        assert f'then "$p" -m {module} {args}; elif command -v {tool} >/dev/null 2>&1; then {tool} {args};' in command
+        assert command.endswith(f"; fi; exit 0 {agents.HOOK_MARKER}{name}")
 
 
 def test_the_docs_show_the_command_install_writes() -> None:
