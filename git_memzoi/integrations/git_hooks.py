@@ -31,6 +31,8 @@ MARKERS = (MARKER, "# git-memzoi-hook-shim v1")
 # the header line of the pre-commit framework's hook script (it chains ``<type>.legacy`` in "migration mode")
 PRE_COMMIT_HEADER = hook_managers.PRE_COMMIT_HEADER
 OWNERS = ("memzoi", "pre-commit", "husky", "lefthook", "other", "none")
+# the managers that write their hooks again on their own (npx husky, lefthook install), over a shim
+REWRITERS = ("husky", "lefthook")
 MANIFEST_HINT = (
     "the pre-commit framework is in use: add the memzoi-guard, memkeep-lint and memkeep-status hooks to "
     ".pre-commit-config.yaml (docs/integrations.md, pre-commit framework) instead of the shims"
@@ -179,10 +181,11 @@ def owner(path: Path) -> str:
 
 
 def rewritten(target: Path, legacy: Path) -> bool:
-    """True when ``legacy`` holds the same bytes as ``target`` and neither is ours: install kept the hook as
-    ``<type>.legacy``, then its manager wrote it again over the shim (husky on every ``npm install``)."""
+    """True when ``target`` is husky's or lefthook's hook and ``legacy`` holds the same bytes: install kept the
+    hook as ``<type>.legacy``, then its manager wrote it again over the shim (husky on every ``npm install``).
+    Any other pair of equal files stays a foreign hook with a taken ``.legacy`` (install refuses)."""
     files = (target, legacy)
-    if any(p.is_symlink() or not p.is_file() or is_ours(p) for p in files):
+    if any(p.is_symlink() or not p.is_file() for p in files) or hook_managers.manager(target) not in REWRITERS:
         return False
     try:
         return target.read_bytes() == legacy.read_bytes()
@@ -260,8 +263,7 @@ def _state(dirs: HooksDirs, hook: str) -> HookState:
         detail = f"{first} runs `git memzoi hook run {hook}` from {hook_managers.shown(runs[1], dirs.root)}"
         return HookState(hook, "installed", str(runs[1]), False, detail, first)
     if rewritten(target, legacy):
-        who = first if first in hook_managers.MANAGERS else "another tool"
-        detail = f"{who} wrote its hook again over the shim; {hook}.legacy is the copy install kept (install again)"
+        detail = f"{first} wrote its hook again over the shim; {hook}.legacy is the copy install kept (install again)"
         return HookState(hook, "overwritten", str(target), False, detail, first)
     if first != "none" and is_ours(dirs.effective / f"{hook}.old"):
         detail = f"{first if first != 'other' else 'another tool'} replaced the shim and keeps it as {hook}.old, unrun"
