@@ -6,13 +6,14 @@ Every test runs a real ``git commit`` (or checkout) through the installed hooks,
 tests use a faithful copy of each manager's layout: husky 9.1.7's ``h`` (tests/integrations/data, see SOURCES.md)
 and the stubs its ``index.js`` writes; lefthook 2.2's hook script (``hook.tmpl``, trimmed to ``LEFTHOOK_BIN`` and
 ``PATH``). The ``real`` tests run the tools themselves: husky from npm (``MEMZOI_HUSKY_DIR`` names an installed
-``node_modules/husky``, else a session fixture installs ``husky@9`` with npm into a tmp dir) and the ``lefthook``
+``node_modules/husky``, else a session fixture installs ``husky@9.1.7`` with npm into a tmp dir) and the ``lefthook``
 binary (the [test] extra installs it from PyPI; ``MEMZOI_LEFTHOOK`` names another); they skip, saying why, when
 the tool cannot be had.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -33,7 +34,11 @@ DATA = Path(__file__).parent / "data"
 TIMEOUT = 60  # seconds: far above a commit's real time, far below "hangs forever"
 GUARD_RAN = "memkeep: this change touches the scope of these entries; verify these before you commit:"
 HUSKY_DIR = os.environ.get("MEMZOI_HUSKY_DIR")  # read at import: the hermetic environment clears MEMZOI_*
-LEFTHOOK = os.environ.get("MEMZOI_LEFTHOOK") or shutil.which("lefthook", path=f"{BIN}{os.pathsep}{os.environ['PATH']}")
+HUSKY_VERSION = "9.1.7"  # the version tests/integrations/data/husky-9.1.7-h was copied from
+NPM_ENV = dict(os.environ)  # npm with the user's HOME (its ~/.npmrc and cache), not the tests' hermetic one
+LEFTHOOK = os.environ.get("MEMZOI_LEFTHOOK") or shutil.which(
+    "lefthook", path=f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}"
+)
 # husky 9.1.7 index.js: the hooks it writes a stub for, and the stub (no final newline)
 HUSKY_HOOKS = [
     "pre-commit",
@@ -163,7 +168,7 @@ def husky_scripts(root: Path) -> None:
 
 @pytest.fixture(scope="session")
 def real_husky(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder of a real husky 9 package: ``MEMZOI_HUSKY_DIR``, else ``npm install husky@9`` in a tmp dir."""
+    """The folder of a real husky 9 package: ``MEMZOI_HUSKY_DIR``, else ``npm install husky@9.1.7`` in a tmp dir."""
     if HUSKY_DIR:
         return Path(HUSKY_DIR)
     npm = shutil.which("npm")
@@ -172,23 +177,27 @@ def real_husky(tmp_path_factory: pytest.TempPathFactory) -> Path:
     prefix = tmp_path_factory.mktemp("husky-pkg")
     try:
         proc = subprocess.run(
-            [npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix", str(prefix), "husky@9"],
+            [npm, "install", "--no-audit", "--no-fund", "--no-save", "--prefix", str(prefix), f"husky@{HUSKY_VERSION}"],
+            env=NPM_ENV,
             capture_output=True,
             text=True,
             timeout=300,
             check=False,
         )
     except subprocess.TimeoutExpired:
-        pytest.skip("npm install husky@9 did not finish within 300s (set MEMZOI_HUSKY_DIR to an installed husky)")
+        pytest.skip(f"npm install husky@{HUSKY_VERSION} did not finish within 300s (or set MEMZOI_HUSKY_DIR)")
     package = prefix / "node_modules" / "husky"
     if proc.returncode != 0 or not (package / "husky").is_file():
-        pytest.skip(f"npm could not install husky@9 (set MEMZOI_HUSKY_DIR): {proc.stderr.strip()[-300:]}")
+        pytest.skip(
+            f"npm could not install husky@{HUSKY_VERSION} (or set MEMZOI_HUSKY_DIR): {proc.stderr.strip()[-300:]}"
+        )
     return package
 
 
 def npx_husky(root: Path, package: Path) -> None:
     """Run the real husky's ``husky`` command (what ``npx husky`` and the ``prepare`` script run)."""
-    proc = run(root, "node", str(package / "bin.js"))
+    bin_js = json.loads((package / "package.json").read_text())["bin"]["husky"]  # bin.js (9.1), bin.mjs (9.0)
+    proc = run(root, "node", str(package / bin_js))
     assert proc.returncode == 0 and proc.stdout == "", output(proc)
 
 
@@ -214,6 +223,9 @@ def husky(request: pytest.FixtureRequest, project: Repo) -> Husky:
 
 
 def test_real_husky_writes_the_layout_the_copy_writes(project: Repo, real_husky: Path) -> None:
+    version = json.loads((real_husky / "package.json").read_text())["version"]
+    if version != HUSKY_VERSION:
+        pytest.skip(f"MEMZOI_HUSKY_DIR holds husky {version}; the copy is of {HUSKY_VERSION}")
     npx_husky(project.root, real_husky)
     real = snapshot(project.root / ".husky" / "_")
     husky_install(project.root)
