@@ -83,8 +83,9 @@ def uninstall_command(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def status_command(ctx: click.Context, as_json: bool) -> None:
-    """Tell installed, missing, foreign and bypassed-by-core.hooksPath hooks apart, name the system that owns
-    each (memzoi, pre-commit, other, none) and recommend one; exit 1 unless all installed.
+    """Tell installed, missing, foreign, bypassed-by-core.hooksPath and overwritten hooks apart, name the system
+    that owns each (memzoi, pre-commit, husky, lefthook, other, none) and recommend one; exit 1 unless all
+    installed.
 
     Example: git memzoi hooks status --json
     """
