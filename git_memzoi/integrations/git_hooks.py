@@ -3,9 +3,12 @@
 The shims go into the repository's *effective* hooks directory, the one git actually runs: ``core.hooksPath``
 when it is set (relative to the working tree's top, ``~`` expanded), else ``hooks/`` in the common git dir, which
 every linked worktree shares. A hook file that is not ours is never overwritten: it is kept as
-``<type>.legacy``, the shim runs it first, and uninstall puts it back. When the pre-commit framework owns a hook
-(its script chains ``<type>.legacy`` itself), the shim goes in as ``<type>.legacy`` instead, so the framework's
-script runs it first and neither chain ever comes back to itself (issue 12, hook chains). husky and lefthook
+``<type>.before-memzoi`` (:data:`KEPT_SUFFIX`, a name no hook manager claims: ``pre-commit install`` moves a
+shim to ``<type>.legacy`` and would overwrite a hook kept there), the shim runs it first, and uninstall puts it
+back. When the pre-commit framework owns a hook (its script chains ``<type>.legacy`` itself), the shim goes in
+as ``<type>.legacy`` instead (a hook the framework already chained there is kept as above), so the framework's
+script runs it first and neither chain ever comes back to itself (issue 12, hook chains). Shims of 0.1 kept
+the hook as ``<type>.legacy``; they still chain it, and install moves it to the new name. husky and lefthook
 (:mod:`~git_memzoi.integrations.hook_managers`) are chained like any hook, the shim running a chained sh script
 under this hook's own ``$0``; status tells a shim they rewrote apart and recommends their own files instead.
 """
@@ -38,6 +41,9 @@ MANIFEST_HINT = (
     ".pre-commit-config.yaml (docs/integrations.md, pre-commit framework) instead of the shims"
 )
 UNINSTALL_HINT = ", then run `git memzoi hooks uninstall`"
+KEPT_SUFFIX = ".before-memzoi"
+# the slots other managers move a hook they replace to: pre-commit's migration mode, lefthook install
+MANAGER_SLOTS = (".legacy", ".old")
 
 
 @dataclass(frozen=True)
@@ -176,6 +182,24 @@ def rewritten(target: Path, legacy: Path) -> bool:
         return False
 
 
+def kept(directory: Path, hook: str) -> Path:
+    """Where install keeps the hook it chains: ``<hook>.before-memzoi`` (:data:`KEPT_SUFFIX`)."""
+    return directory / f"{hook}{KEPT_SUFFIX}"
+
+
+def _present(path: Path) -> bool:
+    return path.exists() or path.is_symlink()
+
+
+def chained_by(directory: Path, hook: str) -> Path | None:
+    """The hook our shim at ``<hook>`` runs first: the kept hook, else (a 0.1 layout) a ``<hook>.legacy`` that is
+    neither ours nor the framework's; ``None`` when there is none."""
+    if _present(kept(directory, hook)):
+        return kept(directory, hook)
+    legacy = directory / f"{hook}.legacy"
+    return legacy if _present(legacy) and not is_ours(legacy) and not is_pre_commit(legacy) else None
+
+
 def hooks_dirs(start: Path) -> HooksDirs:
     """Find the effective hooks directory of the repository around ``start`` (honours GIT_DIR and worktrees)."""
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
@@ -210,7 +234,7 @@ def _recommend(dirs: HooksDirs, hooks: tuple[HookState, ...]) -> str:
             h.state == "bypassed" or (h.state == "installed" and h.owner in ("memzoi", "pre-commit")) for h in hooks
         )
         return MANIFEST_HINT + (UNINSTALL_HINT if shims else "")
-    chained = {hook_managers.manager(dirs.effective / f"{h.hook}.legacy") for h in hooks}
+    chained = {hook_managers.manager(p) for h in hooks if (p := chained_by(dirs.effective, h.hook)) is not None}
     name = hook_managers.in_use(dirs.effective, dirs.root, {h.owner for h in hooks} | chained)
     if name:
         return _manager_hint(dirs, hooks, name)
@@ -234,19 +258,22 @@ def _manager_hint(dirs: HooksDirs, hooks: tuple[HookState, ...], name: str) -> s
 def _state(dirs: HooksDirs, hook: str) -> HookState:
     target, legacy = dirs.effective / hook, dirs.effective / f"{hook}.legacy"
     first = owner(target)
-    chained = legacy.exists()
     if first == "memzoi":
-        detail = "chains " + hook + ".legacy" if chained else ""
-        return HookState(hook, "installed", str(target), chained, detail, first)
+        chain = chained_by(dirs.effective, hook)
+        detail = f"chains {chain.name}" if chain is not None else ""
+        return HookState(hook, "installed", str(target), chain is not None, detail, first)
     if first == "pre-commit" and is_ours(legacy):
         detail = f"the pre-commit framework runs this shim first, as {hook}.legacy"
+        if _present(kept(dirs.effective, hook)):
+            detail += f", and the shim chains {hook}{KEPT_SUFFIX}"
         return HookState(hook, "installed", str(legacy), False, detail, first)
     runs = hook_managers.durable(dirs.effective, dirs.root, hook)
     if runs is not None and runs[0] == first:
         detail = f"{first} runs `git memzoi hook run {hook}` from {hook_managers.shown(runs[1], dirs.root)}"
         return HookState(hook, "installed", str(runs[1]), False, detail, first)
-    if rewritten(target, legacy):
-        detail = f"{first} wrote its hook again over the shim; {hook}.legacy is the copy install kept (install again)"
+    copy = next((c for c in (kept(dirs.effective, hook), legacy) if rewritten(target, c)), None)
+    if copy is not None:
+        detail = f"{first} wrote its hook again over the shim; {copy.name} is the copy install kept (install again)"
         return HookState(hook, "overwritten", str(target), False, detail, first)
     if first != "none" and is_ours(dirs.effective / f"{hook}.old"):
         detail = f"{first if first != 'other' else 'another tool'} replaced the shim and keeps it as {hook}.old, unrun"
@@ -254,8 +281,11 @@ def _state(dirs: HooksDirs, hook: str) -> HookState:
     if dirs.effective != dirs.default and is_ours(dirs.default / hook):
         detail = f"installed in {dirs.default} but bypassed by core.hooksPath={dirs.hooks_path}"
         return HookState(hook, "bypassed", str(dirs.default / hook), False, detail, first)
-    if first == "pre-commit" and (legacy.exists() or legacy.is_symlink()):
-        detail = f"the pre-commit framework already chains {hook}.legacy; use its manifest entries (install refuses)"
+    if first == "pre-commit" and _present(legacy):
+        detail = (
+            f"the pre-commit framework already chains {hook}.legacy; install puts the shim there and keeps that "
+            f"hook as {hook}{KEPT_SUFFIX}"
+        )
         return HookState(hook, "foreign", str(target), False, detail, first)
     if first != "none":
         who = {"husky": "husky's hook", "lefthook": "lefthook's hook"}.get(first, "another hook")
@@ -264,25 +294,20 @@ def _state(dirs: HooksDirs, hook: str) -> HookState:
 
 
 def install(start: Path) -> HooksReport:
-    """Write the shims into the effective hooks dir; a foreign hook becomes ``<type>.legacy`` and is chained.
+    """Write the shims into the effective hooks dir; a foreign hook is kept as ``<type>.before-memzoi`` and
+    chained (under the pre-commit framework, the hook it chained as ``<type>.legacy``).
 
     Raises:
-        InputError: a foreign hook is in the way and ``<type>.legacy`` is already taken (nothing is written).
+        InputError: a hook must be kept and ``<type>.before-memzoi`` is already taken (nothing is written).
     """
     dirs = hooks_dirs(start)
     for hook in HOOK_TYPES:
-        target, legacy = dirs.effective / hook, dirs.effective / f"{hook}.legacy"
-        taken = (legacy.exists() or legacy.is_symlink()) and not is_ours(legacy) and not rewritten(target, legacy)
-        if is_pre_commit(target) and taken:
+        keep = _to_keep(dirs.effective, hook)
+        slot = kept(dirs.effective, hook)
+        if keep is not None and _present(slot) and not rewritten(keep, slot):
             raise InputError(
-                f"{target} is the pre-commit framework's hook and it already chains {legacy.name}; "
-                + MANIFEST_HINT.removeprefix("the pre-commit framework is in use: "),
-                "hook_conflict",
-            )
-        if target.exists() and not is_ours(target) and taken:
-            raise InputError(
-                f"{target} is another tool's hook and {legacy.name} is already taken; move one of "
-                "them away, then install again",
+                f"{keep} must be kept as {slot.name} to be chained, and {slot.name} is already taken; move one "
+                "of them away, then install again",
                 "hook_conflict",
             )
     dirs.effective.mkdir(parents=True, exist_ok=True)
@@ -297,27 +322,39 @@ def install(start: Path) -> HooksReport:
     return _report(dirs, tuple(actions))
 
 
+def _to_keep(directory: Path, hook: str) -> Path | None:
+    """The hook file install moves to ``<hook>.before-memzoi``: a foreign ``<hook>``, the hook the framework
+    chains as ``<hook>.legacy``, or the ``<hook>.legacy`` a 0.1 shim chains; ``None`` when nothing moves."""
+    target, legacy = directory / hook, directory / f"{hook}.legacy"
+    if is_pre_commit(target) or is_ours(target):
+        return legacy if _present(legacy) and not is_ours(legacy) and not is_pre_commit(legacy) else None
+    return target if _present(target) else None
+
+
 def _install_one(directory: Path, hook: str) -> str:
     from git_memzoi.core.atomic import write_bytes_atomic
 
     target = directory / hook
+    keep = _to_keep(directory, hook)
     action = f"installed {target}"
     if is_pre_commit(target):  # the framework chains <hook>.legacy: be that, never chain its script
         target = directory / f"{hook}.legacy"
         verb = "updated" if target.exists() else "installed"
         action = f"{verb} {target}; the pre-commit framework's {hook} hook runs it first"
-    elif target.exists() and not is_ours(target):
-        os.replace(target, directory / f"{hook}.legacy")
-        action = f"installed {target}; the existing hook runs first as {hook}.legacy"
+    elif _present(target) and not is_ours(target):
+        action = f"installed {target}"
     elif target.exists():
         action = f"updated {target}"
+    if keep is not None:
+        os.replace(keep, kept(directory, hook))
+        action += f"; the hook that was {keep.name} runs first, kept as {hook}{KEPT_SUFFIX}"
     write_bytes_atomic(target, shim_text(hook, sys.executable).encode("utf-8"))
     target.chmod(0o755)
     return action
 
 
 def uninstall(start: Path) -> HooksReport:
-    """Remove our shims from the effective (and the bypassed default) dir and restore ``<type>.legacy``."""
+    """Remove our shims from the effective (and the bypassed default) dir and restore the hooks they kept."""
     dirs = hooks_dirs(start)
     actions: list[str] = []
     for directory in dict.fromkeys((dirs.effective, dirs.default)):
@@ -327,24 +364,30 @@ def uninstall(start: Path) -> HooksReport:
 
 
 def _uninstall_one(directory: Path, hook: str) -> list[str]:
-    """Remove our shim from ``<hook>`` (restoring the hook it chained), from ``<hook>.legacy`` where another
-    hook manager (pre-commit) put it or runs it, and from ``<hook>.old`` where lefthook set it aside; a file that
-    is not ours is never touched, except the ``<hook>.legacy`` install kept of a hook its manager wrote again
-    over the shim (the same bytes as ``<hook>``)."""
-    target, legacy, old = directory / hook, directory / f"{hook}.legacy", directory / f"{hook}.old"
+    """Remove our shim from ``<hook>`` and put the hook it kept back there; from ``<hook>.legacy`` (where the
+    pre-commit framework runs it) or ``<hook>.old`` (where lefthook set it aside), putting the kept hook in that
+    slot, where the manager whose script is ``<hook>`` would have kept it. A file that is not ours is never touched, except a kept copy of
+    a hook its manager wrote again over the shim (the same bytes as ``<hook>``)."""
+    target, keep = directory / hook, kept(directory, hook)
     actions: list[str] = []
-    for path in (legacy, old):
-        if is_ours(path):
-            path.unlink()
-            actions.append(f"removed {path}")
+    shim_first = is_ours(target)  # else the manager's script is <hook>: the kept hook goes to its slot
+    for slot in (directory / f"{hook}{suffix}" for suffix in MANAGER_SLOTS):
+        if is_ours(slot):
+            slot.unlink()
+            actions.append(f"removed {slot}")
+            if not shim_first and _present(keep) and not rewritten(target, keep):
+                os.replace(keep, slot)
+                actions.append(f"restored {keep.name} as {slot.name}, where {owner(target)} keeps it")
     if not is_ours(target):
-        if rewritten(target, legacy):
-            legacy.unlink()
-            actions.append(f"removed {legacy}, the copy of {hook} install kept (its manager wrote {hook} again)")
+        for copy in (keep, directory / f"{hook}.legacy"):
+            if rewritten(target, copy):
+                copy.unlink()
+                actions.append(f"removed {copy}, the copy of {hook} install kept (its manager wrote {hook} again)")
         return actions
+    chain = chained_by(directory, hook)
     target.unlink()
-    if legacy.exists() or legacy.is_symlink():
-        os.replace(legacy, target)
+    if chain is not None:
+        os.replace(chain, target)
         actions.append(f"removed {target}; restored the hook it chained")
     else:
         actions.append(f"removed {target}")

@@ -237,7 +237,7 @@ def test_husky_hooks_run_under_their_own_name_after_install(husky: Husky) -> Non
     project = husky.project
     folder = project.root / ".husky" / "_"
     git_hooks.install(project.root)
-    assert (git_hooks.owner(folder / "pre-commit"), git_hooks.owner(folder / "pre-commit.legacy")) == (
+    assert (git_hooks.owner(folder / "pre-commit"), git_hooks.owner(folder / "pre-commit.before-memzoi")) == (
         "memzoi",
         "husky",
     )
@@ -279,7 +279,7 @@ def test_husky_regenerating_its_folder_is_told_apart(husky: Husky) -> None:
         ("overwritten", "husky", str(folder / hook)) for hook in ("pre-commit", "post-merge", "post-checkout")
     ]
     assert report.hooks[0].detail == (
-        "husky wrote its hook again over the shim; pre-commit.legacy is the copy install kept (install again)"
+        "husky wrote its hook again over the shim; pre-commit.before-memzoi is the copy install kept (install again)"
     )
     assert report.recommendation == (
         "husky is in use and rewrites .husky/_ on `npm install` and `npx husky`, which drops the shims: add "
@@ -352,7 +352,7 @@ def test_husky_hook_that_hangs_is_stopped(husky: Husky) -> None:
     proc = commit(project.root, GIT_MEMZOI_HOOK_TIMEOUT="1")
     assert proc.returncode == 0, output(proc)
     assert (
-        "git-memzoi: pre-commit hook: .husky/_/pre-commit.legacy did not finish within 1s; stopped it and went on "
+        "git-memzoi: pre-commit hook: .husky/_/pre-commit.before-memzoi did not finish within 1s; stopped it and went on "
         "(warning)"
     ) in output(proc).splitlines()
     assert output(proc).count(GUARD_RAN) == 1 and time.monotonic() - started < 20
@@ -378,7 +378,7 @@ def test_husky_script_calling_the_hook_again_is_cut(husky: Husky) -> None:
         ("#!/usr/bin/env sh", ".git/hooks/post-checkout"),
         ("#!/bin/sh -u", ".git/hooks/post-checkout"),
         # any other interpreter runs the file itself (bash: a script may compare BASH_SOURCE with $0)
-        ("#!/usr/bin/env bash", ".git/hooks/post-checkout.legacy"),
+        ("#!/usr/bin/env bash", ".git/hooks/post-checkout.before-memzoi"),
     ],
 )
 def test_chained_shell_script_sees_the_hooks_own_path_and_arguments(project: Repo, shebang: str, seen: str) -> None:
@@ -423,7 +423,7 @@ def test_lefthook_hooks_run_under_their_own_name_after_install(project: Repo) ->
     folder = project.root / ".git" / "hooks"
     before = snapshot(folder)
     git_hooks.install(project.root)
-    assert git_hooks.owner(folder / "pre-commit.legacy") == "lefthook"
+    assert git_hooks.owner(folder / "pre-commit.before-memzoi") == "lefthook"
     proc = commit(project.root, **extra)
     assert proc.returncode == 0 and proc.stderr.splitlines()[0] == "lefthook run pre-commit", output(proc)
     assert output(proc).count(GUARD_RAN) == 1
