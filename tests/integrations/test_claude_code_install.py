@@ -27,7 +27,7 @@ EVENT_INPUT = {
     "Stop": {"stop_hook_active": False},
 }
 GONE_LINE = (
-    "git-memzoi: hook skipped: no python at {python} (virtualenv moved or deleted?) and no {tool} on PATH; "
+    "git-memzoi: hook skipped: no python at {python} (virtualenv moved or deleted?) and no '{tool}' on PATH; "
     "run git memzoi integrate install --profile claude-code again\n"
 )
 # .claude/settings.json as the earlier releases installed it (their packaged resources/claude-code/settings.json)
