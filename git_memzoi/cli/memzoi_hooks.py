@@ -112,6 +112,8 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
 
     Example: git memzoi hook run post-checkout -- <old> <new> 1
     """
+    if in_shim_chain(hook_type, os.environ, os.getcwd()):
+        ctx.exit(0)  # a hook our shim chains runs memzoi too (husky's or lefthook's line): the shim runs it next
     limit = hook_timeout(os.environ)
     try:
         with _bounded(limit):
@@ -123,6 +125,15 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
 
 
 DEFAULT_TIMEOUT = 300.0
+
+
+def in_shim_chain(hook_type: str, environ: Mapping[str, str], cwd: str) -> bool:
+    """True while a shim of ``hook_type`` for this folder runs its chained hook: ``GIT_MEMZOI_HOOK_CHAIN`` holds
+    ``<hook>@<folder>;`` (the shim's ``$PWD``, or ``cwd``), set for the chained hook only. The shim runs this
+    hook's check itself once the chained hook returns, so a second run from inside would only repeat it."""
+    chain = environ.get("GIT_MEMZOI_HOOK_CHAIN") or ""
+    folders = {cwd, environ.get("PWD") or cwd}
+    return any(f"{hook_type}@{folder};" in chain for folder in folders)
 
 
 class HookTimeout(BaseException):  # not an Exception: the hooks' "never fail" handlers must not eat it

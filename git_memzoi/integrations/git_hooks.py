@@ -245,13 +245,13 @@ def _recommend(dirs: HooksDirs, hooks: tuple[HookState, ...]) -> str:
 
 def _manager_hint(dirs: HooksDirs, hooks: tuple[HookState, ...], name: str) -> str:
     """husky or lefthook: add memzoi to its files for the hooks it does not run memzoi for, and uninstall the
-    shims (or their leftovers) once it does, since a shim chaining that manager would run memzoi twice."""
+    shims (or their leftovers) once it does, since the shims are not needed then."""
     todo = [h.hook for h in hooks if (hook_managers.durable(dirs.effective, dirs.root, h.hook) or ("",))[0] != name]
     shims = any(h.owner == "memzoi" or h.state in ("bypassed", "overwritten") for h in hooks)
     if todo:
         return hook_managers.hint(name, dirs.effective, dirs.root, todo) + (UNINSTALL_HINT if shims else "")
     if shims:
-        return f"{name} runs git memzoi for every hook: run `git memzoi hooks uninstall` (a shim runs it twice)"
+        return f"{name} runs git memzoi for every hook: run `git memzoi hooks uninstall` (the shims are not needed)"
     return ""
 
 

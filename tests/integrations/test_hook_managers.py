@@ -336,12 +336,24 @@ def test_husky_durable_everywhere_with_shims_left_recommends_uninstall(husky: Hu
         script.write_text((script.read_text() if script.exists() else "") + line + "\n")
     report = git_hooks.status(project.root)
     assert report.recommendation == (
-        "husky runs git memzoi for every hook: run `git memzoi hooks uninstall` (a shim runs it twice)"
+        "husky runs git memzoi for every hook: run `git memzoi hooks uninstall` (the shims are not needed)"
     )
     git_hooks.uninstall(project.root)
     report = git_hooks.status(project.root)
     assert [(h.state, h.owner) for h in report.hooks] == [("installed", "husky")] * 3
     assert (report.recommendation, report.exit_code) == ("", 0)
+
+
+def test_husky_line_and_shims_together_run_the_guard_once(husky: Husky) -> None:
+    """Until the shims are uninstalled, husky's own memzoi line runs inside the shim's chain: it stands down,
+    and the shim's own run is the one check of the commit."""
+    project = husky.project
+    git_hooks.install(project.root)
+    script = project.root / ".husky" / "pre-commit"
+    script.write_text(script.read_text() + hook_managers.HUSKY_LINES["pre-commit"] + "\n")
+    proc = commit(project.root)
+    assert proc.returncode == 0 and output(proc).count(GUARD_RAN) == 1, output(proc)
+    assert output(proc).count("husky ran pre-commit") == 1
 
 
 def test_husky_hook_that_hangs_is_stopped(husky: Husky) -> None:
