@@ -32,8 +32,9 @@ TRANSCRIPT = frozenset({"raw_transcript", "prompt_injection"})
 
 _PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
 _API_KEY = re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|live-|test-)?[A-Za-z0-9]{32,512}(?![A-Za-z0-9])")
+# the name starts where an identifier starts, so a long identifier is tried once, not at each of its characters
 _ASSIGNMENT = re.compile(
-    r"(?i)(?<![A-Za-z0-9])[A-Za-z0-9_.-]{0,40}?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
+    r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,50}?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
     r"private[_-]?key|credential)s?(?:[_.-]?(?:key|token|value|b64|base64))?[\"']?[ \t]{0,8}(?::|=|:=|=>)[ \t]{0,8}"
     r"[\"']?(?P<value>[^\s\"',;]{1,512})"
 )
@@ -55,7 +56,11 @@ _PROSE = re.compile(
     r"[ \t]{1,4}(?:is|was|reads|becomes|(?:set|changed) to|is now)[ \t]{0,4}:?[ \t]{1,4}[\"'`“]?"
     r"(?P<value>[^\s\"'`”]{6,128})"
 )
-_TOKEN = re.compile(r"(?<![A-Za-z0-9+/_.~%@\\-])(?P<value>[A-Za-z0-9+/_-]{32,512}={0,2})(?![A-Za-z0-9+/=_.-])")
+# possessive: a run of token characters is taken whole or not at all (linear on a hostile line); a sentence's
+# closing full stop may follow it, a file name's extension may not
+_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9+/_.~%@\\-])(?P<value>[A-Za-z0-9+/_-]{32,}+={0,2}+)(?![A-Za-z0-9+/=_-])(?!\.[A-Za-z0-9])"
+)
 _WORDLIKE = re.compile(r"[A-Z]?[a-z]{3,}")
 _DIGEST = re.compile(r"(?i)^(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[-_]")
 # what precedes an encoded blob that is public: an SSH public key's type, a data URI
@@ -95,49 +100,54 @@ def is_reference(value: str) -> bool:
     return bool(_REFERENCE.search(value))
 
 
-def line_hits(line: str) -> list[tuple[str, int, int]]:
-    """The credential house rules' hits in one line: ``(rule, start, end)`` spans of the secret."""
-    hits = [("private_key_block", m.start(), m.end()) for m in _PRIVATE_KEY.finditer(line)]
-    hits += [("api_key", m.start(), m.end()) for m in _API_KEY.finditer(line)]
-    for match in _ASSIGNMENT.finditer(line):
+def hits(text: str) -> list[tuple[str, int, int]]:
+    """The credential house rules' hits in ``text``: ``(rule, start, end)`` spans of the secret. Each rule is run
+    over the whole text once (none crosses a line break: they match spaces and tabs, never ``\\s``)."""
+    found = [("private_key_block", m.start(), m.end()) for m in _PRIVATE_KEY.finditer(text)]
+    found += [("api_key", m.start(), m.end()) for m in _API_KEY.finditer(text)]
+    for match in _ASSIGNMENT.finditer(text):
         value = match.group("value")
         if len(value) >= 8 and _shaped(value) and not is_placeholder(value) and not is_reference(value):
-            hits.append(("credential_assignment", *match.span("value")))
-    for match in _URL_PASSWORD.finditer(line):
+            found.append(("credential_assignment", *match.span("value")))
+    for match in _URL_PASSWORD.finditer(text):
         value = match.group("value")
         if len(value) >= 2 and value.lower() not in _DOC_WORDS and not is_placeholder(value):
-            hits.append(("url_password", *match.span("value")))
-    for match in _PROSE.finditer(line):
+            found.append(("url_password", *match.span("value")))
+    for match in _PROSE.finditer(text):
         value = match.group("value").rstrip(".,;:!?)")
         if len(value) >= 6 and _password_like(value):
-            hits.append(("password_in_prose", match.start("value"), match.start("value") + len(value)))
-    for match in _TOKEN.finditer(line):
-        if _random_looking(match.group("value")) and not _PUBLIC_BLOB.search(line, 0, match.start()):
-            hits.append(("high_entropy_string", *match.span("value")))
-    return hits
+            found.append(("password_in_prose", match.start("value"), match.start("value") + len(value)))
+    for match in _TOKEN.finditer(text):
+        start, value = match.start(), match.group("value")
+        line_start = max(text.rfind("\n", 0, start), text.rfind("\r", 0, start)) + 1
+        if len(value) <= 512 and _random_looking(value) and not _PUBLIC_BLOB.search(text, line_start, start):
+            found.append(("high_entropy_string", *match.span("value")))
+    return found
 
 
-def personal_hits(lines: Sequence[str], starts: Sequence[int]) -> list[tuple[str, int, int]]:
-    """The personal-data and transcript rules' hits in ``lines`` (``starts``: each line's offset in the text): an
-    e-mail address of a person (not a reserved or no-reply one), a phone number, the prompt-injection phrase, and
-    every speaker line of a raw transcript (one with both a user and an assistant speaking)."""
+def personal_hits(text: str, lines: Sequence[str], starts: Sequence[int]) -> list[tuple[str, int, int]]:
+    """The personal-data and transcript rules' hits in ``text`` (``lines``, ``starts``: its lines and their
+    offsets): an e-mail address of a person (not a reserved or no-reply one), a phone number, the
+    prompt-injection phrase, and every speaker line of a raw transcript (one with both a user and an assistant)."""
+    found = [("email_address", m.start(), m.end()) for m in _EMAIL.finditer(text) if _person(text, m)]
+    found += [("phone_number", m.start(), m.end()) for m in _PHONE.finditer(text)]
+    found += [("prompt_injection", m.start(), m.end()) for m in _INJECTION.finditer(text)]
     speakers = {m.group("who").lower() for line in lines if (m := _SPEAKER.match(line))}
-    transcript = bool(speakers & {"user", "human"}) and bool(speakers & {"assistant", "ai"})
-    hits: list[tuple[str, int, int]] = []
-    for line, base in zip(lines, starts, strict=False):
-        hits += [("email_address", base + m.start(), base + m.end()) for m in _EMAIL.finditer(line) if _person(line, m)]
-        hits += [("phone_number", base + m.start(), base + m.end()) for m in _PHONE.finditer(line)]
-        hits += [("prompt_injection", base + m.start(), base + m.end()) for m in _INJECTION.finditer(line)]
-        if transcript and _SPEAKER.match(line):
-            hits.append(("raw_transcript", base, base + len(line)))
-    return hits
+    if bool(speakers & {"user", "human"}) and bool(speakers & {"assistant", "ai"}):
+        found += [
+            ("raw_transcript", base, base + len(line))
+            for line, base in zip(lines, starts, strict=False)
+            if _SPEAKER.match(line)
+        ]
+    return found
 
 
-def _person(line: str, match: re.Match[str]) -> bool:
+def _person(text: str, match: re.Match[str]) -> bool:
     """An address of a person: not a reserved or relay one, and not a URL's user info (``scheme://user@host``)."""
     if match.group("local").lower() in _NOT_PEOPLE or _RESERVED_DOMAIN.search(match.group("domain")):
         return False
-    return not _IN_URL.search(line, 0, match.start())
+    line_start = text.rfind("\n", 0, match.start()) + 1
+    return not _IN_URL.search(text, line_start, match.start())
 
 
 def _shaped(value: str) -> bool:

@@ -138,18 +138,19 @@ def _spans(
     lines = text.splitlines()
     out: list[tuple[str, int, int, bool]] = []
     shapes = _token_shapes()
-    for number, line in enumerate(lines):
-        base = starts[number]
-        own = [(rule, base + s, base + e) for rule, s, e in house.line_hits(line)]
+    own = house.hits(text)
+    blocks = {bisect.bisect_right(starts, s) for rule, s, _ in own if rule == "private_key_block"}
+    for number, line in enumerate(lines, start=1):
         if any(shape.search(line) for shape in shapes):
+            base = starts[number - 1]
             for rule, value in scan_line(line):
+                if rule == "Private Key" and number in blocks:
+                    continue  # the house rule names it
                 at = line.find(value) if value else -1
                 own.append((rule, base + at, base + at + len(value)) if at >= 0 else (rule, base, base + len(line)))
-        if any(r == "private_key_block" for r, _, _ in own):
-            own = [h for h in own if h[0] != "Private Key"]
-        out += [(rule, s, e, False) for rule, s, e in own]
+    out += [(rule, s, e, False) for rule, s, e in own]
     if personal:
-        out += [(rule, s, e, False) for rule, s, e in house.personal_hits(lines, starts)]
+        out += [(rule, s, e, False) for rule, s, e in house.personal_hits(text, lines, starts)]
     out += [(h.rule, h.start, h.end, True) for h in _pack().hits(text)]
     # a documented stand-in is no secret, whichever rule matched it (AKIAIOSFODNN7EXAMPLE, <token>)
     return [h for h in out if h[0] in PERSONAL | TRANSCRIPT or not is_placeholder(text[h[1] : h[2]])]
