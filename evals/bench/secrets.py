@@ -40,8 +40,8 @@ HERE = Path(__file__).resolve().parent
 PROJECT = HERE.parents[1]
 sys.path.insert(0, str(PROJECT))
 
-from git_memzoi.core import secret_scan  # noqa: E402
-from tests.support.secret_corpus import negatives, positives  # noqa: E402
+from git_memzoi.core import secret_scan
+from tests.support.secret_corpus import negatives, positives
 
 TARGETS = {"recall": 0.98, "false_positives": 0.03, "prose_ms_per_kb": 1.0, "hostile_ms": 250.0, "fresh_ms": 100.0}
 HOSTILE = 256 * 1024

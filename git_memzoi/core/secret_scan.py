@@ -146,14 +146,30 @@ def _spans(
             for rule, value in scan_line(line):
                 if rule == "Private Key" and number in blocks:
                     continue  # the house rule names it
-                at = line.find(value) if value else -1
-                own.append((rule, base + at, base + at + len(value)) if at >= 0 else (rule, base, base + len(line)))
+                own.append((rule, *(base + n for n in _token_around(line, value))))
     out += [(rule, s, e, False) for rule, s, e in own]
     if personal:
         out += [(rule, s, e, False) for rule, s, e in house.personal_hits(text, lines, starts)]
     out += [(h.rule, h.start, h.end, True) for h in _pack().hits(text)]
     # a documented stand-in is no secret, whichever rule matched it (AKIAIOSFODNN7EXAMPLE, <token>)
     return [h for h in out if h[0] in PERSONAL | TRANSCRIPT or not is_placeholder(text[h[1] : h[2]])]
+
+
+_TOKEN_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-+/=")
+
+
+def _token_around(line: str, value: str) -> tuple[int, int]:
+    """The span of the whole token holding a detect-secrets ``value`` in ``line`` (a plugin may report only a
+    group of its match, ``ghp`` of a GitHub token); the whole line when the value is not found."""
+    at = line.find(value) if value else -1
+    if at < 0:
+        return 0, len(line)
+    start, end = at, at + len(value)
+    while start > 0 and line[start - 1] in _TOKEN_CHARS:
+        start -= 1
+    while end < len(line) and line[end] in _TOKEN_CHARS:
+        end += 1
+    return start, end
 
 
 def _findings(text: str, spans: Sequence[tuple[str, int, int, bool]]) -> tuple[Finding, ...]:

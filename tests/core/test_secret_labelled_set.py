@@ -7,6 +7,7 @@ named by its rule, the drill's false positives stay clean, and redaction never l
 from __future__ import annotations
 
 import random
+import re
 import string
 
 import pytest
@@ -74,6 +75,12 @@ def test_redaction_masks_every_secret_and_keeps_the_rest() -> None:
         shown = redact(text)
         assert MASK in shown, label
         assert classify(shown, personal=False) == [], (label, shown)
+        secretish = [
+            w
+            for w in re.findall(r"[A-Za-z0-9_+/=-]{12,}", text)
+            if re.search(r"\d", w) and "KEY" not in w and "Name=" not in w
+        ]
+        assert not [w for w in secretish if w in shown], (label, shown)
     key = f"ghp_{_r(36)}"
     assert redact(f"curl -H 'Authorization: token {key}' https://api.github.com") == (
         f"curl -H 'Authorization: token {MASK}' https://api.github.com"
