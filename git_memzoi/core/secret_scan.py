@@ -146,7 +146,8 @@ def _spans(
             for rule, value in scan_line(line):
                 if rule == "Private Key" and number in blocks:
                     continue  # the house rule names it
-                own.append((rule, *(base + n for n in _token_around(line, value))))
+                start, end = _token_around(line, value)
+                own.append((rule, base + start, base + end))
     out += [(rule, s, e, False) for rule, s, e in own]
     if personal:
         out += [(rule, s, e, False) for rule, s, e in house.personal_hits(text, lines, starts)]
