@@ -23,6 +23,8 @@ OWNERS = {
     "subprocess": ("memkeep/checks.py",),
     "sqlite3": ("memzoi/recall/index/db.py",),
     "watchdog": ("core/fswatch.py",),
+    "re2": ("core/secret_rules.py",),
+    "detect_secrets": ("core/secret_scan.py",),
 }
 PURE = (
     "memkeep/staleness.py",

@@ -217,7 +217,7 @@ def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     if as_json:
         packet = packet_json(shown.packet) if shown.packet is not None else None
         emit_json(
-            {"ok": True, "proposal": p.as_json(), "path": shown.path, "packet": packet, "withheld": not p.repo_safe}
+            {"ok": True, "proposal": p.as_json(), "path": shown.path, "packet": packet, "withheld": shown.withheld}
         )
         return
     click.echo(_line(p, shown.packet.title if shown.packet else None))

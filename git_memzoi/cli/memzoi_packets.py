@@ -392,7 +392,8 @@ def _entry_line(e: pf.Entry) -> str:
     if e.redacted:
         return f"{e.shown_id}  redacted  (sensitivity {e.pre.sensitivity}; content withheld)"
     if e.packet is None:
-        return f"{e.rel}  unreadable: {e.problem.message if e.problem else 'unknown problem'}"
+        what = "withheld" if e.problem is not None and e.problem.code == "prohibited_content_detected" else "unreadable"
+        return f"{e.rel}  {what}: {e.problem.message if e.problem else 'unknown problem'}"
     return f"{e.packet.id}  {e.packet.action}  {e.packet.status}  {e.packet.title}"
 
 

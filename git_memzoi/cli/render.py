@@ -86,7 +86,7 @@ def verify_text(result: VerifyResult) -> str:
         for r in item.results:
             if r.outcome.value != "pass":
                 how = f"exit {r.exit_code}" if r.exit_code is not None else "no exit status: timed out or not started"
-                lines.append(f"    {r.check.label}: {r.outcome.value} ({how}): {r.check.run}")
+                lines.append(f"    {r.check.label}: {r.outcome.value} ({how}): {r.shown_run}")
                 lines.extend(f"    | {line}" for line in (r.output or "").splitlines()[-10:])
     if result.index_updated:
         lines.append("INDEX.md regenerated: a status changed")

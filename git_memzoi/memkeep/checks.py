@@ -37,6 +37,19 @@ class CheckResult:
     output: str
     duration_ms: int
 
+    @property
+    def shown_run(self) -> str:
+        """The check's command as it may be printed: credentials masked (:func:`shown`)."""
+        return shown(self.check.run)
+
+
+def shown(text: str) -> str:
+    """``text`` (a check command or its output) with every credential masked by the shared classifier
+    (:func:`git_memzoi.core.secret_scan.redact`): verify prints both, and an entry or a check can hold one."""
+    from git_memzoi.core.secret_scan import redact
+
+    return redact(text)
+
 
 class Runner(Protocol):
     """Runs one check in ``cwd`` with extra environment variables ``env``."""

@@ -205,7 +205,7 @@ def verify_json(result: VerifyResult) -> VerifyJson:
                 "checks": [
                     {
                         "label": r.check.label,
-                        "run": r.check.run,
+                        "run": r.shown_run,
                         "outcome": r.outcome.value,
                         "exit_code": r.exit_code,
                         "duration_ms": r.duration_ms,

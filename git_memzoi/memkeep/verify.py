@@ -3,7 +3,8 @@
 Exit 0 of every check heals (``anchor := HEAD``, ``verified_at := today``, ``stale`` becomes ``verified``);
 exit 1 of any check marks the entry ``stale``; anything else is a tool error that leaves the entry untouched.
 Only the changed frontmatter lines are rewritten, atomically, under the lifecycle lock. A healed entry can stay
-suspect (a dependency is stale or suspect, a referenced path is missing); the item then says so.
+suspect (a dependency is stale or suspect, a referenced path is missing); the item then says so. A check's
+command and output are shown with their credentials masked (``checks.shown``), dry runs included.
 """
 
 from __future__ import annotations
@@ -79,8 +80,9 @@ class EntryWriter:
     store: Store
     lock: Path
 
-    def write(self, entry: Entry, changes: Mapping[str, Any]) -> None:
-        """Apply ``changes`` to ``entry``'s file byte-stably.
+    def write(self, entry: Entry, changes: Mapping[str, Any], *, during: str = "while its check ran") -> None:
+        """Apply ``changes`` to ``entry``'s file byte-stably; ``during`` says when a change made meanwhile happened
+        (a manual re-test runs no check).
 
         Raises:
             ToolError: the entry's anchor, status or verified_at changed since it was read.
@@ -94,7 +96,7 @@ class EntryWriter:
             data = path.read_bytes()
             current = frontmatter.parse(data).fields
             if any(current.get(k) != entry.fields.get(k) for k in _GUARDED):
-                raise ToolError(f"{entry.path} changed while its check ran; run verify again", "changed_during_verify")
+                raise ToolError(f"{entry.path} changed {during}; run verify again", "changed_during_verify")
             write_bytes_atomic(path, frontmatter.update(data, changes))
 
 
@@ -105,13 +107,13 @@ def verify_entry(entry: Entry, reasons: Sequence[str], plan: Plan, runner: Runne
         InputError: the entry has no check and neither ``--manual`` nor ``--all-safe`` was given (``no_check``),
             or a check field is malformed (``check_format``; with ``--all-safe`` the entry is skipped instead).
     """
-    from git_memzoi.memkeep.checks import Outcome
+    from git_memzoi.memkeep.checks import Outcome, shown
 
     def item(action: str, message: str, results: tuple[CheckResult, ...] = ()) -> VerifyItem:
         return VerifyItem(entry.id, entry.path, action, message, results, tuple(reasons))
 
     if plan.manual:
-        writer.write(entry, _heal(entry, plan))
+        writer.write(entry, _heal(entry, plan), during="since verify read it")
         return item("healed", "recorded a manual re-test")
     problems = entry.check_problems()
     if problems:  # never run a check with other settings than the ones written (a timeout read as the default)
@@ -126,8 +128,8 @@ def verify_entry(entry: Entry, reasons: Sequence[str], plan: Plan, runner: Runne
         raise InputError(f"{entry.id} has no check; re-test it yourself and run verify {entry.id} --manual", "no_check")
     if plan.all_safe and not all(c.safe for c in checks):
         return item("skipped", "its check is not marked safe")
-    if plan.dry_run:
-        return item("would_run", "; ".join(c.run for c in checks))
+    if plan.dry_run:  # the command is shown, its credentials never
+        return item("would_run", "; ".join(shown(c.run) for c in checks))
     results = _run(entry, checks, runner, writer.store.root)
     outcomes = {r.outcome for r in results}
     if Outcome.TOOL_ERROR in outcomes:
@@ -148,12 +150,14 @@ def _heal(entry: Entry, plan: Plan) -> dict[str, Any]:
 
 def _run(entry: Entry, checks: Sequence[Any], runner: Runner, root: Path) -> tuple[CheckResult, ...]:
     """Run the checks in order, stopping at the first that does not pass."""
-    from git_memzoi.memkeep.checks import Outcome
+    from dataclasses import replace
+
+    from git_memzoi.memkeep.checks import Outcome, shown
 
     results = []
     for check in checks:
         result = runner.run(check, root, entry.environment())
-        results.append(result)
+        results.append(replace(result, output=shown(result.output)))  # a check may print a credential
         if result.outcome is not Outcome.PASS:
             break
     return tuple(results)

@@ -23,7 +23,8 @@ TITLE = "Use pnpm for installs"
 BODY = "Install dependencies with pnpm, never npm."
 PNPM_ID = "prop_019f4be6-1e00-70e5-84bf-14b59269a9d9"  # the decision below, proposed by cli at NOW
 SECRET_TITLE = "Opal vault token"
-SECRET_BODY = "ghp_SENTINEL_0123456789abcdefghijklmnop lives in the staging vault."
+# sensitive, not a credential: a credential is refused before sensitivity is looked at, private memory included
+SECRET_BODY = "SENTINEL opal notes live in the staging vault."
 MANUAL = '[workflow]\nproposal_approval = "manual" # or "auto"\n'
 AUTO = '[workflow]\nproposal_approval = "auto"\n'
 DECISION = ("propose", "--type", "decision", "--sensitivity", "repo-safe", "--title", TITLE, "--body", BODY)

@@ -1,6 +1,7 @@
-"""The plugins' token shapes are kept in a derived file (``.git/memzoi/cache/secret-shapes.json``), so a write
-or a commit whose text has no token shape never imports detect-secrets (~150 ms), while one that does gets the
-same refusal as ever. The key is built at test time."""
+"""The plugins' token shapes and the rule pack's data are kept in a derived file
+(``.git/memzoi/cache/secret-shapes.json``), so a write or a commit whose text has no token shape never imports
+detect-secrets (~150 ms) nor parses the TOML pack, while one that does gets the same refusal as ever. The key is
+built at test time."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.memzoi.records import secrets
+from git_memzoi.core import secret_rules
+from git_memzoi.core import secret_scan as scan
 from tests.cli.test_memzoi_screening_cache import PROBE
 from tests.cli.test_memzoi_write_gate_secrets import _key
 from tests.support.repos import NOW_TEXT as NOW
@@ -38,8 +40,9 @@ def test_a_clean_write_after_the_first_never_imports_detect_secrets(repo: Repo) 
     code, _, loaded = propose(repo, "The first write takes the shapes from the plugins.")
     assert (code, loaded) == (0, True)
     shapes = json.loads((repo.root / SHAPES).read_text("utf-8"))
-    secrets.remember_shapes_in(None)  # this process: the shapes straight from the plugins
-    assert shapes["shapes"] == [[s.pattern, s.flags] for s in secrets._token_shapes()]
+    scan.remember_shapes_in(None)  # this process: the shapes straight from the plugins
+    assert shapes["shapes"] == [[s.pattern, s.flags] for s in scan._token_shapes()]
+    assert shapes["pack"] == secret_rules.pack_data()
     code, _, loaded = propose(repo, "A later clean write needs no detect-secrets at all.")
     assert (code, loaded) == (0, False)
     key = _key()
@@ -55,7 +58,7 @@ def test_a_damaged_shapes_file_is_taken_from_the_plugins_again(repo: Repo) -> No
     path.write_text('{"identity": "x", "shapes": [["(unclosed", 0]]}', "utf-8")
     code, data, loaded = propose(repo, f"token {_key()}")
     assert (code, data["error"]["code"], loaded) == (2, "prohibited_content_detected", True)
-    assert json.loads(path.read_text("utf-8"))["identity"] == secrets._identity()
+    assert json.loads(path.read_text("utf-8"))["identity"] == scan.identity()
 
 
 def test_the_git_dir_is_found_without_pygit2_for_a_linked_worktree_too(repo: Repo, tmp_path: Path) -> None:

@@ -37,7 +37,8 @@ class DuplicateIdentity(InputError):
 @dataclass(frozen=True)
 class Entry:
     """One packet file. ``packet`` is the parsed packet (the receipt stand-in when ``redacted``), or ``None``
-    with ``problem`` set when a repo-safe file does not parse. ``rel`` is the repository-relative path."""
+    with ``problem`` set when a repo-safe file does not parse or holds a credential (``problem.code`` is then
+    ``prohibited_content_detected``). ``rel`` is the repository-relative path."""
 
     state: str
     path: Path

@@ -5,7 +5,9 @@ symlinked proposal roots before reading anything, skips hidden and symlinked fil
 requires packet and file identities to be unique across ``pending/`` and ``resolved/*`` (so a resolved identity
 can never come back to pending). Each file's sensitivity is preflighted from raw top-level lines before the rest
 is parsed; a non-repo-safe packet is only ever seen as its redacted receipt (``redacted-identity-…`` ids, no
-title, body, source, scope or authorship), and can be looked up by either original alias, which is hashed.
+title, body, source, scope or authorship), and can be looked up by either original alias, which is hashed. A
+repo-safe packet holding a credential is withheld whole: its entry carries ``prohibited_content_detected`` (the
+field named, never the value) instead of the packet, so show, validate, apply and reject all refuse it.
 
 Commands that need one packet or the identities in use (show, apply, reject, a new packet) use :func:`identities`:
 the same tokens and uniqueness check, reading only files changed since the derived identity cache was written.
@@ -146,7 +148,23 @@ def _entry(layout: Layout, state: str, root: Path, file: Path) -> Entry:
         packet = parse(pre.file_id, rel, data)
     except InputError as exc:
         return Entry(state, file, rel, pre, None, exc, frozenset(tokens))
+    held = _credential(rel, data)
+    if held is not None:  # withheld from every reader; validate, apply and reject name the field, never the value
+        return Entry(state, file, rel, pre, None, held, packet.tokens)
     return Entry(state, file, rel, pre, packet, None, packet.tokens)
+
+
+def _credential(rel: str, data: bytes) -> PacketError | None:
+    """``prohibited_content_detected`` naming the field of the first credential in a packet file, if any (a file
+    hand-edited or committed with ``--no-verify``; the writers refuse one)."""
+    from git_memzoi.memzoi.records.secrets import REFUSAL, classify, locate
+
+    text = data.decode("utf-8", "replace")
+    found = classify(text, personal=False)
+    if not found:
+        return None
+    why = f"holds a credential ({found[0].rule}; not printed): remove it, {REFUSAL}"
+    return PacketError(rel, locate(text, found[0].line), why, "prohibited_content_detected")
 
 
 def _check_unique(entries: list[Entry]) -> None:

@@ -227,23 +227,42 @@ def list_proposals(layout: Layout, status: str = "open") -> Listing:
 
 @dataclass(frozen=True)
 class Shown:
-    """``proposals show``: the state, the packet and its path (both ``None`` when withheld or unreadable)."""
+    """``proposals show``: the state, the packet and its path (the packet ``None`` when withheld or unreadable,
+    the path ``None`` when not repo-safe); ``withheld``: the content is kept back (not repo-safe, or it holds a
+    credential)."""
 
     proposal: Proposal
     packet: Packet | None
     path: str | None
+    withheld: bool = False
 
 
 def show(layout: Layout, prop_id: str) -> Shown:
-    """One proposal with its packet; a packet that is not repo-safe is withheld (path and content)."""
+    """One proposal with its packet; a packet that is not repo-safe is withheld (path and content), and so is
+    one that holds a credential (its content)."""
     proposal = load(layout, prop_id)
     path = packet_path(layout, proposal).relative_to(layout.root).as_posix() if proposal.repo_safe else None
-    return Shown(proposal, read_packet(layout, proposal), path)
+    packet = read_packet(layout, proposal)
+    held = not proposal.repo_safe or (packet is None and _holds_credential(packet_path(layout, proposal)))
+    return Shown(proposal, packet, path, held)
 
 
 def read_packet(layout: Layout, proposal: Proposal) -> Packet | None:
-    """The packet when repo-safe and readable, else ``None``: private content is never returned, never echoed."""
-    return _parse(packet_path(layout, proposal), proposal.file_id) if proposal.repo_safe else None
+    """The packet when repo-safe, readable and free of credentials, else ``None``: private content and secrets
+    (a packet hand-edited or committed with ``--no-verify``) are never returned, never echoed."""
+    path = packet_path(layout, proposal)
+    if not proposal.repo_safe or _holds_credential(path):
+        return None
+    return _parse(path, proposal.file_id)
+
+
+def _holds_credential(path: Path) -> bool:
+    from git_memzoi.memzoi.records.secrets import classify
+
+    try:
+        return bool(classify(path.read_bytes().decode("utf-8", "replace"), personal=False))
+    except OSError:
+        return False
 
 
 def inbox_counts(layout: Layout) -> dict[str, int]:

@@ -33,7 +33,8 @@ LATER = dt.datetime(2026, 7, 10, 12, 5, tzinfo=dt.UTC)
 TITLE = "Use pnpm for installs"
 BODY = "Install dependencies with pnpm, never npm."
 PNPM_ID = "prop_019f4be6-1e00-7ed4-998e-120d4cada218"  # the decision draft below, at NOW
-SECRET_BODY = "The staging password is hunter2-opaline."
+# sensitive, not a credential (a credential is refused everywhere, private memory included)
+SECRET_BODY = "The staging vault sits on host hunter2-opaline behind the ops VPN."
 MANUAL = '[workflow]\nproposal_approval = "manual"\n'
 AUTO = '[workflow]\nproposal_approval = "auto" # or "manual"\n'
 NON_REPO_SAFE = (

@@ -35,7 +35,8 @@ def positives(rng: random.Random) -> list[tuple[str, str]]:
         block = f"-----BEGIN {kind}PRIVATE KEY-----\n{_rand(rng, 64, ALNUM + '+/')}\n-----END {kind}PRIVATE KEY-----"
         out.append(("key", block))
         out.append(("password", f"password = {_rand(rng, 12, string.digits)}"))
-        out.append(("email", f"Contact {_rand(rng, 7).lower()}.{_rand(rng, 5).lower()}@example.invalid for access."))
+        domain = f"{_rand(rng, 6).lower()}-mail.{rng.choice(['com', 'io', 'de'])}"  # generated, never reserved
+        out.append(("email", f"Contact {_rand(rng, 7).lower()}.{_rand(rng, 5).lower()}@{domain} for access."))
         out.append(
             ("phone", f"Call +1 {rng.randrange(200, 999)} {rng.randrange(200, 999)} {rng.randrange(1000, 9999)}")
         )
@@ -93,10 +94,25 @@ def test_findings_name_rule_and_line_never_the_text() -> None:
     assert found[0].kind == "credential"
 
 
+def test_reserved_relay_and_url_addresses_are_no_person() -> None:
+    """RFC 2606's documentation domains, GitHub's no-reply relay, and a URL's user info hold no person's address;
+    the reserved TLDs stay personal data (the capture conformance corpus's synthetic person@example.invalid)."""
+    texts = [
+        "mail ops@example.com",
+        "release@example.org and oncall@staging.example.net",
+        "author 41898282+octocat@users.noreply.github.com",
+        "noreply@github.com sent it",
+        "postgresql://app@db.internal:5432/app",
+    ]
+    assert [classify(t) for t in texts] == [[]] * len(texts)
+    assert classify("ops@examples.com") == [Finding("email_address", 1)]
+    assert classify("person@example.invalid") == [Finding("email_address", 1)]
+
+
 def test_placeholders_and_personal_switch() -> None:
     assert is_placeholder("${DB_PASSWORD}") and is_placeholder("<your-token>") and not is_placeholder("hunter22x")
     assert classify("DB password: ${DB_PASSWORD}") == []
-    assert classify("mail ops@example.invalid", personal=False) == []
-    assert [f.kind for f in classify("mail ops@example.invalid")] == ["personal_data"]
+    assert classify("mail ops@qzvx-mail.net", personal=False) == []
+    assert [f.kind for f in classify("mail ops@qzvx-mail.net")] == ["personal_data"]
     assert classify("User: hi\nAssistant: hello") == [Finding("raw_transcript", 1), Finding("raw_transcript", 2)]
     assert classify("User: only one speaker is not a transcript") == []

@@ -9,6 +9,7 @@ import pytest
 from detect_secrets.core.scan import scan_line
 from detect_secrets.settings import transient_settings
 
+from git_memzoi.core import secret_scan
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import secrets
 from tests.memzoi.records.test_secrets import negatives, positives
@@ -24,9 +25,9 @@ def test_the_prefilter_skips_only_lines_detect_secrets_would_not_flag() -> None:
     lines = [line for _, text in positives(rng) + negatives(rng) for line in text.splitlines()]
     with transient_settings({"plugins_used": [{"name": name} for name in secrets.SECRET_PLUGINS]}):
         full = [sorted({s.type for s in scan_line(line)}) for line in lines]
-    shapes = secrets._token_shapes()
+    shapes = secret_scan._token_shapes()
     assert all(any(s.search(line) for s in shapes) for line, found in zip(lines, full, strict=True) if found)
-    secrets._classify_cached.cache_clear()
+    secret_scan._classify_cached.cache_clear()
     assert secrets.classify_all(lines, personal=False) == [secrets.classify(line, personal=False) for line in lines]
 
 
