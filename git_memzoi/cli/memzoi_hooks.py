@@ -83,9 +83,9 @@ def uninstall_command(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def status_command(ctx: click.Context, as_json: bool) -> None:
-    """Tell installed, missing, foreign, bypassed-by-core.hooksPath and overwritten hooks apart, name the system
-    that owns each (memzoi, pre-commit, husky, lefthook, other, none) and recommend one; exit 1 unless all
-    installed.
+    """Tell installed, missing, foreign, bypassed-by-core.hooksPath, overwritten and broken (pinned python gone)
+    hooks apart, name the system that owns each (memzoi, pre-commit, husky, lefthook, other, none) and
+    recommend one; exit 1 unless all installed.
 
     Example: git memzoi hooks status --json
     """
@@ -302,10 +302,15 @@ def _pre_commit(ctx: click.Context, result: object) -> None:
         for entry_id, path in result.touched:
             click.echo(f"  {entry_id}  ({path})", err=True)
     if result.violations:
-        click.echo("git-memzoi: commit refused by the memory guard:", err=True)
+        committed = result.only_committed  # CI modes: the files are on the branch already
+        head = (
+            "memory files on the branch break the guard's rules" if committed else "commit refused by the memory guard"
+        )
+        click.echo(f"git-memzoi: {head}:", err=True)
         for finding in result.violations:
             click.echo(f"  {finding.where()}  [{finding.rule}] {finding.message}", err=True)
-        click.echo("Fix or unstage these files, then commit again.", err=True)
+        fix = "Fix them in a new commit." if committed else "Fix or unstage these files, then commit again."
+        click.echo(fix, err=True)
     ctx.exit(result.exit_code)
 
 

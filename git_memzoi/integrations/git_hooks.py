@@ -41,6 +41,10 @@ MANIFEST_HINT = (
     ".pre-commit-config.yaml (docs/integrations.md, pre-commit framework) instead of the shims"
 )
 UNINSTALL_HINT = ", then run `git memzoi hooks uninstall`"
+FRAMEWORK_DONE_HINT = (
+    "the pre-commit framework runs git memzoi for every hook: run `git memzoi hooks uninstall` (a shim runs the "
+    "guard a second time)"
+)
 KEPT_SUFFIX = ".before-memzoi"
 # the slots other managers move a hook they replace to: pre-commit's migration mode, lefthook install
 MANAGER_SLOTS = (".legacy", ".old")
@@ -58,9 +62,9 @@ class HooksDirs:
 
 @dataclass(frozen=True)
 class HookState:
-    """One hook type: ``installed``, ``missing``, ``foreign`` (another tool's hook), ``bypassed`` or
-    ``overwritten`` (another manager rewrote the shim away); ``owner`` is the system git runs first for it:
-    ``memzoi`` (our shim), ``pre-commit`` (the framework), ``husky``, ``lefthook``, ``other`` or ``none``."""
+    """One hook type: ``installed``, ``missing``, ``foreign`` (another tool's hook), ``bypassed``,
+    ``overwritten`` (another manager rewrote the shim away) or ``broken`` (the pinned python is gone); ``owner``
+    is the system git runs first for it: ``memzoi`` (our shim), ``pre-commit`` (the framework), ``husky``, ``lefthook``, ``other`` or ``none``."""
 
     hook: str
     state: str
@@ -182,6 +186,18 @@ def rewritten(target: Path, legacy: Path) -> bool:
         return False
 
 
+def _python_gone(shim: Path) -> str:
+    """Why the shim at ``shim`` cannot run the guard unless ``git-memzoi`` is on git's ``PATH``: the python it
+    pins is gone (a moved or deleted virtualenv); ``""`` when it is there (or the shim pins none)."""
+    python = pinned_python(shim)
+    if not python or os.access(python, os.X_OK):
+        return ""
+    return (
+        f"its pinned python {python} is gone: the hook only runs while git-memzoi is on PATH; run `git memzoi "
+        "hooks install` again"
+    )
+
+
 def kept(directory: Path, hook: str) -> Path:
     """Where install keeps the hook it chains: ``<hook>.before-memzoi`` (:data:`KEPT_SUFFIX`)."""
     return directory / f"{hook}{KEPT_SUFFIX}"
@@ -230,10 +246,10 @@ def _recommend(dirs: HooksDirs, hooks: tuple[HookState, ...]) -> str:
     config = dirs.root is not None and (dirs.root / ".pre-commit-config.yaml").is_file()
     framework = config or any(h.owner == "pre-commit" for h in hooks)
     if framework:
-        shims = any(
-            h.state == "bypassed" or (h.state == "installed" and h.owner in ("memzoi", "pre-commit")) for h in hooks
-        )
-        return MANIFEST_HINT + (UNINSTALL_HINT if shims else "")
+        leftover = any(is_ours(path) for h in hooks for path in _shim_paths(dirs, h.hook))
+        if all(_framework_runs(dirs, h.hook) for h in hooks):
+            return FRAMEWORK_DONE_HINT if leftover else ""
+        return MANIFEST_HINT + (UNINSTALL_HINT if leftover else "")
     chained = {hook_managers.manager(p) for h in hooks if (p := chained_by(dirs.effective, h.hook)) is not None}
     name = hook_managers.in_use(dirs.effective, dirs.root, {h.owner for h in hooks} | chained)
     if name:
@@ -241,6 +257,17 @@ def _recommend(dirs: HooksDirs, hooks: tuple[HookState, ...]) -> str:
     if all(h.state == "installed" for h in hooks):
         return ""
     return "run `git memzoi hooks install` to install the shims where git runs hooks"
+
+
+def _shim_paths(dirs: HooksDirs, hook: str) -> tuple[Path, ...]:
+    """Where a shim of ``hook`` may sit: first, under the framework, or bypassed in the default dir."""
+    return (dirs.effective / hook, dirs.effective / f"{hook}.legacy", dirs.default / hook)
+
+
+def _framework_runs(dirs: HooksDirs, hook: str) -> bool:
+    """True when git runs the framework's script for ``hook`` and its config runs memzoi for it."""
+    runs = hook_managers.durable(dirs.effective, dirs.root, hook)
+    return runs is not None and runs[0] == "pre-commit" and owner(dirs.effective / hook) == "pre-commit"
 
 
 def _manager_hint(dirs: HooksDirs, hooks: tuple[HookState, ...], name: str) -> str:
@@ -260,17 +287,26 @@ def _state(dirs: HooksDirs, hook: str) -> HookState:
     first = owner(target)
     if first == "memzoi":
         chain = chained_by(dirs.effective, hook)
+        gone = _python_gone(target)
+        if gone:
+            return HookState(hook, "broken", str(target), chain is not None, gone, first)
         detail = f"chains {chain.name}" if chain is not None else ""
         return HookState(hook, "installed", str(target), chain is not None, detail, first)
+    runs = hook_managers.durable(dirs.effective, dirs.root, hook)
+    if runs is not None and runs[0] == first:
+        where = hook_managers.shown(runs[1], dirs.root)
+        if first == "pre-commit":
+            detail = f"the pre-commit framework runs memzoi from {where}"
+            if is_ours(legacy):
+                detail += f"; the shim it chains as {hook}.legacy runs it again (uninstall the shims)"
+        else:
+            detail = f"{first} runs `git memzoi hook run {hook}` from {where}"
+        return HookState(hook, "installed", str(runs[1]), False, detail, first)
     if first == "pre-commit" and is_ours(legacy):
         detail = f"the pre-commit framework runs this shim first, as {hook}.legacy"
         if _present(kept(dirs.effective, hook)):
             detail += f", and the shim chains {hook}{KEPT_SUFFIX}"
         return HookState(hook, "installed", str(legacy), False, detail, first)
-    runs = hook_managers.durable(dirs.effective, dirs.root, hook)
-    if runs is not None and runs[0] == first:
-        detail = f"{first} runs `git memzoi hook run {hook}` from {hook_managers.shown(runs[1], dirs.root)}"
-        return HookState(hook, "installed", str(runs[1]), False, detail, first)
     copy = next((c for c in (kept(dirs.effective, hook), legacy) if rewritten(target, c)), None)
     if copy is not None:
         detail = f"{first} wrote its hook again over the shim; {copy.name} is the copy install kept (install again)"
@@ -312,6 +348,13 @@ def install(start: Path) -> HooksReport:
             )
     dirs.effective.mkdir(parents=True, exist_ok=True)
     actions = [f"core.hooksPath={dirs.hooks_path} is set: installing into {dirs.effective}"] if dirs.hooks_path else []
+    tracked = _tracked_hooks(start, dirs)
+    if tracked:
+        shown = ", ".join(tracked[:3]) + (f" and {len(tracked) - 3} more" if len(tracked) > 3 else "")
+        actions.append(
+            f"warning: git tracks files in {dirs.effective} ({shown}): the shims written there pin this machine's "
+            "python; do not commit them (`git memzoi hooks uninstall` restores the committed hooks)"
+        )
     for hook in HOOK_TYPES:
         runs = hook_managers.durable(dirs.effective, dirs.root, hook)
         if runs is not None and runs[0] == owner(dirs.effective / hook):  # a shim would run memzoi twice
@@ -331,24 +374,45 @@ def _to_keep(directory: Path, hook: str) -> Path | None:
     return target if _present(target) else None
 
 
+def _verb(path: Path, text: bytes) -> str:
+    """``installed`` (no shim of ours there), ``unchanged`` (the same bytes) or ``updated``."""
+    if not is_ours(path):
+        return "installed"
+    try:
+        return "unchanged" if path.read_bytes() == text else "updated"
+    except OSError:
+        return "updated"
+
+
+def _tracked_hooks(start: Path, dirs: HooksDirs) -> list[str]:
+    """The files of a ``core.hooksPath`` folder inside the work tree that git tracks (a shared ``.githooks/``):
+    a shim written there would reach a commit with this machine's python path in it."""
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    if dirs.root is None or not dirs.effective.is_relative_to(dirs.root) or dirs.effective == dirs.default:
+        return []
+    prefix = dirs.effective.relative_to(dirs.root).as_posix()
+    return sorted(Pygit2RepoView(start).tracked_under(prefix + "/"))
+
+
 def _install_one(directory: Path, hook: str) -> str:
     from git_memzoi.core.atomic import write_bytes_atomic
 
     target = directory / hook
     keep = _to_keep(directory, hook)
     action = f"installed {target}"
+    text = shim_text(hook, sys.executable).encode("utf-8")
     if is_pre_commit(target):  # the framework chains <hook>.legacy: be that, never chain its script
         target = directory / f"{hook}.legacy"
-        verb = "updated" if target.exists() else "installed"
-        action = f"{verb} {target}; the pre-commit framework's {hook} hook runs it first"
-    elif _present(target) and not is_ours(target):
-        action = f"installed {target}"
-    elif target.exists():
-        action = f"updated {target}"
+        action = f"{_verb(target, text)} {target}; the pre-commit framework's {hook} hook runs it first"
+    elif is_ours(target):
+        action = f"{_verb(target, text)} {target}"
     if keep is not None:
         os.replace(keep, kept(directory, hook))
         action += f"; the hook that was {keep.name} runs first, kept as {hook}{KEPT_SUFFIX}"
-    write_bytes_atomic(target, shim_text(hook, sys.executable).encode("utf-8"))
+    if action.startswith("unchanged "):
+        return action
+    write_bytes_atomic(target, text)
     target.chmod(0o755)
     return action
 

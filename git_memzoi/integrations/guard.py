@@ -66,6 +66,12 @@ class GuardResult:
     violations: tuple[Finding, ...]
     touched: tuple[tuple[str, str], ...] = ()  # (entry id, entry path)
     note: str | None = None  # why there was no memory to check (:func:`memory_store`), said on stderr
+    committed: frozenset[str] = frozenset()  # the checked paths read from the working tree, not the index
+
+    @property
+    def only_committed(self) -> bool:
+        """True when every refused file was read from the working tree (CI modes): nothing staged to unstage."""
+        return bool(self.violations) and all(f.path in self.committed for f in self.violations)
 
     @property
     def exit_code(self) -> int:
@@ -100,7 +106,9 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     store_rel = store.rel if store is not None else None
     findings: list[Finding] = []
     staged = _Staged()
-    files = [(path, mode, partial(view.blob_bytes, blob)) for path, blob, mode in staged_files]
+    files: list[tuple[str, int, Callable[[], bytes]]] = [
+        (path, mode, partial(view.blob_bytes, blob)) for path, blob, mode in staged_files
+    ]
     files += _worktree_files(view.root, start, named, {path for path, _, _ in staged_files})
     for path, mode, read in files:
         kind = memory_files.kind(path, store_rel)
@@ -135,7 +143,8 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     if store is not None and staged.entries:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
     touched = _touched(entries, sorted(p for p, _, _ in staged_files))
-    return GuardResult(tuple(_unique(findings)), touched, note)
+    committed = frozenset(path for path, _, _ in files[len(staged_files) :])
+    return GuardResult(tuple(_unique(findings)), touched, note, committed)
 
 
 def _worktree_files(

@@ -80,16 +80,34 @@ def lefthook_configs(root: Path | None) -> list[Path]:
     return [] if root is None else [root / name for name in LEFTHOOK_CONFIGS if (root / name).is_file()]
 
 
+# what runs memzoi for a hook from .pre-commit-config.yaml: the manifest's hook ids, or a local entry's command
+PRE_COMMIT_RUNS = {
+    "pre-commit": re.compile(r"\bmemzoi-guard\b|memzoi hook run ['\"]?pre-commit(?![\w-])"),
+    "post-merge": re.compile(r"\bmemkeep-status\b|memzoi hook run ['\"]?pre-commit-framework\b"),
+    "post-checkout": re.compile(r"\bmemkeep-status\b|memzoi hook run ['\"]?pre-commit-framework\b"),
+}
+
+
 def durable(effective: Path, root: Path | None, hook: str) -> tuple[str, Path] | None:
     """The manager file that runs memzoi for ``hook`` itself, as ``(manager, path)``: ``.husky/<hook>`` when
-    git runs husky's ``.husky/_``, a lefthook config; ``None`` when neither calls ``git memzoi hook run``."""
+    git runs husky's ``.husky/_``, a lefthook config, ``.pre-commit-config.yaml`` naming the manifest's hook
+    (``memzoi-guard``, ``memkeep-status``) or its command; ``None`` when none of them does. The caller checks
+    that this manager's script is the hook git runs."""
     folder = husky_dir(effective)
     if folder is not None and runs_memzoi(read_text(folder / hook), hook):
         return "husky", folder / hook
     for config in lefthook_configs(root):
         if runs_memzoi(read_text(config), hook):
             return "lefthook", config
+    framework = root / ".pre-commit-config.yaml" if root is not None else None
+    if framework is not None and PRE_COMMIT_RUNS[hook].search(_without_comments(read_text(framework))):
+        return "pre-commit", framework
     return None
+
+
+def _without_comments(text: str) -> str:
+    """YAML text without its whole-line comments (a comment naming a hook runs nothing)."""
+    return "\n".join(line for line in text.splitlines() if not line.lstrip().startswith("#"))
 
 
 def in_use(effective: Path, root: Path | None, owners: set[str]) -> str:

@@ -245,7 +245,7 @@ def test_shim_falls_back_to_the_pinned_interpreter(hooked: Repo) -> None:
     assert proc.returncode != 0 and hooked.head() == before and "GitHub Token" in out(proc)
 
 
-def test_shim_is_silent_when_the_pinned_interpreter_lost_the_package(hooked: Repo, tmp_path: Path) -> None:
+def test_shim_says_one_line_when_the_pinned_interpreter_lost_the_package(hooked: Repo, tmp_path: Path) -> None:
     path = _path_without_memzoi()
     fake = tmp_path / "python"
     fake.write_text("#!/bin/sh\nexit 1\n")  # an interpreter without git_memzoi: `-c import git_memzoi` fails
@@ -258,7 +258,10 @@ def test_shim_is_silent_when_the_pinned_interpreter_lost_the_package(hooked: Rep
     proc = subprocess.run(
         ["git", "commit", "-qm", "unguarded"], cwd=hooked.root, env=env, capture_output=True, text=True, check=False
     )
-    assert proc.returncode == 0 and proc.stderr == ""
+    assert proc.returncode == 0 and proc.stderr == (  # never a silent pass: the commit goes on unchecked, said once
+        f"git-memzoi: pre-commit hook skipped: no git-memzoi on PATH, and the pinned python ({fake}) cannot run "
+        "git_memzoi; run 'git memzoi hooks install' again\n"
+    )
 
 
 def test_checkout_and_merge_refresh_the_derived_index(hooked: Repo) -> None:
@@ -447,3 +450,64 @@ def test_merge_that_brings_typed_guidance_plans_a_capture_privately(hooked: Repo
     assert f"1 typed memory candidate(s) arrived in {before[:12]}.." in out(proc)
     assert not (hooked.root / ".memzoi/records/settle-in-one-transaction.md").exists()  # planned, never written
     assert hooked.git("status", "--porcelain", "--", ".memzoi") == ""  # the plan is private (ignored)
+
+
+def test_shim_whose_python_is_gone_says_so_and_status_calls_it_broken(repo: Repo, tmp_path: Path) -> None:
+    """A moved virtualenv: the shim cannot run the guard; it never passes silently, and status tells."""
+    init(Layout(repo.root))
+    repo.commit("code", **{"src/app.py": "x\n"})
+    gone = tmp_path / "moved-venv" / "bin" / "python"
+    for hook in ("pre-commit", "post-merge", "post-checkout"):
+        path = repo.root / ".git" / "hooks" / hook
+        path.write_text(git_hooks.shim_text(hook, str(gone)))
+        path.chmod(0o755)
+    report = git_hooks.status(repo.root)
+    assert [(h.state, h.detail) for h in report.hooks] == [
+        (
+            "broken",
+            f"its pinned python {gone} is gone: the hook only runs while git-memzoi is on PATH; run `git memzoi "
+            "hooks install` again",
+        )
+    ] * 3
+    assert report.exit_code == 1
+    repo.write("notes.md", "n\n")
+    repo.git("add", "-A")
+    proc = subprocess.run(
+        ["git", "commit", "-qm", "n"],
+        cwd=repo.root,
+        env={**os.environ, "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+    assert proc.returncode == 0 and proc.stderr == (
+        f"git-memzoi: pre-commit hook skipped: no git-memzoi on PATH, and the pinned python ({gone}) cannot run "
+        "git_memzoi; run 'git memzoi hooks install' again\n"
+    )
+    git_hooks.install(repo.root)
+    assert git_hooks.status(repo.root).exit_code == 0
+
+
+def test_install_into_a_committed_hooks_folder_warns(repo: Repo) -> None:
+    """core.hooksPath=.githooks, committed: the shims would reach a commit with this machine's python path."""
+    repo.write(".githooks/pre-commit", "#!/bin/sh\necho team-hook\n")
+    (repo.root / ".githooks/pre-commit").chmod(0o755)
+    repo.commit("team hooks")
+    repo.git("config", "core.hooksPath", ".githooks")
+    report = git_hooks.install(repo.root)
+    assert report.actions[1] == (
+        f"warning: git tracks files in {repo.root / '.githooks'} (.githooks/pre-commit): the shims written there pin "
+        "this machine's python; do not commit them (`git memzoi hooks uninstall` restores the committed hooks)"
+    )
+    git_hooks.uninstall(repo.root)
+    assert repo.git("status", "--porcelain") == ""
+
+
+def test_install_again_says_unchanged_and_writes_nothing(repo: Repo) -> None:
+    git_hooks.install(repo.root)
+    hooks = repo.root / ".git" / "hooks"
+    stamps = {h: (hooks / h).stat().st_mtime_ns for h in ("pre-commit", "post-merge", "post-checkout")}
+    again = git_hooks.install(repo.root)
+    assert again.actions == tuple(f"unchanged {hooks / h}" for h in ("pre-commit", "post-merge", "post-checkout"))
+    assert {h: (hooks / h).stat().st_mtime_ns for h in stamps} == stamps

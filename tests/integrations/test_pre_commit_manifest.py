@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
+from git_memzoi.integrations import git_hooks
 from git_memzoi.memzoi.layout import Layout, init
 from tests.support.repos import PROJECT, Repo, entry_text
 
@@ -171,3 +172,48 @@ def test_local_examples_keep_the_manifest_fields_of_the_guard(where: str) -> Non
     local = _hooks(text)["memzoi-guard"]
     keys = ("entry", "files", "types", "types_or", "verbose", "stages", "always_run")
     assert {k: local.get(k) for k in keys} == {k: published["memzoi-guard"].get(k) for k in keys}
+
+
+def test_status_counts_the_manifest_hooks_as_installed(project: Repo) -> None:
+    """The framework runs memzoi from the config: status says so, exit 0, and install adds no second guard."""
+    report = git_hooks.status(project.root)
+    assert [(h.hook, h.state, h.owner, h.detail) for h in report.hooks] == [
+        (hook, "installed", "pre-commit", "the pre-commit framework runs memzoi from .pre-commit-config.yaml")
+        for hook in ("pre-commit", "post-merge", "post-checkout")
+    ]
+    assert (report.exit_code, report.recommendation) == (0, "")
+    installed = git_hooks.install(project.root)
+    hooks = project.root / ".git" / "hooks"
+    assert installed.actions == tuple(
+        f"left {hooks / hook} as it is: pre-commit runs memzoi from .pre-commit-config.yaml"
+        for hook in ("pre-commit", "post-merge", "post-checkout")
+    )
+    assert not any(git_hooks.is_ours(p) for p in hooks.iterdir())
+    project.write("src/app.py", "print('v2')\n")
+    project.git("add", "-A")
+    assert output(run(project.root, "git", "commit", "-m", "change")).count(SCOPE_WARNING) == 1
+
+
+def test_shims_left_under_the_manifest_hooks_are_named(repo: Repo) -> None:
+    """Shims first, then the framework with the manifest's hooks: the guard would run twice; status says which."""
+    init(Layout(repo.root))
+    repo.commit("code", **{"src/app.py": "x\n"})
+    git_hooks.install(repo.root)
+    repo.write(".pre-commit-config.yaml", local_config())
+    for stage in ("pre-commit", "post-merge", "post-checkout"):
+        assert pre_commit(repo.root, "install", "--hook-type", stage).returncode == 0
+    report = git_hooks.status(repo.root)
+    assert report.recommendation == git_hooks.FRAMEWORK_DONE_HINT
+    assert report.hooks[0].detail == (
+        "the pre-commit framework runs memzoi from .pre-commit-config.yaml; the shim it chains as "
+        "pre-commit.legacy runs it again (uninstall the shims)"
+    )
+    git_hooks.uninstall(repo.root)
+    assert git_hooks.status(repo.root).recommendation == ""
+
+
+def test_ci_mode_says_the_files_are_on_the_branch(project: Repo) -> None:
+    commit_unchecked(project, ".memzoi/local/notes.md", "private\n", force=True)
+    proc = pre_commit(project.root, "run", "memzoi-guard", "--all-files")
+    assert "git-memzoi: memory files on the branch break the guard's rules:" in proc.stdout
+    assert "Fix them in a new commit." in proc.stdout and "Fix or unstage these files" not in proc.stdout

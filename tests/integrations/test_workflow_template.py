@@ -71,11 +71,10 @@ def run_install(tmp_path: Path, value: str) -> subprocess.CompletedProcess[str]:
 def test_the_install_is_a_pinned_git_url_and_never_pypi(tmp_path: Path) -> None:
     assert workflow()["env"]["GIT_MEMZOI"] == "git+https://github.com/OWNER/git-memzoi@COMMIT"
     assert "pip install git-memzoi\n" not in TEMPLATE.read_text("utf-8")
-    placeholder = run_install(tmp_path, workflow()["env"]["GIT_MEMZOI"])
-    assert (placeholder.returncode, placeholder.stdout) == (
-        1,
-        "::error::set GIT_MEMZOI in this workflow to the commit of git-memzoi to install\n",
-    )
+    refused = "::error::set GIT_MEMZOI in this workflow to git+https://…/git-memzoi@<commit or tag> to install\n"
+    for value in (workflow()["env"]["GIT_MEMZOI"], "git+https://github.com/acme/git-memzoi", "git-memzoi"):
+        placeholder = run_install(tmp_path, value)  # the placeholder, an unpinned url, PyPI's name
+        assert (placeholder.returncode, placeholder.stdout) == (1, refused), value
     pinned = "git+https://github.com/acme/git-memzoi@" + "a" * 40
     filled = run_install(tmp_path, pinned)
     assert (filled.returncode, filled.stdout) == (0, f"pip install git-memzoi @ {pinned}\n")
@@ -86,3 +85,27 @@ def test_the_comment_says_where_annotations_land() -> None:
     assert "on the changed files" not in text
     assert "on the entry file (agent-memory/entries/<id>.md) at the line of the" in text
     assert "one notice on each changed line range of that code" in text
+
+
+def status_step(name: str) -> str:
+    steps = workflow()["jobs"]["memkeep-status"]["steps"]
+    return next(s["run"] for s in steps if s.get("name") == name)
+
+
+@pytest.mark.parametrize("code", [0, 1, 2])
+def test_the_status_steps_let_suspects_through_and_fail_on_tool_errors(tmp_path: Path, code: int) -> None:
+    """Exit 1 (suspect entries) is a warning; exit 2 (a broken store) fails the step, never hidden."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "git").write_text(f"#!/bin/sh\nexit {code}\n")
+    (bin_dir / "git").chmod(0o755)
+    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+    for name in ("memkeep status (annotations)", "memkeep status (SARIF)"):
+        done = subprocess.run(["bash", "-e", "-c", status_step(name)], cwd=tmp_path, env=env, check=False)
+        assert done.returncode == (1 if code == 2 else 0), name
+
+
+def test_the_sarif_upload_cannot_fail_the_job() -> None:
+    steps = workflow()["jobs"]["memkeep-status"]["steps"]
+    upload = next(s for s in steps if str(s.get("uses", "")).startswith("github/codeql-action/upload-sarif"))
+    assert upload["continue-on-error"] is True
