@@ -184,12 +184,12 @@ def load_mapping(
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = exc.problem or exc.context or "invalid YAML"
-        raise YamlProblem(reason, mark.line if mark else None) from None
+        raise YamlProblem(_one_line(reason), mark.line if mark else None) from None
     except YAMLError as exc:
-        raise YamlProblem(str(exc).splitlines()[0], None) from None
+        raise YamlProblem(_one_line(str(exc).splitlines()[0]), None) from None
     except Exception as exc:  # a value the library cannot build, e.g. `!!float abc`: name it, never crash
         reason = f"a value cannot be read ({type(exc).__name__}: {exc})"
-        raise YamlProblem(reason, _failing_key_line(text)) from None
+        raise YamlProblem(_one_line(reason), _failing_key_line(text)) from None
     if data is None:
         return {}, {}
     if not hasattr(data, "items") or not hasattr(data, "lc"):
@@ -208,6 +208,13 @@ def load_mapping(
         scalar = not isinstance(value, (dict, list)) and not _is_block_scalar(value)
         spans[key] = KeySpan(key_line, value_line, value_col, scalar)
     return fields, spans
+
+
+def _one_line(reason: str, limit: int = 300) -> str:
+    """``reason`` as one line of at most ``limit`` characters: the library quotes the values it names (a duplicate
+    key's two values), which may span lines or run to the size of the file."""
+    flat = reason.replace("\r", "\\r").replace("\n", "\\n")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _failing_key_line(text: str) -> int | None:

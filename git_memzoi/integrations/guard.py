@@ -126,8 +126,8 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
             continue
         try:  # over its cap a memory file is refused unscanned: 10 MB took the secret scan 15 s (issue 13)
             data = safe_read.within(read(), path, memory_files.max_bytes(kind))
-        except MemzoiError as exc:  # too large; or, from the working tree, no longer a regular file
-            findings.append(Finding(path, exc.code, exc.message))
+        except safe_read.FileRefused as exc:  # too large; or, from the working tree, no longer a regular file
+            findings.append(Finding(path, exc.code, exc.reason))
             continue
         findings.extend(secret_findings(path, data))
         name = path.rsplit("/", 1)[-1]

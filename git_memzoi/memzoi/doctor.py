@@ -103,6 +103,14 @@ def _packets(layout: Layout) -> Check:
         pending = proposal_files.list_packets(layout)
     except InputError as exc:
         return Check("proposals", "fail", exc.message, "fix the proposal folders (symlinks, duplicate ids)")
+    broken = [e.rel for e in pending if e.problem is not None]
+    if broken:  # a FIFO, a 10 MB file, an alias bomb, malformed YAML: listed, never read
+        return Check(
+            "proposals",
+            "warn",
+            f"{len(pending)} pending proposal packet(s), {len(broken)} unreadable: {', '.join(broken[:5])}",
+            "fix or remove them; `git memzoi proposal-files validate` names the reasons",
+        )
     return Check("proposals", "ok", f"{len(pending)} pending proposal packet(s)")
 
 

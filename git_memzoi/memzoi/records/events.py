@@ -8,6 +8,7 @@ input. Writers call :func:`append` while they hold the lifecycle lock.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import os
 from collections.abc import Iterator, Mapping
@@ -42,7 +43,7 @@ def append(
     """
     path = log_path(layout)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = _open_log(path)
+    fd = _open_log(layout, path)
     try:
         event = {
             "id": f"evt_{os.fstat(fd).st_size:012d}",
@@ -75,16 +76,28 @@ def check_log(layout: Layout) -> None:
         raise exc.renamed(path.relative_to(layout.root).as_posix()) from None
 
 
-def _open_log(path: Path) -> int:
+def _open_log(layout: Layout, path: Path) -> int:
     try:
         return safe_read.open_append(path)  # non-blocking: a FIFO or a folder there is refused, nothing written
     except safe_read.FileRefused as exc:
-        raise exc.renamed(f".memzoi/local/{path.name}") from None
+        raise exc.renamed(path.relative_to(layout.root).as_posix()) from None
 
 
 def export(layout: Layout) -> Iterator[str]:
-    """Every event as one compact JSON line (without the newline); nothing for an empty or missing log."""
-    for line in _lines(log_path(layout)):
+    """Every event as one compact JSON line (without the newline); nothing for an empty or missing log.
+
+    Raises:
+        FileRefused: the log is no regular file (``not_a_regular_file``: a FIFO is never opened).
+    """
+    path = log_path(layout)
+    try:
+        lines = _lines(path)
+        first = next(lines, None)
+    except safe_read.FileRefused as exc:
+        raise exc.renamed(path.relative_to(layout.root).as_posix()) from None
+    if first is None:
+        return
+    for line in itertools.chain((first,), lines):
         try:
             event = safe_read.load_json(line)
             yield json.dumps(event, ensure_ascii=False, separators=(",", ":"), sort_keys=True)

@@ -103,6 +103,8 @@ def _fast_scalar(raw: str) -> Any:
             raise _Slow
         return value
     if _NUMBER.fullmatch(raw):
+        if len(raw) > 4000:  # int() refuses over 4,300 digits (ValueError); ruamel names the value instead
+            raise _Slow
         return float(raw) if "." in raw else int(raw)
     if raw in ("true", "false"):
         return raw == "true"
