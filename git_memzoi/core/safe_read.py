@@ -117,7 +117,10 @@ def open_fd(path: str | os.PathLike[str], max_bytes: int | None = None, *, follo
             open descriptor).
         OSError: what ``open()`` raises for a missing or unreadable file.
     """
-    name = os.fspath(path)
+    return _open(os.fspath(path), max_bytes, follow_symlinks)[0]
+
+
+def _open(name: str, max_bytes: int | None, follow_symlinks: bool) -> tuple[int, os.stat_result]:
     check(os.stat(name) if follow_symlinks else os.lstat(name), name, max_bytes)
     try:
         fd = os.open(name, _OPEN if follow_symlinks else _OPEN | _NOFOLLOW)
@@ -126,11 +129,12 @@ def open_fd(path: str | os.PathLike[str], max_bytes: int | None = None, *, follo
             raise FileRefused(name, "a symlink; memory files must be regular files", SYMLINK) from None
         raise
     try:
-        check(os.fstat(fd), name, max_bytes)
+        info = os.fstat(fd)
+        check(info, name, max_bytes)
     except BaseException:
         os.close(fd)
         raise
-    return fd
+    return fd, info
 
 
 def read_bytes(
@@ -145,9 +149,10 @@ def read_bytes(
         FileRefused: not a regular file (``not_a_regular_file``, ``symlink``) or over the cap (``file_too_large``).
         OSError: a missing or unreadable file.
     """
-    fd = open_fd(path, max_bytes, follow_symlinks=follow_symlinks)
+    name = os.fspath(path)
+    fd, info = _open(name, max_bytes, follow_symlinks)
     try:
-        size = os.fstat(fd).st_size
+        size = info.st_size
         limit = None if max_bytes is None else max_bytes + 1
         first = os.read(fd, size + 1 if limit is None else min(size + 1, limit))
         if len(first) <= size:  # the whole file in one call: no second read just to see the end
@@ -159,7 +164,7 @@ def read_bytes(
     finally:
         os.close(fd)
     if max_bytes is not None and total > max_bytes:
-        raise FileRefused(os.fspath(path), f"larger than {max_bytes} bytes; not read", TOO_LARGE)
+        raise FileRefused(name, f"larger than {max_bytes} bytes; not read", TOO_LARGE)
     return b"".join(chunks)
 
 

@@ -173,7 +173,7 @@ def load_mapping(
     """
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-    if len(text) > max_bytes or len(text.encode("utf-8", "surrogatepass")) > max_bytes:
+    if len(text) > max_bytes or (len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes):
         raise YamlProblem(f"{what} is larger than {max_bytes} bytes", None, TOO_COMPLEX)
     try:
         data = _yaml(max_nodes).load(text)
