@@ -270,5 +270,10 @@ add_help_command(cli)
 
 
 def main() -> None:
-    """Console script ``git-memkeep``."""
+    """Console script ``git-memkeep``, also run as ``python -m git_memzoi.cli.memkeep``: the Claude Code hooks
+    call it so, with the interpreter pinned at install, since Claude Code may run them without our ``PATH``."""
     cli(prog_name="git-memkeep")
+
+
+if __name__ == "__main__":
+    main()

@@ -55,7 +55,7 @@ def _render(report: object, as_json: bool) -> None:
 def install_command(ctx: click.Context, as_json: bool) -> None:
     """Install the hook shims into the hooks directory git runs (core.hooksPath when set).
 
-    An existing hook is kept as <type>.legacy and runs first; uninstall restores it.
+    An existing hook is kept as <type>.before-memzoi and runs first; uninstall restores it.
 
     Example: git memzoi hooks install
     """
@@ -83,8 +83,9 @@ def uninstall_command(ctx: click.Context, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def status_command(ctx: click.Context, as_json: bool) -> None:
-    """Tell installed, missing, foreign and bypassed-by-core.hooksPath hooks apart, name the system that owns
-    each (memzoi, pre-commit, other, none) and recommend one; exit 1 unless all installed.
+    """Tell installed, missing, foreign, bypassed-by-core.hooksPath and overwritten hooks apart, name the system
+    that owns each (memzoi, pre-commit, husky, lefthook, other, none) and recommend one; exit 1 unless all
+    installed.
 
     Example: git memzoi hooks status --json
     """
@@ -111,6 +112,8 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
 
     Example: git memzoi hook run post-checkout -- <old> <new> 1
     """
+    if in_shim_chain(hook_type, os.environ, os.getcwd()):
+        ctx.exit(0)  # a hook our shim chains runs memzoi too (husky's or lefthook's line): the shim runs it next
     limit = hook_timeout(os.environ)
     try:
         with _bounded(limit):
@@ -122,6 +125,15 @@ def run_command(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> No
 
 
 DEFAULT_TIMEOUT = 300.0
+
+
+def in_shim_chain(hook_type: str, environ: Mapping[str, str], cwd: str) -> bool:
+    """True while a shim of ``hook_type`` for this folder runs its chained hook: ``GIT_MEMZOI_HOOK_CHAIN`` holds
+    ``<hook>@<folder>;`` (the shim's ``$PWD``, or ``cwd``), set for the chained hook only. The shim runs this
+    hook's check itself once the chained hook returns, so a second run from inside would only repeat it."""
+    chain = environ.get("GIT_MEMZOI_HOOK_CHAIN") or ""
+    folders = {cwd, environ.get("PWD") or cwd}
+    return any(f"{hook_type}@{folder};" in chain for folder in folders)
 
 
 class HookTimeout(BaseException):  # not an Exception: the hooks' "never fail" handlers must not eat it

@@ -143,7 +143,9 @@ def integrate_instructions(ctx: click.Context, profile: str, file_name: str | No
 def integrate_install(ctx: click.Context, profile: str, as_json: bool) -> None:
     """Merge the Claude Code hooks (SessionStart, PreCompact, Stop) into .claude/settings.json.
 
-    Existing settings and hooks are kept; running it again changes nothing.
+    Each hook runs this python by its absolute path, so it works without git-memkeep on PATH; run it again
+    after the virtualenv moved: our earlier commands are replaced in place. Other settings and hooks are kept;
+    running it again with nothing to change writes nothing.
 
     Example: git memzoi integrate install --profile claude-code
     """
@@ -156,9 +158,12 @@ def integrate_install(ctx: click.Context, profile: str, as_json: bool) -> None:
     if as_json:
         emit_json(result.to_json())
         return
-    click.echo(f"{result.status} {result.file}")
+    click.echo(f"{result.status} {result.file} (python: {result.python})")
     for line in result.added:
-        click.echo(f"  added {line}")
+        event, _, command = line.partition(": ")
+        click.echo(f"  added {event}: {agents.hook_name(command) or command}")
+    for change in result.replaced:
+        click.echo(f"  replaced {change.event}: {change.hook} (was: {change.old})")
 
 
 @integrate.command("session-context")

@@ -4,7 +4,9 @@ memzoi-spec §8 "memzoi integrate": a generated block between the marker lines `
 ``<!-- memzoi:end -->`` is appended to a file without them and replaces what is between them later; broken markers
 (one half, repeated, out of order) are refused like ``export --file``'s. User text outside them is never touched. The
 claude-code install merges hooks (research/landscape.md §3b) into ``.claude/settings.json``, keeping every
-existing setting and hook, idempotently. Texts ship as package data under ``git_memzoi/resources/``.
+existing setting and hook, idempotently; each command runs the installing interpreter by its absolute path (as the
+git hook shims and ``mcp config`` do, since Claude Code may start hooks with a bare ``PATH``) and exits 0 with one
+line on stderr when that interpreter is gone. Texts ship as package data under ``git_memzoi/resources/``.
 Must not import click or the MCP SDK.
 """
 
@@ -66,7 +68,8 @@ def describe() -> dict[str, Any]:
                 "profile": "claude-code",
                 "kind": "install",
                 "default_file": SETTINGS_FILE,
-                "policy": "merge SessionStart, PreCompact and Stop hooks; keep every existing setting and hook",
+                "policy": "merge SessionStart, PreCompact and Stop hooks pinned to the installing python; rewrite our "
+                "earlier commands in place; keep every other setting and hook",
             },
         ],
         "marker": {"start": START, "end": END},
@@ -247,30 +250,97 @@ def _write(path: Path, data: bytes) -> None:
     write_bytes_atomic(path, data)
 
 
-def settings_snippet() -> dict[str, Any]:
-    """The Claude Code hooks this project adds (``resources/claude-code/settings.json``)."""
-    snippet: dict[str, Any] = json.loads(resource_text("claude-code/settings.json"))
+PYTHON_PLACEHOLDER = "'/path/to/python'"  # the packaged commands' interpreter; install writes its own, sh-quoted
+HOOK_MARKER = "# git-memzoi-claude-hook: "  # ends each command we install, naming the hook: how we find ours again
+LEGACY_PREFIX = 'git -C "$CLAUDE_PROJECT_DIR" '  # the commands of earlier releases: this prefix and the hook name
+
+
+def settings_snippet(python: str | None = None) -> dict[str, Any]:
+    """The Claude Code hooks this project adds (``resources/claude-code/settings.json``), each command running
+    ``python`` (an absolute interpreter path, sh-quoted into the command) or, when ``None``, the packaged
+    placeholder ``/path/to/python``."""
+    text = resource_text("claude-code/settings.json")
+    snippet: dict[str, Any] = json.loads(text)
+    if python is not None:
+        for groups in snippet["hooks"].values():
+            for group in groups:
+                for hook in group["hooks"]:
+                    hook["command"] = hook["command"].replace(PYTHON_PLACEHOLDER, sh_quote(python), 1)
     return snippet
+
+
+def sh_quote(value: str) -> str:
+    """``value`` in single quotes for sh, always quoted (``'`` as ``'\\''``), as the git hook shims pin theirs."""
+    return "'" + value.replace("'", "'\\''") + "'"
+
+
+def hook_name(command: str) -> str | None:
+    """The git-memzoi hook a Claude Code command runs, e.g. ``memkeep status --hook Stop``: the name after
+    :data:`HOOK_MARKER` in the commands we install, or after :data:`LEGACY_PREFIX` in those of earlier releases
+    (``git -C "$CLAUDE_PROJECT_DIR" memkeep …`` / ``… memzoi …``); ``None`` for any other command."""
+    at = command.rfind(HOOK_MARKER)
+    if at >= 0:
+        return command[at + len(HOOK_MARKER) :].strip() or None
+    if command.startswith(LEGACY_PREFIX + "memkeep ") or command.startswith(LEGACY_PREFIX + "memzoi "):
+        return command[len(LEGACY_PREFIX) :].strip()
+    return None
+
+
+@dataclass(frozen=True)
+class Replaced:
+    """One command of ours rewritten in place: its event, the hook's name, the old and the new command."""
+
+    event: str
+    hook: str
+    old: str
+    new: str
+
+    def to_json(self) -> dict[str, str]:
+        """``{event, hook, old, new}``."""
+        return {"event": self.event, "hook": self.hook, "old": self.old, "new": self.new}
 
 
 @dataclass(frozen=True)
 class InstallResult:
-    """What ``integrate install --profile claude-code`` did to ``.claude/settings.json``."""
+    """What ``integrate install --profile claude-code`` did to ``.claude/settings.json``, and the interpreter
+    the commands run."""
 
     file: Path
     status: str  # created | updated | unchanged
     added: tuple[str, ...]  # "<Event>: <command>"
+    replaced: tuple[Replaced, ...] = ()
+    python: str = ""
 
     def to_json(self) -> dict[str, Any]:
-        """``{file, profile, status, added}``."""
-        return {"file": str(self.file), "profile": "claude-code", "status": self.status, "added": list(self.added)}
+        """``{file, profile, status, added, replaced, python}``; ``replaced`` holds ``{event, hook, old, new}``."""
+        return {
+            "file": str(self.file),
+            "profile": "claude-code",
+            "status": self.status,
+            "added": list(self.added),
+            "replaced": [r.to_json() for r in self.replaced],
+            "python": self.python,
+        }
 
 
-def merge_hooks(settings: dict[str, Any], snippet: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """``settings`` with the snippet's hook commands added where missing (by command text, in any group).
+def _our_hooks(groups: list[Any]) -> list[dict[str, Any]]:
+    """The hook objects of an event's groups whose command is one of ours (:func:`hook_name`)."""
+    return [
+        h
+        for g in groups
+        if isinstance(g, dict) and isinstance(g.get("hooks"), list)
+        for h in g["hooks"]
+        if isinstance(h, dict) and isinstance(h.get("command"), str) and hook_name(h["command"]) is not None
+    ]
 
-    Existing keys, events, groups and hooks are kept as they are; a missing command is added in a new group
-    with the snippet's matcher, so a user's own group is never edited.
+
+def merge_hooks(settings: dict[str, Any], snippet: dict[str, Any]) -> tuple[dict[str, Any], list[str], list[Replaced]]:
+    """``settings`` with the snippet's hooks: ``(merged, added, replaced)``.
+
+    A command of ours already in the event (the same :func:`hook_name`, in any group, in this release's or an
+    earlier release's form) has its ``command`` rewritten in place when it differs (``replaced``) and keeps
+    its other fields; a hook missing from the event is added in a new group with the snippet's matcher
+    (``added``, as ``"<Event>: <command>"``). Every other key, event, group and hook stays as it is.
 
     Raises:
         InputError: ``hooks`` or an event's value has the wrong JSON type (nothing is guessed).
@@ -280,31 +350,45 @@ def merge_hooks(settings: dict[str, Any], snippet: dict[str, Any]) -> tuple[dict
     if not isinstance(hooks, dict):
         raise InputError(f'{SETTINGS_FILE}: "hooks" must be an object', "malformed_settings")
     added: list[str] = []
+    replaced: list[Replaced] = []
     for event, groups in snippet["hooks"].items():
         existing = hooks.setdefault(event, [])
         if not isinstance(existing, list):
             raise InputError(f"{SETTINGS_FILE}: hooks.{event} must be a list", "malformed_settings")
-        present = {
-            h.get("command")
-            for g in existing
-            if isinstance(g, dict)
-            for h in (g.get("hooks") or [])
-            if isinstance(h, dict)
-        }
+        ours = _our_hooks(existing)
         for group in groups:
-            missing = [h for h in group["hooks"] if h["command"] not in present]
+            missing = []
+            for hook in group["hooks"]:
+                name = hook_name(hook["command"])
+                found = [h for h in ours if hook_name(h["command"]) == name]
+                for old in (h for h in found if h["command"] != hook["command"]):
+                    replaced.append(Replaced(event, str(name), old["command"], hook["command"]))
+                    old["command"] = hook["command"]
+                if not found:
+                    missing.append(hook)
             if missing:
                 existing.append({**{k: v for k, v in group.items() if k != "hooks"}, "hooks": missing})
                 added += [f"{event}: {h['command']}" for h in missing]
-    return merged, added
+    return merged, added, replaced
 
 
-def install_claude_code(root: Path) -> InstallResult:
-    """Merge the hooks into ``<root>/.claude/settings.json`` (created when missing); idempotent.
+def install_claude_code(root: Path, python: str | None = None) -> InstallResult:
+    """Merge the hooks into ``<root>/.claude/settings.json`` (created when missing), each command pinned to
+    ``python`` (default: the interpreter running this, as ``hooks install`` pins the git shims), so the hooks
+    run without ``git-memkeep`` on ``PATH``; our commands from an earlier install are rewritten in place
+    (:func:`merge_hooks`). Idempotent: ``unchanged`` and nothing written when the file already holds them.
 
     Raises:
-        InputError: the file is not valid JSON or not an object; nothing is written.
+        InputError: the file is not valid JSON or not an object (``malformed_settings``); no interpreter path is
+            known (``no_python``); nothing is written.
     """
+    import os
+    import sys
+
+    interpreter = python if python is not None else sys.executable
+    if not interpreter:
+        raise InputError("cannot tell which python runs git-memzoi; nothing was written", "no_python")
+    interpreter = os.path.abspath(interpreter)  # never resolved: a venv's python is a symlink out of the venv
     path = root / SETTINGS_FILE
     settings: dict[str, Any] = {}
     if path.exists():
@@ -317,12 +401,12 @@ def install_claude_code(root: Path) -> InstallResult:
         if not isinstance(loaded, dict):
             raise InputError(f"{SETTINGS_FILE} must hold a JSON object; nothing was written", "malformed_settings")
         settings = loaded
-    merged, added = merge_hooks(settings, settings_snippet())
-    if not added and path.exists():
-        return InstallResult(path, "unchanged", ())
+    merged, added, replaced = merge_hooks(settings, settings_snippet(interpreter))
+    if not added and not replaced and path.exists():
+        return InstallResult(path, "unchanged", (), (), interpreter)
     status = "updated" if path.exists() else "created"
     _write(path, (json.dumps(merged, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
-    return InstallResult(path, status, tuple(added))
+    return InstallResult(path, status, tuple(added), tuple(replaced), interpreter)
 
 
 def mcp_config(project_root: Path) -> dict[str, Any]:

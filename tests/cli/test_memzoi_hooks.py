@@ -30,14 +30,15 @@ def test_install_status_uninstall_json(repo: Repo) -> None:
     assert code == 0 and not (repo.root / ".git/hooks/pre-commit").exists()
 
 
-def test_foreign_hook_is_reported_and_legacy_conflict_refused(repo: Repo) -> None:
+def test_foreign_hook_is_reported_and_kept_name_conflict_refused(repo: Repo) -> None:
     hooks = repo.root / ".git/hooks"
     (hooks / "post-merge").write_text("#!/bin/sh\n")
     code, output = run(repo, "hooks", "status", "--json")
     assert {h["hook"]: h["state"] for h in json.loads(output)["hooks"]}["post-merge"] == "foreign"
-    (hooks / "post-merge.legacy").write_text("#!/bin/sh\n")
+    (hooks / "post-merge.before-memzoi").write_text("#!/bin/sh\necho other\n")
     code, output = run(repo, "hooks", "install")
-    assert code == 2 and "post-merge.legacy" in output and not (hooks / "pre-commit").exists()
+    assert code == 2 and not (hooks / "pre-commit").exists()
+    assert f"{hooks / 'post-merge'} must be kept as post-merge.before-memzoi to be chained, and" in output
 
 
 def test_hook_run_bad_arguments(repo: Repo) -> None:

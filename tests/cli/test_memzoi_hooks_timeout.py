@@ -31,8 +31,7 @@ def test_pre_commit_past_the_limit_warns_and_lets_the_commit_through(
     result = repos.run(repo, "hook", "run", "pre-commit", env={"GIT_MEMZOI_HOOK_TIMEOUT": "0.5"})
     assert time.monotonic() - started < 5
     assert result.exit_code == 0
-    assert result.stderr == (
-        f"git-memzoi: pre-commit hook: {no_store(repo)}\n"
+    assert result.stderr == (  # the guard itself says when there is no store (it was stopped before)
         "git-memzoi: pre-commit hook did not finish within 0.5s; the commit goes on unchecked (warning)\n"
     )
 

@@ -6,6 +6,8 @@ In-process through click's CliRunner against real repositories in tmp_path.
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +16,8 @@ from click.testing import Result
 from git_memzoi.integrations import agents
 from tests.support import repos
 from tests.support.repos import PROJECT, Repo
+
+PYTHON = os.path.abspath(sys.executable)  # the interpreter an in-process install pins
 
 
 def run(repo: Repo, *args: str, input: str | None = None) -> Result:
@@ -51,13 +55,16 @@ def test_install_merges_into_existing_settings_and_is_idempotent(repo: Repo) -> 
     assert merged["hooks"]["SessionStart"][0] == FOREIGN["hooks"]["SessionStart"][0]
     ours = merged["hooks"]["SessionStart"][1]
     assert ours["matcher"] == "startup|resume|clear|compact"
-    assert [h["command"] for h in ours["hooks"]] == [
-        'git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook SessionStart',
-        'git -C "$CLAUDE_PROJECT_DIR" memzoi integrate session-context',
-    ]
+    pinned = agents.settings_snippet(PYTHON)
+    assert [h["command"] for h in ours["hooks"]] == commands(pinned, "SessionStart")
+    assert all(c.startswith(f"p={agents.sh_quote(PYTHON)}; ") for c in commands(pinned, "SessionStart"))
     assert merged["hooks"]["PreCompact"][0]["matcher"] == "manual|auto"
-    assert commands(merged, "PreCompact") == ['git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook PreCompact']
-    assert commands(merged, "Stop") == ['git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook Stop']
+    assert commands(merged, "PreCompact") == commands(pinned, "PreCompact")
+    assert commands(merged, "Stop") == commands(pinned, "Stop")
+    assert [agents.hook_name(c) for e in ("PreCompact", "Stop") for c in commands(merged, e)] == [
+        "memkeep status --hook PreCompact",
+        "memkeep status --hook Stop",
+    ]
     assert "matcher" not in merged["hooks"]["Stop"][0]
     assert all(
         0 < h["timeout"] <= 15
@@ -68,15 +75,43 @@ def test_install_merges_into_existing_settings_and_is_idempotent(repo: Repo) -> 
 
     before = path.read_bytes()
     again = ok_json(repo, "integrate", "install", "--profile", "claude-code")
-    assert (again["status"], again["added"]) == ("unchanged", [])
+    assert (again["status"], again["added"], again["replaced"], again["python"]) == ("unchanged", [], [], PYTHON)
     assert path.read_bytes() == before
+    text = run(repo, "integrate", "install", "--profile", "claude-code")
+    assert text.stdout == f"unchanged {path} (python: {PYTHON})\n"
 
 
 def test_install_creates_settings_when_missing(repo: Repo) -> None:
     result = ok_json(repo, "integrate", "install", "--profile", "claude-code")
     assert result["status"] == "created"
     settings = json.loads((repo.root / ".claude/settings.json").read_text())
-    assert settings == agents.settings_snippet()
+    assert settings == agents.settings_snippet(PYTHON)
+    assert result["added"] == [
+        f"{e}: {c}" for e in ("SessionStart", "PreCompact", "Stop") for c in commands(settings, e)
+    ]
+
+
+def test_install_says_what_it_added_and_replaced(repo: Repo) -> None:
+    path = repo.root / ".claude/settings.json"
+    created = run(repo, "integrate", "install", "--profile", "claude-code")
+    assert created.stdout == (
+        f"created {path} (python: {PYTHON})\n"
+        "  added SessionStart: memkeep status --hook SessionStart\n"
+        "  added SessionStart: memzoi integrate session-context\n"
+        "  added PreCompact: memkeep status --hook PreCompact\n"
+        "  added Stop: memkeep status --hook Stop\n"
+    )
+    old = path.read_text()
+    legacy = 'git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook Stop'
+    stale = json.loads(old)
+    stale["hooks"]["Stop"][0]["hooks"][0]["command"] = legacy  # as an earlier release installed it
+    path.write_text(json.dumps(stale, indent=2) + "\n")
+    replaced = run(repo, "integrate", "install", "--profile", "claude-code")
+    assert (
+        replaced.stdout
+        == f"updated {path} (python: {PYTHON})\n  replaced Stop: memkeep status --hook Stop (was: {legacy})\n"
+    )
+    assert path.read_text() == old
 
 
 def test_install_refuses_malformed_settings_and_writes_nothing(repo: Repo) -> None:

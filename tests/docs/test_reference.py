@@ -285,6 +285,8 @@ def unknown_options() -> list[str]:
             option = OPTION.match(word.lstrip("[("))
             if option and option.group() not in known:
                 found.append(f"{block.where}: `{command.path}` has no option {option.group()}")
+            if word.endswith(";"):  # `… --hook Stop; else …`: the next word starts another command
+                break
     return found
 
 

@@ -20,7 +20,8 @@ EVENTS = sorted(claude_code.KNOWN_EVENTS)
 PACKAGE_DIR = os.environ.get("MEMZOI_CLAUDE_CODE_DIR")
 
 
-def _validate(out: str) -> dict[str, Any]:
+def validate_output(out: str) -> dict[str, Any]:
+    """A hook's stdout parsed as JSON, after it validated against the hook output schema."""
     payload = json.loads(out)
     jsonschema.validate(payload, SCHEMA)
     return payload
@@ -33,7 +34,7 @@ def test_every_event_output_is_the_form_the_schema_accepts(event: str) -> None:
     if event in SCHEMA["x-plain-text-events"]:
         assert out == "1 suspect: hit (scope_hit)"  # PreCompact: stdout is the compaction instructions, verbatim
         return
-    payload = _validate(out)
+    payload = validate_output(out)
     if event in SCHEMA["x-context-events"]:
         assert payload == {
             "hookSpecificOutput": {"hookEventName": event, "additionalContext": "1 suspect: hit (scope_hit)"}

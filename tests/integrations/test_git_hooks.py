@@ -163,13 +163,13 @@ def test_foreign_hook_is_chained_and_restored(repo: Repo) -> None:
     hook.write_text(foreign)
     hook.chmod(0o755)
     git_hooks.install(repo.root)
-    assert (repo.root / ".git/hooks/pre-commit.legacy").read_text() == foreign
+    assert (repo.root / ".git/hooks/pre-commit.before-memzoi").read_text() == foreign
     repo.write("a.txt", "a\n")
     git(repo.root, "add", "-A")
     proc = git(repo.root, "commit", "-m", "a")
     assert proc.returncode == 0 and "foreign-hook-ran" in out(proc)
     git_hooks.uninstall(repo.root)
-    assert hook.read_text() == foreign and not (repo.root / ".git/hooks/pre-commit.legacy").exists()
+    assert hook.read_text() == foreign and not (repo.root / ".git/hooks/pre-commit.before-memzoi").exists()
 
 
 def test_first_commit_in_empty_repository_passes(repo: Repo) -> None:

@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from git_memzoi.errors import InputError
 from git_memzoi.integrations import git_hooks
 from git_memzoi.memzoi.layout import Layout, init
 from tests.support.repos import Repo, entry_text
@@ -94,6 +93,10 @@ def project(repo: Repo) -> Repo:
 
 def hooks_dir(repo: Repo) -> Path:
     return repo.root / ".git" / "hooks"
+
+
+def output_of(proc: subprocess.CompletedProcess[str]) -> str:
+    return proc.stdout + proc.stderr
 
 
 def assert_both_ran(proc: subprocess.CompletedProcess[str]) -> None:
@@ -194,28 +197,71 @@ def test_foreign_hook_bytes_and_mode_survive_install_and_uninstall(project: Repo
     hook.chmod(0o750)
     before = snapshot(hooks_dir(project))
     git_hooks.install(project.root)
-    assert (hooks_dir(project) / "post-merge.legacy").stat().st_mode & 0o777 == 0o750
+    assert (hooks_dir(project) / "post-merge.before-memzoi").stat().st_mode & 0o777 == 0o750
     git_hooks.uninstall(project.root)
     assert snapshot(hooks_dir(project)) == before
 
 
-def test_framework_already_chaining_a_hook_is_refused_untouched(project: Repo) -> None:
+def test_framework_already_chaining_a_hook_keeps_it_chained(project: Repo) -> None:
+    """pre-commit in migration mode (a foreign hook as pre-commit.legacy), then the shims: the shim takes the
+    framework's slot and keeps the foreign hook beside it; all three run; uninstall gives back the exact files."""
     hook = hooks_dir(project) / "pre-commit"
-    hook.write_text("#!/bin/sh\necho foreign\n")
+    hook.write_text("#!/bin/sh\necho foreign-hook-ran\n")
     hook.chmod(0o755)
     pre_commit(project.root, "install")  # migration mode: the foreign hook is pre-commit.legacy
     before = snapshot(hooks_dir(project))
-    with pytest.raises(InputError) as raised:
-        git_hooks.install(project.root)
-    assert raised.value.code == "hook_conflict" and "memzoi-guard" in raised.value.message
-    assert git_hooks.status(project.root).recommendation == git_hooks.MANIFEST_HINT  # no shim to uninstall
-    assert snapshot(hooks_dir(project)) == before
-    state = git_hooks.status(project.root).hooks[0]
-    assert (state.state, state.owner) == ("foreign", "pre-commit")
-    assert (
-        state.detail
-        == "the pre-commit framework already chains pre-commit.legacy; use its manifest entries (install refuses)"
+    git_hooks.install(project.root)
+    hooks = hooks_dir(project)
+    assert (git_hooks.owner(hooks / "pre-commit.legacy"), git_hooks.owner(hooks / "pre-commit.before-memzoi")) == (
+        "memzoi",
+        "other",
     )
+    state = git_hooks.status(project.root).hooks[0]
+    assert (state.state, state.owner) == ("installed", "pre-commit")
+    assert state.detail == (
+        "the pre-commit framework runs this shim first, as pre-commit.legacy, and the shim chains "
+        "pre-commit.before-memzoi"
+    )
+    proc = commit(project.root)
+    assert_both_ran(proc)
+    assert output_of(proc).count("foreign-hook-ran") == 1
+    git_hooks.uninstall(project.root)
+    assert snapshot(hooks_dir(project)) == before
+
+
+def test_pre_commit_install_after_the_shims_never_loses_a_kept_hook(project: Repo) -> None:
+    """A foreign hook, the shims, then `pre-commit install`: the framework moves the shim to pre-commit.legacy,
+    which must not overwrite the foreign hook (a 0.1 shim kept it there, and pre-commit replaced it)."""
+    hook = hooks_dir(project) / "pre-commit"
+    hook.write_text("#!/bin/sh\necho foreign-hook-ran\n")
+    hook.chmod(0o755)
+    foreign = hook.read_bytes()
+    git_hooks.install(project.root)
+    pre_commit(project.root, "install")
+    hooks = hooks_dir(project)
+    assert (hooks / "pre-commit.before-memzoi").read_bytes() == foreign
+    proc = commit(project.root)
+    assert_both_ran(proc)
+    assert output_of(proc).count("foreign-hook-ran") == 1
+    git_hooks.uninstall(project.root)  # the foreign hook goes where the framework keeps the hook it replaced
+    assert git_hooks.owner(hooks / "pre-commit") == "pre-commit"
+    assert (hooks / "pre-commit.legacy").read_bytes() == foreign
+    assert not (hooks / "pre-commit.before-memzoi").exists()
+
+
+def test_a_0_1_layout_keeps_working_and_install_moves_its_kept_hook(project: Repo) -> None:
+    """A 0.1 shim kept the foreign hook as pre-commit.legacy: the new shim still chains it from there, and
+    install moves it to pre-commit.before-memzoi, where `pre-commit install` cannot overwrite it."""
+    hooks = hooks_dir(project)
+    (hooks / "pre-commit.legacy").write_text("#!/bin/sh\necho foreign-hook-ran\n")
+    (hooks / "pre-commit.legacy").chmod(0o755)
+    (hooks / "pre-commit").write_text(git_hooks.shim_text("pre-commit"))
+    (hooks / "pre-commit").chmod(0o755)
+    assert "foreign-hook-ran" in output_of(commit(project.root))
+    assert git_hooks.status(project.root).hooks[0].detail == "chains pre-commit.legacy"
+    git_hooks.install(project.root)
+    assert not (hooks / "pre-commit.legacy").exists() and (hooks / "pre-commit.before-memzoi").is_file()
+    assert "foreign-hook-ran" in output_of(commit(project.root))
 
 
 @pytest.mark.parametrize("how", ["symlink", "copy"])
