@@ -22,7 +22,6 @@ Python's recursion limit, so no later walk over a value can overflow (YAML has i
 from __future__ import annotations
 
 import errno
-import json
 import os
 import stat
 from typing import IO, Any
@@ -247,6 +246,8 @@ def load_json(text: str | bytes, *, max_depth: int = MAX_JSON_DEPTH, **options: 
     Raises:
         JsonTooComplex: nested too deep (a ``ValueError``). ValueError: any other invalid JSON.
     """
+    import json  # the store loaders import this module on every hook; most never parse JSON
+
     try:
         value = json.loads(text, **options)
     except RecursionError:
