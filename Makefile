@@ -35,6 +35,7 @@ bench: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/hooks.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/capture_range.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/secrets.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/hostile_files.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

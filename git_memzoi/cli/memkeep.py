@@ -128,13 +128,15 @@ def _emit_status_json(payload: Mapping[str, Any]) -> None:
 
 
 def _ci_format(fmt: str, result: StatusResult) -> None:
+    from git_memzoi.core import safe_read
+    from git_memzoi.errors import InputError
     from git_memzoi.integrations import ci_report
 
     texts = {}  # each finding's entry file, so its annotation / SARIF region names the line of its field
     for rel in ci_report.finding_paths(result):
         try:
-            texts[rel] = (result.store.root / rel).read_text("utf-8", errors="replace")
-        except OSError:
+            texts[rel] = safe_read.read_text(result.store.root / rel, errors="replace")
+        except (OSError, InputError):  # gone, or no regular file of at most 256 KiB: no line to name
             continue
     if fmt == "sarif":
         click.echo(jsonout.dumps(ci_report.sarif(result, texts), indent=2))
@@ -204,12 +206,13 @@ def _hook(ctx: click.Context, event: str, given: dict[str, Any]) -> None:
 
 def _hook_input() -> dict[str, Any]:
     """The hook's JSON on stdin (``{}`` on a terminal, empty or unreadable input: a hook never fails on it)."""
-    import json
     import sys
+
+    from git_memzoi.core.safe_read import load_json
 
     try:
         raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-        given = json.loads(raw) if raw.strip() else {}
+        given = load_json(raw) if raw.strip() else {}  # 100,000 levels of nesting are invalid input, not a crash
     except (OSError, ValueError):
         return {}
     return given if isinstance(given, dict) else {}

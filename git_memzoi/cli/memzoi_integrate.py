@@ -6,7 +6,6 @@ render. ``mcp serve`` prints nothing itself: stdout belongs to the protocol (fie
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -185,6 +184,7 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
     Example: git memzoi integrate session-context < hook.json
     """
     from git_memzoi.cli.workspace import open_workspace
+    from git_memzoi.core.safe_read import load_json
     from git_memzoi.errors import MemzoiError
     from git_memzoi.integrations.claude_code import hook_output
     from git_memzoi.memzoi import context_pack, layout
@@ -193,7 +193,7 @@ def session_context(ctx: click.Context, token_budget: int) -> None:
     given: Any = {}
     try:
         raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
-        given = json.loads(raw) if raw.strip() else {}
+        given = load_json(raw) if raw.strip() else {}  # 100,000 levels of nesting are invalid input, not a crash
         if isinstance(given, dict):
             event = str(given.get("hook_event_name") or event)
     except (OSError, ValueError) as exc:

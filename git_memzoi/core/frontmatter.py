@@ -110,7 +110,7 @@ def parse(data: bytes) -> Document:
         fields, spans = yamlio.load_mapping(parts.yaml_text)
     except yamlio.YamlProblem as exc:
         line = None if exc.line is None else exc.line + 2  # YAML line 0 is file line 2
-        raise FrontmatterError(exc.reason, line) from None
+        raise FrontmatterError(exc.reason, line, exc.code) from None
     return Document(parts, fields, spans)
 
 

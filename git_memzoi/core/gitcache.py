@@ -9,6 +9,7 @@ tool, is ignored and rewritten. Writing is best effort: a cache not written only
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from git_memzoi import __version__
 
@@ -20,10 +21,8 @@ SEGMENTS_VERSION = 2
 def read_segments(path: Path) -> dict[str, list[str]]:
     """The cached segment diffs, ``"older newer" → [path, old blob, new blob, ...]``; nothing when unreadable or
     written by another version of the tool (which may spell paths differently)."""
-    import json
-
     try:
-        data = json.loads(path.read_bytes())
+        data = _load(path)
         segments = data["segments"] if data["version"] == SEGMENTS_VERSION and data["tool"] == __version__ else {}
         kept = {k: v for k, v in segments.items() if type(v) is list and len(v) % 3 == 0}
     except (OSError, ValueError, LookupError, TypeError, AttributeError):
@@ -41,10 +40,8 @@ def write_segments(path: Path, segments: dict[str, list[str]]) -> None:
 def read_ancestry(path: Path) -> tuple[str, set[str]] | None:
     """The ancestry cache ``path``: (the HEAD it was written for, the commit ids known to be its ancestors);
     ``None`` when it cannot be read."""
-    import json
-
     try:
-        data = json.loads(path.read_bytes())
+        data = _load(path)
         return data["head"], set(data["ancestors"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
@@ -52,15 +49,24 @@ def read_ancestry(path: Path) -> tuple[str, set[str]] | None:
 
 def save_ancestry(path: Path, head: str, ancestors: set[str]) -> None:
     """Write the ancestry cache ``path`` unless it already says exactly this."""
-    import json
-
     try:
-        data = json.loads(path.read_bytes())
+        data = _load(path)
         if data.get("head") == head and set(data.get("ancestors", ())) == ancestors:
             return
     except (OSError, ValueError, AttributeError):
         pass
     write_cache(path, {"head": head, "ancestors": sorted(ancestors)})
+
+
+def _load(path: Path) -> Any:
+    """The JSON in the cache file ``path``; ``ValueError`` when it is no regular file (a FIFO is never opened) or
+    no JSON, ``OSError`` when it cannot be read."""
+    from git_memzoi.core import safe_read
+
+    try:
+        return safe_read.load_json(safe_read.read_bytes(path, None))
+    except safe_read.FileRefused as exc:
+        raise ValueError(exc.message) from None
 
 
 def write_cache(path: Path, data: object) -> None:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi import __version__
+from git_memzoi.core import safe_read
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.core.clock import file_time_ns
 from git_memzoi.errors import MemzoiError
@@ -67,10 +68,10 @@ class ParseCache:
         self._dirty = False
         if path is not None:
             try:
-                data = decode(path.read_bytes())
+                data = decode(safe_read.read_bytes(path, None))
                 if data["version"] == VERSION and data["tool"] == __version__ and data["parser"] == _parser():
                     self._old = data["files"] if type(data["files"]) is dict else {}
-            except (OSError, ValueError, LookupError, TypeError):
+            except (OSError, ValueError, LookupError, TypeError, safe_read.FileRefused):  # a FIFO: never opened
                 self._old = {}
 
     def known(self, name: str, signature: list[int]) -> Parsed | None:

@@ -3,6 +3,12 @@
 Loading follows the YAML 1.2 core schema (``no`` and ``NO`` stay strings, field report BR-06); duplicate keys
 are errors. Values come back as plain Python: dict, list, str, int, float, bool, None, ``datetime.date`` and
 ``datetime.datetime``.
+
+A text that would cost far more than its size is refused as :data:`TOO_COMPLEX` (issue 13, "Hangs"): anchors and
+aliases (``&a`` / ``*a``: nine lines of them expand to a billion values), more than :data:`MAX_DEPTH` levels of
+nesting (the parser slows with every open level and the library recurses per level), more than :data:`MAX_NODES`
+values, or more than the caller's byte cap, checked before anything is parsed. The scanner and the composer
+refuse at the first such token, so a refusal costs no more than parsing the text before it.
 """
 
 from __future__ import annotations
@@ -12,13 +18,30 @@ import io
 from dataclasses import dataclass
 from typing import Any
 
+from git_memzoi.core.safe_read import MAX_FILE_BYTES
+
+TOO_COMPLEX = "yaml_too_complex"
+MAX_DEPTH = 32  # nested collections (`a: [1]` is two); memory files use fewer than 8, and the parser slows per level
+MAX_NODES = 4096  # values in one frontmatter block; a large memory file holds a few hundred
+_ALIASES = "uses anchors or aliases (&name, *name), which are not supported"
+_DEEP = f"is nested deeper than {MAX_DEPTH} levels"
+
 
 @dataclass(frozen=True)
 class YamlProblem(Exception):
-    """A YAML syntax or structure error at a 0-based ``line`` of the parsed text (``None`` when unknown)."""
+    """A YAML syntax or structure error at a 0-based ``line`` of the parsed text (``None`` when unknown);
+    ``code`` is :data:`TOO_COMPLEX` for a text refused unparsed, else ``None``."""
 
     reason: str
     line: int | None
+    code: str | None = None
+
+
+class _TooComplex(Exception):
+    def __init__(self, reason: str, line: int | None) -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.line = line
 
 
 @dataclass(frozen=True)
@@ -31,16 +54,83 @@ class KeySpan:
     is_scalar: bool
 
 
-def _yaml() -> Any:
+def _yaml(max_nodes: int | None = MAX_NODES) -> Any:
     from ruamel.yaml import YAML
 
-    yaml = YAML(typ="rt", pure=True)
+    yaml: Any = YAML(typ="rt", pure=True)
     yaml.Constructor = _constructor_class()
+    yaml.Composer = _composer_class()
+    yaml.Scanner = _scanner_class()
     yaml.allow_duplicate_keys = False
+    yaml.memzoi_max_nodes = max_nodes
     return yaml
 
 
 _CONSTRUCTOR: Any = None
+_COMPOSER: Any = None
+_SCANNER: Any = None
+
+
+def _scanner_class() -> Any:
+    """ruamel's round-trip scanner, refusing (:class:`_TooComplex`) an anchor, an alias and a flow collection
+    (``[``, ``{``) deeper than :data:`MAX_DEPTH` as it meets them. The scanner reads up to 1,024 characters
+    ahead for a possible key and checks every open flow level per token: a thousand ``[`` on one line cost
+    seconds before the composer saw the first level too many."""
+    global _SCANNER
+    if _SCANNER is None:
+        from ruamel.yaml.scanner import RoundTripScanner
+
+        class Scanner(RoundTripScanner):
+            def fetch_flow_collection_start(self, TokenClass: Any, to_push: str) -> None:
+                if self.flow_level >= MAX_DEPTH:
+                    raise _TooComplex(_DEEP, self.reader.line)
+                super().fetch_flow_collection_start(TokenClass, to_push)
+
+            def fetch_alias(self) -> None:
+                raise _TooComplex(_ALIASES, self.reader.line)
+
+            def fetch_anchor(self) -> None:
+                raise _TooComplex(_ALIASES, self.reader.line)
+
+        _SCANNER = Scanner
+    return _SCANNER
+
+
+def _composer_class() -> Any:
+    """ruamel's composer, refusing (:class:`_TooComplex`) a value nested deeper than :data:`MAX_DEPTH` (block
+    collections; the scanner counts the flow ones) and the value after the loader's ``memzoi_max_nodes``, at the
+    event that crosses the line: the parser reads no further. Anchors and aliases are refused here too, should a
+    scanner ever let one through."""
+    global _COMPOSER
+    if _COMPOSER is None:
+        from ruamel.yaml.composer import Composer as Base
+        from ruamel.yaml.events import AliasEvent, MappingStartEvent, SequenceStartEvent
+
+        class Composer(Base):
+            _nodes = 0
+            _levels = 0
+
+            def compose_node(self, parent: Any, index: Any) -> Any:
+                event = self.parser.peek_event()
+                line = event.start_mark.line if event.start_mark is not None else None
+                if isinstance(event, AliasEvent) or event.anchor is not None:
+                    raise _TooComplex(_ALIASES, line)
+                self._nodes += 1
+                limit = self.loader.memzoi_max_nodes
+                if limit is not None and self._nodes > limit:
+                    raise _TooComplex(f"holds more than {limit} values", line)
+                if not isinstance(event, (MappingStartEvent, SequenceStartEvent)):
+                    return super().compose_node(parent, index)
+                if self._levels >= MAX_DEPTH:  # levels count collections: `a: [1]` is two deep
+                    raise _TooComplex(_DEEP, line)
+                self._levels += 1
+                try:
+                    return super().compose_node(parent, index)
+                finally:
+                    self._levels -= 1
+
+        _COMPOSER = Composer
+    return _COMPOSER
 
 
 def _constructor_class() -> Any:
@@ -62,30 +152,44 @@ def _constructor_class() -> Any:
     return _CONSTRUCTOR
 
 
-def load_mapping(text: str, what: str = "frontmatter") -> tuple[dict[str, Any], dict[str, KeySpan]]:
+def load_mapping(
+    text: str,
+    what: str = "frontmatter",
+    *,
+    max_bytes: int = MAX_FILE_BYTES,
+    max_nodes: int | None = MAX_NODES,
+) -> tuple[dict[str, Any], dict[str, KeySpan]]:
     """Parse ``text`` as one YAML mapping (an empty text is ``{}``); ``what`` names the text in messages
-    (``frontmatter``, ``the file``).
+    (``frontmatter``, ``the file``). A whole document (a corpus, a request) passes its own caps: ``max_bytes`` of
+    UTF-8, checked before parsing, and ``max_nodes`` values (``None``: only the byte cap bounds them).
 
     Returns:
         (fields, spans): the mapping as plain Python values, and for every top-level key where its value is.
 
     Raises:
         YamlProblem: on a syntax error, a duplicate key, a non-string key, a merge key (``<<``), or a document
-            that is not a mapping.
+            that is not a mapping; with code :data:`TOO_COMPLEX` for an anchor or alias, nesting deeper than
+            :data:`MAX_DEPTH`, more than ``max_nodes`` values or more than ``max_bytes``.
     """
     from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
+    if len(text) > max_bytes or (len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes):
+        raise YamlProblem(f"{what} is larger than {max_bytes} bytes", None, TOO_COMPLEX)
     try:
-        data = _yaml().load(text)
+        data = _yaml(max_nodes).load(text)
+    except _TooComplex as exc:
+        raise YamlProblem(f"{what} {exc.reason}", exc.line, TOO_COMPLEX) from None
+    except RecursionError:  # unreachable below MAX_DEPTH; never a crash if a library path recurses anyway
+        raise YamlProblem(f"{what} is nested too deeply", None, TOO_COMPLEX) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = exc.problem or exc.context or "invalid YAML"
-        raise YamlProblem(reason, mark.line if mark else None) from None
+        raise YamlProblem(_one_line(reason), mark.line if mark else None) from None
     except YAMLError as exc:
-        raise YamlProblem(str(exc).splitlines()[0], None) from None
+        raise YamlProblem(_one_line(str(exc).splitlines()[0]), None) from None
     except Exception as exc:  # a value the library cannot build, e.g. `!!float abc`: name it, never crash
         reason = f"a value cannot be read ({type(exc).__name__}: {exc})"
-        raise YamlProblem(reason, _failing_key_line(text)) from None
+        raise YamlProblem(_one_line(reason), _failing_key_line(text)) from None
     if data is None:
         return {}, {}
     if not hasattr(data, "items") or not hasattr(data, "lc"):
@@ -106,6 +210,13 @@ def load_mapping(text: str, what: str = "frontmatter") -> tuple[dict[str, Any], 
     return fields, spans
 
 
+def _one_line(reason: str, limit: int = 300) -> str:
+    """``reason`` as one line of at most ``limit`` characters: the library quotes the values it names (a duplicate
+    key's two values), which may span lines or run to the size of the file."""
+    flat = reason.replace("\r", "\\r").replace("\n", "\\n")
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
 def _failing_key_line(text: str) -> int | None:
     """The 0-based line of the first top-level key whose value cannot be built, found by loading each alone."""
     lines = text.splitlines(keepends=True)
@@ -113,7 +224,7 @@ def _failing_key_line(text: str) -> int | None:
     for n, start in enumerate(starts):
         end = starts[n + 1] if n + 1 < len(starts) else len(lines)
         try:
-            _yaml().load("".join(lines[start:end]))
+            _yaml(None).load("".join(lines[start:end]))
         except Exception:
             return start
     return None

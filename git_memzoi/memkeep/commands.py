@@ -152,10 +152,23 @@ def _write_index(session: Session) -> bool:
     path = session.store.index_path
     text = render(session.loaded.entries).encode("utf-8")
     with lifecycle_lock(_lock_path(session)):
-        if path.is_file() and path.read_bytes() == text:
+        if _index_text(path) == text.decode("utf-8"):
             return False
         write_bytes_atomic(path, text)
     return True
+
+
+def _index_text(path: Path) -> str | None:
+    """INDEX.md's text; ``None`` when it is missing or no regular file (never opened: a FIFO would block),
+    ``""`` (drift) when it is over ``MAX_INDEX_BYTES``, so ``lint --fix`` rewrites it."""
+    from git_memzoi.core import safe_read
+
+    try:
+        return safe_read.read_text(path, store_mod.MAX_INDEX_BYTES, errors="replace")
+    except safe_read.FileRefused as exc:
+        return "" if exc.code == safe_read.TOO_LARGE else None
+    except OSError:
+        return None
 
 
 def _lock_path(session: Session) -> Path:
@@ -194,7 +207,7 @@ def _lint(loaded: LoadedStore, clock: Clock, tracked: list[str]) -> list[Violati
     from git_memzoi.memkeep.lint import lint as run_lint
 
     store = loaded.store
-    index_text = store.index_path.read_text("utf-8") if store.index_path.is_file() else None
+    index_text = _index_text(store.index_path)
     sizes = {e.path: store_mod.entry_file(store, e.path).stat().st_size for e in loaded.entries}
     index_rel = f"{store.rel}/INDEX.md" if store.rel != "." else "INDEX.md"
     return run_lint(loaded.entries, loaded.unreadable, index_text, clock.today(), sizes, index_rel, tracked)

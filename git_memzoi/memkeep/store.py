@@ -10,7 +10,6 @@ repository is refused.
 from __future__ import annotations
 
 import datetime as dt
-import errno
 import os
 import stat
 from collections.abc import Mapping
@@ -19,6 +18,7 @@ from operator import itemgetter
 from pathlib import Path, PurePosixPath
 from typing import Any
 
+from git_memzoi.core import safe_read
 from git_memzoi.core.hashing import short_hash
 from git_memzoi.core.parse_cache import ParseCache
 from git_memzoi.core.paths import is_within, nfc
@@ -28,7 +28,9 @@ from git_memzoi.memkeep.entries import Entry, served
 DEFAULT_STORE_DIR = "agent-memory"
 CONFIG_NAME = ".memkeep.yml"
 CONFIG_FIELDS = ("store_dir", "referential_check", "siblings")  # memkeep README ".memkeep.yml"
-MAX_ENTRY_BYTES = 256 * 1024  # larger files are not read at all; lint's own cap is smaller
+MAX_ENTRY_BYTES = safe_read.MAX_FILE_BYTES  # larger files are not read at all; lint's own cap is smaller
+MAX_CONFIG_BYTES = 64 * 1024  # .memkeep.yml holds three settings
+MAX_INDEX_BYTES = safe_read.MAX_INDEX_BYTES
 
 
 class StoreNotFound(InputError):
@@ -138,11 +140,12 @@ def read_config(start: Path, root: Path) -> StoreConfig:
 
     Raises:
         InputError: when the file is not valid YAML, has a field other than :data:`CONFIG_FIELDS`, or a field
-            has the wrong type (``bad_config``).
+            has the wrong type (``bad_config``); is too complex to parse (``yaml_too_complex``); or is no regular
+            file (``not_a_regular_file``, a FIFO: never opened) or over 64 KiB (``file_too_large``).
     """
     for directory in _upwards(start, root):
         path = directory / CONFIG_NAME
-        if path.is_file():
+        if path.exists() and not path.is_dir():  # a FIFO or a device there is refused, not taken for no file
             return _parse_config(path)
     return StoreConfig()
 
@@ -151,10 +154,13 @@ def _parse_config(path: Path) -> StoreConfig:
     from git_memzoi.core import yamlio
 
     try:
-        data, _ = yamlio.load_mapping(path.read_bytes().decode("utf-8"), "the file")
+        text = safe_read.read_text(path, MAX_CONFIG_BYTES, follow_symlinks=True)
+        data, _ = yamlio.load_mapping(text, "the file", max_bytes=MAX_CONFIG_BYTES)
     except yamlio.YamlProblem as exc:
         line = f":{exc.line + 1}" if exc.line is not None else ""
-        raise InputError(f"{path}{line}: {exc.reason}", "bad_config") from None
+        raise InputError(f"{path}{line}: {exc.reason}", exc.code or "bad_config") from None
+    except safe_read.FileRefused as exc:  # a FIFO or a 10 MB file would stall every memkeep command
+        raise InputError(exc.message, exc.code) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"{path}: cannot read ({exc})", "bad_config") from None
     unknown = sorted(str(k) for k in data if k not in CONFIG_FIELDS)
@@ -233,29 +239,16 @@ def entry_file(store: Store, rel: str) -> Path:
 
 
 def _read_regular(file: str, rel: str) -> bytes | Unreadable:
-    """The bytes of a regular file, refusing symlinks (O_NOFOLLOW) and oversized files; raw syscalls, since
-    this runs once per entry in every hook."""
+    """The bytes of a regular entry file of at most :data:`MAX_ENTRY_BYTES`, else why not: a symlink
+    (``symlink``), a FIFO, socket, device or folder (``not_a_regular_file``, never opened, so it cannot block),
+    too large (``file_too_large``) or unreadable (``unreadable``)."""
     try:
-        fd = os.open(file, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    except OSError as exc:
-        if exc.errno == errno.ELOOP or os.path.islink(file):
-            return Unreadable(rel, None, "a symlink; entries must be regular files", "symlink")
-        return Unreadable(rel, None, f"cannot read ({exc.strerror})", "unreadable")
-    try:
-        size = os.fstat(fd).st_size
-        if size > MAX_ENTRY_BYTES:
-            return Unreadable(rel, None, f"larger than {MAX_ENTRY_BYTES} bytes; not read", "too_large")
-        data = os.read(fd, size + 1)
-        if len(data) <= size:  # the whole file in one call: no second read just to see the end
-            return data
-        chunks = [data]  # the file grew since fstat
-        while chunks[-1]:
-            chunks.append(os.read(fd, 65536))
-        return b"".join(chunks)
+        return safe_read.read_bytes(file, MAX_ENTRY_BYTES)
+    except safe_read.FileRefused as exc:
+        reason = "a symlink; entries must be regular files" if exc.code == safe_read.SYMLINK else exc.reason
+        return Unreadable(rel, None, reason, exc.code)
     except OSError as exc:
         return Unreadable(rel, None, f"cannot read ({exc.strerror})", "unreadable")
-    finally:
-        os.close(fd)
 
 
 def _entry_files(directory: str) -> list[tuple[str, list[int] | None]]:

@@ -87,13 +87,13 @@ class EntryWriter:
         Raises:
             ToolError: the entry's anchor, status or verified_at changed since it was read.
         """
-        from git_memzoi.core import frontmatter
+        from git_memzoi.core import frontmatter, safe_read
         from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
-        from git_memzoi.memkeep.store import entry_file
+        from git_memzoi.memkeep.store import MAX_ENTRY_BYTES, entry_file
 
         path = entry_file(self.store, entry.path)
         with lifecycle_lock(self.lock):
-            data = path.read_bytes()
+            data = safe_read.read_bytes(path, MAX_ENTRY_BYTES)  # read before: it may have been swapped since
             current = frontmatter.parse(data).fields
             if any(current.get(k) != entry.fields.get(k) for k in _GUARDED):
                 raise ToolError(f"{entry.path} changed {during}; run verify again", "changed_during_verify")

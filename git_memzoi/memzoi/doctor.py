@@ -8,6 +8,7 @@ line and rule only (never the value).
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 from collections.abc import Callable
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from git_memzoi import __version__
+from git_memzoi.core.safe_read import MAX_FILE_BYTES
 from git_memzoi.memzoi.layout import Layout
 
 
@@ -101,6 +103,14 @@ def _packets(layout: Layout) -> Check:
         pending = proposal_files.list_packets(layout)
     except InputError as exc:
         return Check("proposals", "fail", exc.message, "fix the proposal folders (symlinks, duplicate ids)")
+    broken = [e.rel for e in pending if e.problem is not None]
+    if broken:  # a FIFO, a 10 MB file, an alias bomb, malformed YAML: listed, never read
+        return Check(
+            "proposals",
+            "warn",
+            f"{len(pending)} pending proposal packet(s), {len(broken)} unreadable: {', '.join(broken[:5])}",
+            "fix or remove them; `git memzoi proposal-files validate` names the reasons",
+        )
     return Check("proposals", "ok", f"{len(pending)} pending proposal packet(s)")
 
 
@@ -164,7 +174,7 @@ def _credentials(layout: Layout) -> Check:
     ``--no-verify``. The pre-commit guard's credential rules; fail, as a privacy breach."""
     from git_memzoi.memzoi.records.secrets import first_in_files
 
-    files = _memory_texts(layout.root)
+    files, refused = _memory_texts(layout.root)
     hits = first_in_files(files)
     if hits:
         named = ", ".join(f"{rel} line {f.line} ({f.rule})" for rel, f in hits[:5])
@@ -174,12 +184,23 @@ def _credentials(layout: Layout) -> Check:
             f"{len(hits)} memory file(s) hold a credential (not printed): {named}",
             "remove it from the file (and rotate it if it was real; git history may still hold it)",
         )
+    if refused:  # a file over the cap is not scanned (10 MB took 15 s): it may hold one
+        return Check(
+            "credentials",
+            "warn",
+            f"no credential in {len(files)} git-visible memory file(s); {len(refused)} not scanned (larger than "
+            f"{MAX_FILE_BYTES} bytes, or no regular file): {', '.join(refused[:5])}",
+            "shrink or remove those files; memory files are at most 256 KiB",
+        )
     return Check("credentials", "ok", f"no credential in {len(files)} git-visible memory file(s)")
 
 
-def _memory_texts(root: Path) -> list[tuple[str, str]]:
+def _memory_texts(root: Path) -> tuple[list[tuple[str, str]], list[str]]:
     """(path, text) of every git-visible memory file (tracked, or untracked and not ignored), in path order;
-    a Markdown file outside the stores contributes only its managed blocks (other lines blanked)."""
+    a Markdown file outside the stores contributes only its managed blocks (other lines blanked). Second, the
+    memory files not read: larger than their cap (:func:`~git_memzoi.memzoi.memory_files.max_bytes`) or no
+    regular file (never opened)."""
+    from git_memzoi.core import safe_read
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
     from git_memzoi.errors import MemzoiError
     from git_memzoi.memkeep.store import locate
@@ -189,16 +210,19 @@ def _memory_texts(root: Path) -> list[tuple[str, str]]:
         store_rel: str | None = locate(root, root).rel
     except MemzoiError:
         store_rel = None
-    files = []
+    files, refused = [], []
     for rel in Pygit2RepoView(root).visible_paths():
         kind = memory_files.kind(rel, store_rel)
         if kind is None or kind == memory_files.PRIVATE:  # private files are the privacy check's
             continue
         path = root / rel
-        if path.is_symlink() or not path.is_file():
+        if path.is_symlink() or not os.path.lexists(path):
             continue
         try:
-            data = path.read_bytes()
+            data = safe_read.read_bytes(path, memory_files.max_bytes(kind))
+        except safe_read.FileRefused:
+            refused.append(rel)
+            continue
         except OSError:
             continue
         if kind == memory_files.MARKDOWN:
@@ -207,4 +231,4 @@ def _memory_texts(root: Path) -> list[tuple[str, str]]:
                 files.append((rel, text))
         else:
             files.append((rel, data.decode("utf-8", "replace")))
-    return files
+    return files, refused

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from git_memzoi.core import safe_read
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import vocab
 from git_memzoi.memzoi.records.okf import Record, format_confidence
@@ -356,8 +357,8 @@ def require_clean_records(layout: Layout, records: Sequence[Record]) -> None:
     for record in records:
         path = record_store.record_path(layout, record.id)
         try:
-            text = path.read_bytes().decode("utf-8", "replace")
-        except OSError:  # removed since the scan: check what would be projected
+            text = safe_read.read_bytes(path, record_store.MAX_RECORD_BYTES).decode("utf-8", "replace")
+        except (OSError, InputError):  # removed or replaced since the scan: check what would be projected
             text = f"{record.title}\n{record.body}\n{record.source_ref or ''}\n" + "\n".join(record.applies_to)
         files.append((path.relative_to(layout.root).as_posix(), text))
     hits = first_in_files(files)
@@ -375,7 +376,7 @@ def _write(layout: Layout, path: Path, data: bytes) -> FileChange:
     rel = path.relative_to(layout.root).as_posix()
     if path.is_symlink():
         raise InputError(f"{rel} is a symlink; refusing to write through it", "unsafe_target")
-    if path.is_file() and path.read_bytes() == data:
+    if path.is_file() and safe_read.read_bytes(path, None) == data:
         return FileChange(rel, "unchanged")
     write_bytes_atomic(path, data)
     return FileChange(rel, "written")
@@ -387,16 +388,26 @@ def _write_okf(layout: Layout, records: Sequence[Record]) -> list[FileChange]:
     keep = {f"{safe_id(r.id)}.md" for r in records}
     for stale in sorted(folder.glob("*.md")):
         # only a file this exporter wrote is removed; anything else in the folder is left alone
-        if stale.name not in keep and not stale.is_symlink() and stale.read_bytes().startswith(b'---\nid: "'):
+        if stale.name not in keep and _written_here(stale):
             stale.unlink()
             changes.append(FileChange(stale.relative_to(layout.root).as_posix(), "removed"))
     return changes
 
 
+def _written_here(path: Path) -> bool:
+    """Whether ``path`` is a regular file (never a link or FIFO, which is not opened) this exporter wrote."""
+    try:
+        with safe_read.open_stream(path) as handle:
+            return handle.read(9) == b'---\nid: "'
+    except (OSError, InputError):
+        return False
+
+
 def _write_block(layout: Layout, path: Path, fmt: str, records: Sequence[Record]) -> FileChange:
     from git_memzoi.core.atomic import write_bytes_atomic
 
-    existing = path.read_bytes() if path.exists() else None
+    # the target as it is (links followed, as before); a FIFO or a folder there is refused before any write
+    existing = safe_read.read_bytes(path, None, follow_symlinks=True) if path.exists() else None
     data, action = splice(existing, fmt, render_projection(records, fmt, level=2))
     if action != "unchanged":
         write_bytes_atomic(path, data)

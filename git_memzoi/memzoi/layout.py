@@ -95,6 +95,13 @@ class InitResult:
     forced: bool
 
 
+def _text(path: Path) -> str:
+    """A generated file's text; a FIFO or a folder there is refused unopened (``not_a_regular_file``)."""
+    from git_memzoi.core import safe_read
+
+    return safe_read.read_text(path, errors="replace")
+
+
 def init(layout: Layout, *, force: bool = False) -> InitResult:
     """Create ``.memzoi/`` with records/, proposals/, local/, index.md and .gitignore; idempotent.
 
@@ -121,7 +128,7 @@ def init(layout: Layout, *, force: bool = False) -> InitResult:
             folder.mkdir(parents=True)
             created.append(folder.relative_to(layout.root).as_posix() + "/")
     for path, text in ((layout.base / "index.md", INDEX_TEXT), (layout.base / ".gitignore", GITIGNORE_TEXT)):
-        if (force or not path.exists()) and (not path.exists() or path.read_text("utf-8") != text):
+        if (force or not path.exists()) and (not path.exists() or _text(path) != text):
             write_bytes_atomic(path, text.encode("utf-8"))
             created.append(path.relative_to(layout.root).as_posix())
     return InitResult(layout.root, tuple(created), force)

@@ -23,6 +23,17 @@ INDEX = "index"
 MARKDOWN = "markdown"
 
 
+def max_bytes(kind_of_file: str) -> int | None:
+    """The largest file of a :func:`kind` that is read (a larger one is refused unread, never scanned): INDEX.md
+    is generated from the entries, any other memory file is at most 256 KiB; another Markdown file is not memory
+    (only its managed blocks are) and has no cap."""
+    from git_memzoi.core import safe_read
+
+    if kind_of_file == MARKDOWN:
+        return None
+    return safe_read.MAX_INDEX_BYTES if kind_of_file == INDEX else safe_read.MAX_FILE_BYTES
+
+
 def store_prefixes(store_rel: str | None) -> tuple[str, str]:
     """``(entries prefix, INDEX.md path)`` of a memkeep store at ``store_rel`` (``"."`` for the root), or
     ``("", "")`` when there is no store."""

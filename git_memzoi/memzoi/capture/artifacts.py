@@ -17,16 +17,18 @@ MAX_ARTIFACT_BYTES = 2 * 1024 * 1024
 
 
 def small_file(path: Path, what: str, code: str) -> bytes:
-    """The bytes of a regular, non-symlink file of at most 2 MiB; else CaptureError ``code``."""
-    import stat
+    """The bytes of a regular, non-symlink file of at most 2 MiB (never opened otherwise: a FIFO cannot block);
+    else CaptureError ``code``."""
+    from git_memzoi.core import safe_read
 
     try:
-        info = os.lstat(path)
+        return safe_read.read_bytes(path, MAX_ARTIFACT_BYTES)
     except FileNotFoundError:
         raise CaptureError(f"{path.name}: no such {what}", code) from None
-    if stat.S_ISLNK(info.st_mode) or not stat.S_ISREG(info.st_mode) or info.st_size > MAX_ARTIFACT_BYTES:
-        raise CaptureError(f"{path.name}: {_with_article(what)} is a regular file of at most 2 MiB", code)
-    return path.read_bytes()
+    except safe_read.FileRefused:
+        raise CaptureError(f"{path.name}: {_with_article(what)} is a regular file of at most 2 MiB", code) from None
+    except OSError as exc:
+        raise CaptureError(f"{path.name}: cannot read the {what} ({exc.strerror})", code) from None
 
 
 def _with_article(what: str) -> str:
@@ -36,9 +38,11 @@ def _with_article(what: str) -> str:
 
 def read_artifact(path: Path, schema: str | None = None) -> dict[str, Any]:
     """A JSON artifact: a regular, non-symlink UTF-8 file ≤ 2 MiB holding one object (``invalid_artifact``)."""
+    from git_memzoi.core.safe_read import load_json
+
     data = small_file(path, "artifact", "invalid_artifact")
     try:
-        value = json.loads(data.decode("utf-8"))
+        value = load_json(data.decode("utf-8"))
     except (UnicodeDecodeError, ValueError):
         raise CaptureError(f"{path.name}: not valid UTF-8 JSON", "invalid_artifact") from None
     if not isinstance(value, dict) or (schema is not None and value.get("schema") != schema):
@@ -58,8 +62,13 @@ def read_request(path: Path) -> dict[str, Any]:
 
     data = small_file(path, "request file", "invalid_capture_request")
     try:
-        fields, _ = yamlio.load_mapping(data.decode("utf-8"))
-    except (UnicodeDecodeError, MemzoiError, ValueError, yamlio.YamlProblem):
+        fields, _ = yamlio.load_mapping(
+            data.decode("utf-8"), "the request", max_bytes=MAX_ARTIFACT_BYTES, max_nodes=None
+        )
+    except yamlio.YamlProblem as exc:
+        reason = exc.reason if exc.code == yamlio.TOO_COMPLEX else "not a UTF-8 YAML mapping"  # anchors, depth
+        raise CaptureError(f"{path.name}: {reason}", "invalid_capture_request") from None
+    except (UnicodeDecodeError, MemzoiError, ValueError):
         raise CaptureError(f"{path.name}: not a UTF-8 YAML mapping", "invalid_capture_request") from None
     return dict(yamlio.plain(fields))
 

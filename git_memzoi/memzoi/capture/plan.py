@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
+from git_memzoi.core import safe_read
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.capture import sources
@@ -189,7 +190,7 @@ def _inventory(ws: Workspace) -> list[dict[str, Any]]:
         for file in sorted(directory.glob("*.md")) if directory.is_dir() and not directory.is_symlink() else ():
             rel = file.relative_to(layout.root).as_posix()
             try:
-                r = index_db.parse_record(file.stem, rel, file.read_bytes())
+                r = index_db.parse_record(file.stem, rel, safe_read.read_bytes(file))  # a FIFO: refused unopened
             except (OSError, MemzoiError):  # an unreadable runtime file is no inventory item, never fatal
                 continue
             if r.status == "active":

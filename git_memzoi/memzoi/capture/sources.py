@@ -128,12 +128,16 @@ def read_source(root: Path, rel: str, limit: int = md.MAX_SOURCE_BYTES) -> bytes
         raise CaptureError(f"{rel}: the source must be a regular file without hard links", "unsafe_source_path")
     if info.st_size > limit:
         raise CaptureError(f"{rel}: the source is larger than {limit} bytes", "source_too_large")
-    fd = os.open(current, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as handle:
-        data = handle.read(limit + 1)
-    if len(data) > limit:
-        raise CaptureError(f"{rel}: the source is larger than {limit} bytes", "source_too_large")
-    return data
+    from git_memzoi.core import safe_read
+
+    try:  # checked again on the open descriptor: a file swapped for a FIFO or a link meanwhile cannot block
+        return safe_read.read_bytes(current, limit)
+    except safe_read.FileRefused as exc:
+        if exc.code == safe_read.TOO_LARGE:
+            raise CaptureError(f"{rel}: the source is larger than {limit} bytes", "source_too_large") from None
+        raise CaptureError(
+            f"{rel}: the source must be a regular file without hard links", "unsafe_source_path"
+        ) from None
 
 
 def snapshot(source: dict[str, Any], data: bytes, **extra: Any) -> dict[str, Any]:

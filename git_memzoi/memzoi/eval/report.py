@@ -13,12 +13,15 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from git_memzoi.core import safe_read
+from git_memzoi.core.safe_read import load_json
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.eval.recall.corpus import CATEGORIES, RATIO_THRESHOLDS, Corpus
 
 REPORT_VERSION = "memzoi-recall-report/v2"
 DEFINITIONS_VERSION = "memzoi-trust-metrics/v1"
 BASELINE_VERSION = "memzoi-recall-baseline/v1"
+MAX_BASELINE_BYTES = 16 * 1024 * 1024  # a baseline of 256 cases is under 100 KB
 DEFINITIONS = {
     "version": DEFINITIONS_VERSION,
     "search_recall_at_k": "per search case |relevant ∩ retrieved top-k| / |relevant| (1.0 when nothing is "
@@ -261,12 +264,12 @@ def read_baseline(path: Path) -> dict[str, Any]:
         BaselineError: missing, unreadable, not JSON, or not a baseline-shaped object (``invalid_baseline``).
     """
     try:
-        data = json.loads(path.read_bytes().decode("utf-8"))
+        data = load_json(safe_read.read_bytes(path, MAX_BASELINE_BYTES, follow_symlinks=True).decode("utf-8"))
     except FileNotFoundError:
         raise BaselineError(
             f"{path}: no such baseline (create it with --update-baseline)", "missing_baseline"
         ) from None
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, safe_read.FileRefused) as exc:
         raise BaselineError(f"{path}: not a readable JSON baseline ({type(exc).__name__})") from None
     shape = isinstance(data, dict) and isinstance(data.get("corpus"), dict) and isinstance(data.get("metrics"), dict)
     if not shape or not isinstance(data.get("cases"), list) or not all(isinstance(c, dict) for c in data["cases"]):

@@ -7,7 +7,6 @@ manifest is :mod:`~git_memzoi.memzoi.imports.plan`'s, which re-exports the names
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -66,7 +65,8 @@ def read_manifest(path: Path) -> Any:
             document (``invalid_import_manifest``; messages carry line numbers, never text).
     """
     from git_memzoi.core import yamlio
-    from git_memzoi.memzoi.capture.artifacts import small_file
+    from git_memzoi.core.safe_read import load_json
+    from git_memzoi.memzoi.capture.artifacts import MAX_ARTIFACT_BYTES, small_file
 
     try:
         data = small_file(path, "manifest", "invalid_import_manifest")
@@ -80,16 +80,17 @@ def read_manifest(path: Path) -> Any:
         raise ImportManifestError(f"{path.name}: the manifest is empty")
     if path.suffix.lower() == ".json":
         try:
-            return json.loads(text, object_pairs_hook=_unique_pairs)
+            return load_json(text, object_pairs_hook=_unique_pairs)
         except ValueError as exc:
             line = getattr(exc, "lineno", None)
             raise ImportManifestError(f"{path.name}: not valid JSON" + (f" (line {line})" if line else "")) from None
     try:
-        fields, _ = yamlio.load_mapping(text)
+        fields, _ = yamlio.load_mapping(text, "the manifest", max_bytes=MAX_ARTIFACT_BYTES, max_nodes=None)
     except yamlio.YamlProblem as exc:
         line = getattr(exc, "line", None)
         where = f" (line {line + 1})" if isinstance(line, int) else ""
-        raise ImportManifestError(f"{path.name}: not a valid YAML mapping{where}") from None
+        why = f": {exc.reason}" if exc.code == yamlio.TOO_COMPLEX else ""  # anchors, depth: the rule, never text
+        raise ImportManifestError(f"{path.name}: not a valid YAML mapping{where}{why}") from None
     return fields
 
 

@@ -16,6 +16,7 @@ from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
+from git_memzoi.core import safe_read
 from git_memzoi.errors import MemzoiError
 from git_memzoi.memzoi.capture.profiles.markdown import canonical_hash
 from git_memzoi.memzoi.imports.manifest import (
@@ -312,7 +313,9 @@ def inventory(ws: Workspace) -> tuple[list[dict[str, Any]], set[str]]:
         directory = index_db.runtime_dir(layout, destination)
         for file in sorted(directory.glob("*.md")) if directory.is_dir() and not directory.is_symlink() else ():
             try:
-                r = index_db.parse_record(file.stem, file.relative_to(layout.root).as_posix(), file.read_bytes())
+                r = index_db.parse_record(
+                    file.stem, file.relative_to(layout.root).as_posix(), safe_read.read_bytes(file)
+                )
             except (OSError, MemzoiError):  # an unreadable runtime file is no inventory item (as capture)
                 continue
             if r.status == "active":

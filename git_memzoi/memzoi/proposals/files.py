@@ -29,6 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
+from git_memzoi.core import safe_read
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.core.hashing import short_hash
 from git_memzoi.errors import InputError, MemzoiError
@@ -46,6 +47,7 @@ from git_memzoi.memzoi.proposals.entries import (
 )
 from git_memzoi.memzoi.proposals.lifecycle import Step, pending_transactions, repair
 from git_memzoi.memzoi.proposals.packets import (
+    REPO_SAFE,
     Packet,
     PacketError,
     Resolution,
@@ -88,7 +90,7 @@ __all__ = [
     "write_pending_packet",
 ]
 
-MAX_PACKET_BYTES = 256 * 1024
+MAX_PACKET_BYTES = safe_read.MAX_FILE_BYTES
 STATES = ("pending", "applied", "rejected")
 IDENTITY_CACHE = "packet-identities.json"
 
@@ -136,15 +138,18 @@ def _roots(layout: Layout) -> list[tuple[str, Path]]:
 
 def _entry(layout: Layout, state: str, root: Path, file: Path) -> Entry:
     rel = file.relative_to(layout.root).as_posix()
-    data = file.read_bytes()
-    pre = preflight(file.relative_to(root).as_posix()[: -len(".md")], data)
+    file_id = file.relative_to(root).as_posix()[: -len(".md")]
+    try:
+        data = safe_read.read_bytes(file, MAX_PACKET_BYTES)
+    except safe_read.FileRefused as exc:  # a FIFO (never opened), a link, a file too large: no content to classify
+        pre = replace(preflight(file_id, b""), sensitivity=REPO_SAFE)  # so it is listed by its path, as broken
+        return Entry(state, file, rel, pre, None, exc.renamed(rel), frozenset({identity_token(file_id)}))
+    pre = preflight(file_id, data)
     if not pre.repo_safe:
         stand_in = receipt(pre)
         return Entry(state, file, rel, pre, stand_in, None, frozenset({stand_in.id, stand_in.file_id}))
     tokens = {identity_token(pre.file_id)} | ({identity_token(pre.raw_id)} if pre.raw_id else set())
     try:
-        if len(data) > MAX_PACKET_BYTES:
-            raise PacketError(rel, "file", f"larger than {MAX_PACKET_BYTES} bytes")
         packet = parse(pre.file_id, rel, data)
     except InputError as exc:
         return Entry(state, file, rel, pre, None, exc, frozenset(tokens))
@@ -262,7 +267,7 @@ def identities(layout: Layout) -> Identities:
 def _read_cache(path: Path) -> tuple[dict[str, list[object]], int]:
     """(files, the cache's own mtime_ns); nothing when missing, unreadable or of another shape."""
     try:
-        with open(path, "rb") as handle:
+        with safe_read.open_stream(path) as handle:  # in the git directory; still never a FIFO's open
             mtime, data = os.fstat(handle.fileno()).st_mtime_ns, json.loads(handle.read())
         files = data["files"] if data["version"] == 1 else None
         return (files if isinstance(files, dict) else {}), mtime

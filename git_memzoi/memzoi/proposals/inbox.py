@@ -21,6 +21,7 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from git_memzoi.core import safe_read
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import InputError, MemzoiError
@@ -146,7 +147,7 @@ def _load_unresolved(layout: Layout, prop_id: str) -> Proposal:
 def _read_state(path: Path, prop_id: str) -> Proposal:
     names = set(Proposal.__dataclass_fields__)
     try:
-        data = json.loads(path.read_text("utf-8"))
+        data = safe_read.load_json(safe_read.read_text(path))  # a FIFO is refused unopened (not_a_regular_file)
         if not isinstance(data, dict) or data.pop("schema", None) != SCHEMA or data.get("id") != prop_id:
             raise ValueError("unexpected schema or id")
         proposal = Proposal(**{k: v for k, v in data.items() if k in names})
@@ -176,7 +177,7 @@ def _parse(path: Path, file_id: str) -> Packet | None:
     from git_memzoi.memzoi.proposals import packets
 
     try:
-        return packets.parse(file_id, path.name, path.read_bytes())
+        return packets.parse(file_id, path.name, safe_read.read_bytes(path))
     except (InputError, OSError):
         return None
 
@@ -425,8 +426,8 @@ def _create_locked(
 def _adoptable(path: Path, text: str) -> bool:
     # A pending packet with exactly these bytes but no state file is this proposal from an interrupted run.
     try:
-        return path.is_file() and not path.is_symlink() and path.read_bytes() == text.encode("utf-8")
-    except OSError:
+        return safe_read.read_bytes(path) == text.encode("utf-8")
+    except (OSError, InputError):  # missing, or no regular file (a link, a FIFO: never opened)
         return False
 
 

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.core import atomic
+from git_memzoi.core import atomic, safe_read
 from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
 from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi.layout import Layout
@@ -99,8 +99,11 @@ def guarded(layout: Layout) -> Iterator[tuple[Transaction, ...]]:
 
     Raises:
         ToolError: the lock cannot be taken (``lock_timeout``). RollbackError: a leftover cannot be repaired.
+        FileRefused: the event log every write ends with is no regular file (``not_a_regular_file``), checked
+            before anything is written.
     """
     with lifecycle_lock(layout.lock):
+        events.check_log(layout)
         yield _repair_locked(layout)
 
 
@@ -120,7 +123,7 @@ def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[st
     journal = {"version": 1, "operation": operation, "committed": False, "entries": entries}
     try:
         for n, step in enumerate(steps):
-            old = step.path.read_bytes() if step.path.is_file() else None
+            old = _current(step.path)
             if old is not None:
                 atomic.write_bytes_atomic(txdir / f"{n}.bak", old)
             entries.append({"path": step.path.relative_to(layout.root).as_posix(), "existed": old is not None})
@@ -199,19 +202,28 @@ def _perform(step: Step) -> None:
         write_bytes_atomic(step.path, step.data)
 
 
+def _current(path: Path) -> bytes | None:
+    """The bytes a step replaces (``None``: no file); a FIFO, a folder or a device there is refused before
+    anything is written (FileRefused), never opened."""
+    try:
+        return safe_read.read_bytes(path, None, follow_symlinks=True)
+    except FileNotFoundError:
+        return None
+
+
 def _rollback(layout: Layout, txdir: Path, entries: Sequence[Mapping[str, Any]]) -> list[str]:
     problems: list[str] = []
     for n in reversed(range(len(entries))):
         path = layout.root / str(entries[n]["path"])
         try:
             if entries[n]["existed"]:
-                old = (txdir / f"{n}.bak").read_bytes()
-                if not path.is_file() or path.read_bytes() != old:
+                old = safe_read.read_bytes(txdir / f"{n}.bak", None)
+                if not path.is_file() or safe_read.read_bytes(path, None, follow_symlinks=True) != old:
                     path.parent.mkdir(parents=True, exist_ok=True)
                     write_bytes_atomic(path, old)
             else:
                 path.unlink(missing_ok=True)
-        except (OSError, ToolError) as exc:
+        except (OSError, ToolError, safe_read.FileRefused) as exc:
             problems.append(f"{entries[n]['path']}: {exc}")
     return problems
 
@@ -222,8 +234,8 @@ def _tx_root(layout: Layout) -> Path:
 
 def _read_journal(txdir: Path) -> dict[str, Any] | None:
     try:
-        data = json.loads((txdir / JOURNAL).read_text("utf-8"))
-    except (OSError, ValueError):
+        data = safe_read.load_json(safe_read.read_text(txdir / JOURNAL, None))
+    except (OSError, ValueError, safe_read.FileRefused):  # a FIFO there is refused, never opened
         return None
     return data if isinstance(data, dict) else None
 

@@ -17,6 +17,7 @@ from typing import Any
 
 from git_memzoi.core import frontmatter
 from git_memzoi.core.hashing import content_hash
+from git_memzoi.core.yamlio import TOO_COMPLEX
 from git_memzoi.errors import ExitCode, InputError, MemzoiError
 from git_memzoi.memzoi.records import okf_subset, vocab
 from git_memzoi.memzoi.records.okf import (
@@ -250,8 +251,8 @@ def parse(file_id: str, path: str, data: bytes) -> Packet:
         fields = okf_subset.load(parts.yaml_text) if parts.has_frontmatter else {}  # the writer's YAML, no ruamel
         if fields is None:
             fields = frontmatter.parse(data).fields
-    except frontmatter.FrontmatterError as exc:
-        raise PacketError(path, "frontmatter", exc.message) from None
+    except frontmatter.FrontmatterError as exc:  # a refused text keeps its code (yaml_too_complex)
+        raise PacketError(path, "frontmatter", exc.message, exc.code if exc.code == TOO_COMPLEX else None) from None
     if not parts.has_frontmatter:
         raise PacketError(path, "frontmatter", "a packet starts with a --- frontmatter block")
     return packet_from_fields(file_id, path, fields, parts.body)

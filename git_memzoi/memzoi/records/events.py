@@ -8,12 +8,14 @@ input. Writers call :func:`append` while they hold the lifecycle lock.
 from __future__ import annotations
 
 import datetime as dt
+import itertools
 import json
 import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from git_memzoi.core import safe_read
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.records.okf import format_timestamp
 
@@ -41,7 +43,7 @@ def append(
     """
     path = log_path(layout)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    fd = _open_log(layout, path)
     try:
         event = {
             "id": f"evt_{os.fstat(fd).st_size:012d}",
@@ -60,20 +62,56 @@ def append(
     return event
 
 
+def check_log(layout: Layout) -> None:
+    """Refuse before a command's first write when the log cannot take an event: something other than a regular
+    file is there (a FIFO would block the append that ends the command, after its other writes).
+
+    Raises:
+        FileRefused: ``not_a_regular_file`` (exit 2), naming the repository-relative path.
+    """
+    path = log_path(layout)
+    try:
+        safe_read.require_regular_or_absent(path)
+    except safe_read.FileRefused as exc:
+        raise exc.renamed(path.relative_to(layout.root).as_posix()) from None
+
+
+def _open_log(layout: Layout, path: Path) -> int:
+    try:
+        return safe_read.open_append(path)  # non-blocking: a FIFO or a folder there is refused, nothing written
+    except safe_read.FileRefused as exc:
+        raise exc.renamed(path.relative_to(layout.root).as_posix()) from None
+
+
 def export(layout: Layout) -> Iterator[str]:
-    """Every event as one compact JSON line (without the newline); nothing for an empty or missing log."""
-    for line in _lines(log_path(layout)):
+    """Every event as one compact JSON line (without the newline); nothing for an empty or missing log.
+
+    Raises:
+        FileRefused: the log is no regular file (``not_a_regular_file``: a FIFO is never opened).
+    """
+    path = log_path(layout)
+    try:
+        lines = _lines(path)
+        first = next(lines, None)
+    except safe_read.FileRefused as exc:
+        raise exc.renamed(path.relative_to(layout.root).as_posix()) from None
+    if first is None:
+        return
+    for line in itertools.chain((first,), lines):
         try:
-            yield json.dumps(json.loads(line), ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+            event = safe_read.load_json(line)
+            yield json.dumps(event, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
         except ValueError:
             continue  # a torn last line from a crash is skipped, never echoed
 
 
 def _lines(path: Path) -> Iterator[str]:
     try:
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    yield line
+        handle = safe_read.open_stream(path, follow_symlinks=True)  # a FIFO is refused, never opened
     except FileNotFoundError:
         return
+    with handle:
+        for raw in handle:
+            line = raw.decode("utf-8", "replace")
+            if line.strip():
+                yield line

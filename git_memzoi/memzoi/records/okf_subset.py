@@ -13,6 +13,8 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from git_memzoi.core.yamlio import MAX_DEPTH
+
 _KEY = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?")
 _NUMBER = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*")
@@ -45,6 +47,8 @@ def load(text: str) -> dict[str, Any] | None:
 
 
 def _fast_map(lines: Sequence[str], i: int, indent: int) -> tuple[dict[str, Any], int]:
+    if indent // 2 + 2 > MAX_DEPTH:  # a list or {} here could pass the cap: ruamel gives the verdict on depth
+        raise _Slow
     out: dict[str, Any] = {}
     while i < len(lines):
         line = lines[i]
@@ -99,6 +103,8 @@ def _fast_scalar(raw: str) -> Any:
             raise _Slow
         return value
     if _NUMBER.fullmatch(raw):
+        if len(raw) > 4000:  # int() refuses over 4,300 digits (ValueError); ruamel names the value instead
+            raise _Slow
         return float(raw) if "." in raw else int(raw)
     if raw in ("true", "false"):
         return raw == "true"

@@ -13,6 +13,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_memzoi.core import safe_read
 from git_memzoi.errors import InputError
 
 MODES = ("auto", "manual")
@@ -56,7 +57,9 @@ def read_mode(path: Path) -> str | None:
             raise PolicyError(f"{path}: not a regular file")
         return None
     try:
-        data = tomllib.loads(path.read_text("utf-8"))
+        data = tomllib.loads(safe_read.read_text(path, follow_symlinks=True))  # swapped for a FIFO: refused
+    except safe_read.FileRefused as exc:
+        raise PolicyError(f"{path}: {exc.reason}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise PolicyError(f"{path}: not valid TOML ({reason})") from None

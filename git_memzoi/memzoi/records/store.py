@@ -16,13 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.core import frontmatter
+from git_memzoi.core import frontmatter, safe_read
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.records import okf_subset
 from git_memzoi.memzoi.records.okf import Record, RecordError, concept_id_problem, record_from_fields, scalar
 
-MAX_RECORD_BYTES = 256 * 1024
+MAX_RECORD_BYTES = safe_read.MAX_FILE_BYTES
 _IGNORED = ("index.md", "log.md")
 SYMLINK_REASON = "a symlink; records must be regular files"  # the wording of memkeep's entries
 
@@ -91,10 +91,7 @@ def load(layout: Layout, concept_id: str) -> Record:
         InputError: the file is a symlink (``symlink``).
     """
     path = record_path(layout, concept_id)
-    if path.is_symlink():
-        rel = path.relative_to(layout.root).as_posix()
-        raise InputError(f"{rel}: {SYMLINK_REASON}", "symlink")
-    if not path.is_file():
+    if not os.path.lexists(path):
         raise RecordNotFound(f"no record {concept_id!r} in {layout.records.relative_to(layout.root)}/")
     return read(layout, path)
 
@@ -104,15 +101,34 @@ def read(layout: Layout, file: Path) -> Record:
 
     Raises:
         RecordError, FrontmatterError: the file is not a valid record (both are InputError, exit 2).
+        FileRefused: a symlink (``symlink``), no regular file (``not_a_regular_file``: a FIFO is never opened)
+            or over :data:`MAX_RECORD_BYTES` (``file_too_large``); InputError too.
+        RecordNotFound: the file went away.
     """
     rel = file.relative_to(layout.root).as_posix()
-    if file.stat().st_size > MAX_RECORD_BYTES:
-        raise RecordError(rel, "file", f"larger than {MAX_RECORD_BYTES} bytes")
-    parts, fields = parse_fields(file.read_bytes())
+    parts, fields = parse_fields(read_bytes(file, rel))
     if not parts.has_frontmatter:
         raise RecordError(rel, "frontmatter", "a record starts with a --- frontmatter block")
     concept_id = file.relative_to(layout.records).as_posix()[: -len(".md")]
     return record_from_fields(concept_id, rel, fields, parts.body)
+
+
+def read_bytes(file: Path, rel: str, max_bytes: int = MAX_RECORD_BYTES) -> bytes:
+    """The bytes of the record (or packet) file ``file`` shown as ``rel``, through :mod:`git_memzoi.core.safe_read`.
+
+    Raises:
+        FileRefused: see :func:`read`. RecordNotFound: the file went away. InputError: it cannot be read.
+    """
+    try:
+        return safe_read.read_bytes(file, max_bytes)
+    except safe_read.FileRefused as exc:
+        if exc.code == safe_read.SYMLINK:
+            raise safe_read.FileRefused(rel, SYMLINK_REASON, exc.code) from None
+        raise exc.renamed(rel) from None
+    except FileNotFoundError:
+        raise RecordNotFound(f"{rel}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{rel}: cannot read ({exc.strerror})", "unreadable") from None
 
 
 def parse_fields(data: bytes) -> tuple[frontmatter.Split, dict[str, Any]]:
@@ -175,7 +191,7 @@ def signed_markdown_files(directory: str, prefix: str, out: list[tuple[str, str,
 def update_fields(layout: Layout, concept_id: str, changes: Mapping[str, Any]) -> tuple[Path, bytes, bytes]:
     """Compute the byte-stable rewrite of a record's fields; returns (path, old bytes, new bytes), writes nothing."""
     path = record_path(layout, concept_id)
-    old = path.read_bytes()
+    old = read_bytes(path, path.relative_to(layout.root).as_posix())
     return path, old, _update_subset(old, changes) or frontmatter.update(old, changes)
 
 

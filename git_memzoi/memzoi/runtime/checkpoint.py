@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from git_memzoi.core import safe_read
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.records import okf
@@ -63,4 +64,5 @@ def load_checkpoint(ws: Workspace, checkpoint_id: str) -> okf.Record:
     path = index_db.runtime_dir(ws.layout, "session") / f"{checkpoint_id}.md"
     if not path.is_file() or path.is_symlink():
         raise InputError(f"no checkpoint {checkpoint_id!r}; see `git memzoi checkpoint list`", "unknown_checkpoint")
-    return index_db.parse_record(checkpoint_id, path.relative_to(ws.layout.root).as_posix(), path.read_bytes())
+    rel = path.relative_to(ws.layout.root).as_posix()
+    return index_db.parse_record(checkpoint_id, rel, safe_read.read_bytes(path))  # swapped since: refused

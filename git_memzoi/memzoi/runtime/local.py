@@ -162,14 +162,23 @@ def read_input(path: Path) -> str:
     """The UTF-8 text of an explicit input file (at most 256 KiB).
 
     Raises:
-        InputError: missing, not a regular file, too large, or not UTF-8 (the message names only the path).
+        InputError: missing (``missing_input``), not a regular file (``not_a_regular_file``: a FIFO is never
+            opened), too large (``input_too_large``), or not UTF-8 (the message names only the path).
     """
-    if not path.is_file():
-        raise InputError(f"{path}: no such file", "missing_input")
-    if path.stat().st_size > MAX_INPUT_BYTES:
-        raise InputError(f"{path}: larger than {MAX_INPUT_BYTES} bytes", "input_too_large")
+    from git_memzoi.core import safe_read
+
     try:
-        return path.read_bytes().decode("utf-8")
+        data = safe_read.read_bytes(path, MAX_INPUT_BYTES, follow_symlinks=True)
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file", "missing_input") from None
+    except safe_read.FileRefused as exc:
+        if exc.code == safe_read.TOO_LARGE:
+            raise InputError(f"{path}: larger than {MAX_INPUT_BYTES} bytes", "input_too_large") from None
+        raise
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read ({exc.strerror})", "missing_input") from None
+    try:
+        return data.decode("utf-8")
     except UnicodeDecodeError:
         raise InputError(f"{path}: not UTF-8 text", "not_utf8") from None
 

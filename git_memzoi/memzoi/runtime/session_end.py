@@ -311,9 +311,11 @@ def parse_batch(label: str, text: str) -> tuple[str, list[Candidate]]:
     from git_memzoi.core import yamlio
 
     try:
-        data, _ = yamlio.load_mapping(text)
+        data, _ = yamlio.load_mapping(text, "the session-end YAML", max_nodes=None)
     except yamlio.YamlProblem as exc:
         where = f" (line {exc.line + 1})" if exc.line is not None else ""
+        if exc.code == yamlio.TOO_COMPLEX:  # anchors, nesting: structured, but refused unparsed
+            raise SessionEndError(f"{label}: {exc.reason}{where}", exc.code) from None
         raise SessionEndError(
             f"{label}: not structured session-end YAML{where}: free-text notes are rejected; "
             "give a mapping with task and candidates",

@@ -133,9 +133,7 @@ def load(path: Path) -> CaptureCorpus:
             missing fields, bad values and coverage gaps (``corpus_invalid``), unsafe or missing fixtures
             (``corpus_invalid_fixture``).
     """
-    raw = _read_corpus(path)
-    if len(raw) > MAX_CORPUS_BYTES:
-        raise CorpusError(str(path), f"larger than {MAX_CORPUS_BYTES} bytes", "corpus_unreadable")
+    raw = _read_corpus(path, MAX_CORPUS_BYTES)
     data = _plain(_parse(path, raw))
     _keys(
         "corpus",
@@ -431,6 +429,7 @@ def _tags_fit(case: Mapping[str, Any]) -> None:
 
 
 def _fixtures(base: Path, cases: Sequence[Mapping[str, Any]]) -> dict[str, bytes]:
+    from git_memzoi.core import safe_read
     from git_memzoi.memzoi.eval.values import check_relative
 
     out: dict[str, bytes] = {}
@@ -440,12 +439,14 @@ def _fixtures(base: Path, cases: Sequence[Mapping[str, Any]]) -> dict[str, bytes
             if rel in out:
                 continue
             check_relative(f"cases[{case['id']}] fixture", rel)
-            path = base / rel
-            if path.is_symlink() or not path.is_file():
-                raise CorpusError(rel, "not a regular fixture file", "corpus_invalid_fixture")
-            data = path.read_bytes()
-            if len(data) > MAX_FIXTURE_BYTES:
-                raise CorpusError(rel, f"larger than {MAX_FIXTURE_BYTES} bytes", "corpus_invalid_fixture")
+            try:
+                data = safe_read.read_bytes(base / rel, MAX_FIXTURE_BYTES)  # a FIFO or a link is refused unopened
+            except safe_read.FileRefused as exc:
+                too_large = exc.code == safe_read.TOO_LARGE
+                reason = f"larger than {MAX_FIXTURE_BYTES} bytes" if too_large else "not a regular fixture file"
+                raise CorpusError(rel, reason, "corpus_invalid_fixture") from None
+            except OSError:
+                raise CorpusError(rel, "not a regular fixture file", "corpus_invalid_fixture") from None
             total += len(data)
             if total > MAX_FIXTURES_TOTAL:
                 raise CorpusError(rel, f"fixtures exceed {MAX_FIXTURES_TOTAL} bytes", "corpus_invalid_fixture")

@@ -299,14 +299,14 @@ def opportunities(cases: Sequence[Case]) -> dict[str, int]:
     return {**counts, "forbidden": sum(counts.values())}
 
 
-def _read_corpus(path: Path) -> bytes:
+def _read_corpus(path: Path, limit: int = MAX_CORPUS_BYTES) -> bytes:
+    from git_memzoi.core import safe_read
+
     try:
-        st = path.stat()
-        if not stat.S_ISREG(st.st_mode):
-            raise CorpusError(str(path), "not a regular file", "corpus_unreadable")
-        if st.st_size > MAX_CORPUS_BYTES:
-            raise CorpusError(str(path), f"larger than {MAX_CORPUS_BYTES} bytes", "corpus_unreadable")
-        return path.read_bytes()
+        return safe_read.read_bytes(path, limit, follow_symlinks=True)  # a FIFO is refused unopened
+    except safe_read.FileRefused as exc:
+        reason = f"larger than {limit} bytes" if exc.code == safe_read.TOO_LARGE else "not a regular file"
+        raise CorpusError(str(path), reason, "corpus_unreadable") from None
     except OSError as exc:
         raise CorpusError(str(path), f"cannot read the corpus ({exc.strerror})", "corpus_unreadable") from None
 
@@ -319,7 +319,7 @@ def _parse(path: Path, raw: bytes) -> dict[str, Any]:
     except UnicodeDecodeError:
         raise CorpusError(str(path), "not UTF-8 text", "corpus_invalid_yaml") from None
     try:
-        data, _ = yamlio.load_mapping(text)
+        data, _ = yamlio.load_mapping(text, "the corpus", max_bytes=len(raw), max_nodes=None)  # capped on read
     except yamlio.YamlProblem as exc:
         line = f" (line {exc.line + 1})" if exc.line is not None else ""
         raise CorpusError(str(path), f"not valid YAML{line}: {exc.reason}", "corpus_invalid_yaml") from None
@@ -368,13 +368,16 @@ def _read_fixture(base: Path, root: str, rel: str, where: str) -> bytes:
             raise CorpusError(
                 where, f"{rel!r}: {'/'.join(parts[: n + 1])} is not a folder", "corpus_unsafe_fixture_path"
             )
-    if not stat.S_ISREG(st.st_mode):
-        raise CorpusError(where, f"{rel!r} is not a regular file", "corpus_unsafe_fixture_path")
-    if st.st_size > MAX_FIXTURE_BYTES:
-        raise CorpusError(where, f"{rel!r} is larger than {MAX_FIXTURE_BYTES} bytes", "corpus_invalid_fixture")
-    fd = os.open(current, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-    with os.fdopen(fd, "rb") as handle:
-        return handle.read()
+    from git_memzoi.core import safe_read
+
+    try:  # checked again on the open descriptor: a file swapped for a FIFO or a link meanwhile cannot block
+        return safe_read.read_bytes(current, MAX_FIXTURE_BYTES)
+    except safe_read.FileRefused as exc:
+        if exc.code == safe_read.TOO_LARGE:
+            raise CorpusError(
+                where, f"{rel!r} is larger than {MAX_FIXTURE_BYTES} bytes", "corpus_invalid_fixture"
+            ) from None
+        raise CorpusError(where, f"{rel!r} is not a regular file", "corpus_unsafe_fixture_path") from None
 
 
 def _proposal(base: Path, root: str, n: int, item: Any) -> ProposalFixture:

@@ -13,10 +13,12 @@ import json
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass
+from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, Any, TypedDict
 
-from git_memzoi.core import frontmatter
+from git_memzoi.core import frontmatter, safe_read
 from git_memzoi.core.hashing import content_hash
+from git_memzoi.core.safe_read import NOT_REGULAR, TOO_LARGE
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import okf, okf_subset
 from git_memzoi.memzoi.records.retention import decide
@@ -82,20 +84,28 @@ SOURCES = (
 
 def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple[Any, ...] | Problem]:
     """Read one record file: its signature (from the open file) and its row values, or why it is unreadable (a
-    symlink is never followed: ``symlink``, with the link's own signature)."""
+    symlink is never followed: ``symlink``, with the link's own signature; the open never blocks and anything
+    but a regular file is ``not_a_regular_file``: a file swapped for a FIFO since the walk's lstat)."""
     try:
-        fd = os.open(absolute, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        st = os.lstat(absolute)
+        if not S_ISREG(st.st_mode):  # never opened: its own signature, so an unchanged one is not looked at again
+            return (st.st_size, st.st_mtime_ns, st.st_ino), _not_regular(rel, st.st_mode)
+        fd = os.open(absolute, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
-        if exc.errno == errno.ELOOP:  # a symlink: its own signature, so an unchanged link is not read again
+        if exc.errno == errno.ELOOP:  # a symlink since the lstat
             st = os.lstat(absolute)
-            return (st.st_size, st.st_mtime_ns, st.st_ino), Problem(rel, f"{rel}: {SYMLINK_REASON}", "symlink")
+            return (st.st_size, st.st_mtime_ns, st.st_ino), _not_regular(rel, st.st_mode)
         return (0, 0, 0), Problem(rel, f"cannot read: {exc.strerror}", "unreadable")
     with os.fdopen(fd, "rb") as handle:
         st = os.fstat(handle.fileno())
         signature = (st.st_size, st.st_mtime_ns, st.st_ino)
+        if not S_ISREG(st.st_mode):
+            return signature, _not_regular(rel, st.st_mode)
         if st.st_size > MAX_RECORD_BYTES:
-            return signature, Problem(rel, f"{rel}: file: larger than {MAX_RECORD_BYTES} bytes", "invalid_record")
-        data = handle.read()
+            return signature, Problem(rel, f"{rel}: larger than {MAX_RECORD_BYTES} bytes; not read", TOO_LARGE)
+        data = handle.read(MAX_RECORD_BYTES + 1)
+    if len(data) > MAX_RECORD_BYTES:  # it grew since the fstat
+        return signature, Problem(rel, f"{rel}: larger than {MAX_RECORD_BYTES} bytes; not read", TOO_LARGE)
     concept_id = rel[len(source.prefix) : -len(".md")]
     try:
         record = parse_record(concept_id, rel, data)
@@ -109,6 +119,12 @@ def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple
     except (ValueError, TypeError, KeyError) as exc:  # a value the validators did not foresee: never a crash
         return signature, Problem(rel, f"{rel}: unreadable record ({type(exc).__name__})", "invalid_record")
     return signature, row_values(source, rel, record, decision.effective_boundary, decision.reason)
+
+
+def _not_regular(rel: str, mode: int) -> Problem:
+    if S_ISLNK(mode):
+        return Problem(rel, f"{rel}: {SYMLINK_REASON}", "symlink")
+    return Problem(rel, f"{rel}: {safe_read.kind(mode)}, not a regular file; not read", NOT_REGULAR)
 
 
 def parse_record(concept_id: str, rel: str, data: bytes) -> okf.Record:

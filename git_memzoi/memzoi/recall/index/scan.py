@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass
-from stat import S_ISDIR, S_ISLNK, S_ISREG
+from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING
 
 from git_memzoi.memzoi.recall.index.rows import SOURCES, Signature
@@ -61,9 +61,9 @@ def walk(
     links: bool = False,
 ) -> None:
     """Add the record files below ``directory``: hidden names skipped, only ``*.md``, no index.md/log.md. With
-    ``links`` a symlinked file is added with its own (lstat) signature, never followed (``read_file`` reports it
-    unreadable); without, symlinks are skipped. One stat per entry, through the directory's descriptor (the
-    refresh's main cost)."""
+    ``links`` a symlinked file, a FIFO, socket or device is added with its own (lstat) signature, never followed
+    or read (``read_file`` reports it unreadable); without, they are skipped. One stat per entry, through the
+    directory's descriptor (the refresh's main cost)."""
     try:
         fd = os.open(directory, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0))
     except OSError:
@@ -76,7 +76,7 @@ def walk(
                 st = os.stat(name, dir_fd=fd, follow_symlinks=False)
             except OSError:  # removed since the listing, or a name the file system cannot stat
                 continue
-            if S_ISREG(st.st_mode) or (links and S_ISLNK(st.st_mode)):
+            if S_ISREG(st.st_mode) or (links and not S_ISDIR(st.st_mode)):
                 if name.endswith(".md") and name not in _IGNORED and name.isprintable():
                     rels.append(prefix + name)
                     ints += (st.st_size, st.st_mtime_ns, st.st_ino)
