@@ -259,7 +259,7 @@ def _install_one(directory: Path, hook: str) -> str:
         action = f"installed {target}; the existing hook runs first as {hook}.legacy"
     elif target.exists():
         action = f"updated {target}"
-    write_bytes_atomic(target, shim_text(hook, sys.executable).encode("utf-8"))
+    write_bytes_atomic(target, shim_text(hook, sys.executable).encode("utf-8"), root=directory)
     target.chmod(0o755)
     return action
 

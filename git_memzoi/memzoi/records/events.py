@@ -38,10 +38,14 @@ def append(
     The id is ``evt_<offset>``: the log's size in bytes before this line, unique and increasing for appends
     made under the lifecycle lock (read-only commands append without it; ``O_APPEND`` keeps their lines whole).
     Payloads must never hold blocked or private content: callers pass ids, counts and classifications only.
+
+    Raises:
+        UnsafePath: the log, or a folder above it, is a symlink (``unsafe_path``; nothing written).
+        NotAFile: the log is not a regular file.
     """
-    path = log_path(layout)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    from git_memzoi.core.atomic import open_append
+
+    fd = open_append(log_path(layout), root=layout.root)  # never through a symlink, never into a FIFO
     try:
         event = {
             "id": f"evt_{os.fstat(fd).st_size:012d}",
@@ -70,10 +74,29 @@ def export(layout: Layout) -> Iterator[str]:
 
 
 def _lines(path: Path) -> Iterator[str]:
+    """The log's non-blank lines; a log that is a symlink or not a regular file is refused, never followed.
+
+    Raises:
+        UnsafePath: the log is a symlink. NotAFile: it is not a regular file.
+    """
+    import errno
+    import stat
+
+    from git_memzoi.core.atomic import NotAFile
+    from git_memzoi.core.confine import UnsafePath
+
     try:
-        with open(path, encoding="utf-8") as handle:
-            for line in handle:
-                if line.strip():
-                    yield line
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     except FileNotFoundError:
         return
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnsafePath(f"{path.name} is a symlink; the event log is not read through it") from None
+        raise NotAFile(f"{path.name}: cannot read the event log ({exc.strerror})") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotAFile(f"{path.name} is not a regular file; the event log is not read")
+    with open(fd, encoding="utf-8", errors="replace") as handle:
+        for line in handle:
+            if line.strip():
+                yield line

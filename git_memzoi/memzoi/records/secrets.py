@@ -226,15 +226,10 @@ def _token_shapes() -> tuple[re.Pattern[str], ...]:
     classes = {cls.__name__: cls for cls in plugins.values()}
     shapes = tuple(regex for name in SECRET_PLUGINS for regex in classes[name]().denylist)
     if path is not None:
-        from git_memzoi.core.atomic import write_bytes_atomic
-        from git_memzoi.errors import MemzoiError
+        from git_memzoi.core.atomic import write_cache
 
         data = {"identity": identity, "shapes": [[shape.pattern, shape.flags] for shape in shapes]}
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes_atomic(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))
-        except (OSError, MemzoiError):
-            pass  # a cache that cannot be written only costs time
+        write_cache(path, json.dumps(data, ensure_ascii=False).encode("utf-8"))  # best effort: only costs time
     return shapes
 
 
