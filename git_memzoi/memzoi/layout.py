@@ -89,12 +89,22 @@ class Layout:
             raise NotInitialized(f"no Memzoi memory in {self.root}: run `git memzoi init` first")
         if self.base.is_symlink() or self.records.is_symlink():
             raise InputError(f"{self.base} is a symlink; Memzoi state must be real folders", "symlinked_root")
-        if self.local.is_symlink():
-            raise UnsafePath(
-                f".memzoi/local is a symlink (to {ascii(str(self.local.readlink()))[1:-1]}); private memory must "
-                "stay in a real folder of the repository: remove the link"
-            )
+        for path in self.private_paths():
+            if path.is_symlink():
+                rel = path.relative_to(self.root).as_posix()
+                raise UnsafePath(
+                    f"{rel} is a symlink (to {ascii(str(path.readlink()))[1:-1]}); private memory must stay in "
+                    "real files and folders of the repository: remove the link"
+                )
         return self
+
+    def private_paths(self) -> list[Path]:
+        """The private plane's fixed folders and files, checked by :meth:`require` before any command reads or writes
+        there: one committed as a symlink (``--no-verify``) would lead reads and writes out of the repository."""
+        local = self.local
+        folders = [local, *(local / name for name in ("inbox", "proposals", "runtime", "transactions", "capture"))]
+        files = [self.lock, local / "events.jsonl", local / "index.sqlite", local / "packet-identities.json"]
+        return [*folders, local / "runtime" / "local", local / "runtime" / "session", *files]
 
     @property
     def transactions(self) -> Path:

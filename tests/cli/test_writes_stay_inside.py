@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import Result
 
+from git_memzoi.core.confine import UnsafePath
 from tests.support import repos
 from tests.support.repos import Repo, new_repo
 
@@ -89,8 +90,10 @@ ATTACKS: dict[str, dict[str, str]] = {
         ".memzoi/local/inbox": "../../../outside/victim",
         ".memzoi/local/runtime": "../../../outside",
     },
+    "plans-folder": {"plans": "../outside/victim"},
 }
-UNSAFE = ("unsafe_path", "unsafe_target")  # the guard's code, and export's own check of its targets (issue 5)
+# the guard's code, export's own check of its targets, capture's of its outputs
+UNSAFE = ("unsafe_path", "unsafe_target", "unsafe_output_path")
 # (attack, command) pairs that must be refused: they write through the link
 REFUSED = {
     ("events-log", "search"),
@@ -104,6 +107,7 @@ REFUSED = {
     ("exports-and-instructions", "integrate instructions"),
     ("inbox-and-runtime", "propose"),
     ("inbox-and-runtime", "local add"),
+    ("plans-folder", "capture plan"),
 }
 
 
@@ -152,6 +156,7 @@ def build(tmp_path: Path, attack: str) -> Repo:
         assert (clone.root / link).is_symlink(), link
     clone.write("imports/manifest.yml", MANIFEST)
     clone.write("session-end.yml", SESSION_END)
+    clone.write("notes/findings.md", "## Decision: Verify release archives\nCheck the SHA-256 before extracting.\n")
     return clone
 
 
@@ -191,6 +196,7 @@ def commands(clone: Repo) -> dict[str, Callable[[], Result]]:
         "checkpoint add": memzoi("checkpoint", "add", "--task", "Indent", "--note", "Halfway."),
         "session-end": memzoi("session-end", "--from-file", "session-end.yml"),
         "import apply": import_apply,
+        "capture plan": memzoi("capture", "plan", "--source", "notes/findings.md", "--output", "plans/plan.json"),
         "export okf": memzoi("export", "okf"),
         "export agents-md": memzoi("export", "agents-md"),
         "integrate instructions": memzoi("integrate", "instructions", "--profile", "codex"),
@@ -242,8 +248,8 @@ def test_the_refusal_is_one_line_and_exit_2_in_a_real_process(tmp_path: Path) ->
         )
         assert proc.returncode == 2, (args, proc.stderr)
         assert proc.stderr == (
-            "git-memzoi: error: refusing to write .memzoi/local/events.jsonl: it is a symlink "
-            f"(to ../../../outside/bashrc); writes stay inside {clone.root.resolve()}\n"
+            "git-memzoi: error: .memzoi/local/events.jsonl is a symlink (to ../../../outside/bashrc); private "
+            "memory must stay in real files and folders of the repository: remove the link\n"
         )
     assert outside_files(tmp_path) == before
 
@@ -266,3 +272,32 @@ def test_a_committed_transaction_journal_cannot_write_into_git(tmp_path: Path) -
     assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "rollback_failed"
     assert "inside a .git folder" in result.stderr
     assert not (repo.root / ".git" / "hooks" / "pre-commit").exists()
+
+
+def test_a_repo_safe_capture_artifact_is_not_saved_through_a_committed_symlink(tmp_path: Path) -> None:
+    from git_memzoi.memzoi.capture.artifacts import save_artifact
+
+    clone = build(tmp_path, "plans-folder")
+    ws = repos.memzoi_workspace(clone)
+    before = outside_files(tmp_path)
+    with pytest.raises(UnsafePath):
+        save_artifact(ws, clone.root / "plans" / "plan.json", {"data_class": "repo_safe", "plan_id": "p"})
+    assert outside_files(tmp_path) == before
+    outside = tmp_path / "elsewhere" / "plan.json"  # a path the user names outside the repository is theirs
+    assert save_artifact(ws, outside, {"data_class": "repo_safe", "plan_id": "p"}) == outside
+    assert json.loads(outside.read_text()) == {"data_class": "repo_safe", "plan_id": "p"}
+
+
+@pytest.mark.parametrize("name", ["events.jsonl", "lifecycle.lock", "index.sqlite"])
+def test_a_private_file_that_is_a_folder_is_refused_and_nothing_is_written(repo: Repo, name: str) -> None:
+    assert repos.run(repo, "init").exit_code == 0
+    (repo.root / ".memzoi" / "local" / name).mkdir()
+    before = repos.tree(repo.root)
+    fields = ["--title", "Use tabs", "--body", "We indent with tabs.", "--type", "decision"]
+    writes = [["propose", *fields, "--sensitivity", "repo-safe", "--apply"]] if name != "index.sqlite" else []
+    for args in [*writes, ["search", "tabs"]]:  # propose never touches the index; search refreshes it
+        result = repos.run(repo, *args, "--json")
+        assert (result.exit_code, json.loads(result.stdout)["error"]["code"]) == (2, "not_a_file"), args
+        assert result.stderr.count("\n") == 1
+    after = {k: v for k, v in repos.tree(repo.root).items() if not k.startswith(".memzoi/local/index.sqlite")}
+    assert after == {k: v for k, v in before.items() if not k.startswith(".memzoi/local/index.sqlite")}

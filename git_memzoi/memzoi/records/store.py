@@ -77,6 +77,8 @@ def scan(layout: Layout) -> Scan:
             records.append(read(layout, file))
         except InputError as exc:
             problems.append(Problem(rel, exc.message, exc.code))
+        except FileNotFoundError:  # removed since the listing (a concurrent rollback): not there now
+            continue
     for link in links:
         rel = link.relative_to(layout.root).as_posix()
         problems.append(Problem(rel, f"{rel}: {SYMLINK_REASON}", "symlink"))

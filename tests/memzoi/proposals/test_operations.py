@@ -112,22 +112,25 @@ def test_propose_apply_that_fails_after_the_packet_is_written_leaves_nothing(
     assert lifecycle.pending_transactions(ws.layout) == ()
 
 
-def test_a_packet_that_vanishes_while_it_is_read_is_skipped(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_packet_or_record_that_vanishes_while_it_is_read_is_skipped(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from git_memzoi.memzoi.records import store as record_store
 
     ws = repos.memzoi_workspace(repo)
     real = record_store.markdown_files
 
     def listing(root: Path, links: list[Path] | None = None) -> list[Path]:
-        found = list(real(root, links))
-        return [*found, root / "prop_moved-meanwhile.md"] if root == ws.layout.pending else found
+        # listed, then moved (a packet applied) or removed (a record rolled back) before it is read
+        return [*real(root, links), root / "moved-meanwhile.md"]
 
     monkeypatch.setattr(record_store, "markdown_files", listing)
     assert proposal_files.inventory(ws.layout).pending() == ()
+    assert record_store.scan(ws.layout).problems == ()
     result = repos.run(repo, "doctor", "--json")
     assert result.exit_code == 0
     checks = {c["name"]: c["status"] for c in json.loads(result.stdout)["checks"]}
-    assert checks["proposals"] == "ok"
+    assert checks["proposals"] == checks["records"] == "ok"
 
 
 def test_temporary_files_of_a_dead_memkeep_writer_are_reported_then_swept(repo: Repo) -> None:

@@ -227,14 +227,18 @@ def checked_index(layout: Layout) -> Path:
     symlinks: sqlite would follow one out of the repository (issue 13).
 
     Raises:
-        UnsafePath: one of them is a symlink, or a folder above them is.
+        UnsafePath: one of them is a symlink, or a folder above them is. NotAFile: the index is a folder.
     """
+    from git_memzoi.core.atomic import NotAFile
     from git_memzoi.core.confine import confined
 
     path = index_path(layout)
     for sidecar in ("-journal", "-wal", "-shm"):
         confined(path.with_name(path.name + sidecar), layout.root)
-    return confined(path, layout.root)
+    real = confined(path, layout.root)
+    if os.path.lexists(real) and not real.is_file():
+        raise NotAFile(f"{real} is not a regular file; remove it and run `git memzoi rebuild`")
+    return real
 
 
 def _open(layout: Layout) -> sqlite3.Connection | None:
