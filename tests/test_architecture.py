@@ -239,3 +239,86 @@ def test_the_mcp_server_and_the_cli_share_no_code_but_the_faces() -> None:
 def test_the_command_line_loads_its_command_modules_statically() -> None:
     source = (PACKAGE / "cli" / "memzoi.py").read_text("utf-8")
     assert "importlib" not in source and "import_module" not in source
+
+
+# ------------------------------------------------------------------------------------------------ confined writes
+# (issue 13: every write goes through git_memzoi/core/atomic.py, which refuses symlinks and paths outside the root)
+
+WRITE_METHODS = {"write_text", "write_bytes", "mkdir", "unlink", "rmdir", "rename", "touch", "chmod", "symlink_to"}
+OS_WRITES = {
+    "makedirs",
+    "mkdir",
+    "unlink",
+    "remove",
+    "rename",
+    "replace",
+    "link",
+    "symlink",
+    "rmdir",
+    "chmod",
+    "mkfifo",
+}
+WRITE_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"}
+SHUTIL_WRITES = {"copy", "copy2", "copyfile", "copytree", "move", "rmtree"}
+# module -> the raw writes it may make, and why they need no guard
+RAW_WRITERS = {
+    "core/atomic.py": None,  # the guarded writers themselves
+    "core/scratch.py": None,  # temporary files in the git directory's own folder
+    "cli/app.py": {"os.open for writing"},  # /dev/null over a closed stdout
+    "cli/memkeep.py": {"open(mode='a')"},  # $GITHUB_STEP_SUMMARY, a file the CI runner names
+    "core/gitview_pygit2.py": {".chmod()", ".unlink()"},  # drop_object: a loose object of the eval's own repository
+    "integrations/git_hooks.py": {".mkdir()", ".chmod()", ".unlink()", "os.replace"},  # the hooks folder git names
+    # the index: checked_index() confines the file and sqlite's sidecars before sqlite opens or replaces them
+    "memzoi/recall/index/db.py": {"sqlite3.connect", "os.replace", "os.unlink", "os.open for writing"},
+}
+
+
+def raw_writes(path: Path) -> set[str]:
+    """The file-system writes a module makes without :mod:`git_memzoi.core.atomic`."""
+    found: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"))):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Attribute):
+            base = func.value.id if isinstance(func.value, ast.Name) else None
+            flags = {n.attr for n in ast.walk(node) if isinstance(n, ast.Attribute)}
+            if base == "os" and func.attr in OS_WRITES:
+                found.add(f"os.{func.attr}")
+            elif base == "os" and func.attr == "open" and WRITE_FLAGS & flags:
+                found.add("os.open for writing")
+            elif (base == "shutil" and func.attr in SHUTIL_WRITES) or (base == "sqlite3" and func.attr == "connect"):
+                found.add(f"{base}.{func.attr}")
+            elif base not in ("os", "shutil") and func.attr in WRITE_METHODS:
+                found.add(f".{func.attr}()")
+        elif isinstance(func, ast.Name) and func.id == "open":
+            mode = (
+                node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            )
+            if isinstance(mode, ast.Constant) and isinstance(mode.value, str) and set(mode.value) & set("wax+"):
+                found.add(f"open(mode={mode.value!r})")
+    return found
+
+
+def test_the_raw_write_finder_sees_each_kind(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "import os, shutil\np.write_text('x')\nos.replace(a, b)\nos.open(p, os.O_WRONLY | os.O_CREAT)\n"
+        "os.open(p, os.O_RDONLY)\nopen(p, 'a')\nopen(p)\nshutil.rmtree(p)\n'a'.replace('b', 'c')\n"
+    )
+    assert raw_writes(module) == {
+        ".write_text()",
+        "os.replace",
+        "os.open for writing",
+        "open(mode='a')",
+        "shutil.rmtree",
+    }
+
+
+@pytest.mark.parametrize("module", MODULES, ids=rel)
+def test_every_write_goes_through_the_confined_writers(module: Path) -> None:
+    allowed = RAW_WRITERS.get(rel(module), set())
+    if allowed is None:
+        return
+    unexpected = raw_writes(module) - allowed
+    assert not unexpected, f"{rel(module)} writes without git_memzoi.core.atomic: {sorted(unexpected)}"

@@ -43,6 +43,9 @@ class AppGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the subcommand, mapping errors through the one exit-code table."""
+        from git_memzoi.core.atomic import name_command
+
+        name_command(self._command_words(ctx))  # how a lock timeout elsewhere names this process
         try:
             return super().invoke(ctx)
         except click.exceptions.NoArgsIsHelpError:
@@ -62,6 +65,18 @@ class AppGroup(click.Group):
                 raise
             message = f"internal error: {type(exc).__name__}: {exc} (MEMZOI_DEBUG=1 shows a traceback)"
             fail(ctx, message, "internal_error", int(ExitCode.INTERNAL))
+
+    def _command_words(self, ctx: click.Context) -> str:
+        """``git-memzoi proposal-files apply``: the program and the command names, never an argument."""
+        words = [ctx.command_path]
+        command: click.Command = self
+        for word in [*getattr(ctx, "_protected_args", ()), *ctx.args]:
+            sub = command.get_command(ctx, word) if isinstance(command, click.Group) else None
+            if sub is None:
+                break
+            words.append(word)
+            command = sub
+        return " ".join(words)
 
 
 def _closed_stdout(ctx: click.Context) -> None:

@@ -1,66 +1,239 @@
-"""Atomic file writes (temp file in the same directory + fsync + rename) and the lifecycle lock."""
+"""Every write of the tool (io): atomic replace, exclusive create, append, folders, removal - each confined to a
+root by :mod:`git_memzoi.core.confine` - and the lifecycle lock.
+
+Each writer takes the ``root`` its file must stay in (the working tree, or the git directory for git-private
+state), resolves the file's real path below it, refuses a symlink anywhere on the way (``unsafe_path``, nothing
+written) and then works relative to a checked descriptor of the file's folder. ``tests/test_architecture.py``
+keeps raw writes out of the rest of the package, so a new writer cannot skip the guard. Temporary files live
+where git never lists them (:mod:`git_memzoi.core.scratch`).
+"""
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
-from git_memzoi.errors import ToolError
+from git_memzoi.core import scratch
+from git_memzoi.core.confine import UnsafePath, confined, open_dir, real_root
+from git_memzoi.errors import InputError, MemzoiError, ToolError
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+class NotAFile(InputError):
+    """A path the tool writes is a folder, a FIFO, a socket or a device (exit 2; nothing written)."""
+
+    default_code = "not_a_regular_file"  # the code safe_read gives a read of it
+
+
+def write_bytes_atomic(path: Path, data: bytes, *, root: Path, parents: bool = False) -> None:
     """Replace ``path`` with ``data`` atomically; readers see the old or the new file, never a mix.
 
-    An existing file keeps its mode; a new one gets the mode ``open()`` would give it (``0o666`` less the
-    umask). Raises :class:`ToolError` when the directory is not writable.
+    The temporary file is written (fsynced) where git never sees it and renamed into the checked folder. An
+    existing file keeps its mode; a new one gets the mode ``open()`` would give it (``0o666`` less the umask).
+
+    Args:
+        root: the folder ``path`` must stay in (see :func:`~git_memzoi.core.confine.confined`).
+        parents: create the missing folders above ``path`` (confined too).
+
+    Raises:
+        UnsafePath: a symlink on the way, or outside ``root``. NotAFile: ``path`` is not a regular file.
+        ToolError: the folder is missing or not writable (``write_failed``).
     """
-    directory = path.parent
-    fd, tmp = _create_temp(path)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        with contextlib.suppress(FileNotFoundError):
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(directory)
-
-
-def _create_temp(path: Path) -> tuple[int, str]:
-    # mkstemp creates its file 0o600, which the rename would hand on to a new file. Opening with 0o666 lets the
-    # kernel apply the umask (and a default ACL) exactly as for open(); reading the umask would mean setting it.
-    for _ in range(100):
-        tmp = str(path.parent / f".{path.name}.{os.urandom(6).hex()}.tmp")
+    real = _target(path, root, parents)
+    with _folder(real, root) as dir_fd:
+        mode = _existing_mode(real, dir_fd)
         try:
-            return os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0), 0o666), tmp
-        except FileExistsError:
-            continue
+            temp = scratch.create(dir_fd, real.name, real_root(root))
         except OSError as exc:
-            raise ToolError(f"cannot write in {path.parent}: {exc.strerror}", "write_failed") from exc
-    raise ToolError(f"cannot write in {path.parent}: no free temporary name", "write_failed")
+            raise ToolError(f"cannot write in {real.parent}: {exc.strerror or exc}", "write_failed") from exc
+        try:
+            with os.fdopen(temp.fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                if mode is not None:
+                    os.fchmod(handle.fileno(), mode)
+                os.fsync(handle.fileno())
+            os.replace(temp.name, real.name, src_dir_fd=temp.dir_fd, dst_dir_fd=dir_fd)
+        except BaseException:
+            scratch.discard(temp)
+            raise
+        _fsync(dir_fd)
 
 
-def _fsync_dir(directory: Path) -> None:
+def write_new(path: Path, data: bytes, *, root: Path, mode: int = 0o644, parents: bool = False) -> bool:
+    """Create ``path`` holding ``data``, never replacing anything (a hard link of a complete temporary file).
+
+    Returns:
+        False when ``path`` already exists (nothing written), else True.
+
+    Raises:
+        UnsafePath, ToolError: as :func:`write_bytes_atomic`.
+    """
+    real = _target(path, root, parents)
+    with _folder(real, root) as dir_fd:
+        try:
+            temp = scratch.create(dir_fd, real.name, real_root(root))
+        except OSError as exc:
+            raise ToolError(f"cannot write in {real.parent}: {exc.strerror or exc}", "write_failed") from exc
+        try:
+            with os.fdopen(temp.fd, "wb") as handle:
+                handle.write(data)
+                handle.flush()
+                os.fchmod(handle.fileno(), mode)
+                os.fsync(handle.fileno())
+            try:
+                os.link(temp.name, real.name, src_dir_fd=temp.dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+            except FileExistsError:
+                return False
+        finally:
+            scratch.discard(temp)
+        _fsync(dir_fd)
+    return True
+
+
+def open_append(path: Path, *, root: Path, mode: int = 0o600) -> int:
+    """A descriptor appending to the regular file ``path`` (created ``mode`` when missing); the caller closes it.
+
+    Opened ``O_NOFOLLOW`` (a symlinked log is refused, never followed) and ``O_NONBLOCK`` (a FIFO put there never
+    blocks), relative to the checked folder, and checked to be a regular file before anything is written.
+
+    Raises:
+        UnsafePath: a symlink on the way or at ``path``. NotAFile: not a regular file. ToolError: not writable.
+    """
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+    return _open_regular(path, root, flags, mode, parents=True)
+
+
+def make_dirs(path: Path, *, root: Path) -> Path:
+    """Create the folder ``path`` and its missing parents below ``root``; its real path.
+
+    Raises:
+        UnsafePath: a symlink on the way. InputError: a part of it is a file (``not_a_folder``).
+    """
+    real = confined(path, root)
+    try:
+        os.makedirs(real, exist_ok=True)
+    except FileExistsError:
+        raise InputError(f"cannot create the folder {path}: a file of that name exists", "not_a_folder") from None
+    except OSError as exc:
+        raise ToolError(f"cannot create the folder {path}: {exc.strerror}", "write_failed") from exc
+    return confined(path, root)  # made by someone else meanwhile as a symlink: refused here
+
+
+def remove_file(path: Path, *, root: Path) -> bool:
+    """Remove the file ``path`` (a symlink there is removed itself, never followed); False when it was missing.
+
+    Raises:
+        UnsafePath: a symlink in a folder above it. ToolError: it cannot be removed.
+    """
+    real = confined(path.parent, root) / path.name
+    try:
+        dir_fd = open_dir(real.parent, root)
+    except FileNotFoundError:
+        return False
+    try:
+        os.unlink(real.name, dir_fd=dir_fd)
+    except FileNotFoundError:
+        return False
+    except IsADirectoryError:
+        raise NotAFile(f"cannot remove {path}: it is a folder") from None
+    except OSError as exc:
+        raise ToolError(f"cannot remove {path}: {exc.strerror}", "write_failed") from exc
+    finally:
+        os.close(dir_fd)
+    return True
+
+
+def remove_dir(path: Path, *, root: Path) -> None:
+    """Remove the empty folder ``path`` (a missing one is fine).
+
+    Raises:
+        UnsafePath: a symlink on the way or at ``path``. ToolError: not empty, or cannot be removed.
+    """
+    real = confined(path, root)
+    try:
+        os.rmdir(real)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise ToolError(f"cannot remove the folder {path}: {exc.strerror}", "write_failed") from exc
+
+
+def write_cache(path: Path, data: bytes) -> None:
+    """Replace the derived cache file ``path`` in a folder only this tool writes (under the git directory), best
+    effort: a cache that cannot be written only costs time. Never through a symlinked cache file."""
+    with contextlib.suppress(OSError, MemzoiError):
+        write_bytes_atomic(path, data, root=path.parent.parent, parents=True)
+
+
+def _target(path: Path, root: Path, parents: bool) -> Path:
+    if parents:
+        make_dirs(path.parent, root=root)
+    real = confined(path, root)
+    return real
+
+
+@contextlib.contextmanager
+def _folder(real: Path, root: Path) -> Iterator[int]:
+    try:
+        dir_fd = open_dir(real.parent, root)
+    except (FileNotFoundError, NotADirectoryError) as exc:
+        raise ToolError(f"cannot write in {real.parent}: {exc.strerror}", "write_failed") from exc
+    except PermissionError as exc:
+        raise ToolError(f"cannot write in {real.parent}: {exc.strerror}", "write_failed") from exc
+    try:
+        yield dir_fd
+    finally:
+        os.close(dir_fd)
+
+
+def _existing_mode(real: Path, dir_fd: int) -> int | None:
+    try:
+        st = os.stat(real.name, dir_fd=dir_fd, follow_symlinks=False)
+    except FileNotFoundError:
+        return None
+    if stat.S_ISLNK(st.st_mode):
+        raise UnsafePath(f"refusing to write {real}: it became a symlink")
+    if not stat.S_ISREG(st.st_mode):
+        raise NotAFile(f"cannot write {real}: it is not a regular file")
+    return st.st_mode & 0o7777
+
+
+def _open_regular(path: Path, root: Path, flags: int, mode: int, *, parents: bool) -> int:
+    real = _target(path, root, parents)
+    extra = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
+    with _folder(real, root) as dir_fd:
+        try:
+            fd = os.open(real.name, flags | extra, mode, dir_fd=dir_fd)
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise UnsafePath(f"refusing to write {real}: it is a symlink") from None
+            if exc.errno in (errno.EISDIR, errno.ENXIO, errno.ENODEV):
+                raise NotAFile(f"cannot write {real}: it is not a regular file") from None
+            raise ToolError(f"cannot write {real}: {exc.strerror}", "write_failed") from exc
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise NotAFile(f"cannot write {real}: it is not a regular file")
+    os.set_blocking(fd, True)  # O_NONBLOCK only kept a FIFO from blocking the open
+    return fd
+
+
+def _fsync(dir_fd: int) -> None:
     # The rename is durable only once the directory entry is on disk.
     with contextlib.suppress(OSError):
-        fd = os.open(directory, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        os.fsync(dir_fd)
 
+
+# ------------------------------------------------------------------------------------------------ the lifecycle lock
 
 # Locks this process holds: (lock path, thread id) -> (file descriptor, depth). Re-entry only ever happens
 # in the holding thread; another thread opens its own descriptor and waits on flock like another process.
 _HELD: dict[tuple[str, int], list[int]] = {}
 _RELEASED: dict[str, int] = {}
+_COMMAND: list[str] = []
 
 
 def releases(lock_path: Path) -> int:
@@ -72,16 +245,33 @@ def releases(lock_path: Path) -> int:
     return _RELEASED.get(str(lock_path), 0)
 
 
+def holds(lock_path: Path) -> bool:
+    """Whether this thread holds ``lock_path`` already (a nested hold: the outer one did the repairs)."""
+    import threading
+
+    return (str(lock_path), threading.get_ident()) in _HELD
+
+
+def name_command(label: str) -> None:
+    """Name the command this process runs (``git memzoi propose``), as lock holders are reported; never its
+    arguments, which may hold anything."""
+    _COMMAND[:] = [label]
+
+
 @contextlib.contextmanager
-def lifecycle_lock(lock_path: Path, timeout_s: float = 30.0, *, counted: bool = True) -> Iterator[None]:
-    """Hold the exclusive lifecycle lock at ``lock_path`` for the block (DESIGN.md principle 3).
+def lifecycle_lock(lock_path: Path, timeout_s: float = 30.0, *, root: Path, counted: bool = True) -> Iterator[None]:
+    """Hold the exclusive lifecycle lock at ``lock_path`` (confined to ``root``) for the block (DESIGN.md
+    principle 3).
 
     An advisory ``flock`` on the lock file, re-entrant within one thread (``propose --apply`` applies while it
-    holds the lock). Other processes and threads wait at most ``timeout_s`` seconds, then get
-    :class:`ToolError` (``lock_timeout``). The ``filelock`` library did the same but cost 16 to 30 ms of imports
-    on every write command (evals/bench/memzoi_store.py), a tenth of the 150 ms write budget. Releasing the
-    outermost hold counts for :func:`releases` unless ``counted`` is false (the index refresh, which writes
-    only the derived index, passes that).
+    holds the lock). The holder writes its pid and command into the file; another process or thread waits at
+    most ``timeout_s`` seconds, then gets :class:`ToolError` (``lock_timeout``) naming the holder, since when it
+    holds the lock and how long this one waited. The ``filelock`` library did the same but cost 16 to 30 ms of
+    imports on every write command (evals/bench/memzoi_store.py). Releasing the outermost hold counts for
+    :func:`releases` unless ``counted`` is false (the index refresh, which writes only the derived index).
+
+    Raises:
+        ToolError: ``lock_timeout``. UnsafePath, NotAFile: the lock file is a symlink or not a regular file.
     """
     import fcntl
     import threading
@@ -96,18 +286,19 @@ def lifecycle_lock(lock_path: Path, timeout_s: float = 30.0, *, counted: bool = 
         finally:
             held[1] -= 1
         return
-    lock_path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT, 0o644)
-    deadline = time.monotonic() + timeout_s
+    fd = _open_regular(lock_path, root, os.O_RDWR | os.O_CREAT, 0o644, parents=True)
+    started = time.monotonic()
     while True:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             break
         except BlockingIOError:
-            if time.monotonic() >= deadline:
+            if time.monotonic() - started >= timeout_s:
+                message = _held_by(fd, lock_path, time.monotonic() - started)
                 os.close(fd)
-                raise ToolError(f"another git-memzoi process holds {lock_path}", "lock_timeout") from None
+                raise ToolError(message, "lock_timeout") from None
             time.sleep(0.02)
+    _claim(fd)
     _HELD[key] = [fd, 1]
     try:
         yield
@@ -117,3 +308,36 @@ def lifecycle_lock(lock_path: Path, timeout_s: float = 30.0, *, counted: bool = 
             _RELEASED[key[0]] = _RELEASED.get(key[0], 0) + 1
         fcntl.flock(fd, fcntl.LOCK_UN)
         os.close(fd)
+
+
+def _claim(fd: int) -> None:
+    """Write who holds the lock into the lock file (its mtime is then the moment the hold began)."""
+    import json
+    import sys
+
+    command = _COMMAND[0] if _COMMAND else os.path.basename(sys.argv[0] or "python")
+    with contextlib.suppress(OSError):
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, json.dumps({"pid": os.getpid(), "command": command}).encode("utf-8") + b"\n", 0)
+
+
+def _held_by(fd: int, lock_path: Path, waited: float) -> str:
+    """The timeout message: who holds the lock, since when, and how long this process waited."""
+    import datetime as dt
+    import json
+
+    from git_memzoi.core.clock import file_time_ns
+
+    base = f"the lifecycle lock {lock_path} is held by another git-memzoi process"
+    try:
+        holder = json.loads(os.pread(fd, 4096, 0))
+        pid, command = int(holder["pid"]), str(holder["command"])
+        since = os.fstat(fd).st_mtime
+    except (OSError, ValueError, LookupError, TypeError):
+        return f"{base}; waited {waited:.1f} s"
+    stamp = dt.datetime.fromtimestamp(since, dt.UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    held = max(0.0, file_time_ns() / 1e9 - since)
+    return (
+        f"the lifecycle lock {lock_path} is held by pid {pid} ({ascii(command)[1:-1]}) since {stamp} "
+        f"({held:.1f} s); waited {waited:.1f} s"
+    )

@@ -73,11 +73,6 @@ def write_cache(path: Path, data: object) -> None:
     """Replace the derived cache ``path`` with ``data`` as JSON (best effort: a cache not written only costs time)."""
     import json
 
-    from git_memzoi.core.atomic import write_bytes_atomic
-    from git_memzoi.errors import MemzoiError
+    from git_memzoi.core import atomic
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, json.dumps(data).encode("utf-8"))
-    except (OSError, MemzoiError):
-        pass
+    atomic.write_cache(path, json.dumps(data).encode("utf-8"))

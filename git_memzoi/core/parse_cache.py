@@ -33,9 +33,8 @@ from typing import Any
 
 from git_memzoi import __version__
 from git_memzoi.core import safe_read
-from git_memzoi.core.atomic import write_bytes_atomic
+from git_memzoi.core.atomic import write_cache
 from git_memzoi.core.clock import file_time_ns
-from git_memzoi.errors import MemzoiError
 
 VERSION = 4  # the cache format and the shape of what the frontmatter parser returns
 MAGIC = b"memzoi parse cache\n"  # what the file starts with, before the marshal payload
@@ -132,12 +131,12 @@ class ParseCache:
         if self.path is None or (not self._dirty and self._new.keys() == self._old.keys()):
             return
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
             files = {name: _portable(item) for name, item in self._new.items()}
             payload = {"version": VERSION, "tool": __version__, "parser": _parser(), "files": files}
-            write_bytes_atomic(self.path, encode(_shared(payload, {})))
-        except (OSError, MemzoiError, ValueError):  # ValueError: a value marshal cannot hold
-            pass  # a cache that cannot be written only costs time
+            data = encode(_shared(payload, {}))
+        except ValueError:  # a value marshal cannot hold
+            return  # a cache that cannot be written only costs time
+        write_cache(self.path, data)
 
 
 def encode(payload: dict[str, Any]) -> bytes:

@@ -298,14 +298,9 @@ def _derived() -> dict[str, Any]:
     shapes = [[regex.pattern, regex.flags] for name in SECRET_PLUGINS for regex in classes[name]().denylist]
     derived = {"shapes": shapes, "pack": pack_data()}
     if path is not None:
-        from git_memzoi.core.atomic import write_bytes_atomic
-        from git_memzoi.errors import MemzoiError
+        from git_memzoi.core.atomic import write_cache
 
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_bytes_atomic(path, json.dumps({"identity": ident, **derived}, ensure_ascii=False).encode("utf-8"))
-        except (OSError, MemzoiError):
-            pass  # a cache that cannot be written only costs time
+        write_cache(path, json.dumps({"identity": ident, **derived}, ensure_ascii=False).encode("utf-8"))
     return derived
 
 

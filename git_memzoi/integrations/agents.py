@@ -220,7 +220,7 @@ def write_instructions(root: Path, profile: str, file: Path | str | None = None)
     target = check_target(root, str(file)) if file is not None else default_file(root, profile)
     generated = block(profile)
     if not target.exists():
-        _write(target, (generated + "\n").encode("utf-8"))
+        _write(root, target, (generated + "\n").encode("utf-8"))
         return InstructionsResult(target, profile, "created", "new file with a memzoi block", True)
     try:
         text = target.read_bytes().decode("utf-8")
@@ -236,18 +236,17 @@ def write_instructions(root: Path, profile: str, file: Path | str | None = None)
         )
     if pair is None:
         sep = "" if not text else ("\n" if text.endswith("\n") else "\n\n")
-        _write(target, (text + sep + generated + "\n").encode("utf-8"))
+        _write(root, target, (text + sep + generated + "\n").encode("utf-8"))
         return InstructionsResult(target, profile, "appended", "no memzoi block yet; block appended", True)
     start, end = pair
     if text[start:end] == generated:
         return InstructionsResult(target, profile, "unchanged", "block already current; nothing written", False)
-    _write(target, (text[:start] + generated + text[end:]).encode("utf-8"))
+    _write(root, target, (text[:start] + generated + text[end:]).encode("utf-8"))
     return InstructionsResult(target, profile, "replaced", "the block between the markers replaced", True)
 
 
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_bytes_atomic(path, data)
+def _write(root: Path, path: Path, data: bytes) -> None:
+    write_bytes_atomic(path, data, root=root, parents=True)  # never through a committed symlink (issue 13)
 
 
 PYTHON_PLACEHOLDER = "'/path/to/python'"  # the packaged commands' interpreter; install writes its own, sh-quoted
@@ -405,7 +404,7 @@ def install_claude_code(root: Path, python: str | None = None) -> InstallResult:
     if not added and not replaced and path.exists():
         return InstallResult(path, "unchanged", (), (), interpreter)
     status = "updated" if path.exists() else "created"
-    _write(path, (json.dumps(merged, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    _write(root, path, (json.dumps(merged, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     return InstallResult(path, status, tuple(added), tuple(replaced), interpreter)
 
 

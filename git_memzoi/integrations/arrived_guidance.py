@@ -53,11 +53,10 @@ def plan_arrived(start: Path, old: str, new: str) -> str | None:
     arrived = [c for c in candidates if "git-deletion" not in c.get("memory", {}).get("tags", ())]
     if not arrived:  # guidance that only left (e.g. switching to an older branch) is not news to plan for
         return None
-    folder = ctx.layout.local / PLANS
-    folder.mkdir(parents=True, exist_ok=True)
-    target = folder / f"{plan['plan_id']}.json"
+    target = ctx.layout.local / PLANS / f"{plan['plan_id']}.json"
     if not target.exists():
-        write_bytes_atomic(target, (json.dumps(plan, ensure_ascii=False, indent=2) + "\n").encode("utf-8"))
+        data = (json.dumps(plan, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+        write_bytes_atomic(target, data, root=ctx.layout.root, parents=True)
     rel = target.relative_to(ctx.layout.root).as_posix()
     return (
         f"memzoi: {len(arrived)} typed memory candidate(s) arrived in {span}; review them with "

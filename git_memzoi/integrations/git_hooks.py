@@ -412,7 +412,7 @@ def _install_one(directory: Path, hook: str) -> str:
         action += f"; the hook that was {keep.name} runs first, kept as {hook}{KEPT_SUFFIX}"
     if action.startswith("unchanged "):
         return action
-    write_bytes_atomic(target, text)
+    write_bytes_atomic(target, text, root=directory)
     target.chmod(0o755)
     return action
 

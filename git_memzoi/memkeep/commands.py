@@ -148,13 +148,16 @@ def index(options: Options) -> IndexResult:
 def _write_index(session: Session) -> bool:
     from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
     from git_memzoi.memkeep.index import render
+    from git_memzoi.memkeep.store import sweep_leftovers
 
     path = session.store.index_path
     text = render(session.loaded.entries).encode("utf-8")
-    with lifecycle_lock(_lock_path(session)):
+    lock = _lock_path(session)
+    with lifecycle_lock(lock, root=lock.parent):
+        sweep_leftovers(session.store)
         if _index_text(path) == text.decode("utf-8"):
             return False
-        write_bytes_atomic(path, text)
+        write_bytes_atomic(path, text, root=session.store.root)
     return True
 
 

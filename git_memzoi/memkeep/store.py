@@ -111,7 +111,7 @@ def locate(start: Path, root: Path, *, store: str | None = None, store_dir: str 
             raise InputError(f"store {store} is outside the repository {root}", "path_outside_repo")
         if not (path / "entries").is_dir():
             raise StoreNotFound(f"no memkeep store at {store} (it needs an entries/ folder)")
-        return Store(root, path.resolve(), config)
+        return _real_entries(Store(root, path.resolve(), config))
     name = store_dir or config.store_dir
     if not name or "/" in name.strip("/") or name in (".", ".."):
         raise InputError(f"store directory name {name!r} must be one folder name", "bad_store_dir")
@@ -120,11 +120,53 @@ def locate(start: Path, root: Path, *, store: str | None = None, store_dir: str 
         if (candidate / "entries").is_dir():
             if not is_within(candidate, root):
                 raise InputError(f"store {candidate} resolves outside the repository", "path_outside_repo")
-            return Store(root, candidate.resolve(), config)
+            return _real_entries(Store(root, candidate.resolve(), config))
     raise StoreNotFound(
         f"no memkeep store found: looked for {name}/entries/ from {start} up to {root} "
         f"(create it, or pass --store / --store-dir)"
     )
+
+
+def _real_entries(store: Store) -> Store:
+    """``store`` when its ``entries/`` folder is a real folder: one that is a symlink (committed with
+    ``--no-verify``, say to ``/outside``) would have every read and write of the store follow it (issue 13).
+
+    Raises:
+        UnsafePath: ``entries/`` is a symlink.
+    """
+    from git_memzoi.core.confine import UnsafePath
+
+    if store.entries_dir.is_symlink():
+        raise UnsafePath(
+            f"{store.rel}/entries is a symlink (to {os.readlink(store.entries_dir)!r}); a memkeep store's entries "
+            "must be a real folder: replace the link by the folder"
+        )
+    return store
+
+
+def leftovers(store: Store) -> list[Path]:
+    """Temporary files a killed writer left in the store (beside its entries or INDEX.md, or in the git
+    directory's scratch folder); read-only, for ``git memzoi doctor``."""
+    from git_memzoi.core import scratch
+
+    return scratch.leftovers(store.root.resolve(), _store_folders(store))
+
+
+def sweep_leftovers(store: Store) -> None:
+    """Remove :func:`leftovers` (writers call it under the lifecycle lock)."""
+    from git_memzoi.core import scratch
+
+    scratch.sweep(store.root.resolve(), _store_folders(store))
+
+
+def _store_folders(store: Store) -> list[Path]:
+    folders = [store.path, store.entries_dir]
+    try:
+        with os.scandir(store.entries_dir) as listing:
+            folders += [Path(i.path) for i in listing if i.is_dir(follow_symlinks=False)]
+    except OSError:
+        pass
+    return folders
 
 
 def _upwards(start: Path, root: Path) -> list[Path]:

@@ -89,15 +89,16 @@ class EntryWriter:
         """
         from git_memzoi.core import frontmatter, safe_read
         from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
-        from git_memzoi.memkeep.store import MAX_ENTRY_BYTES, entry_file
+        from git_memzoi.memkeep.store import MAX_ENTRY_BYTES, entry_file, sweep_leftovers
 
         path = entry_file(self.store, entry.path)
-        with lifecycle_lock(self.lock):
+        with lifecycle_lock(self.lock, root=self.lock.parent):
+            sweep_leftovers(self.store)
             data = safe_read.read_bytes(path, MAX_ENTRY_BYTES)  # read before: it may have been swapped since
             current = frontmatter.parse(data).fields
             if any(current.get(k) != entry.fields.get(k) for k in _GUARDED):
                 raise ToolError(f"{entry.path} changed {during}; run verify again", "changed_during_verify")
-            write_bytes_atomic(path, frontmatter.update(data, changes))
+            write_bytes_atomic(path, frontmatter.update(data, changes), root=self.store.root)
 
 
 def verify_entry(entry: Entry, reasons: Sequence[str], plan: Plan, runner: Runner, writer: EntryWriter) -> VerifyItem:

@@ -1,9 +1,10 @@
 """``git memzoi doctor``: is this installation and this repository's memory ready? (read-only; io)
 
 Each check is one :class:`Check` with a status (``ok``, ``warn``, ``fail``), a message and the next step.
-Nothing is repaired or written here: interrupted operations are named (not their file contents), private
-files that git would commit are listed by path only, and git-visible memory files holding a credential by path,
-line and rule only (never the value).
+Nothing is repaired or written here: interrupted operations and the temporary files of killed writers are named
+(not their file contents), private files that git would commit are listed by path only, and git-visible memory
+files holding a credential by path, line and rule only (never the value). A packet that a concurrent apply moves
+while doctor reads is skipped, not an error.
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ def run(root: Path, *, which: Callable[[str], str | None] = shutil.which) -> Rep
         _records(layout),
         _packets(layout),
         _transactions(layout),
+        _leftovers(layout),
         _index(layout),
         _privacy(layout),
         _credentials(layout),
@@ -127,6 +129,32 @@ def _transactions(layout: Layout) -> Check:
             "the next write command rolls them back; or run any lifecycle command now",
         )
     return Check("transactions", "ok", "no interrupted operation")
+
+
+def _leftovers(layout: Layout) -> Check:
+    """Temporary files of writers that were killed (both stores, and the git directory's scratch folder): a
+    git-visible one would be committed by ``git add -A``."""
+    from git_memzoi.core import scratch
+    from git_memzoi.core.confine import real_root
+    from git_memzoi.core.paths import display
+    from git_memzoi.errors import MemzoiError
+    from git_memzoi.memkeep.store import leftovers, locate
+
+    root = real_root(layout.root)
+    found = set(scratch.leftovers(root, layout.temp_folders()))
+    try:
+        found.update(leftovers(locate(layout.root, layout.root)))
+    except MemzoiError:
+        pass  # no memkeep store (or an unsafe one, which its own commands refuse)
+    if found:
+        names = ", ".join(display(p, root) for p in sorted(found)[:5])
+        return Check(
+            "leftovers",
+            "warn",
+            f"{len(found)} temporary file(s) left by interrupted writes: {names}",
+            "the next write command removes them (they are never committed: do not `git add` them)",
+        )
+    return Check("leftovers", "ok", "no temporary file left by an interrupted write")
 
 
 def _index(layout: Layout) -> Check:

@@ -290,7 +290,9 @@ def _real_dir(layout: Layout, folder: Path) -> Path:
     for path in (folder.parent, folder):
         if path.is_symlink() or (path.exists() and not path.is_dir()):
             raise InputError(f"{path.relative_to(layout.root).as_posix()} must be a real folder", "unsafe_target")
-    folder.mkdir(parents=True, exist_ok=True)
+    from git_memzoi.core.atomic import make_dirs
+
+    make_dirs(folder, root=layout.root)
     return folder
 
 
@@ -378,18 +380,20 @@ def _write(layout: Layout, path: Path, data: bytes) -> FileChange:
         raise InputError(f"{rel} is a symlink; refusing to write through it", "unsafe_target")
     if path.is_file() and safe_read.read_bytes(path, None) == data:
         return FileChange(rel, "unchanged")
-    write_bytes_atomic(path, data)
+    write_bytes_atomic(path, data, root=layout.root)
     return FileChange(rel, "written")
 
 
 def _write_okf(layout: Layout, records: Sequence[Record]) -> list[FileChange]:
+    from git_memzoi.core.atomic import remove_file
+
     folder = _real_dir(layout, export_dir(layout) / "okf")
     changes = [_write(layout, folder / f"{safe_id(r.id)}.md", render_okf(r).encode("utf-8")) for r in records]
     keep = {f"{safe_id(r.id)}.md" for r in records}
     for stale in sorted(folder.glob("*.md")):
         # only a file this exporter wrote is removed; anything else in the folder is left alone
         if stale.name not in keep and _written_here(stale):
-            stale.unlink()
+            remove_file(stale, root=layout.root)
             changes.append(FileChange(stale.relative_to(layout.root).as_posix(), "removed"))
     return changes
 
@@ -410,5 +414,5 @@ def _write_block(layout: Layout, path: Path, fmt: str, records: Sequence[Record]
     existing = safe_read.read_bytes(path, None, follow_symlinks=True) if path.exists() else None
     data, action = splice(existing, fmt, render_projection(records, fmt, level=2))
     if action != "unchanged":
-        write_bytes_atomic(path, data)
+        write_bytes_atomic(path, data, root=layout.root)
     return FileChange(path.relative_to(layout.root).as_posix(), action)

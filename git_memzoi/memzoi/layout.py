@@ -7,6 +7,7 @@ of git.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -74,16 +75,68 @@ class Layout:
         return self.local / "lifecycle.lock"
 
     def require(self) -> Layout:
-        """Return self when ``.memzoi/records/`` exists.
+        """Return self when ``.memzoi/records/`` exists, and ``.memzoi/``, its records and its private plane are
+        real folders: a ``.memzoi/local`` committed as a symlink (``-> ../../victim``) would send every private
+        read and write outside the repository (issue 13).
 
         Raises:
-            NotInitialized: otherwise, naming ``git memzoi init``.
+            NotInitialized: otherwise, naming ``git memzoi init``. InputError: ``symlinked_root``;
+            UnsafePath: ``.memzoi/local`` is a symlink.
         """
+        from git_memzoi.core.confine import UnsafePath
+
         if not self.records.is_dir():
             raise NotInitialized(f"no Memzoi memory in {self.root}: run `git memzoi init` first")
         if self.base.is_symlink() or self.records.is_symlink():
             raise InputError(f"{self.base} is a symlink; Memzoi state must be real folders", "symlinked_root")
+        for path in self.private_paths():
+            if path.is_symlink():
+                rel = path.relative_to(self.root).as_posix()
+                raise UnsafePath(
+                    f"{rel} is a symlink (to {ascii(str(path.readlink()))[1:-1]}); private memory must stay in "
+                    "real files and folders of the repository: remove the link"
+                )
         return self
+
+    def private_paths(self) -> list[Path]:
+        """The private plane's fixed folders and files, checked by :meth:`require` before any command reads or writes
+        there: one committed as a symlink (``--no-verify``) would lead reads and writes out of the repository."""
+        local = self.local
+        folders = [local, *(local / name for name in ("inbox", "proposals", "runtime", "transactions", "capture"))]
+        files = [self.lock, local / "events.jsonl", local / "index.sqlite", local / "packet-identities.json"]
+        return [*folders, local / "runtime" / "local", local / "runtime" / "session", *files]
+
+    @property
+    def transactions(self) -> Path:
+        """``.memzoi/local/transactions/``: the journals of operations in progress, or of killed ones."""
+        return self.local / "transactions"
+
+    def interrupted(self) -> bool:
+        """Whether a journal is on disk (a live operation's, or one a killed process left); one listing."""
+        try:
+            with os.scandir(self.transactions) as listing:
+                return next(listing, None) is not None
+        except OSError:
+            return False
+
+    def temp_folders(self) -> list[Path]:
+        """The folders a killed writer may have left a temporary file in (versions before issue 13 wrote them
+        beside their targets; now only a write across file systems does): :mod:`git_memzoi.core.scratch`."""
+        local = self.local
+        return [
+            self.base,
+            self.records,
+            self.pending,
+            self.resolved("applied"),
+            self.resolved("rejected"),
+            self.base / "exports",
+            self.base / "exports" / "okf",
+            local,
+            local / "inbox",
+            local / "proposals",
+            local / "runtime" / "local",
+            local / "runtime" / "session",
+        ]
 
 
 @dataclass(frozen=True)
@@ -110,7 +163,7 @@ def init(layout: Layout, *, force: bool = False) -> InitResult:
     Raises:
         InputError: when a path that must be a folder is a file or a symlink.
     """
-    from git_memzoi.core.atomic import write_bytes_atomic
+    from git_memzoi.core.atomic import make_dirs, write_bytes_atomic
 
     created: list[str] = []
     folders = [
@@ -125,10 +178,10 @@ def init(layout: Layout, *, force: bool = False) -> InitResult:
         if folder.is_symlink() or (folder.exists() and not folder.is_dir()):
             raise InputError(f"{folder} exists and is not a folder", "bad_layout")
         if not folder.exists():
-            folder.mkdir(parents=True)
+            make_dirs(folder, root=layout.root)
             created.append(folder.relative_to(layout.root).as_posix() + "/")
     for path, text in ((layout.base / "index.md", INDEX_TEXT), (layout.base / ".gitignore", GITIGNORE_TEXT)):
-        if (force or not path.exists()) and (not path.exists() or _text(path) != text):
-            write_bytes_atomic(path, text.encode("utf-8"))
+        if (force or not os.path.lexists(path)) and (not path.exists() or _text(path) != text):
+            write_bytes_atomic(path, text.encode("utf-8"), root=layout.root)
             created.append(path.relative_to(layout.root).as_posix())
     return InitResult(layout.root, tuple(created), force)

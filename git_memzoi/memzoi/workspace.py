@@ -51,6 +51,10 @@ def open_workspace(
     layout = Layout(find_root(start))
     if initialized:
         layout.require()
+        if layout.interrupted():  # one listing; the lifecycle is loaded only after a crash
+            from git_memzoi.memzoi.proposals.lifecycle import heal
+
+            heal(layout)  # an operation a killed process left is rolled back before any command reads or writes
     # kept with the other derived caches, so the next write or recall whose text has no token shape skips it
     secrets.remember_shapes_in(git_dir(layout.root) / "memzoi" / "cache")
     return Workspace(layout, clock or SystemClock(), actor or "cli")

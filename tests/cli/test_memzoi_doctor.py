@@ -35,6 +35,7 @@ def test_a_fresh_memory_is_ready_with_an_index_warning(repo: Repo) -> None:
         "records": "ok",
         "proposals": "ok",
         "transactions": "ok",
+        "leftovers": "ok",
         "index": "warn",
         "privacy": "ok",
         "credentials": "ok",

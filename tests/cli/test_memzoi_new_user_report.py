@@ -312,7 +312,7 @@ def umask() -> Iterator[None]:
 @pytest.mark.parametrize(("mask", "mode"), [(0o022, 0o644), (0o027, 0o640), (0o002, 0o664), (0o077, 0o600)])
 def test_a_new_file_gets_the_mode_open_would_give(tmp_path: Path, umask: None, mask: int, mode: int) -> None:
     os.umask(mask)
-    atomic.write_bytes_atomic(tmp_path / "new.md", b"new\n")
+    atomic.write_bytes_atomic(tmp_path / "new.md", b"new\n", root=tmp_path)
     (tmp_path / "plain.md").write_bytes(b"plain\n")
     assert stat.S_IMODE((tmp_path / "new.md").stat().st_mode) == mode
     assert stat.S_IMODE((tmp_path / "plain.md").stat().st_mode) == mode
@@ -325,7 +325,7 @@ def test_an_existing_file_keeps_its_mode(tmp_path: Path, umask: None, kept: int)
     target.write_bytes(b"old\n")
     target.chmod(kept)
     os.umask(0o002)
-    atomic.write_bytes_atomic(target, b"new\n")
+    atomic.write_bytes_atomic(target, b"new\n", root=tmp_path)
     assert target.read_bytes() == b"new\n" and stat.S_IMODE(target.stat().st_mode) == kept
 
 

@@ -11,7 +11,10 @@ from git_memzoi.core import atomic
 
 def test_nested_lifecycle_lock_does_not_deadlock(tmp_path: Path) -> None:
     lock = tmp_path / "local" / "lifecycle.lock"
-    with atomic.lifecycle_lock(lock, timeout_s=1), atomic.lifecycle_lock(lock, timeout_s=1):
+    with (
+        atomic.lifecycle_lock(lock, timeout_s=1, root=tmp_path),
+        atomic.lifecycle_lock(lock, timeout_s=1, root=tmp_path),
+    ):
         (tmp_path / "inside").write_text("ok")
     assert (tmp_path / "inside").read_text() == "ok"
 
@@ -20,12 +23,12 @@ def test_a_failed_write_leaves_the_old_bytes_and_no_temp_file(tmp_path: Path, mo
     target = tmp_path / "record.md"
     target.write_bytes(b"old\n")
 
-    def broken_replace(src: str, dst: str) -> None:
+    def broken_replace(src: str, dst: str, **dir_fds: object) -> None:
         raise OSError("disk full")
 
     monkeypatch.setattr(atomic.os, "replace", broken_replace)
     with pytest.raises(OSError):
-        atomic.write_bytes_atomic(target, b"new\n")
+        atomic.write_bytes_atomic(target, b"new\n", root=tmp_path)
     assert target.read_bytes() == b"old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["record.md"]
 
@@ -52,14 +55,14 @@ def test_another_process_waits_then_times_out(tmp_path: Path) -> None:
     try:
         assert holder.stdout is not None and holder.stdout.readline() == "held\n"
         started = time.monotonic()
-        with pytest.raises(ToolError) as caught, atomic.lifecycle_lock(lock, timeout_s=0.3):
+        with pytest.raises(ToolError) as caught, atomic.lifecycle_lock(lock, timeout_s=0.3, root=tmp_path):
             pass
         assert caught.value.code == "lock_timeout"
         assert time.monotonic() - started >= 0.3
     finally:
         holder.kill()
         holder.wait()
-    with atomic.lifecycle_lock(lock, timeout_s=1):  # free again once the holder is gone
+    with atomic.lifecycle_lock(lock, timeout_s=1, root=tmp_path):  # free again once the holder is gone
         pass
 
 
@@ -73,12 +76,12 @@ def test_another_thread_is_excluded_not_reentered(tmp_path: Path) -> None:
 
     def other() -> None:
         try:
-            with atomic.lifecycle_lock(lock, timeout_s=0.2):
+            with atomic.lifecycle_lock(lock, timeout_s=0.2, root=tmp_path):
                 outcome.append("entered")
         except ToolError as exc:
             outcome.append(exc.code)
 
-    with atomic.lifecycle_lock(lock, timeout_s=1):
+    with atomic.lifecycle_lock(lock, timeout_s=1, root=tmp_path):
         thread = threading.Thread(target=other)
         thread.start()
         thread.join()

@@ -91,23 +91,20 @@ def save_artifact(ws: Workspace, path: Path, artifact: Mapping[str, Any]) -> Pat
         raise CaptureError("a repo-safe artifact is never saved under .memzoi/", "unsafe_output_path")
     if os.path.lexists(target):
         raise CaptureError(f"{path.name}: the output exists; capture never replaces a file", "output_exists")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temp = target.parent / f".{target.name}.{os.getpid()}.tmp"
-    fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600 if data_class == "private" else 0o644)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(dump(artifact).encode("utf-8"))
-            handle.flush()
-            os.fsync(handle.fileno())
-        try:
-            os.link(temp, target)
-        except FileExistsError:
-            raise CaptureError(
-                f"{path.name}: the output exists; capture never replaces a file", "output_exists"
-            ) from None
-    finally:
-        temp.unlink(missing_ok=True)
+    from git_memzoi.core.atomic import write_new
+
+    # below the repository, the file stays there through real folders (a committed symlink is refused); a path
+    # the user named outside it is theirs, symlinks and all
+    lexical = Path(os.path.abspath(path))
+    root = ws.layout.root if _below(lexical, ws.layout.root) else lexical.parent
+    mode = 0o600 if data_class == "private" else 0o644
+    if not write_new(lexical, dump(artifact).encode("utf-8"), root=root, mode=mode, parents=True):
+        raise CaptureError(f"{path.name}: the output exists; capture never replaces a file", "output_exists")
     return target
+
+
+def _below(path: Path, root: Path) -> bool:
+    return any(path.is_relative_to(base) for base in (Path(os.path.abspath(root)), root.resolve()))
 
 
 def dump(artifact: Mapping[str, Any]) -> str:

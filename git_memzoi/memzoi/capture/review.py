@@ -231,9 +231,10 @@ def apply(
 
     Under the lifecycle lock the plan and the review are recomputed from the live source and inventory; any
     difference (``stale_capture_plan``, ``artifact_modified``, ``id_mismatch``, ``proposal_id_taken``) is raised
-    before the first write.
+    before the first write. The writes are one ``lifecycle.operation``: all of them, or (after a failure, or a
+    kill and the next guarded command) none.
     """
-    from git_memzoi.core.atomic import lifecycle_lock
+    from git_memzoi.memzoi.proposals import lifecycle
 
     if (
         supplied_plan.get("plan_id") != plan_id
@@ -241,7 +242,8 @@ def apply(
         or supplied_review.get("plan_id") != plan_id
     ):
         raise CaptureError("--plan-id / --review-id do not name the supplied artifacts", "id_mismatch")
-    with lifecycle_lock(ws.layout.lock):  # re-entrant: the writers below take it again in this thread
+    # one operation: a failure or a kill (then the next guarded command) removes every file it wrote
+    with lifecycle.operation(ws.layout, "capture_apply"):
         live = _replan(ws, supplied_plan, source_bytes or {})
         decisions = {
             "schema": REVIEW_INPUT_SCHEMA,

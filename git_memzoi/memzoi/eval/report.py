@@ -328,7 +328,7 @@ def write_baseline(path: Path, current: Mapping[str, Any]) -> None:
     """Write the baseline atomically (temp file in the same folder, then rename)."""
     from git_memzoi.core.atomic import write_bytes_atomic
 
-    write_bytes_atomic(path, baseline_bytes(current))
+    write_bytes_atomic(path, baseline_bytes(current), root=path.parent)  # the file the caller named
 
 
 # ------------------------------------------------------------------------------------------------ text

@@ -5,13 +5,12 @@ Under the lifecycle lock the plan is recomputed from the manifest and the live i
 (``stale_import_plan``) or a blocked plan (``blocked_import_plan``) is refused before the first write. Every
 routed candidate is built and validated first; then repo candidates become ``status: proposed`` packets under
 ``.memzoi/proposals/pending/`` (never canonical records) and local/session candidates private runtime records
-in one journaled operation. When a later write fails, every file this attempt created is removed.
+in one journaled operation, all of it one ``lifecycle.operation``: when a later write fails, or the process is
+killed, every file this attempt created is removed (at once, or by the next guarded command).
 """
 
 from __future__ import annotations
 
-import contextlib
-import os
 from pathlib import Path
 from typing import Any
 
@@ -37,11 +36,13 @@ def apply(ws: Workspace, raw: Any, *, plan_id: str, actor: str = "cli") -> dict[
             ``blocked_import_plan`` (prohibited content). Nothing is written in any of these cases.
         MemzoiError: a write failed (files created by this attempt are removed first).
     """
-    from git_memzoi.core.atomic import lifecycle_lock
+    from git_memzoi.memzoi.proposals import lifecycle
 
     who = importer.check_actor(actor)
     importer.parse_manifest(raw)  # a bad manifest fails before the lock
-    with lifecycle_lock(ws.layout.lock):  # re-entrant: the writers below take it again in this thread
+    # One operation, planned after the lock's repairs: an apply killed part-way is rolled back by the next guarded
+    # command (this one re-run included), so the inventory is the planned one again and the same id applies.
+    with lifecycle.operation(ws.layout, "import_apply"):
         live = importer.plan(ws, raw, actor=who)
         if live["plan_id"] != plan_id.strip():
             raise ImportManifestError(
@@ -59,74 +60,64 @@ def apply(ws: Workspace, raw: Any, *, plan_id: str, actor: str = "cli") -> dict[
 
 
 def _write(ws: Workspace, live: dict[str, Any], items: list[tuple[int, Any]]) -> list[dict[str, Any]]:
-    """Install the packets, then the runtime records as one journaled step list; on failure remove them all."""
+    """Install the packets, then the runtime records as one journaled step list, inside the caller's operation
+    (which removes them all on a failure)."""
     from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.proposals import lifecycle, packets
     from git_memzoi.memzoi.records import events
     from git_memzoi.memzoi.runtime import local
 
-    created: list[Path] = []
     writes: list[dict[str, Any]] = []
-    try:
-        for index, packet in ((i, p) for i, p in items if isinstance(p, packets.Packet)):
-            file_id, path = proposal_files.write_pending_packet(ws, packet)
-            created.append(path)
-            if file_id != packet.id:  # cannot happen under the lock: the plan reserved it against this inventory
-                raise ImportManifestError("stale import plan: a reserved proposal id is taken", "stale_import_plan")
-            writes.append(
-                {
-                    "kind": "proposal_file",
-                    "index": index,
-                    "proposal_id": file_id,
-                    "path": path.relative_to(ws.layout.root).as_posix(),
-                }
-            )
-        drafts = [(i, d) for i, d in items if isinstance(d, local.Draft)]
-        if drafts:
-            with lifecycle.guarded(ws.layout):
-                taken: set[str] = set()
-                steps = []
-                for index, draft in drafts:
-                    path, data, written = local.reserve(ws, draft, taken)
-                    steps.append(lifecycle.Step(path, data))
-                    writes.append(
-                        {
-                            "kind": "runtime_record",
-                            "index": index,
-                            "record_id": written.record["id"],
-                            "destination": draft.destination,
-                        }
-                    )
-                lifecycle.run_steps(ws.layout, "import_apply", steps)  # a failure restores every runtime file
-                created += [step.path for step in steps]
-        now = ws.clock.now()
-        for w in writes:
-            if w["kind"] == "runtime_record":
-                events.append(
-                    ws.layout,
-                    "import_runtime_written",
-                    ws.actor,
-                    now,
-                    {"destination": w["destination"], "route": "import"},
-                    record_id=w["record_id"],
-                )
-        events.append(
-            ws.layout,
-            "import_applied",
-            ws.actor,
-            now,
+    for index, packet in ((i, p) for i, p in items if isinstance(p, packets.Packet)):
+        file_id, path = proposal_files.write_pending_packet(ws, packet)
+        if file_id != packet.id:  # cannot happen under the lock: the plan reserved it against this inventory
+            raise ImportManifestError("stale import plan: a reserved proposal id is taken", "stale_import_plan")
+        writes.append(
             {
-                "plan_id": live["plan_id"],
-                "candidates": len(live["candidates"]),
-                "proposal_ids": [w["proposal_id"] for w in writes if w["kind"] == "proposal_file"],
-                "record_ids": [w["record_id"] for w in writes if w["kind"] == "runtime_record"],
-            },
+                "kind": "proposal_file",
+                "index": index,
+                "proposal_id": file_id,
+                "path": path.relative_to(ws.layout.root).as_posix(),
+            }
         )
-    except BaseException:
-        for path in reversed(created):
-            with contextlib.suppress(FileNotFoundError):
-                os.unlink(path)
-        raise
+    taken: set[str] = set()
+    steps = []
+    for index, draft in ((i, d) for i, d in items if isinstance(d, local.Draft)):
+        path, data, written = local.reserve(ws, draft, taken)
+        steps.append(lifecycle.Step(path, data))
+        writes.append(
+            {
+                "kind": "runtime_record",
+                "index": index,
+                "record_id": written.record["id"],
+                "destination": draft.destination,
+            }
+        )
+    if steps:
+        lifecycle.run_steps(ws.layout, "import_apply", steps)
+    now = ws.clock.now()
+    for w in writes:
+        if w["kind"] == "runtime_record":
+            events.append(
+                ws.layout,
+                "import_runtime_written",
+                ws.actor,
+                now,
+                {"destination": w["destination"], "route": "import"},
+                record_id=w["record_id"],
+            )
+    events.append(
+        ws.layout,
+        "import_applied",
+        ws.actor,
+        now,
+        {
+            "plan_id": live["plan_id"],
+            "candidates": len(live["candidates"]),
+            "proposal_ids": [w["proposal_id"] for w in writes if w["kind"] == "proposal_file"],
+            "record_ids": [w["record_id"] for w in writes if w["kind"] == "runtime_record"],
+        },
+    )
     return sorted(writes, key=lambda w: w["index"])
 
 

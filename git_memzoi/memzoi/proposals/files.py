@@ -105,11 +105,11 @@ def inventory(layout: Layout) -> Inventory:
         InputError: a proposal root is a symlink or not a folder (``symlinked_root``, ``bad_layout``).
         DuplicateIdentity: two packets share an identity.
     """
-    entries = [
-        _entry(layout, state, root, file)
-        for state, root in _roots(layout)
-        for file in record_store.markdown_files(root)
-    ]
+    entries = []
+    for state, root in _roots(layout):
+        for file in record_store.markdown_files(root):
+            with contextlib.suppress(FileNotFoundError):  # moved by a concurrent apply or reject: not there now
+                entries.append(_entry(layout, state, root, file))
     _check_unique(entries)
     return Inventory(tuple(entries))
 
@@ -213,14 +213,17 @@ class Identities:
     def save(self) -> None:
         """Rewrite the cache if a file was read or removed (after a successful write, holding the lock)."""
         if self.stale:
-            _write_cache(self.layout.local / IDENTITY_CACHE, self.cache)
+            _write_cache(self.layout, self.cache)
 
     def find(self, identity: str) -> Entry:
         """:meth:`Inventory.find`, parsing only the packet found. Raises ProposalNotFound."""
         token = identity_token(identity.strip())
         for k in self.known:
             if token in k.tokens:
-                return k.entry or _entry(self.layout, k.state, k.root, Path(k.path))
+                try:
+                    return k.entry or _entry(self.layout, k.state, k.root, Path(k.path))
+                except FileNotFoundError:  # moved meanwhile by a process that did not hold the lock
+                    break
         raise ProposalNotFound(NOT_FOUND)
 
     def taken(self) -> frozenset[str]:
@@ -255,7 +258,10 @@ def identities(layout: Layout) -> Identities:
                 known.append(_Known(state, root, path, cast("list[str]", hit[3:]), None))  # all str: checked above
                 fresh[key] = hit
             else:
-                entry = _entry(layout, state, root, Path(path))
+                try:
+                    entry = _entry(layout, state, root, Path(path))
+                except FileNotFoundError:  # moved by a concurrent apply or reject since the listing
+                    continue
                 known.append(_Known(state, root, path, entry.tokens, entry))
                 fresh[key] = [*signature, *sorted(entry.tokens)]
     tokens = [t for k in known for t in k.tokens]  # each entry's tokens are a set: repeats are across files
@@ -275,10 +281,10 @@ def _read_cache(path: Path) -> tuple[dict[str, list[object]], int]:
         return {}, 0
 
 
-def _write_cache(path: Path, files: dict[str, list[object]]) -> None:
+def _write_cache(layout: Layout, files: dict[str, list[object]]) -> None:
+    data = json.dumps({"version": 1, "files": files}, separators=(",", ":")).encode("utf-8")
     with contextlib.suppress(OSError, MemzoiError):  # a derived cache: the next writer tries again
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, json.dumps({"version": 1, "files": files}, separators=(",", ":")).encode("utf-8"))
+        write_bytes_atomic(layout.local / IDENTITY_CACHE, data, root=layout.root, parents=True)
 
 
 # ------------------------------------------------------------------------------------------------ read-only commands
@@ -558,8 +564,7 @@ def write_pending_packet(ws: Workspace, packet: Packet) -> tuple[str, Path]:
         require_clean(text, f"new proposal {file_id}", document=True)  # not written yet: name the field
         data = text.encode("utf-8")
         check_shape(parse(file_id, _rel(layout, path), data), _rel(layout, path))
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(path, data)
+        lifecycle.write_step(layout, Step(path, data))
         known.save()
         events.append(
             layout, "proposal_file_written", ws.actor, ws.clock.now(), {"action": packet.action}, proposal_id=file_id

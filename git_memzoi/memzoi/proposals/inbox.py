@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core import safe_read
-from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import InputError, MemzoiError
 from git_memzoi.memzoi.layout import Layout
@@ -184,9 +183,8 @@ def _parse(path: Path, file_id: str) -> Packet | None:
 
 def _save(layout: Layout, proposal: Proposal) -> None:
     stored = {"schema": SCHEMA, **asdict(replace(proposal, packet_missing=False))}
-    state_dir(layout).mkdir(parents=True, exist_ok=True)
     text = json.dumps(stored, indent=2, ensure_ascii=False) + "\n"
-    write_bytes_atomic(state_dir(layout) / f"{proposal.id}.json", text.encode("utf-8"))
+    lifecycle.write_step(layout, lifecycle.Step(state_dir(layout) / f"{proposal.id}.json", text.encode("utf-8")))
 
 
 def iter_proposals(layout: Layout) -> Iterator[Proposal | InputError]:
@@ -334,17 +332,19 @@ def propose(
         "the proposal",
     )
     require_clean(text, "the proposal", document=True)
-    try:
-        proposal, created = load(ws.layout, prop_id), False
-    except ProposalNotFound:
-        proposal, created = _create(ws, draft, packet, text, policy, now), True
-    auto = (policy.mode == "auto" or apply) and proposal.repo_safe and proposal.status in ("pending", "validated")
-    if auto:
-        proposal = approve(ws, prop_id, actor=draft.actor, auto=True).proposal
-    applied = None
-    if apply:
-        outcome = apply_proposal(ws, prop_id, actor=draft.actor, operation="propose_apply")
-        proposal, applied = outcome.proposal, outcome.applied
+    # one operation: killed part-way, the next guarded command rolls all of it back (packet, state, record)
+    with lifecycle.operation(ws.layout, "propose_apply" if apply else "propose"):
+        try:
+            proposal, created = load(ws.layout, prop_id), False
+        except ProposalNotFound:
+            proposal, created = _create(ws, draft, packet, text, policy, now), True
+        auto = (policy.mode == "auto" or apply) and proposal.repo_safe and proposal.status in ("pending", "validated")
+        if auto:
+            proposal = approve(ws, prop_id, actor=draft.actor, auto=True).proposal
+        applied = None
+        if apply:
+            outcome = apply_proposal(ws, prop_id, actor=draft.actor, operation="propose_apply")
+            proposal, applied = outcome.proposal, outcome.applied
     return ProposeResult(proposal, created, policy, auto, applied, _warnings(draft, policy))
 
 
@@ -370,9 +370,7 @@ def _warnings(draft: Draft, policy: ApprovalPolicy) -> tuple[str, ...]:
 def _create(
     ws: Workspace, draft: Draft, packet: Packet, text: str, policy: ApprovalPolicy, now: dt.datetime
 ) -> Proposal:
-    from git_memzoi.core.atomic import lifecycle_lock
-
-    with lifecycle_lock(ws.layout.lock):  # re-entrant: the packet install and the state file under one lock
+    with lifecycle.operation(ws.layout, "propose"):  # the packet install and the state file as one
         return _create_locked(ws, draft, packet, text, policy, now)
 
 
@@ -402,25 +400,18 @@ def _create_locked(
         approval_mode=policy.mode,
         approval_source=policy.source,
     )
-    try:
-        with lifecycle.guarded(layout):
-            if not draft.repo_safe:
-                (layout.local / "proposals").mkdir(parents=True, exist_ok=True)
-                write_bytes_atomic(packet_path(layout, proposal), text.encode("utf-8"))
-            _save(layout, proposal)
-            payload = {
-                "sensitivity": draft.sensitivity,
-                "location": proposal.location,
-                "file_id": file_id,
-                "approval_mode": policy.mode,
-                "approval_source": policy.source,
-            }
-            events.append(layout, "proposal.proposed", draft.actor, now, payload, proposal_id=packet.id)
-    except BaseException:
-        if draft.repo_safe:  # roll back the pending packet this call installed
-            (layout.pending / f"{file_id}.md").unlink(missing_ok=True)
-        raise
-    return proposal
+    if not draft.repo_safe:
+        lifecycle.write_step(layout, lifecycle.Step(packet_path(layout, proposal), text.encode("utf-8")))
+    _save(layout, proposal)
+    payload = {
+        "sensitivity": draft.sensitivity,
+        "location": proposal.location,
+        "file_id": file_id,
+        "approval_mode": policy.mode,
+        "approval_source": policy.source,
+    }
+    events.append(layout, "proposal.proposed", draft.actor, now, payload, proposal_id=packet.id)
+    return proposal  # a failure above rolls back the pending packet too: the caller's operation
 
 
 def _adoptable(path: Path, text: str) -> bool:
@@ -467,6 +458,11 @@ def reject(ws: Workspace, prop_id: str, *, reason: str, actor: str) -> Outcome:
     clean = (reason or "").strip()
     if not clean:
         raise InputError("reject needs a non-empty --reason", "missing_reason")
+    with lifecycle.operation(ws.layout, "reject"):  # the packet move and the state file as one
+        return _reject_locked(ws, prop_id, clean, actor)
+
+
+def _reject_locked(ws: Workspace, prop_id: str, clean: str, actor: str) -> Outcome:
     proposal = load(ws.layout, prop_id)
     if proposal.status == "rejected":
         return Outcome(proposal, changed=False)
@@ -475,19 +471,18 @@ def reject(ws: Workspace, prop_id: str, *, reason: str, actor: str) -> Outcome:
         from git_memzoi.memzoi.proposals.files import reject_packet
 
         reject_packet(ws, proposal.file_id, reason=clean, actor=actor)
-    with lifecycle.guarded(ws.layout):
-        now = ws.clock.now()
-        stamp = format_timestamp(now)
-        proposal = replace(
-            load(ws.layout, prop_id),
-            status="rejected",
-            rejected_by=actor,
-            rejected_at=stamp,
-            reason=clean,
-            updated_at=stamp,
-        )
-        _save(ws.layout, proposal)
-        events.append(ws.layout, "proposal.rejected", actor, now, {}, proposal_id=proposal.id)
+    now = ws.clock.now()
+    stamp = format_timestamp(now)
+    proposal = replace(
+        load(ws.layout, prop_id),
+        status="rejected",
+        rejected_by=actor,
+        rejected_at=stamp,
+        reason=clean,
+        updated_at=stamp,
+    )
+    _save(ws.layout, proposal)
+    events.append(ws.layout, "proposal.rejected", actor, now, {}, proposal_id=proposal.id)
     return Outcome(proposal, changed=True)
 
 
@@ -501,10 +496,8 @@ def apply_proposal(ws: Workspace, prop_id: str, *, actor: str, operation: str = 
         SensitivityBlocked: not repo-safe. TransitionRefused: not approved yet (``proposal_not_approved``) or
             rejected (``proposal_rejected``). PacketError, TargetError: from the apply. InputError: bad id.
     """
-    from git_memzoi.core.atomic import lifecycle_lock
-
-    # One lock over the packet apply and the inbox state (the lock is re-entrant), so no crash window between.
-    with lifecycle_lock(ws.layout.lock):
+    # One operation over the packet apply and the inbox state, so no crash window between.
+    with lifecycle.operation(ws.layout, operation):
         return _apply_locked(ws, prop_id, actor=actor, operation=operation)
 
 
@@ -524,27 +517,26 @@ def _apply_locked(ws: Workspace, prop_id: str, *, actor: str, operation: str) ->
             "proposal_not_approved",
         )
     result = apply_packet(ws, proposal.file_id, actor=actor)
-    with lifecycle.guarded(ws.layout):
-        now = ws.clock.now()
-        stamp = format_timestamp(now)
-        proposal = replace(
-            _load_unresolved(ws.layout, prop_id),
-            status="applied",
-            applied_by=actor,
-            applied_at=stamp,
-            record_id=result.record_id,
-            updated_at=stamp,
-        )
-        _save(ws.layout, proposal)
-        events.append(
-            ws.layout,
-            "proposal.applied",
-            actor,
-            now,
-            {"file_id": result.file_id},
-            record_id=result.record_id,
-            proposal_id=proposal.id,
-        )
+    now = ws.clock.now()
+    stamp = format_timestamp(now)
+    proposal = replace(
+        _load_unresolved(ws.layout, prop_id),
+        status="applied",
+        applied_by=actor,
+        applied_at=stamp,
+        record_id=result.record_id,
+        updated_at=stamp,
+    )
+    _save(ws.layout, proposal)
+    events.append(
+        ws.layout,
+        "proposal.applied",
+        actor,
+        now,
+        {"file_id": result.file_id},
+        record_id=result.record_id,
+        proposal_id=proposal.id,
+    )
     return Outcome(proposal, changed=True, applied=result)
 
 

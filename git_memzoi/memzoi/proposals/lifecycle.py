@@ -10,7 +10,14 @@ and a content-free journal (operation name, repository-relative paths, whether e
 ``.memzoi/local/transactions/<txid>/``, then writes each file atomically. A reported failure restores the old
 bytes, byte for byte, and removes new files. A process killed between steps leaves the journal behind:
 :func:`pending_transactions` lists such leftovers (for ``doctor``; no paths or content) and :func:`repair` rolls
-them back. :func:`guarded` runs the repair itself before any new write, so the next command heals the tree.
+them back. :func:`guarded` runs the repair itself before any new write, so the next command heals the tree, and
+removes the temporary files a killed writer left (:mod:`git_memzoi.core.scratch`).
+
+A command made of several such writes (``propose --apply``: the packet, the inbox state, the approval, the apply;
+``import apply``: many packets and runtime records) runs as one :func:`operation`: a journal of the same shape,
+opened before the first write, to which every file written through :func:`write_step` adds its old bytes just
+before it changes. The command either finishes (the journal goes) or is rolled back as a whole - by its own
+failure, or by the next guarded command after a kill - so it happens exactly once or not at all (issue 13).
 The saved bytes live only in the git-ignored private plane and are deleted when the operation ends.
 """
 
@@ -20,14 +27,16 @@ import contextlib
 import datetime as dt
 import json
 import os
+import threading
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.core import atomic, safe_read
+from git_memzoi.core import atomic, safe_read, scratch
 from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
-from git_memzoi.errors import InputError, ToolError
+from git_memzoi.core.confine import confined, real_root
+from git_memzoi.errors import InputError, MemzoiError, ToolError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals.packets import REPO_SAFE, SensitivityBlocked, candidates
 from git_memzoi.memzoi.records import events, okf, vocab
@@ -62,12 +71,14 @@ class Step:
 
 @dataclass(frozen=True)
 class Transaction:
-    """An interrupted guarded operation left on disk (content-free: id, operation name, file count)."""
+    """An interrupted guarded operation left on disk (content-free: id, operation name, file count); ``kind`` is
+    ``steps`` (one :func:`run_steps`) or ``operation`` (a whole command, :func:`operation`)."""
 
     txid: str
     operation: str
     files: int
     committed: bool
+    kind: str = "steps"
 
 
 @dataclass(frozen=True)
@@ -91,20 +102,109 @@ class TombstoneResult:
 
 
 @contextlib.contextmanager
-def guarded(layout: Layout) -> Iterator[tuple[Transaction, ...]]:
-    """Hold the lifecycle lock for the block, after rolling back any interrupted operation (yielded).
+def guarded(layout: Layout, timeout_s: float = 30.0) -> Iterator[tuple[Transaction, ...]]:
+    """Hold the lifecycle lock for the block, after rolling back any interrupted operation (yielded) and removing
+    the temporary files killed writers left.
 
-    The lock is not re-entrant: code already inside ``guarded`` (or ``lifecycle_lock``) must not call a function
-    that takes it again (``apply_packet``, ``write_pending_packet``, ``supersede``, ``tombstone``, ``repair``).
+    Re-entrant: a nested ``guarded`` (``propose --apply`` approves and applies inside its own hold) only joins the
+    outer hold, which did the repairs (a repair there would roll back the live :func:`operation`).
 
     Raises:
         ToolError: the lock cannot be taken (``lock_timeout``). RollbackError: a leftover cannot be repaired.
         FileRefused: the event log every write ends with is no regular file (``not_a_regular_file``), checked
             before anything is written.
     """
-    with lifecycle_lock(layout.lock):
+    nested = atomic.holds(layout.lock)
+    with lifecycle_lock(layout.lock, timeout_s, root=layout.root):
+        if nested:
+            yield ()
+            return
         events.check_log(layout)
-        yield _repair_locked(layout)
+        repaired = _repair_locked(layout)
+        scratch.sweep(real_root(layout.root), layout.temp_folders())
+        yield repaired
+
+
+@dataclass
+class _Active:
+    """The :func:`operation` this thread runs on one repository: its journal folder and journal."""
+
+    txdir: Path
+    journal: dict[str, Any]
+    seen: set[str]
+
+
+_ACTIVE: dict[tuple[str, int], _Active] = {}
+
+
+@contextlib.contextmanager
+def operation(layout: Layout, name: str) -> Iterator[tuple[Transaction, ...]]:
+    """Run the block as one all-or-nothing operation ``name`` under :func:`guarded` (whose repairs it yields).
+
+    The journal is on disk before the block runs; each :func:`write_step` inside adds its file's old bytes first.
+    On success the journal is removed; on an exception every file is restored and the exception re-raised; a
+    kill leaves the journal, and the next guarded command rolls the whole operation back. An operation started
+    inside another one joins it.
+
+    Raises:
+        RollbackError: the block failed and a file could not be restored (the journal stays for repair).
+    """
+    key = (str(layout.root), threading.get_ident())
+    with guarded(layout) as repaired:
+        if key in _ACTIVE:
+            yield repaired
+            return
+        txdir = _new_txdir(layout)
+        journal: dict[str, Any] = {"version": 1, "kind": "operation", "operation": name, "entries": []}
+        _save_journal(layout, txdir, journal)
+        _ACTIVE[key] = _Active(txdir, journal, set())
+        try:
+            yield repaired
+        except BaseException as exc:
+            del _ACTIVE[key]
+            problems = _rollback(layout, txdir, journal["entries"])
+            if problems:
+                raise RollbackError(
+                    f"{name} failed and could not be rolled back ({problems[0]}); the next guarded command repairs it"
+                ) from exc
+            _remove_tx(layout, txdir)
+            raise
+        del _ACTIVE[key]
+        _remove_tx(layout, txdir)
+
+
+def write_step(layout: Layout, step: Step) -> None:
+    """Perform one file change (write, or delete when ``step.data`` is ``None``) confined to the repository; inside
+    an :func:`operation`, its old bytes are journaled first. The caller holds the lifecycle lock."""
+    active = _ACTIVE.get((str(layout.root), threading.get_ident()))
+    if active is not None:
+        _note(layout, active, step.path)
+    if step.data is None:
+        atomic.remove_file(step.path, root=layout.root)
+    else:
+        write_bytes_atomic(step.path, step.data, root=layout.root, parents=True)
+
+
+def _note(layout: Layout, active: _Active, path: Path) -> None:
+    rel = path.relative_to(layout.root).as_posix()
+    if rel in active.seen:
+        return
+    old = _old_bytes(layout, path)
+    entries = active.journal["entries"]
+    if old is not None:
+        atomic.write_bytes_atomic(active.txdir / f"{len(entries)}.bak", old, root=layout.root)
+    entries.append({"path": rel, "existed": old is not None})
+    _save_journal(layout, active.txdir, active.journal)
+    active.seen.add(rel)
+
+
+def _old_bytes(layout: Layout, path: Path) -> bytes | None:
+    """The bytes a step will replace (``None``: no file), read only at the confined path (never through a link)."""
+    real = confined(path, layout.root)
+    try:
+        return safe_read.read_bytes(real, None)  # a FIFO, a folder or a device is refused before any write
+    except FileNotFoundError:
+        return None
 
 
 def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[str, ...]:
@@ -115,25 +215,25 @@ def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[st
 
     Raises:
         The error of the failing step, after every changed file is restored; RollbackError when the
-        restore fails as well (the journal stays for :func:`repair`).
+        restore fails as well (the journal stays for :func:`repair`). UnsafePath: a step's path goes through a
+        symlink (before anything is written).
     """
-    txdir = _tx_root(layout) / os.urandom(8).hex()  # 16 hex digits, as uuid4().hex[:16] (without importing uuid)
-    txdir.mkdir(parents=True)
+    txdir = _new_txdir(layout)
     entries: list[dict[str, Any]] = []
     journal = {"version": 1, "operation": operation, "committed": False, "entries": entries}
     try:
         for n, step in enumerate(steps):
-            old = _current(step.path)
+            old = _old_bytes(layout, step.path)
             if old is not None:
-                atomic.write_bytes_atomic(txdir / f"{n}.bak", old)
+                atomic.write_bytes_atomic(txdir / f"{n}.bak", old, root=layout.root)
             entries.append({"path": step.path.relative_to(layout.root).as_posix(), "existed": old is not None})
-        atomic.write_bytes_atomic(txdir / JOURNAL, json.dumps(journal).encode("utf-8"))
+        _save_journal(layout, txdir, journal)
     except BaseException:
-        _remove_tx(txdir)  # nothing was changed yet
+        _remove_tx(layout, txdir)  # nothing was changed yet
         raise
     for n, step in enumerate(steps):
         try:
-            _perform(step)
+            write_step(layout, step)
         except BaseException as exc:
             problems = _rollback(layout, txdir, entries[: n + 1])
             if problems:
@@ -141,15 +241,16 @@ def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[st
                     f"{operation} failed and could not be rolled back ({problems[0]}); "
                     "the next guarded command repairs it"
                 ) from exc
-            _remove_tx(txdir)
+            _remove_tx(layout, txdir)
             raise
-    atomic.write_bytes_atomic(txdir / JOURNAL, json.dumps({**journal, "committed": True}).encode("utf-8"))
-    _remove_tx(txdir)
+    _save_journal(layout, txdir, {**journal, "committed": True})
+    _remove_tx(layout, txdir)
     return tuple(e["path"] for e in entries)
 
 
 def pending_transactions(layout: Layout) -> tuple[Transaction, ...]:
-    """Interrupted operations left under ``.memzoi/local/transactions/`` (read-only; for ``doctor``)."""
+    """Interrupted operations left under ``.memzoi/local/transactions/`` (read-only; for ``doctor``), the step
+    journals first (a killed operation's own steps are rolled back before the operation)."""
     found: list[Transaction] = []
     root = _tx_root(layout)
     for txdir in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else ():
@@ -163,9 +264,10 @@ def pending_transactions(layout: Layout) -> tuple[Transaction, ...]:
                     str(journal.get("operation")),
                     len(journal.get("entries", [])),
                     bool(journal.get("committed")),
+                    "operation" if journal.get("kind") == "operation" else "steps",
                 )
             )
-    return tuple(found)
+    return tuple(sorted(found, key=lambda t: t.kind == "operation"))
 
 
 def repair(layout: Layout) -> tuple[Transaction, ...]:
@@ -177,8 +279,30 @@ def repair(layout: Layout) -> tuple[Transaction, ...]:
     Raises:
         RollbackError: a saved file is missing or cannot be restored (the journal is kept).
     """
-    with lifecycle_lock(layout.lock):
-        return _repair_locked(layout)
+    with guarded(layout) as repaired:
+        return repaired
+
+
+def heal(layout: Layout) -> tuple[Transaction, ...]:
+    """What every command does first, read-only ones included: roll back the operations a killed process left (and
+    remove its temporary files), so no command shows a half-done one. Costs one listing when nothing was left;
+    does nothing while another process holds the lock (a live writer, which repaired before it began).
+
+    Returns:
+        The operations repaired.
+
+    Raises:
+        RollbackError: a leftover cannot be rolled back.
+    """
+    if not layout.interrupted():
+        return ()
+    try:
+        with guarded(layout, timeout_s=0) as repaired:
+            return repaired
+    except ToolError as exc:
+        if exc.code != "lock_timeout":
+            raise
+        return ()
 
 
 def _repair_locked(layout: Layout) -> tuple[Transaction, ...]:
@@ -190,25 +314,8 @@ def _repair_locked(layout: Layout) -> tuple[Transaction, ...]:
             problems = _rollback(layout, txdir, list(journal.get("entries", [])))
             if problems:
                 raise RollbackError(f"interrupted operation {tx.txid} could not be rolled back: {problems[0]}")
-        _remove_tx(txdir)
+        _remove_tx(layout, txdir)
     return repaired
-
-
-def _perform(step: Step) -> None:
-    if step.data is None:
-        step.path.unlink(missing_ok=True)
-    else:
-        step.path.parent.mkdir(parents=True, exist_ok=True)
-        write_bytes_atomic(step.path, step.data)
-
-
-def _current(path: Path) -> bytes | None:
-    """The bytes a step replaces (``None``: no file); a FIFO, a folder or a device there is refused before
-    anything is written (FileRefused), never opened."""
-    try:
-        return safe_read.read_bytes(path, None, follow_symlinks=True)
-    except FileNotFoundError:
-        return None
 
 
 def _rollback(layout: Layout, txdir: Path, entries: Sequence[Mapping[str, Any]]) -> list[str]:
@@ -217,19 +324,29 @@ def _rollback(layout: Layout, txdir: Path, entries: Sequence[Mapping[str, Any]])
         path = layout.root / str(entries[n]["path"])
         try:
             if entries[n]["existed"]:
-                old = safe_read.read_bytes(txdir / f"{n}.bak", None)
-                if not path.is_file() or safe_read.read_bytes(path, None, follow_symlinks=True) != old:
-                    path.parent.mkdir(parents=True, exist_ok=True)
-                    write_bytes_atomic(path, old)
+                old = (txdir / f"{n}.bak").read_bytes()
+                if _old_bytes(layout, path) != old:
+                    write_bytes_atomic(path, old, root=layout.root, parents=True)
             else:
-                path.unlink(missing_ok=True)
-        except (OSError, ToolError, safe_read.FileRefused) as exc:
+                atomic.remove_file(path, root=layout.root)
+        except (OSError, MemzoiError) as exc:
             problems.append(f"{entries[n]['path']}: {exc}")
     return problems
 
 
 def _tx_root(layout: Layout) -> Path:
-    return layout.local / "transactions"
+    return layout.transactions
+
+
+def _new_txdir(layout: Layout) -> Path:
+    # 16 hex digits, as uuid4().hex[:16] (without importing uuid)
+    txdir = _tx_root(layout) / os.urandom(8).hex()
+    atomic.make_dirs(txdir, root=layout.root)
+    return txdir
+
+
+def _save_journal(layout: Layout, txdir: Path, journal: Mapping[str, Any]) -> None:
+    atomic.write_bytes_atomic(txdir / JOURNAL, json.dumps(journal).encode("utf-8"), root=layout.root)
 
 
 def _read_journal(txdir: Path) -> dict[str, Any] | None:
@@ -240,10 +357,12 @@ def _read_journal(txdir: Path) -> dict[str, Any] | None:
     return data if isinstance(data, dict) else None
 
 
-def _remove_tx(txdir: Path) -> None:
+def _remove_tx(layout: Layout, txdir: Path) -> None:
+    # the journal first: a kill part-way leaves saved bytes without a journal, which repair only removes
+    atomic.remove_file(txdir / JOURNAL, root=layout.root)
     for item in txdir.iterdir():
-        item.unlink()
-    txdir.rmdir()
+        atomic.remove_file(item, root=layout.root)
+    atomic.remove_dir(txdir, root=layout.root)
 
 
 # ------------------------------------------------------------------------------------------------ steps and checks

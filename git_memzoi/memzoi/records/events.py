@@ -40,10 +40,15 @@ def append(
     The id is ``evt_<offset>``: the log's size in bytes before this line, unique and increasing for appends
     made under the lifecycle lock (read-only commands append without it; ``O_APPEND`` keeps their lines whole).
     Payloads must never hold blocked or private content: callers pass ids, counts and classifications only.
+
+    Raises:
+        UnsafePath: the log, or a folder above it, is a symlink (``unsafe_path``; nothing written).
+        NotAFile: the log is not a regular file.
     """
-    path = log_path(layout)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = _open_log(layout, path)
+    from git_memzoi.core.atomic import open_append
+
+    check_log(layout)  # a FIFO or a folder there: refused, named as the user sees it
+    fd = open_append(log_path(layout), root=layout.root)  # never through a symlink, never into a FIFO
     try:
         event = {
             "id": f"evt_{os.fstat(fd).st_size:012d}",
@@ -76,13 +81,6 @@ def check_log(layout: Layout) -> None:
         raise exc.renamed(path.relative_to(layout.root).as_posix()) from None
 
 
-def _open_log(layout: Layout, path: Path) -> int:
-    try:
-        return safe_read.open_append(path)  # non-blocking: a FIFO or a folder there is refused, nothing written
-    except safe_read.FileRefused as exc:
-        raise exc.renamed(path.relative_to(layout.root).as_posix()) from None
-
-
 def export(layout: Layout) -> Iterator[str]:
     """Every event as one compact JSON line (without the newline); nothing for an empty or missing log.
 
@@ -106,10 +104,21 @@ def export(layout: Layout) -> Iterator[str]:
 
 
 def _lines(path: Path) -> Iterator[str]:
+    """The log's non-blank lines; a log that is a symlink or not a regular file is refused, never followed.
+
+    Raises:
+        UnsafePath: the log is a symlink. FileRefused: it is not a regular file (``not_a_regular_file``).
+    """
+    from git_memzoi.core.confine import UnsafePath
+
     try:
-        handle = safe_read.open_stream(path, follow_symlinks=True)  # a FIFO is refused, never opened
+        handle = safe_read.open_stream(path)  # never through a link, and a FIFO is refused unopened
     except FileNotFoundError:
         return
+    except safe_read.FileRefused as exc:
+        if exc.code == safe_read.SYMLINK:
+            raise UnsafePath(f"{path.name} is a symlink; the event log is not read through it") from None
+        raise
     with handle:
         for raw in handle:
             line = raw.decode("utf-8", "replace")

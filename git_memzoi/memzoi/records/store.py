@@ -75,6 +75,8 @@ def scan(layout: Layout) -> Scan:
         rel = file.relative_to(layout.root).as_posix()
         try:
             records.append(read(layout, file))
+        except RecordNotFound:  # removed since the listing (a concurrent rollback): not there now
+            continue
         except InputError as exc:
             problems.append(Problem(rel, exc.message, exc.code))
     for link in links:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
+from git_memzoi.core.atomic import lifecycle_lock, make_dirs
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.records import events, okf, vocab
@@ -107,7 +107,7 @@ def search_local(ws: Workspace, query: str, *, limit: int = 10) -> dict[str, Any
         else index_db.search_rows(ws.layout, fts, now=ws.clock.now(), destinations=("local",), limit=limit)
     )
     results = [_result(row, query) for row in rows]
-    with lifecycle_lock(ws.layout.lock):
+    with lifecycle_lock(ws.layout.lock, root=ws.layout.root):
         events.append(
             ws.layout,
             "memory.searched",
@@ -153,7 +153,7 @@ def rebuild(ws: Workspace) -> index_db.RebuildResult:
         "unreadable": len(result.unreadable),
         "pending_proposals": result.pending_proposals,
     }
-    with lifecycle_lock(ws.layout.lock):
+    with lifecycle_lock(ws.layout.lock, root=ws.layout.root):
         events.append(ws.layout, "memory.index_rebuilt", ws.actor, ws.clock.now(), payload)
     return result
 
@@ -218,7 +218,7 @@ def write_draft(ws: Workspace, draft: Draft, event_type: str) -> Written:
     render_record(ws, draft, base_id(draft))  # validate before taking the lock
     with lifecycle.guarded(ws.layout):
         path, data, written = reserve(ws, draft, set())
-        write_bytes_atomic(path, data)
+        lifecycle.write_step(ws.layout, lifecycle.Step(path, data))
         events.append(
             ws.layout,
             event_type,
@@ -307,7 +307,7 @@ def reserve(ws: Workspace, draft: Draft, taken: set[str]) -> tuple[Path, bytes, 
     batch and adds the id to ``taken``.
     """
     directory = index_db.runtime_dir(ws.layout, draft.destination)
-    directory.mkdir(parents=True, exist_ok=True)
+    make_dirs(directory, root=ws.layout.root)
     base = base_id(draft)
     record_id, n = base, 1
     while record_id in taken or (directory / f"{record_id}.md").exists():

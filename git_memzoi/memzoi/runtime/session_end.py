@@ -7,14 +7,11 @@ nothing at all when a repo candidate is not repo-safe.
 
 from __future__ import annotations
 
-import contextlib
-import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.core.atomic import lifecycle_lock
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import events, okf, vocab
 
@@ -153,40 +150,31 @@ def _promote(
     from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.proposals import lifecycle
 
-    created: list[Path] = []
     writes: dict[int, dict[str, Any]] = {}
-    try:
-        for index, packet in packets.items():  # write_pending_packet holds the lifecycle lock itself
+    # one operation: a failure, or a kill and the next guarded command, removes every file it created
+    with lifecycle.operation(ws.layout, "session_end"):
+        for index, packet in packets.items():
             file_id, path = proposal_files.write_pending_packet(ws, packet)
-            created.append(path)
             writes[index] = {
                 "kind": "proposal_file",
                 "index": index,
                 "proposal_id": file_id,
                 "path": path.relative_to(ws.layout.root).as_posix(),
             }
-        with lifecycle.guarded(ws.layout):
-            taken: set[str] = set()
-            steps: list[lifecycle.Step] = []
-            for index, draft in drafts.items():
-                path, data, written = reserve(ws, draft, taken)
-                steps.append(lifecycle.Step(path, data))
-                writes[index] = {
-                    "kind": "runtime_record",
-                    "index": index,
-                    "record_id": written.record["id"],
-                    "destination": draft.destination,
-                }
-            if steps:  # one journaled operation: a failure removes every runtime file it created
-                lifecycle.run_steps(ws.layout, "session_end", steps)
-                created += [step.path for step in steps]
-            _session_end_events(ws, writes, len(candidates))
-    except BaseException:
-        with lifecycle_lock(ws.layout.lock):
-            for path in reversed(created):
-                with contextlib.suppress(FileNotFoundError):
-                    os.unlink(path)
-        raise
+        taken: set[str] = set()
+        steps: list[lifecycle.Step] = []
+        for index, draft in drafts.items():
+            path, data, written = reserve(ws, draft, taken)
+            steps.append(lifecycle.Step(path, data))
+            writes[index] = {
+                "kind": "runtime_record",
+                "index": index,
+                "record_id": written.record["id"],
+                "destination": draft.destination,
+            }
+        if steps:
+            lifecycle.run_steps(ws.layout, "session_end", steps)
+        _session_end_events(ws, writes, len(candidates))
     results = tuple(_promoted_entry(c, writes.get(c.index)) for c in candidates)
     return SessionEndResult("promoted", task, results, tuple(writes[i] for i in sorted(writes)))
 

@@ -605,11 +605,11 @@ def fail_on_call(monkeypatch: pytest.MonkeyPatch, n: int) -> None:
     real = lifecycle.write_bytes_atomic
     calls = {"n": 0}
 
-    def flaky(path: Path, data: bytes) -> None:
+    def flaky(path: Path, data: bytes, **where: Any) -> None:
         calls["n"] += 1
         if calls["n"] == n:
             raise OSError(28, "No space left on device")
-        real(path, data)
+        real(path, data, **where)
 
     monkeypatch.setattr(lifecycle, "write_bytes_atomic", flaky)
 

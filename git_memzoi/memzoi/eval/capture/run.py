@@ -58,11 +58,11 @@ def project(corpus: CaptureCorpus, case: Mapping[str, Any]) -> Iterator[Project]
         layout = Layout(root)
         layout_mod.init(layout, force=True)
         for f in case.get("project_files") or ():
-            _install(root / f["path"], corpus.fixtures[f["fixture"]])
+            _install(root, root / f["path"], corpus.fixtures[f["fixture"]])
         for f in case.get("record_fixtures") or ():
-            _install(layout.records / f["path"], corpus.fixtures[f["fixture"]])
+            _install(root, layout.records / f["path"], corpus.fixtures[f["fixture"]])
         for f in case.get("proposal_fixtures") or ():
-            _install(layout.pending / f["path"], corpus.fixtures[f["fixture"]])
+            _install(root, layout.pending / f["path"], corpus.fixtures[f["fixture"]])
         index_db.rebuild(layout)
         now = corpus.evaluated_at
         ws = Workspace(layout, FixedClock(now.date(), now), ROUTER)
@@ -71,9 +71,11 @@ def project(corpus: CaptureCorpus, case: Mapping[str, Any]) -> Iterator[Project]
         yield Project(ws, mapped, mapped["request"], supplied, renames)
 
 
-def _install(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+def _install(root: Path, path: Path, data: bytes) -> None:
+    """Write one corpus fixture into the sandbox at ``root`` (confined to it)."""
+    from git_memzoi.core.atomic import write_bytes_atomic
+
+    write_bytes_atomic(path, data, root=root, parents=True)
 
 
 def _git_history(root: Path, corpus: CaptureCorpus, case: Mapping[str, Any]) -> dict[str, str]:
@@ -252,7 +254,7 @@ def _stale(corpus: CaptureCorpus, box: Project, case: Mapping[str, Any], observe
     )
     supplied = dict(box.supplied)
     if stale["kind"] == "project_path":
-        _install(box.ws.layout.root / stale["path"], corpus.fixtures[stale["replacement_fixture"]])
+        _install(box.ws.layout.root, box.ws.layout.root / stale["path"], corpus.fixtures[stale["replacement_fixture"]])
     elif stale["kind"] == "supplied_bytes":
         source_id = stale.get("source_id") or next(iter(supplied))
         supplied[source_id] = corpus.fixtures[stale["replacement_fixture"]]

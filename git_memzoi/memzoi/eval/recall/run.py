@@ -64,18 +64,19 @@ def sandbox(corpus: Corpus) -> Iterator[Sandbox]:
     """
     import tempfile
 
+    from git_memzoi.core.atomic import make_dirs
     from git_memzoi.core.clock import FixedClock
     from git_memzoi.memzoi import layout as layout_mod
     from git_memzoi.memzoi.recall.index import db as index_db
 
     with tempfile.TemporaryDirectory(prefix="memzoi-eval-") as tmp:
         root, home = Path(tmp) / "project", Path(tmp) / "home"
-        home.mkdir()
+        make_dirs(home, root=Path(tmp))
         empty_repository(root)
         layout = Layout(root)
         layout_mod.init(layout, force=True)
         for fixture in corpus.records:
-            _install(layout.records / fixture.path, fixture.data)
+            _install(layout, layout.records / fixture.path, fixture.data)
         _rebuild(layout)
         now = corpus.evaluated_at
         ws = Workspace(layout, FixedClock(now.date(), now), ACTOR)
@@ -93,9 +94,11 @@ def empty_repository(root: Path) -> None:
     init_repository(root, "main")
 
 
-def _install(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(data)
+def _install(layout: Layout, path: Path, data: bytes) -> None:
+    """Write one corpus fixture into the sandbox (confined to it: a fixture path never leaves the sandbox)."""
+    from git_memzoi.core.atomic import write_bytes_atomic
+
+    write_bytes_atomic(path, data, root=layout.root, parents=True)
 
 
 def _rebuild(layout: Layout) -> None:
@@ -114,7 +117,7 @@ def _apply_fixture(ws: Workspace, n: int, pf: ProposalFixture) -> dict[str, Any]
     from git_memzoi.memzoi.records import store as record_store
 
     layout = ws.layout
-    _install(layout.pending / pf.path, pf.data)
+    _install(layout, layout.pending / pf.path, pf.data)
     try:
         applied = proposal_files.apply_packet(ws, pf.proposal_id, actor=ACTOR)
         record = record_store.load(layout, applied.record_id)

@@ -157,7 +157,9 @@ def refresh(layout: Layout) -> RefreshResult:
             stored = conn.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
             changes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
             if stored is None or stored[0] != scan.snapshot():
-                with lifecycle_lock(layout.lock, counted=False):  # a file changed after the walk: next time
+                with lifecycle_lock(
+                    layout.lock, root=layout.root, counted=False
+                ):  # a file changed after the walk: next time
                     changes = _apply(conn, layout, scan, index_path(layout))
             if watcher is not None:
                 watcher.settle(layout, ticket, len(scan.rels), scan.dirs)
@@ -166,7 +168,7 @@ def refresh(layout: Layout) -> RefreshResult:
             _raise_if_busy(exc)
         finally:
             conn.close()
-    with lifecycle_lock(layout.lock, counted=False):
+    with lifecycle_lock(layout.lock, root=layout.root, counted=False):
         result = _rebuild(layout)
     return RefreshResult(sum(result.records.values()) + len(result.unreadable), (), (), result.unreadable, True)
 
@@ -177,20 +179,21 @@ def rebuild(layout: Layout) -> RebuildResult:
     The old index is never read, so a corrupt one cannot block the rebuild, and runtime memory (files) is
     never touched.
     """
-    with lifecycle_lock(layout.lock, counted=False):
+    with lifecycle_lock(layout.lock, root=layout.root, counted=False):
         return _rebuild(layout)
 
 
 def _rebuild(layout: Layout) -> RebuildResult:
-    import tempfile
+    from git_memzoi.core.atomic import make_dirs
 
-    target = index_path(layout)
-    target.parent.mkdir(parents=True, exist_ok=True)
+    make_dirs(index_path(layout).parent, root=layout.root)
+    target = checked_index(layout)
+    # named as every temporary file beside its target (git_memzoi.core.scratch): a killed rebuild's is swept
+    tmp = str(target.parent / f".{target.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp")
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".index.sqlite.", suffix=".tmp", dir=target.parent)
+        os.close(os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600))
     except OSError as exc:
         raise ToolError(f"cannot write the memory index in {target.parent}: {exc.strerror}", "write_failed") from exc
-    os.close(fd)
     try:
         conn = sqlite3.connect(tmp, isolation_level=None)
         try:
@@ -219,9 +222,28 @@ def _rebuild(layout: Layout) -> RebuildResult:
     return RebuildResult(rel, records, problems, _count_pending(layout))
 
 
+def checked_index(layout: Layout) -> Path:
+    """The real path of the index, whose file and sqlite's files beside it (``-journal``, ``-wal``) must not be
+    symlinks: sqlite would follow one out of the repository (issue 13).
+
+    Raises:
+        UnsafePath: one of them is a symlink, or a folder above them is. NotAFile: the index is a folder.
+    """
+    from git_memzoi.core.atomic import NotAFile
+    from git_memzoi.core.confine import confined
+
+    path = index_path(layout)
+    for sidecar in ("-journal", "-wal", "-shm"):
+        confined(path.with_name(path.name + sidecar), layout.root)
+    real = confined(path, layout.root)
+    if os.path.lexists(real) and not real.is_file():
+        raise NotAFile(f"{real} is not a regular file; remove it and run `git memzoi rebuild`")
+    return real
+
+
 def _open(layout: Layout) -> sqlite3.Connection | None:
     """The index if it exists and carries this schema version; ``None`` when it must be rebuilt."""
-    path = index_path(layout)
+    path = checked_index(layout)
     if not path.is_file():
         return None
     conn = sqlite3.connect(path, timeout=10.0, isolation_level=None)
@@ -542,10 +564,10 @@ def remember_screened(layout: Layout, rows: Sequence[tuple[str, str | None, str 
     watcher = sys.modules.get(f"{__package__}.watch")
     if not rows or (watcher is not None and watcher.watching(layout)):  # the MCP server: its in-process cache serves
         return
-    uri = f"{index_path(layout).absolute().as_uri()}?mode=rw"  # never creates a missing index
+    uri = f"{checked_index(layout).as_uri()}?mode=rw"  # never creates a missing index
     with (
         contextlib.suppress(OSError, sqlite3.Error, ToolError),
-        lifecycle_lock(layout.lock, 0, counted=False),
+        lifecycle_lock(layout.lock, 0, root=layout.root, counted=False),
         contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0.05, isolation_level=None)) as conn,
     ):
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:  # closing rolls back a failure
