@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall import schema as recall_schema
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
-    from git_memzoi.memzoi.records import events, okf, secrets
+    from git_memzoi.memzoi.records import envelope, events, okf, secrets
     from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.runtime import checkpoint as checkpoints
     from git_memzoi.memzoi.runtime import local as local_memory
@@ -64,6 +64,7 @@ _FACE = {
     "export": "export",
     "memory_files": "memory_files",
     "okf": "records.okf",
+    "envelope": "records.envelope",
     "secrets": "records.secrets",
     "events": "records.events",
     "record_store": "records.store",
@@ -106,6 +107,7 @@ __all__ = [
     "checkpoints",
     "context_pack",
     "doctor",
+    "envelope",
     "eval_capture",
     "eval_capture_report",
     "eval_recall",
