@@ -149,7 +149,9 @@ def propose(
     override = "manual" if manual else "auto" if auto_approve else None
     ws, home = open_workspace(ctx, actor=draft.actor), memzoi_home()
     result = guard_sensitivity(
-        ctx, as_json, lambda: inbox.propose(ws, draft, memzoi_home=home, override=override, apply=apply_now, watch=watch)
+        ctx,
+        as_json,
+        lambda: inbox.propose(ws, draft, memzoi_home=home, override=override, apply=apply_now, watch=watch),
     )
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)

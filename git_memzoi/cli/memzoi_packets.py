@@ -348,11 +348,45 @@ def tombstone_cmd(ctx: click.Context, record_id: str, reason: str, actor: str | 
         click.echo(f"tombstoned {r.record_id}")
 
 
+@click.command("verify")
+@click.argument("record_id", required=False, metavar="[RECORD_ID]")
+@click.option("--all-safe", is_flag=True, help="Re-check every suspect record whose check is marked safe.")
+@click.option("--dry-run", is_flag=True, help="Show what would run; run and write nothing.")
+@click.option("--manual", is_flag=True, help="Record a re-test done by hand (anchor := HEAD, verified_at := today).")
+@actor_option
+@json_option
+@click.pass_context
+def verify_cmd(
+    ctx: click.Context,
+    record_id: str | None,
+    all_safe: bool,
+    dry_run: bool,
+    manual: bool,
+    actor: str | None,
+    as_json: bool,
+) -> None:
+    """Re-test a record's claim: a pass re-anchors it at HEAD (verified today), a fail marks it stale.
+
+    The same contract as git memkeep verify, on the memkeep envelope of a record (see propose --check).
+
+    Example: git memzoi verify signer-keeps-keys-in-order --manual
+    """
+    from git_memzoi.cli import render
+    from git_memzoi.memkeep import api
+    from git_memzoi.memzoi import record_verify
+
+    c = open_workspace(ctx, actor=actor)
+    result = record_verify.verify(c, record_id, all_safe=all_safe, dry_run=dry_run, manual=manual)
+    emit_json(api.schema.verify_json(result)) if as_json else click.echo(render.verify_text(result))
+    ctx.exit(result.exit_code)
+
+
 def register(cli: click.Group) -> None:
     """Add this area's commands to ``cli``."""
     cli.add_command(proposal_files)
     cli.add_command(supersede_cmd)
     cli.add_command(tombstone_cmd)
+    cli.add_command(verify_cmd)
 
 
 # ------------------------------------------------------------------------------------------------ rendering

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout, NotInitialized
     from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.proposals import inbox, lifecycle, packets
+    from git_memzoi.memzoi.proposals import verify as record_verify
     from git_memzoi.memzoi.recall import pack as context_pack
     from git_memzoi.memzoi.recall import precheck, search
     from git_memzoi.memzoi.recall import schema as recall_schema
@@ -72,6 +73,7 @@ _FACE = {
     "proposal_files": "proposals.files",
     "inbox": "proposals.inbox",
     "lifecycle": "proposals.lifecycle",
+    "record_verify": "proposals.verify",
     "index_db": "recall.index.db",
     "index_watch": "recall.index.watch",
     "search": "recall.search",
@@ -129,6 +131,7 @@ __all__ = [
     "proposal_files",
     "recall_schema",
     "record_store",
+    "record_verify",
     "search",
     "secrets",
     "session_end",

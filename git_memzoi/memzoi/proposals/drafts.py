@@ -175,9 +175,7 @@ def check_id(value: str) -> str:
     return value
 
 
-def build_packet(
-    draft: Draft, prop_id: str, now: dt.datetime, *, memkeep: Mapping[str, Any] | None = None
-) -> Packet:
+def build_packet(draft: Draft, prop_id: str, now: dt.datetime, *, memkeep: Mapping[str, Any] | None = None) -> Packet:
     """The create packet that carries ``draft`` (origin ``owner-command:<id>``, lane-appropriate retention) and
     the earned envelope ``memkeep`` the record is written with (see :mod:`~git_memzoi.memzoi.records.envelope`).
 

@@ -567,9 +567,9 @@ def render(packet: Packet) -> str:
     if packet.capture is not None:
         lines += yaml_lines("capture", packet.capture)
     lines += yaml_lines("retention", packet.retention) + yaml_lines("origin", packet.origin)
-    for key, value in (("lineage", packet.lineage), ("memkeep", packet.memkeep)):
-        if value is not None:
-            lines += yaml_lines(key, value)
+    for name, block in (("lineage", packet.lineage), ("memkeep", packet.memkeep)):
+        if block is not None:
+            lines += yaml_lines(name, block)
     lines += ["---", "", f"# {packet.title.strip()}", "", packet.body.strip(), ""]
     return "\n".join(lines)
 
