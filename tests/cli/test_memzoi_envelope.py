@@ -249,3 +249,45 @@ def test_verify_refuses_what_it_cannot_verify(root: Repo, tmp_path: Path) -> Non
         assert (result.exit_code, json.loads(result.stdout)["error"]["code"]) == (2, code), args
         assert len(result.stderr.splitlines()) == 1
     assert repos.tree(root.root) == before
+
+
+MANIFEST = """version: memzoi/import-v1
+sources:
+  - path: README.md
+candidates:
+  - destination: repo
+    reason: durable
+    type: risk
+    title: Imported signer risk
+    body: The signer must sort keys.
+    sensitivity: repo-safe
+    scope: {kind: repo, paths: [src/signer.py]}
+"""
+
+
+def test_an_import_manifest_candidate_takes_the_same_envelope_options(root: Repo, tmp_path: Path) -> None:
+    manifest = tmp_path / "manifest.yml"
+    manifest.write_text(MANIFEST + '    watch: {scope: ["src/**"], ttl_days: 14, check: "true", check_safe: true}\n')
+    plan = ok(root, tmp_path, "import", "plan", "--from-file", str(manifest))
+    assert plan["candidates"][0]["watch"] == {"scope": ["src/**"], "ttl_days": 14, "check": "true", "check_safe": True}
+    ok(root, tmp_path, "import", "apply", "--from-file", str(manifest), "--plan-id", plan["plan_id"])
+    from git_memzoi.memzoi.proposals import packets
+
+    (path,) = (root.root / ".memzoi/proposals/pending").glob("*.md")
+    assert packets.parse(path.stem, path.name, path.read_bytes()).memkeep == {
+        "anchor": root.head(),
+        "scope": ["src/**"],
+        "verified_at": "2026-07-10",
+        "ttl_days": 14,
+        "check": {"run": "true", "safe": True},
+    }
+    plain = tmp_path / "plain.yml"
+    plain.write_text(MANIFEST)
+    assert "watch" not in ok(root, tmp_path, "import", "plan", "--from-file", str(plain))["candidates"][0]
+
+    manifest.write_text(MANIFEST + "    watch: {ttl_days: -1}\n")
+    bad = run(root, tmp_path, "import", "plan", "--from-file", str(manifest))
+    assert (bad.exit_code, bad.stderr) == (
+        2,
+        "git-memzoi: error: candidates[0].watch.ttl_days: not valid (invalid_ttl_days)\n",
+    )
