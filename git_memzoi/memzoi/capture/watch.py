@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from git_memzoi.errors import InputError
+
 _CODE_SPAN = re.compile(r"`([^`\n]{1,300})`")
 _PATHLIKE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$")
 _HEAD = re.compile(r"^(?:sha1|sha256):([0-9a-f]{40}|[0-9a-f]{64})$")
@@ -28,8 +30,8 @@ def envelope_for(root: Path, candidate: Mapping[str, Any], today: Any) -> Mappin
         candidate: ``{"memory": {"scope": {"paths"}, "body"}, "evidence": [{"locator", "text", ...}]}``.
         today: the day the proposal is written (``verified_at``).
 
-    Raises:
-        InputError: ``unknown_rev`` when a git range's head is no commit of this repository.
+    A git range or supplied diff whose head is not a commit of this repository gets no envelope (nothing could
+    watch it). Never raises for the candidate's content.
     """
     from git_memzoi.memzoi.records.envelope import WatchRequest, seal
 
@@ -39,7 +41,12 @@ def envelope_for(root: Path, candidate: Mapping[str, Any], today: Any) -> Mappin
     if changes:
         head = _head(changes[0].get("head"))
         paths = sorted({p for c in changes for p in (c.get("new_path"), c.get("old_path")) if isinstance(p, str)})
-        return seal(root, WatchRequest(tuple(paths), head), (), today).envelope if head and paths else None
+        if not head or not paths:
+            return None
+        try:
+            return seal(root, WatchRequest(tuple(paths), head), (), today).envelope
+        except InputError:  # a supplied diff whose head is not a commit here: no anchor can be recorded
+            return None
     memory = candidate.get("memory", {})
     named = [p for p in memory.get("scope", {}).get("paths", []) if isinstance(p, str) and p not in sources]
     texts = [str(memory.get("body", "")), *(str(e.get("text", "")) for e in evidence)]
