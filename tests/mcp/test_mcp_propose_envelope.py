@@ -44,3 +44,33 @@ def test_propose_memory_writes_the_envelope(repo: Repo) -> None:
     path = repo.root / ".memzoi/proposals/pending" / f"{result['proposal_id']}.md"
     assert packets.parse(result["proposal_id"], path.name, path.read_bytes()).memkeep == envelope
     assert out["bad"][0] is True and "invalid_ttl_days" in out["bad"][1]
+
+
+def test_search_memory_flags_a_proposed_risk_suspect_once_its_file_changes(repo: Repo) -> None:
+    runner = CliRunner()
+    assert runner.invoke(cli, ["-C", str(repo.root), "init"]).exit_code == 0
+    anchor = repo.commit("init", **{"src/signer.py": "sorted\n"})
+    propose = ["propose", "--type", "risk", "--sensitivity", "repo-safe", "--applies-to", "src/signer.py", "--apply"]
+    given = ["--title", "Signer sorts keys", "--body", "The signer sorts keys first."]
+    assert runner.invoke(cli, ["-C", str(repo.root), *propose, *given]).exit_code == 0
+    repo.commit("record")
+    repo.commit("unsorted", **{"src/signer.py": "unsorted\n"})
+
+    async def body(session: ClientSession) -> Any:
+        return call(await session.call_tool("search_memory", {"query": "signer"}))
+
+    is_error, result = drive(repo.root, body)
+    assert (is_error, [r["suspect"] for r in result["results"]]) == (
+        False,
+        [
+            {
+                "reasons": [
+                    {
+                        "reason": "scope_hit",
+                        "message": f"src/signer.py changed since {anchor[:12]}",
+                        "evidence": {"anchor": anchor, "files": ["src/signer.py"]},
+                    }
+                ]
+            }
+        ],
+    )
