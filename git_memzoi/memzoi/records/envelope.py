@@ -81,7 +81,7 @@ def make_request(
 
     Raises:
         InputError: ``invalid_scope`` (a glob git never matches), ``invalid_anchor`` (empty), ``invalid_ttl_days``,
-            ``invalid_check`` (empty, multi-line control characters or too long), ``check_safe_without_check``,
+            ``invalid_check`` (empty, holding a NUL, or too long), ``check_safe_without_check``,
             ``prohibited_content_detected`` (a credential in ``--check``; never echoed).
     """
     from git_memzoi.core.globs import pattern_problem
