@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_memzoi.cli.app import actor_option, emit_json, json_option
-from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json
+from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json, watch_options, watch_request
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
@@ -88,6 +88,7 @@ def _outcome(verb: str, outcome: inbox.Outcome, as_json: bool) -> None:
     help="A repo-relative path or folder/** the memory is about (repeatable): what precheck --path, "
     "search --path and context --path match.",
 )
+@watch_options
 @click.option("--title", default=None, help="One-line title.")
 @click.option("--body", default=None, help="The memory itself.")
 @actor_option
@@ -105,6 +106,11 @@ def propose(
     source_kind: str | None,
     source_ref: str | None,
     applies_to: tuple[str, ...],
+    scope_globs: tuple[str, ...],
+    anchor: str | None,
+    ttl_days: int | None,
+    check_cmd: str | None,
+    check_safe: bool,
     title: str | None,
     body: str | None,
     actor: str | None,
@@ -118,6 +124,9 @@ def propose(
     Example: git memzoi propose --type decision --sensitivity repo-safe --title "Use uv" --body "..."
 
     Example: git memzoi propose --type risk --applies-to scripts/release.sh --sensitivity repo-safe ...
+
+    The record earns its freshness: it is anchored at --anchor (default HEAD) and turns suspect when a file in
+    --scope (default: the --applies-to paths) changes, or after --ttl-days; git memzoi verify re-tests it.
     """
     from git_memzoi.errors import InputError
     from git_memzoi.memzoi import inbox
@@ -136,10 +145,13 @@ def propose(
         actor=actor,
         applies_to=applies_to,
     )
+    watch = watch_request(scope_globs, anchor, ttl_days, check_cmd, check_safe)
     override = "manual" if manual else "auto" if auto_approve else None
     ws, home = open_workspace(ctx, actor=draft.actor), memzoi_home()
     result = guard_sensitivity(
-        ctx, as_json, lambda: inbox.propose(ws, draft, memzoi_home=home, override=override, apply=apply_now)
+        ctx,
+        as_json,
+        lambda: inbox.propose(ws, draft, memzoi_home=home, override=override, apply=apply_now, watch=watch),
     )
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
@@ -154,6 +166,7 @@ def propose(
                 "auto_approved": result.auto_approved,
                 "applied": _apply_json(result.applied),
                 "warnings": list(result.warnings),
+                "watch": result.watch.as_json() if result.watch is not None else None,
             }
         )
         return

@@ -23,6 +23,39 @@ if TYPE_CHECKING:
 
 SCHEMA_VERSION = 1
 T = TypeVar("T")
+F = TypeVar("F", bound=Callable[..., Any])
+_WATCH_OPTIONS = (
+    click.option(
+        "--scope",
+        "scope_globs",
+        multiple=True,
+        metavar="GLOB",
+        help="A path glob whose change makes the record suspect (repeatable; default: the --applies-to paths).",
+    ),
+    click.option("--anchor", default=None, metavar="REV", help="The commit the claim holds at (default: HEAD)."),
+    click.option("--ttl-days", type=int, default=None, metavar="N", help="Suspect after N days without a verify."),
+    click.option("--check", "check_cmd", default=None, metavar="CMD", help="A shell command re-testing the claim."),
+    click.option("--check-safe", is_flag=True, help="The --check is read-only: verify --all-safe may run it."),
+)
+
+
+def watch_options(command: F) -> F:
+    """Add the earned-envelope options (``--scope``, ``--anchor``, ``--ttl-days``, ``--check``, ``--check-safe``)
+    of a command that writes a record; the command passes them to :func:`watch_request`."""
+    for option in reversed(_WATCH_OPTIONS):
+        command = option(command)
+    return command
+
+
+def watch_request(
+    scope_globs: tuple[str, ...], anchor: str | None, ttl_days: int | None, check_cmd: str | None, check_safe: bool
+) -> Any:
+    """The validated :class:`~git_memzoi.memzoi.records.envelope.WatchRequest` of the options (InputError, exit 2)."""
+    from git_memzoi.memzoi import envelope
+
+    return envelope.make_request(
+        scope=scope_globs, anchor=anchor, ttl_days=ttl_days, check=check_cmd, check_safe=check_safe
+    )
 
 
 def guard_sensitivity(ctx: click.Context, as_json: bool, call: Callable[[], T]) -> T:
@@ -222,6 +255,7 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
 @click.option("--sensitivity", default="unknown", show_default=True, help="Must be repo-safe to write.")
 @click.option("--source-kind", default=None, help="Evidence kind, e.g. pr, issue, commit.")
 @click.option("--source-ref", default=None, help="Evidence locator, e.g. a URL.")
+@watch_options
 @actor_option
 @json_option
 @click.pass_context
@@ -236,6 +270,11 @@ def supersede_cmd(
     sensitivity: str,
     source_kind: str | None,
     source_ref: str | None,
+    scope_globs: tuple[str, ...],
+    anchor: str | None,
+    ttl_days: int | None,
+    check_cmd: str | None,
+    check_safe: bool,
     actor: str | None,
     as_json: bool,
 ) -> None:
@@ -245,6 +284,7 @@ def supersede_cmd(
     """
     from git_memzoi.memzoi import lifecycle
 
+    watch = watch_request(scope_globs, anchor, ttl_days, check_cmd, check_safe)
     c = open_workspace(ctx, actor=actor)
     r = guard_sensitivity(
         ctx,
@@ -261,6 +301,7 @@ def supersede_cmd(
             sensitivity=sensitivity,
             source_kind=source_kind,
             source_ref=source_ref,
+            watch=watch,
         ),
     )
     if as_json:
@@ -271,6 +312,7 @@ def supersede_cmd(
                 "record_id": r.record_id,
                 "superseded": r.target_id,
                 "written": list(r.written),
+                "watch": r.watch.as_json() if r.watch is not None else None,
             }
         )
     else:
@@ -306,11 +348,45 @@ def tombstone_cmd(ctx: click.Context, record_id: str, reason: str, actor: str | 
         click.echo(f"tombstoned {r.record_id}")
 
 
+@click.command("verify")
+@click.argument("record_id", required=False, metavar="[RECORD_ID]")
+@click.option("--all-safe", is_flag=True, help="Re-check every suspect record whose check is marked safe.")
+@click.option("--dry-run", is_flag=True, help="Show what would run; run and write nothing.")
+@click.option("--manual", is_flag=True, help="Record a re-test done by hand (anchor := HEAD, verified_at := today).")
+@actor_option
+@json_option
+@click.pass_context
+def verify_cmd(
+    ctx: click.Context,
+    record_id: str | None,
+    all_safe: bool,
+    dry_run: bool,
+    manual: bool,
+    actor: str | None,
+    as_json: bool,
+) -> None:
+    """Re-test a record's claim: a pass re-anchors it at HEAD (verified today), a fail marks it stale.
+
+    The same contract as git memkeep verify, on the memkeep envelope of a record (see propose --check).
+
+    Example: git memzoi verify signer-keeps-keys-in-order --manual
+    """
+    from git_memzoi.cli import render
+    from git_memzoi.memkeep import api
+    from git_memzoi.memzoi import record_verify
+
+    c = open_workspace(ctx, actor=actor)
+    result = record_verify.verify(c, record_id, all_safe=all_safe, dry_run=dry_run, manual=manual)
+    emit_json(api.schema.verify_json(result)) if as_json else click.echo(render.verify_text(result))
+    ctx.exit(result.exit_code)
+
+
 def register(cli: click.Group) -> None:
     """Add this area's commands to ``cli``."""
     cli.add_command(proposal_files)
     cli.add_command(supersede_cmd)
     cli.add_command(tombstone_cmd)
+    cli.add_command(verify_cmd)
 
 
 # ------------------------------------------------------------------------------------------------ rendering

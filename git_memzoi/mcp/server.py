@@ -184,14 +184,21 @@ class _Server:
         actor: str | None = None,
         approval_mode: str | None = None,
         applies_to: list[str] | None = None,
+        scope_globs: list[str] | None = None,
+        anchor: str | None = None,
+        ttl_days: int | None = None,
+        check: str | None = None,
+        check_safe: bool = False,
     ) -> CallToolResult:
         """Record a memory proposal for review. Never applies: the result always says applied false.
 
         Omitted sensitivity is 'unknown': the proposal stays pending with a validation issue. approval_mode
         auto|manual overrides the configured policy (auto approves repo-safe proposals; approved is not applied).
         applies_to: repo-relative paths (or folder/**) the memory is about, which precheck_path matches.
+        scope_globs, anchor, ttl_days, check, check_safe: the earned envelope (propose --scope, --anchor ...):
+        the record turns suspect when a file in scope_globs (default: applies_to) changes after anchor (HEAD).
         """
-        from git_memzoi.memzoi import inbox
+        from git_memzoi.memzoi import envelope, inbox
 
         def run() -> dict[str, Any]:
             if approval_mode not in (None, "auto", "manual"):
@@ -208,8 +215,12 @@ class _Server:
                 actor=actor or "mcp",
                 applies_to=applies_to or (),
             )
+            watch = envelope.make_request(
+                scope=scope_globs, anchor=anchor, ttl_days=ttl_days, check=check, check_safe=check_safe
+            )
+            ctx = self._context(draft.actor)
             result = inbox.propose(
-                self._context(draft.actor), draft, memzoi_home=_memzoi_home(), override=approval_mode, apply=False
+                ctx, draft, memzoi_home=_memzoi_home(), override=approval_mode, apply=False, watch=watch
             )
             issues = (
                 []
@@ -253,6 +264,7 @@ class _Server:
                 "auto_approved": result.auto_approved,
                 "applied": False,
                 "warnings": warnings,
+                "watch": result.watch.as_json() if result.watch is not None else None,
             }
 
         return self.run(run)

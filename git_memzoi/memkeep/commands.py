@@ -232,18 +232,7 @@ def verify(
     """
     from git_memzoi.memkeep import verify as verify_mod
 
-    if entry_id and all_safe:
-        raise InputError("name one entry id or pass --all-safe, not both", "bad_usage")
-    if not entry_id and not all_safe:
-        raise InputError("name one entry id, or pass --all-safe", "bad_usage")
-    if manual and all_safe:
-        raise InputError(
-            "--manual records one entry's out-of-band re-test; it takes an id, not --all-safe", "bad_usage"
-        )
-    if manual and dry_run:
-        raise InputError(
-            "--manual writes the re-test you did; there is nothing to preview (leave out --dry-run)", "bad_usage"
-        )
+    check_verify_flags(entry_id, all_safe=all_safe, dry_run=dry_run, manual=manual)
     session = open_session(options)
     head = session.view.head()
     if head is None:
@@ -266,6 +255,27 @@ def verify(
             index_updated = _write_index(after)
         items = _still_suspect(items, options, after)
     return verify_mod.VerifyResult(head, dry_run, tuple(items), index_updated)
+
+
+def check_verify_flags(entry_id: str | None, *, all_safe: bool, dry_run: bool, manual: bool) -> None:
+    """Refuse a combination of verify's flags that says two things (``bad_usage``); ``git memzoi verify`` keeps the
+    same contract.
+
+    Raises:
+        InputError: an id and ``--all-safe``, neither, ``--manual`` with ``--all-safe`` or ``--dry-run``.
+    """
+    if entry_id and all_safe:
+        raise InputError("name one entry id or pass --all-safe, not both", "bad_usage")
+    if not entry_id and not all_safe:
+        raise InputError("name one entry id, or pass --all-safe", "bad_usage")
+    if manual and all_safe:
+        raise InputError(
+            "--manual records one entry's out-of-band re-test; it takes an id, not --all-safe", "bad_usage"
+        )
+    if manual and dry_run:
+        raise InputError(
+            "--manual writes the re-test you did; there is nothing to preview (leave out --dry-run)", "bad_usage"
+        )
 
 
 def _still_suspect(items: list[VerifyItem], options: Options, after: Session) -> list[VerifyItem]:

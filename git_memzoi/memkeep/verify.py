@@ -13,7 +13,7 @@ import datetime as dt
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from git_memzoi.errors import InputError, ToolError
 
@@ -73,12 +73,32 @@ class Plan:
     manual: bool
 
 
+class Writer(Protocol):
+    """Where verify writes a heal or a stale mark: a memkeep entry file (:class:`EntryWriter`) or a memzoi record's
+    envelope (``git memzoi verify``); ``root`` is where the checks run."""
+
+    @property
+    def root(self) -> Path:
+        """The repository root."""
+        ...
+
+    def write(self, entry: Entry, changes: Mapping[str, Any], *, during: str = "while its check ran") -> None:
+        """Apply ``changes`` (``anchor``, ``verified_at``, ``status``) to ``entry``'s file; ``during`` names when a
+        change made meanwhile happened, for the refusal."""
+        ...
+
+
 @dataclass(frozen=True)
 class EntryWriter:
     """Rewrites entry fields in place under the lifecycle lock, refusing if the entry changed meanwhile."""
 
     store: Store
     lock: Path
+
+    @property
+    def root(self) -> Path:
+        """The repository root: checks run there."""
+        return self.store.root
 
     def write(self, entry: Entry, changes: Mapping[str, Any], *, during: str = "while its check ran") -> None:
         """Apply ``changes`` to ``entry``'s file byte-stably; ``during`` says when a change made meanwhile happened
@@ -101,7 +121,7 @@ class EntryWriter:
             write_bytes_atomic(path, frontmatter.update(data, changes), root=self.store.root)
 
 
-def verify_entry(entry: Entry, reasons: Sequence[str], plan: Plan, runner: Runner, writer: EntryWriter) -> VerifyItem:
+def verify_entry(entry: Entry, reasons: Sequence[str], plan: Plan, runner: Runner, writer: Writer) -> VerifyItem:
     """Verify one entry under ``plan``: skip, preview, run its checks, then heal or mark it stale.
 
     Raises:
@@ -131,7 +151,7 @@ def verify_entry(entry: Entry, reasons: Sequence[str], plan: Plan, runner: Runne
         return item("skipped", "its check is not marked safe")
     if plan.dry_run:  # the command is shown, its credentials never
         return item("would_run", "; ".join(shown(c.run) for c in checks))
-    results = _run(entry, checks, runner, writer.store.root)
+    results = _run(entry, checks, runner, writer.root)
     outcomes = {r.outcome for r in results}
     if Outcome.TOOL_ERROR in outcomes:
         return item("tool_error", "a check could not run; entry untouched", results)

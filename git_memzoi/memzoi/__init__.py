@@ -40,12 +40,13 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout, NotInitialized
     from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.proposals import inbox, lifecycle, packets
+    from git_memzoi.memzoi.proposals import verify as record_verify
     from git_memzoi.memzoi.recall import pack as context_pack
     from git_memzoi.memzoi.recall import precheck, search
     from git_memzoi.memzoi.recall import schema as recall_schema
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
-    from git_memzoi.memzoi.records import events, okf, secrets
+    from git_memzoi.memzoi.records import envelope, events, okf, secrets
     from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.runtime import checkpoint as checkpoints
     from git_memzoi.memzoi.runtime import local as local_memory
@@ -64,6 +65,7 @@ _FACE = {
     "export": "export",
     "memory_files": "memory_files",
     "okf": "records.okf",
+    "envelope": "records.envelope",
     "secrets": "records.secrets",
     "events": "records.events",
     "record_store": "records.store",
@@ -71,6 +73,7 @@ _FACE = {
     "proposal_files": "proposals.files",
     "inbox": "proposals.inbox",
     "lifecycle": "proposals.lifecycle",
+    "record_verify": "proposals.verify",
     "index_db": "recall.index.db",
     "index_watch": "recall.index.watch",
     "search": "recall.search",
@@ -106,6 +109,7 @@ __all__ = [
     "checkpoints",
     "context_pack",
     "doctor",
+    "envelope",
     "eval_capture",
     "eval_capture_report",
     "eval_recall",
@@ -127,6 +131,7 @@ __all__ = [
     "proposal_files",
     "recall_schema",
     "record_store",
+    "record_verify",
     "search",
     "secrets",
     "session_end",

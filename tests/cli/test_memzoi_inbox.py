@@ -114,6 +114,12 @@ def test_propose_auto_approves_by_default(root: Repo, home: Path) -> None:
         "auto_approved": True,
         "applied": None,
         "warnings": [],
+        "watch": {
+            "watched": False,
+            "reason": "no_scope",
+            "message": "no --scope or --applies-to path: no change in the repository can flag this record",
+            "envelope": None,
+        },
     }
     assert git_status(root) == f"?? .memzoi/proposals/pending/{PNPM_ID}.md"
     assert not list((root.root / ".memzoi/records").iterdir())

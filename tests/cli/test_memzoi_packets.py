@@ -270,6 +270,12 @@ def test_supersede_command(root: Repo) -> None:
         "record_id": "use-oauth-device-flow",
         "superseded": "legacy-auth",
         "written": [".memzoi/records/legacy-auth.md", ".memzoi/records/use-oauth-device-flow.md"],
+        "watch": {
+            "watched": False,
+            "reason": "no_commits",
+            "message": "the repository has no commits yet, so no anchor can be recorded: nothing watches this record",
+            "envelope": None,
+        },
     }
     assert (root.root / ".memzoi/records/legacy-auth.md").read_text() == old.replace(
         "status: active", "status: superseded"

@@ -330,6 +330,7 @@ def _prepare(
     ws: Workspace, live: PlanJson, rev: dict[str, Any], decision: dict[str, Any], chosen: Mapping[str, Any]
 ) -> Any:
     """The packet or runtime draft of one write, validated the way its writer will validate it."""
+    from git_memzoi.memzoi.capture.watch import envelope_for
     from git_memzoi.memzoi.proposals import packets
     from git_memzoi.memzoi.records import okf
     from git_memzoi.memzoi.runtime import local
@@ -361,6 +362,8 @@ def _prepare(
             capture=provenance,
             retention={"occurred_at": now} if memory["lane"] == "episodic" else {},
             origin={"origin_key": f"memzoi-capture:{chosen['candidate_id']}", "route": "capture"},
+            # the original evidence: an edited candidate keeps it in its provenance only
+            memkeep=envelope_for(ws.layout.root, {**chosen, "evidence": provenance["evidence"]}, ws.clock.today()),
         )
         where = f"capture candidate {chosen['candidate_id']}"
         try:

@@ -18,9 +18,10 @@ from git_memzoi.memzoi.records import vocab
 MANIFEST_VERSION = "memzoi/import-v1"
 TOP_KEYS = ("version", "sources", "candidates")
 SOURCE_KEYS = ("path", "url", "ref")
-CANDIDATE_KEYS = ("destination", "reason", "type", "lane", "title", "body", "sensitivity", "scope", "tags")
+CANDIDATE_KEYS = ("destination", "reason", "type", "lane", "title", "body", "sensitivity", "scope", "tags", "watch")
 REQUIRED_KEYS = ("destination", "reason", "title", "body")
 SCOPE_KEYS = ("kind", "id", "paths")
+WATCH_KEYS = ("scope", "anchor", "ttl_days", "check", "check_safe")  # propose's envelope options (records/envelope.py)
 
 
 class ImportManifestError(InputError):
@@ -46,6 +47,7 @@ class Candidate:
     scope: dict[str, Any]
     tags: list[str]
     content_hash: str
+    watch: dict[str, Any] | None = None  # the earned-envelope options, as given (validated)
 
 
 @dataclass(frozen=True)
@@ -230,7 +232,30 @@ def _candidate(index: int, value: Any) -> Candidate:
         _scope(where, value.get("scope")),
         clean,
         body_hash(body),
+        _watch(where, value.get("watch")),
     )
+
+
+def _watch(where: str, value: Any) -> dict[str, Any] | None:
+    """The candidate's ``watch`` options (``propose --scope/--anchor/--ttl-days/--check/--check-safe``), checked
+    as propose checks them; a credential in ``check`` is refused without naming it."""
+    from git_memzoi.memzoi.records.envelope import make_request
+
+    if value is None:
+        return None
+    _keys(value, f"{where}.watch", WATCH_KEYS, ())
+    scope = value.get("scope")
+    if scope is not None and not (isinstance(scope, list) and all(isinstance(p, str) for p in scope)):
+        raise ImportManifestError(f"{where}.watch.scope: must be a list of path globs")
+    try:
+        make_request(**value)
+    except (InputError, TypeError) as exc:
+        code = exc.code if isinstance(exc, InputError) else "invalid_import_manifest"
+        field = {"invalid_scope": "scope", "invalid_anchor": "anchor", "invalid_ttl_days": "ttl_days"}.get(
+            code, "check"
+        )
+        raise ImportManifestError(f"{where}.watch.{field}: not valid ({code})", code) from None
+    return dict(value)
 
 
 def _scope(where: str, value: Any) -> dict[str, Any]:

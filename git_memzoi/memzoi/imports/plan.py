@@ -150,6 +150,7 @@ def _entry(
     """One plan candidate; ``redact`` = (placeholder title, body, reason) hides every content field."""
     title, body, reason = redact or (c.title, c.body, c.reason)
     scope = {"kind": c.scope["kind"], "id": None, "paths": []} if redact else c.scope
+    watch = {} if redact or c.watch is None else {"watch": c.watch}  # absent unless given: import-v1 plans unchanged
     return {
         "index": c.index,
         "classification": {"destination": c.destination, "reason": reason},
@@ -164,6 +165,7 @@ def _entry(
         "content_hash": c.content_hash,
         "duplicates": duplicates,
         "action": action,
+        **watch,
     }
 
 
@@ -355,7 +357,7 @@ def prepare(ws: Workspace, live: dict[str, Any], actor: str) -> list[tuple[int, 
         ImportManifestError: a candidate would not validate (``invalid_import_manifest``, naming the field).
     """
     from git_memzoi.memzoi.proposals import packets
-    from git_memzoi.memzoi.records import okf
+    from git_memzoi.memzoi.records import envelope, okf
     from git_memzoi.memzoi.runtime import local
 
     now = okf.format_timestamp(ws.clock.now())
@@ -365,6 +367,10 @@ def prepare(ws: Workspace, live: dict[str, Any], actor: str) -> list[tuple[int, 
         try:
             if kind == "create_proposal":
                 proposal_id = c["action"]["proposal_id"]
+                watch = c.get("watch")
+                request = envelope.make_request(**watch) if watch is not None else None
+                today = ws.clock.today()
+                sealed = envelope.seal(ws.layout.root, request, scope["paths"], today) if request else None
                 packet = packets.Packet(
                     id=proposal_id,
                     file_id=proposal_id,
@@ -387,6 +393,7 @@ def prepare(ws: Workspace, live: dict[str, Any], actor: str) -> list[tuple[int, 
                     content_class="general_repo_knowledge",
                     retention={"session": {"started_at": now}, "episodic": {"occurred_at": now}}.get(c["lane"], {}),
                     origin={"origin_key": f"memzoi-import:{live['plan_id']}:{c['index']}", "route": "import"},
+                    memkeep=sealed.envelope if sealed is not None else None,
                 )
                 rendered = packets.render(packet).encode("utf-8")
                 packets.check_shape(packets.parse(proposal_id, where, rendered), where)

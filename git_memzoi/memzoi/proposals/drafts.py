@@ -9,7 +9,7 @@ import datetime as dt
 import json
 import re
 from dataclasses import asdict, dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import short_hash
 from git_memzoi.errors import InputError
@@ -17,7 +17,7 @@ from git_memzoi.memzoi.records import vocab
 from git_memzoi.memzoi.records.okf import format_timestamp
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from git_memzoi.memzoi.proposals.packets import Packet
 
@@ -175,8 +175,9 @@ def check_id(value: str) -> str:
     return value
 
 
-def build_packet(draft: Draft, prop_id: str, now: dt.datetime) -> Packet:
-    """The create packet that carries ``draft`` (origin ``owner-command:<id>``, lane-appropriate retention).
+def build_packet(draft: Draft, prop_id: str, now: dt.datetime, *, memkeep: Mapping[str, Any] | None = None) -> Packet:
+    """The create packet that carries ``draft`` (origin ``owner-command:<id>``, lane-appropriate retention) and
+    the earned envelope ``memkeep`` the record is written with (see :mod:`~git_memzoi.memzoi.records.envelope`).
 
     A ``path`` or ``url`` source becomes that kind of ``sources`` entry; any other kind becomes a ``ref`` entry
     (packets have no source-kind field; the inbox state keeps the kind).
@@ -206,4 +207,5 @@ def build_packet(draft: Draft, prop_id: str, now: dt.datetime) -> Packet:
         sensitivity=draft.sensitivity,
         retention=retention,
         content_class=CONTENT_CLASS.get(draft.sensitivity, "unknown"),
+        memkeep=memkeep,
     )

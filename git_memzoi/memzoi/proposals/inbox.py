@@ -41,6 +41,7 @@ from git_memzoi.memzoi.records.okf import format_timestamp
 if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals.files import ApplyResult
     from git_memzoi.memzoi.proposals.packets import Packet
+    from git_memzoi.memzoi.records.envelope import Sealed, WatchRequest
     from git_memzoi.memzoi.records.policy import ApprovalPolicy
     from git_memzoi.memzoi.workspace import Workspace
 
@@ -292,22 +293,33 @@ class ProposeResult:
     auto_approved: bool
     applied: ApplyResult | None = None
     warnings: tuple[str, ...] = ()
+    watch: Sealed | None = None  # the envelope the record is written with, and whether anything watches it
 
 
 def propose(
-    ws: Workspace, draft: Draft, *, memzoi_home: Path | None, override: str | None = None, apply: bool = False
+    ws: Workspace,
+    draft: Draft,
+    *,
+    memzoi_home: Path | None,
+    override: str | None = None,
+    apply: bool = False,
+    watch: WatchRequest | None = None,
 ) -> ProposeResult:
-    """Record ``draft``; approve it when the policy (``memzoi_home`` config < repo config < ``override``, see
+    """Record ``draft`` with the earned envelope ``watch`` asks for (default: scope = its ``applies_to``, anchor =
+    HEAD, verified today; :func:`~git_memzoi.memzoi.records.envelope.seal`); approve it when the policy (``memzoi_home`` config < repo config < ``override``, see
     :mod:`~git_memzoi.memzoi.records.policy`) is ``auto``; apply it with ``apply``. Auto-approval means approved, not
     applied; a draft that is not repo-safe is kept privately and stays pending, as it can never be applied.
 
     Raises:
         InputError: ``apply`` with ``override="manual"`` (``conflicting_options``); PolicyError: bad config.
         SensitivityBlocked: ``apply`` of a draft that is not repo-safe. PacketError: not a valid packet.
-        InputError: the draft holds a credential (``prohibited_content_detected``; never echoed).
+        InputError: the draft holds a credential (``prohibited_content_detected``; never echoed), or
+            ``--anchor`` names no commit (``unknown_rev``).
         (Every check runs before anything is written.)
     """
     from git_memzoi.memzoi.proposals import packets
+    from git_memzoi.memzoi.records.envelope import WatchRequest as Request
+    from git_memzoi.memzoi.records.envelope import seal
     from git_memzoi.memzoi.records.policy import resolve
     from git_memzoi.memzoi.records.secrets import require_clean, require_clean_fields
 
@@ -318,7 +330,8 @@ def propose(
     policy = resolve(ws.layout.config, memzoi_home, override)
     now = ws.clock.now()
     prop_id = proposal_id(now, draft.identity())
-    packet = build_packet(draft, prop_id, now)
+    sealed = seal(ws.layout.root, watch or Request(), draft.applies_to, ws.clock.today())
+    packet = build_packet(draft, prop_id, now, memkeep=sealed.envelope)
     text = packets.render(packet)
     packets.parse(prop_id, f"{prop_id}.md", text.encode("utf-8"))  # validate before writing anything
     # the fields as the user gave them first ("body line 1"), then the rendered packet (derived fields)
@@ -345,7 +358,7 @@ def propose(
         if apply:
             outcome = apply_proposal(ws, prop_id, actor=draft.actor, operation="propose_apply")
             proposal, applied = outcome.proposal, outcome.applied
-    return ProposeResult(proposal, created, policy, auto, applied, _warnings(draft, policy))
+    return ProposeResult(proposal, created, policy, auto, applied, _warnings(draft, policy), sealed)
 
 
 def _warnings(draft: Draft, policy: ApprovalPolicy) -> tuple[str, ...]:

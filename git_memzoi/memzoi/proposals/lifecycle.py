@@ -44,6 +44,7 @@ from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
+    from git_memzoi.memzoi.records.envelope import Sealed, WatchRequest
     from git_memzoi.memzoi.workspace import Workspace
 
 JOURNAL = "journal.json"
@@ -88,6 +89,7 @@ class SupersedeResult:
     record_id: str
     target_id: str
     written: tuple[str, ...]
+    watch: Sealed | None = None  # the replacement's envelope and whether anything watches it
 
 
 @dataclass(frozen=True)
@@ -474,19 +476,25 @@ def supersede(
     sensitivity: str = "unknown",
     source_kind: str | None = None,
     source_ref: str | None = None,
+    watch: WatchRequest | None = None,
 ) -> SupersedeResult:
     """``git memzoi supersede``: replace an active, non-private record with a same-scope repo-safe record.
 
     The target keeps every byte but its ``status`` (``superseded``); the replacement (id = concept slug of the
     title, ``-2``… on collision) is active, has ``supersedes: <target>`` and inherits lane, scope id, tags,
-    applies_to and retention facts. Both files change in one guarded operation.
+    applies_to and retention facts. Both files change in one guarded operation. The replacement is a new claim:
+    its earned envelope (``watch``) is anchored at HEAD (or ``watch.anchor``) and verified today; scope, ttl and
+    check default to the target's envelope, the scope then to ``applies_to`` (records/envelope.py).
 
     Raises:
         SensitivityBlocked: ``sensitivity`` is not ``repo-safe`` (checked first; nothing echoed).
-        TargetError: the target is missing, inactive, private or of another scope. InputError: bad options, or
+        TargetError: the target is missing, inactive, private or of another scope. InputError: bad options,
+            ``--anchor`` naming no commit (``unknown_rev``), or
             a credential in ``--title``, ``--body`` or ``--source-ref`` (``prohibited_content_detected``; the field
             and its line are named, never the value; nothing written).
     """
+    from git_memzoi.memzoi.records.envelope import WatchRequest as Request
+    from git_memzoi.memzoi.records.envelope import seal
     from git_memzoi.memzoi.records.secrets import require_clean_fields
 
     _check_choice("--sensitivity", sensitivity, vocab.SENSITIVITIES)
@@ -504,6 +512,7 @@ def supersede(
     layout = ws.layout
     with guarded(layout):
         target = _direct_target(layout, target_id, scope_kind)
+        sealed = seal(layout.root, watch or Request(), target.applies_to, ws.clock.today(), inherit=target.memkeep)
         now = format_timestamp(ws.clock.now())
         new_id = free_record_id(layout, okf.concept_slug(title) or target.id)
         fields = {
@@ -528,13 +537,14 @@ def supersede(
             "tags": list(target.tags),
             "retention": dict(target.retention),
             "origin": {"origin_key": f"owner-command:supersede:{target.id}", "route": "owner_command"},
+            "memkeep": dict(sealed.envelope) if sealed.envelope is not None else None,
         }
         rel = record_store.record_path(layout, new_id).relative_to(layout.root).as_posix()
         record = okf.record_from_fields(new_id, rel, {k: v for k, v in fields.items() if v is not None}, body)
         steps = [status_step(layout, target.id, "superseded"), record_step(layout, record)]
         written = run_steps(layout, "supersede", steps)
         events.append(layout, "record_superseded", actor, ws.clock.now(), {"target_id": target.id}, record_id=new_id)
-    return SupersedeResult(new_id, target.id, written)
+    return SupersedeResult(new_id, target.id, written, sealed)
 
 
 def tombstone(ws: Workspace, target_id: str, *, reason: str, actor: str) -> TombstoneResult:

@@ -54,6 +54,7 @@ TOP_KEYS = (
     "retention",
     "origin",
     "lineage",
+    "memkeep",
 )
 REQUIRED = (
     "id",
@@ -189,6 +190,7 @@ class Packet:
     capture: Mapping[str, Any] | None = None
     retention: Mapping[str, Any] = field(default_factory=dict)
     lineage: Mapping[str, Any] | None = None
+    memkeep: Mapping[str, Any] | None = None  # the earned envelope the record is written with (records/envelope.py)
 
     @property
     def target_id(self) -> str | None:
@@ -311,6 +313,7 @@ def packet_from_fields(file_id: str, path: str, fields: Mapping[str, Any], body:
         capture=None if f.get("capture") is None else _plain_mapping(path, "capture", f["capture"]),
         retention=_plain_mapping(path, "retention", f["retention"]),
         lineage=None if f.get("lineage") is None else _plain_mapping(path, "lineage", f["lineage"]),
+        memkeep=None if f.get("memkeep") is None else _plain_mapping(path, "memkeep", f["memkeep"]),
     )
     _check_resolution(path, packet)
     project_record(packet, packet.id, path=path)  # retention, origin, lineage and paths as the record checks them
@@ -507,6 +510,7 @@ def project_record(packet: Packet, record_id: str, *, supersedes: str | None = N
         "source_ref": evidence[1] if evidence else None,
         "lineage": dict(packet.lineage) if packet.lineage is not None else None,
         "capture": compact_capture(packet.capture),
+        "memkeep": dict(packet.memkeep) if packet.memkeep is not None else None,
     }
     if packet.capture is not None:
         fields["source"], fields["source_ref"] = "memzoi-capture", capture_ref(packet.capture)
@@ -564,8 +568,9 @@ def render(packet: Packet) -> str:
     if packet.capture is not None:
         lines += yaml_lines("capture", packet.capture)
     lines += yaml_lines("retention", packet.retention) + yaml_lines("origin", packet.origin)
-    if packet.lineage is not None:
-        lines += yaml_lines("lineage", packet.lineage)
+    for name, block in (("lineage", packet.lineage), ("memkeep", packet.memkeep)):
+        if block is not None:
+            lines += yaml_lines(name, block)
     lines += ["---", "", f"# {packet.title.strip()}", "", packet.body.strip(), ""]
     return "\n".join(lines)
 

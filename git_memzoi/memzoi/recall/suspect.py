@@ -9,7 +9,8 @@ file in its scope changed since its anchor commit (``scope_hit``), ``verified_at
 (``ttl_expired``), the anchor is not in HEAD's history (``anchor_unreachable``; also in a repository without
 commits), or a record it ``explains`` from is suspect, withdrawn (superseded, tombstoned, expired) or missing
 (``dependency_suspect``). An ``explains`` id naming a current record without an envelope is a claim nobody
-watches, so it is not followed. Records without an envelope are never suspect, and when no recalled record has
+watches, so it is not followed. A record whose check failed at ``git memzoi verify`` carries ``status: stale`` in
+its envelope: it is suspect with the reason ``stale`` (evidence ``{"status": "stale"}``) until a verify heals it. Records without an envelope are never suspect, and when no recalled record has
 one, nothing is read at all (the common path stays fast).
 """
 
@@ -48,23 +49,16 @@ def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
     wanted = [row for row in rows if envelope(row) is not None]
     if not wanted:
         return {}
-    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
     from git_memzoi.memkeep import staleness
-    from git_memzoi.memzoi.recall.index import db as index_db
 
-    current: dict[str, Mapping[str, Any]] = {
-        row["id"]: row for row in index_db.list_rows(ws.layout, "repo", now=ws.clock.now())
-    }
-    for row in wanted:
-        current.setdefault(row["id"], row)
-    entries = _entries(ws, current)
-    try:
-        view: Any = Pygit2RepoView(ws.layout.root)
-    except InputError:  # a Workspace built on a folder outside git: no anchor can be placed
-        view = _NoHistory()
-    report = staleness.compute(entries, view, ws.clock)
+    entries = current_entries(ws, wanted)
+    report = staleness.compute(entries, repo_view(ws), ws.clock)
     wanted_ids = {row["id"] for row in wanted}
     out: dict[str, SuspectJson] = {}
+    for record_id in report.stale:  # a failed check (git memzoi verify): worse than suspect, never trusted
+        if record_id in wanted_ids:
+            mark: VerdictJson = {"reason": "stale", "message": STALE_MESSAGE, "evidence": {"status": "stale"}}
+            out[record_id] = {"reasons": [mark]}
     for verdict in report.verdicts:
         if verdict.id in wanted_ids:
             reason: VerdictJson = {
@@ -74,6 +68,32 @@ def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
             }
             out.setdefault(verdict.id, {"reasons": []})["reasons"].append(reason)
     return out
+
+
+STALE_MESSAGE = "its check failed at git memzoi verify: fix the claim, supersede it, or verify it again"
+
+
+def current_entries(ws: Workspace, extra: Iterable[Mapping[str, Any]] = ()) -> list[Entry]:
+    """The memkeep entries of every current enveloped record (and of ``extra`` index rows not current), plus the
+    withdrawn records one of them explains from: what the staleness core judges (``git memzoi verify`` too)."""
+    from git_memzoi.memzoi.recall.index import db as index_db
+
+    current: dict[str, Mapping[str, Any]] = {
+        row["id"]: row for row in index_db.list_rows(ws.layout, "repo", now=ws.clock.now())
+    }
+    for row in extra:
+        current.setdefault(row["id"], row)
+    return _entries(ws, current)
+
+
+def repo_view(ws: Workspace) -> Any:
+    """The repository view of ``ws`` (a view with no history for a folder outside git: no anchor can be placed)."""
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    try:
+        return Pygit2RepoView(ws.layout.root)
+    except InputError:
+        return _NoHistory()
 
 
 def summary(suspect: SuspectJson) -> str:
@@ -93,7 +113,8 @@ def _entries(ws: Workspace, current: Mapping[str, Mapping[str, Any]]) -> list[En
         if env is None:
             continue
         fields: dict[str, Any] = {key: value for key, value in env.items() if key != "explains"}
-        fields.update(id=record_id, status="verified", written_at=str(row["created_at"])[:10])
+        status = "stale" if env.get("status") == "stale" else "verified"
+        fields.update(id=record_id, status=status, written_at=str(row["created_at"])[:10])
         if isinstance(fields.get("verified_at"), str):
             fields["verified_at"] = fields["verified_at"][:10]  # a timestamp's date, as memkeep reads dates
         explains = _ids(env.get("explains"))

@@ -3,8 +3,8 @@
 memzoi-spec.md §2: the fields, value sets and body rules of a record, validated with unknown keys rejected;
 the concept id and its slug rules; the writer's key order and quoting. This project adds one optional key,
 ``memkeep``, that upstream records do not have: the Earned Memory envelope (``anchor``, ``scope``,
-``verified_at``, ``ttl_days``, ``explains``, ``evidence``) that makes a record staleness-aware (DESIGN.md
-"One model, two surfaces").
+``verified_at``, ``ttl_days``, ``explains``, ``evidence``, ``check``, and ``status: stale`` once a check failed
+at ``git memzoi verify``) that makes a record staleness-aware (DESIGN.md "One model, two surfaces").
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ RETENTION_KEYS = (
     "explicit_expires_at",
     "episodic_extension",
 )
-MEMKEEP_KEYS = ("anchor", "scope", "verified_at", "ttl_days", "explains", "evidence")
+MEMKEEP_KEYS = ("anchor", "scope", "verified_at", "ttl_days", "explains", "evidence", "check", "status")
 _SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
 _PLAIN = re.compile(r"^[A-Za-z0-9._/-]+$")
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
