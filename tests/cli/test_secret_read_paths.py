@@ -127,9 +127,9 @@ def test_verify_manual_never_says_a_check_ran(base: Repo, monkeypatch: pytest.Mo
     real = atomic.lifecycle_lock
 
     @contextlib.contextmanager
-    def edited_first(lock: Path) -> Iterator[None]:
+    def edited_first(lock: Path, *args: object, **kwargs: object) -> Iterator[None]:
         path.write_text(path.read_text("utf-8").replace("status: verified", "status: stale"), "utf-8")
-        with real(lock):
+        with real(lock, *args, **kwargs):
             yield
 
     monkeypatch.setattr(atomic, "lifecycle_lock", edited_first)
