@@ -11,6 +11,11 @@ commits), or a record it ``explains`` from is suspect, withdrawn (superseded, to
 (``dependency_suspect``). An ``explains`` id naming a current record without an envelope is a claim nobody
 watches, so it is not followed. Records without an envelope are never suspect, and when no recalled record has
 one, nothing is read at all (the common path stays fast).
+
+A recalled memkeep entry (index rows of store ``entry``) is judged by memkeep itself: :func:`mark` opens the
+store through :mod:`git_memzoi.memkeep.api` (``open_session``, ``report``: the very report ``git memkeep status``
+prints), only when an entry was recalled. Results of both stores are keyed by :func:`key` (``store:id``), since a
+record and an entry may share an id.
 """
 
 from __future__ import annotations
@@ -26,7 +31,45 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall.schema import SuspectJson, VerdictJson
     from git_memzoi.memzoi.workspace import Workspace
 
-Suspects = Mapping[str, "SuspectJson"]  # record id → its suspect mark
+Suspects = Mapping[str, "SuspectJson"]  # record id (or, from mark, store:id) → its suspect mark
+
+
+def key(row: Mapping[str, Any]) -> str:
+    """``store:id`` of an index row (``record:`` for rows without a store column)."""
+    return f"{row.get('store') or 'record'}:{row['id']}"
+
+
+def mark(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
+    """The suspect rows among ``rows`` of both stores, keyed by :func:`key`: records by :func:`assess`, entries by
+    memkeep's own report (reasons and evidence exactly as ``git memkeep status --json`` gives them)."""
+    rows = list(rows)
+    records = [row for row in rows if (row.get("store") or "record") == "record"]
+    out: dict[str, SuspectJson] = {f"record:{rid}": mark for rid, mark in assess(ws, records).items()}
+    entry_ids = {row["id"] for row in rows if row.get("store") == "entry"}
+    if entry_ids:
+        for entry_id, found in assess_entries(ws, entry_ids).items():
+            out[f"entry:{entry_id}"] = found
+    return out
+
+
+def assess_entries(ws: Workspace, ids: Iterable[str]) -> Suspects:
+    """The suspect memkeep entries among ``ids``: ``{entry_id: {"reasons": [...]}}`` from
+    :func:`git_memzoi.memkeep.api.report` over the repository's store (``{}`` when no store can be opened)."""
+    from git_memzoi.memkeep import api
+
+    wanted = set(ids)
+    try:
+        with api.no_cyclic_gc():
+            session = api.open_session(api.Options(start=ws.layout.root, clock=ws.clock))
+            report = api.report(session, ws.clock)
+    except InputError:
+        return {}
+    out: dict[str, SuspectJson] = {}
+    for verdict in report.verdicts:
+        if verdict.id in wanted:
+            reason: VerdictJson = {"reason": verdict.reason, "message": verdict.message, "evidence": dict(verdict.evidence)}
+            out.setdefault(verdict.id, {"reasons": []})["reasons"].append(reason)
+    return out
 
 
 def envelope(row: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -45,7 +88,7 @@ def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
     scope_hit, ttl_expired, dependency_suspect, anchor_unreachable). Records that are not suspect are absent.
     Returns ``{}`` without touching git when no row has an envelope.
     """
-    wanted = [row for row in rows if envelope(row) is not None]
+    wanted = [row for row in rows if envelope(row) is not None and (row.get("store") or "record") == "record"]
     if not wanted:
         return {}
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
