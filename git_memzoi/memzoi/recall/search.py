@@ -294,7 +294,9 @@ def citation(record: RecordJson, path: str | None, row: Mapping[str, Any] | None
     if "capture" in record:
         out["capture"] = record["capture"]
     if row is not None:
-        out.update(store=row.get("store") or "record", file=row["path"], line=row.get("line"))
+        out["store"] = row.get("store") or "record"
+        out["file"] = row["path"]
+        out["line"] = row.get("line")
     return out
 
 

@@ -67,7 +67,11 @@ def assess_entries(ws: Workspace, ids: Iterable[str]) -> Suspects:
     out: dict[str, SuspectJson] = {}
     for verdict in report.verdicts:
         if verdict.id in wanted:
-            reason: VerdictJson = {"reason": verdict.reason, "message": verdict.message, "evidence": dict(verdict.evidence)}
+            reason: VerdictJson = {
+                "reason": verdict.reason,
+                "message": verdict.message,
+                "evidence": dict(verdict.evidence),
+            }
             out.setdefault(verdict.id, {"reasons": []})["reasons"].append(reason)
     return out
 

@@ -154,9 +154,8 @@ def test_a_suspect_entry_is_marked_by_memkeeps_report_and_listed_first(repo: Rep
 
 
 def _memkeep_status(repo: Repo) -> str:
-    from tests.support.repos import invoke
-
     from git_memzoi.cli.memkeep import cli
+    from tests.support.repos import invoke
 
     result = invoke(cli, ["-C", str(repo.root), "status", "--json"], env={"MEMZOI_TODAY": "2026-07-10"})
     return result.stdout
@@ -193,9 +192,8 @@ def test_a_trusted_memory_ranks_before_a_suspect_one_of_equal_text_relevance(rep
 
 
 def test_paths_resolve_from_the_current_directory_like_git_pathspecs(repo: Repo, both: dict[str, str]) -> None:
-    from tests.support.repos import PINNED, invoke
-
     from git_memzoi.cli.memzoi import cli
+    from tests.support.repos import PINNED, invoke
 
     inside = invoke(cli, ["-C", str(repo.root / "src"), "precheck", "--path", "signer.py", "--json"], env=PINNED)
     assert [w["record_id"] for w in json.loads(inside.stdout)["warnings"]] == ["signer-risk"]
@@ -247,7 +245,9 @@ def test_the_index_covers_entries_incrementally_and_deleting_it_loses_nothing(re
     entry.write_text(entry.read_text("utf-8").replace("three times", "five times"), "utf-8")
     refreshed = index_db.refresh(layout)
     assert refreshed.read == ("agent-memory/entries/http-timeouts.md",) and not refreshed.rebuilt
-    assert ok_json(repo, "search", "five times")["results"][0]["claim"] == "The http client retries a timeout five times."
+    assert (
+        ok_json(repo, "search", "five times")["results"][0]["claim"] == "The http client retries a timeout five times."
+    )
     before = ok_json(repo, "search", "http client")
     index_db.index_path(layout).unlink()
     assert ok_json(repo, "search", "http client") == before

@@ -199,7 +199,11 @@ def _rebuild(layout: Layout) -> RebuildResult:
             conn.executescript(_SCHEMA)
             _apply(conn, layout, _Scan.of(layout), Path(tmp))
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            counts = dict(conn.execute("SELECT destination, count(*) FROM records WHERE store = 'record' GROUP BY destination").fetchall())
+            counts = dict(
+                conn.execute(
+                    "SELECT destination, count(*) FROM records WHERE store = 'record' GROUP BY destination"
+                ).fetchall()
+            )
             problems = _problems(conn)
         finally:
             conn.close()
