@@ -140,7 +140,11 @@ def test_the_sandbox_is_a_fresh_git_repository_that_is_removed_afterwards(tmp_pa
     with eval_recall.sandbox(corpus) as box:
         root = box.ws.layout.root
         view = Pygit2RepoView(root)
-        assert view.root == root.resolve() and view.head() is None
+        # a corpus with memkeep entries gets the one fixed root commit (an empty tree) they anchor at
+        assert view.root == root.resolve() and view.head() == eval_recall.EVAL_ROOT
+        assert sorted(p.name for p in (root / "agent-memory/entries").glob("*.md")) == sorted(
+            Path(e.path).name for e in corpus.entries
+        )
         assert Repo(root).git("status", "--porcelain", "--untracked-files=no") == ""
         assert sorted(p.name for p in (root / ".memzoi" / "records").glob("*.md")) == sorted(
             [Path(r.path).name for r in corpus.records] + ["emit-structured-json-logs.md"]
@@ -331,6 +335,7 @@ def test_digest_is_length_prefixed_blake3_over_corpus_records_then_proposals(tmp
     entries = [("corpus.yaml", (OWN / "corpus.yaml").read_bytes())]
     entries += [(f"records/{p.name}", p.read_bytes()) for p in sorted((OWN / "records").glob("*.md"))]
     entries += [(f"proposals/{p.name}", p.read_bytes()) for p in sorted((OWN / "proposals").glob("*.md"))]
+    entries += [(f"entries/{p.name}", p.read_bytes()) for p in sorted((OWN / "entries").glob("*.md"))]  # extension
     for name, data in entries:
         stream += struct.pack("<Q", len(name)) + name.encode() + struct.pack("<Q", len(data)) + data
     assert corpus.digest == blake3(stream).hexdigest()
