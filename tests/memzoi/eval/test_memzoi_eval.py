@@ -247,6 +247,28 @@ def test_the_current_project_is_never_opened_or_mutated(repo: Repo, monkeypatch:
         ("name: git-memzoi-recall-v1\n", "name: [unclosed\n", "corpus_invalid_yaml"),
         ("name: git-memzoi-recall-v1\n", "name: git-memzoi-recall-v1\nname: again\n", "corpus_invalid_yaml"),
         ("    action: bump Node.js\n", "    action: bump Node.js\n    path: web/package.json\n", None),
+        # the both-stores extension
+        ("    store: records\n", "    store: both\n", "corpus_invalid_value"),
+        (
+            "      thumbnail-workers-use-libvips: ttl_expired\n",
+            "      thumbnail-workers-use-libvips: old\n",
+            "corpus_invalid_value",
+        ),
+        (
+            "    expect_trusted: [webhook-signatures-use-hmac]\n    expect_before",
+            "    expect_trusted: [nowhere]\n    expect_before",
+            "corpus_unknown_record",
+        ),
+        (
+            "    expect_before: [[webhook-signatures-use-hmac, webhook-retries-back-off]]\n",
+            "    expect_before: [[webhook-signatures-use-hmac]]\n",
+            "corpus_invalid_value",
+        ),
+        (
+            "  - webhook-signatures-use-hmac.md\nproposals_root",
+            "  - ../records/release-checklist.md\nproposals_root",
+            "corpus_unsafe_fixture_path",
+        ),
     ],
 )
 def test_validation_codes(tmp_path: Path, old: str, new: str, code: str | None) -> None:
