@@ -55,25 +55,67 @@ def mark(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
 def assess_entries(ws: Workspace, ids: Iterable[str]) -> Suspects:
     """The suspect memkeep entries among ``ids``: ``{entry_id: {"reasons": [...]}}`` from
     :func:`git_memzoi.memkeep.api.report` over the repository's store (``{}`` when no store can be opened)."""
+    wanted = set(ids)
+    verdicts = _entry_verdicts(ws)
+    return {i: {"reasons": [r.copy() for r in verdicts[i]]} for i in sorted(wanted) if i in verdicts}
+
+
+_REPORTS: dict[str, tuple[tuple[Any, ...], dict[str, list[VerdictJson]]]] = {}
+
+
+def _entry_verdicts(ws: Workspace) -> dict[str, list[VerdictJson]]:
+    """Every suspect entry's verdicts from memkeep's report, remembered in this process while nothing it depends
+    on changed (:func:`_report_key`): a long-running server answers repeated recalls without re-running it."""
     from git_memzoi.memkeep import api
 
-    wanted = set(ids)
+    root = str(ws.layout.root)
+    key = _report_key(ws)
+    kept = _REPORTS.get(root)
+    if key is not None and kept is not None and kept[0] == key:
+        return kept[1]
     try:
         with api.no_cyclic_gc():
             session = api.open_session(api.Options(start=ws.layout.root, clock=ws.clock))
             report = api.report(session, ws.clock)
     except InputError:
         return {}
-    out: dict[str, SuspectJson] = {}
+    out: dict[str, list[VerdictJson]] = {}
     for verdict in report.verdicts:
-        if verdict.id in wanted:
-            reason: VerdictJson = {
-                "reason": verdict.reason,
-                "message": verdict.message,
-                "evidence": dict(verdict.evidence),
-            }
-            out.setdefault(verdict.id, {"reasons": []})["reasons"].append(reason)
+        reason: VerdictJson = {"reason": verdict.reason, "message": verdict.message, "evidence": dict(verdict.evidence)}
+        out.setdefault(verdict.id, []).append(reason)
+    if key is not None:
+        _REPORTS[root] = (key, out)
     return out
+
+
+def _report_key(ws: Workspace) -> tuple[Any, ...] | None:
+    """What memkeep's report over the store depends on, as cheap stats: the derived index file (rewritten whenever
+    an entry file changed, and refreshed before every recall), ``.memkeep.yml``, git's HEAD and the ref it names
+    (loose or packed), and the clock's day; ``None`` (never cached) when git's files cannot be read."""
+    import os
+
+    from git_memzoi.core.gitview_pygit2 import git_dir
+    from git_memzoi.memzoi.recall.index.db import index_path
+
+    def stat(path: Any) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
+    try:
+        directory = git_dir(ws.layout.root)
+        head = (directory / "HEAD").read_bytes()
+        linked = directory / "commondir"
+        common = directory / linked.read_text().strip() if linked.is_file() else directory
+    except (OSError, InputError):
+        return None
+    paths = [index_path(ws.layout), ws.layout.root / ".memkeep.yml", common / "packed-refs"]
+    if head.startswith(b"ref: "):
+        ref = head[5:].strip().decode("utf-8", "replace")
+        paths += [directory / ref, common / ref]
+    return (head, ws.clock.now().date(), *(stat(p) for p in paths))
 
 
 def envelope(row: Mapping[str, Any]) -> dict[str, Any] | None:
