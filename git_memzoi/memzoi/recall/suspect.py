@@ -60,19 +60,26 @@ def assess_entries(ws: Workspace, ids: Iterable[str]) -> Suspects:
     return {i: {"reasons": [r.copy() for r in verdicts[i]]} for i in sorted(wanted) if i in verdicts}
 
 
-_REPORTS: dict[str, tuple[tuple[Any, ...], dict[str, list[VerdictJson]]]] = {}
+_REPORTS: dict[str, tuple[str, dict[str, list[VerdictJson]]]] = {}
+CACHE_NAME = "recall-entry-verdicts.json"  # in <git dir>/memzoi/cache/, beside memkeep's own caches
 
 
 def _entry_verdicts(ws: Workspace) -> dict[str, list[VerdictJson]]:
-    """Every suspect entry's verdicts from memkeep's report, remembered in this process while nothing it depends
-    on changed (:func:`_report_key`): a long-running server answers repeated recalls without re-running it."""
+    """Every suspect entry's verdicts from memkeep's report, remembered while nothing it depends on changed
+    (:func:`_report_key`): in this process (a long-running server answers repeated recalls without re-running
+    it) and in ``<git dir>/memzoi/cache/`` (a one-shot command then never loads pygit2 for it). A cache that
+    cannot be read or written is only a cache: the report runs."""
     from git_memzoi.memkeep import api
 
     root = str(ws.layout.root)
-    key = _report_key(ws)
+    found = _report_key(ws)
     kept = _REPORTS.get(root)
-    if key is not None and kept is not None and kept[0] == key:
+    if found is not None and kept is not None and kept[0] == found[0]:
         return kept[1]
+    saved = None if found is None else _load_saved(found[1], found[0])
+    if saved is not None and found is not None:
+        _REPORTS[root] = (found[0], saved)
+        return saved
     try:
         with api.no_cyclic_gc():
             session = api.open_session(api.Options(start=ws.layout.root, clock=ws.clock))
@@ -83,17 +90,41 @@ def _entry_verdicts(ws: Workspace) -> dict[str, list[VerdictJson]]:
     for verdict in report.verdicts:
         reason: VerdictJson = {"reason": verdict.reason, "message": verdict.message, "evidence": dict(verdict.evidence)}
         out.setdefault(verdict.id, []).append(reason)
-    if key is not None:
-        _REPORTS[root] = (key, out)
+    if found is not None:
+        _REPORTS[root] = (found[0], out)
+        _save(found[1], found[0], out)
     return out
 
 
-def _report_key(ws: Workspace) -> tuple[Any, ...] | None:
-    """What memkeep's report over the store depends on, as cheap stats: the derived index file (rewritten whenever
-    an entry file changed, and refreshed before every recall), ``.memkeep.yml``, git's HEAD and the ref it names
-    (loose or packed), and the clock's day; ``None`` (never cached) when git's files cannot be read."""
+def _load_saved(path: Any, key: str) -> dict[str, list[VerdictJson]] | None:
+    try:
+        data = json.loads(path.read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("verdicts"), dict):
+        return None
+    return data["verdicts"]  # type: ignore[no-any-return]
+
+
+def _save(path: Any, key: str, verdicts: Mapping[str, list[VerdictJson]]) -> None:
+    from git_memzoi.core.atomic import write_bytes_atomic
+
+    data = json.dumps({"key": key, "verdicts": verdicts}, ensure_ascii=False, default=str).encode("utf-8")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_bytes_atomic(path, data)
+    except OSError:
+        pass
+
+
+def _report_key(ws: Workspace) -> tuple[str, Any] | None:
+    """What memkeep's report over the store depends on, as cheap stats, and the cache file: the derived index
+    file (rewritten whenever an entry file changed, and refreshed before every recall), ``.memkeep.yml``, git's
+    HEAD and the ref it names (loose or packed), the pack folder (fetched history), the clock's day and this
+    version; ``None`` (never cached) when git's files cannot be read."""
     import os
 
+    from git_memzoi import __version__
     from git_memzoi.core.gitview_pygit2 import git_dir
     from git_memzoi.memzoi.recall.index.db import index_path
 
@@ -106,16 +137,17 @@ def _report_key(ws: Workspace) -> tuple[Any, ...] | None:
 
     try:
         directory = git_dir(ws.layout.root)
-        head = (directory / "HEAD").read_bytes()
+        head = (directory / "HEAD").read_bytes().decode("utf-8", "replace")
         linked = directory / "commondir"
         common = directory / linked.read_text().strip() if linked.is_file() else directory
     except (OSError, InputError):
         return None
-    paths = [index_path(ws.layout), ws.layout.root / ".memkeep.yml", common / "packed-refs"]
-    if head.startswith(b"ref: "):
-        ref = head[5:].strip().decode("utf-8", "replace")
+    paths = [index_path(ws.layout), ws.layout.root / ".memkeep.yml", common / "packed-refs", common / "objects/pack"]
+    if head.startswith("ref: "):
+        ref = head[5:].strip()
         paths += [directory / ref, common / ref]
-    return (head, ws.clock.now().date(), *(stat(p) for p in paths))
+    key = json.dumps([__version__, head, str(ws.clock.now().date()), *(stat(p) for p in paths)])
+    return key, common / "memzoi" / "cache" / CACHE_NAME
 
 
 def envelope(row: Mapping[str, Any]) -> dict[str, Any] | None:

@@ -299,3 +299,25 @@ def test_request_path_from_cwd(tmp_path: Path) -> None:
     assert request_path("x.py", tmp_path) == "x.py"
     with pytest.raises(InputError):
         request_path("../../y", tmp_path, tmp_path / "src")
+
+
+def test_the_remembered_report_follows_entry_edits_and_new_commits(repo: Repo, both: dict[str, str]) -> None:
+    from git_memzoi.memzoi.recall import suspect
+
+    def marks() -> list[Any]:
+        return [w["suspect"] for w in ok_json(repo, "precheck", "--path", "src/http/client.py")["warnings"]]
+
+    assert marks() == [None]
+    cache = repo.root / ".git/memzoi/cache" / suspect.CACHE_NAME
+    assert json.loads(cache.read_text("utf-8"))["verdicts"] == {}  # no entry is suspect yet
+    suspect._REPORTS.clear()  # as a new process: the saved report answers while nothing changed
+    assert marks() == [None]
+    entry = repo.root / "agent-memory/entries/http-timeouts.md"
+    entry.write_text(
+        entry.read_text("utf-8").replace("verified_at: 2026-07-01", "verified_at: 2026-01-01\nttl_days: 30")
+    )
+    assert [m["reasons"][0]["reason"] for m in marks()] == ["ttl_expired"]  # an edited entry: judged again
+    entry.write_text(entry.read_text("utf-8").replace("ttl_days: 30", "ttl_days: 3000"))
+    assert marks() == [None]
+    repo.commit("change the client", **{"src/http/client.py": "get(timeout)\n"})
+    assert [m["reasons"][0]["reason"] for m in marks()] == ["scope_hit"]  # a new commit: judged again
