@@ -96,10 +96,15 @@ def test_applies_to_reaches_the_record_and_precheck_warns(root: Repo, tmp_path: 
                         "source_kind": "path",
                         "source_ref": "scripts/release.sh",
                         "path": "scripts/release.sh",
+                        "store": "record",  # wave 2: where the cited memory lives, file and body line
+                        "file": ".memzoi/records/release-script-deletes-dist.md",
+                        "line": 1 + record[: record.index("\n---\n", 3) + 5].count("\n"),
                     }
                 ],
                 "suggested_next_step": "Review the cited risk before editing and consider a targeted test.",
                 "suspect": None,
+                "store": "record",
+                "claim": TITLE,
             }
         ]
     }
