@@ -25,15 +25,33 @@ _budget = click.option(
 )
 _local = click.option("--include-local", is_flag=True, help="Also recall private local records.")
 _session = click.option("--include-session", is_flag=True, help="Also recall session checkpoints.")
+_store = click.option(
+    "--store",
+    type=click.Choice(["records", "entries", "all"]),
+    default="all",
+    show_default=True,
+    help="Which memory to read: memzoi records, memkeep entries (agent-memory/entries/), or both.",
+)
 
 
 def _opened(ctx: click.Context, path: str | None) -> tuple[Workspace, str | None]:
-    """The command's workspace and its ``--path`` made repository-relative, refused (exit 2, ``path_outside_repo``)
-    before anything is read or the index refreshed when it leaves the repository."""
+    """The command's workspace and its ``--path`` made repository-relative as a git pathspec is (relative to the
+    start directory), refused (exit 2, ``path_outside_repo``) before anything is read or the index refreshed
+    when it leaves the repository."""
+    from git_memzoi.cli.workspace import start_dir
     from git_memzoi.core.paths import request_path
 
     ws = open_workspace(ctx)
-    return ws, request_path(path, ws.layout.root)
+    return ws, request_path(path, ws.layout.root, start_dir(ctx))
+
+
+def _notes(notes: list[recall_schema.NoteJson]) -> None:
+    for note in notes:  # a path that names nothing: said on stderr, never silently
+        click.echo(f"warning: {note['message']} ({note['code']})", err=True)
+
+
+def _where(cite: recall_schema.CitationJson) -> str:
+    return f"{cite.get('file')}:{cite.get('line')}"
 
 
 def _suspect_note(suspect: recall_schema.SuspectJson | None) -> str:
@@ -48,7 +66,12 @@ def _suspect_note(suspect: recall_schema.SuspectJson | None) -> str:
 @click.option("--scope-id", default=None, help="Only records of this scope id (e.g. team-alpha).")
 @click.option("--type", "memory_type", default=None, help="Only records of this memory type.")
 @click.option("--lane", default=None, help="Only records of this lane.")
-@click.option("--path", default=None, help="Only records bound to this path (an ancestor, descendant or /** glob).")
+@click.option(
+    "--path",
+    default=None,
+    help="Only memories bound to this path (an ancestor, descendant or /** glob; relative to the current directory).",
+)
+@_store
 @click.option(
     "--limit",
     type=click.IntRange(min=0),
@@ -66,13 +89,14 @@ def search(
     memory_type: str | None,
     lane: str | None,
     path: str | None,
+    store: str,
     limit: int,
     as_json: bool,
 ) -> None:
-    """Full-text search over current repository records (never local or session ones).
+    """Full-text search over current repository records and memkeep entries (never local or session ones).
 
     Words are OR-ed, records holding every word first; a hyphenated or dotted word (pre-edit, node.js) is one
-    phrase. Any text is a valid query.
+    phrase. Any text is a valid query. Suspect memories are marked, and come after trusted ones of equal rank.
 
     Example: git memzoi search "database migration" --type decision --path src/db/ --json
     """
@@ -88,16 +112,20 @@ def search(
         lane=lane,
         path=path,
         limit=limit,
+        store=store,
     )
     if as_json:
         emit_json(response.to_json())
         return
+    _notes(list(response.notes))
     if not response.results:
         click.echo("No matching memories.")
     for found in response.results:
         record = found["record"]
+        entry = f"\tentry {_where(found['citations'][0])}" if found["store"] == "entry" else ""
         click.echo(
             f"{record['id']}\t{record['memory_type']}\t{found['score']:.3f}\t{record['title']}"
+            + entry
             + _suspect_note(found["suspect"])
         )
     for warning in response.warnings:  # a withheld record: said on stderr, as context does
@@ -106,10 +134,11 @@ def search(
 
 @click.command()
 @click.option("--task", required=True, help="What the agent is about to do.")
-@click.option("--path", default=None, help="The file or folder the task is about.")
+@click.option("--path", default=None, help="The file or folder the task is about (relative to the current directory).")
 @_budget
 @_local
 @_session
+@_store
 @json_option
 @click.pass_context
 def context(
@@ -119,10 +148,12 @@ def context(
     token_budget: int | None,
     include_local: bool,
     include_session: bool,
+    store: str,
     as_json: bool,
 ) -> None:
-    """Build a prompt-ready context pack for a task, within a size budget; repository records only unless
-    --include-local / --include-session. Suspect records rank last; warnings go to stderr.
+    """Build a prompt-ready context pack for a task, within a size budget; repository records and memkeep
+    entries only unless --include-local / --include-session. A suspect memory is packed only after the trusted
+    ones of the same relevance; warnings go to stderr.
 
     Example: git memzoi context --task "add a migration" --path src/db/ --token-budget 800 --json
     """
@@ -136,10 +167,12 @@ def context(
         token_budget=token_budget,
         include_local=include_local,
         include_session=include_session,
+        store=store,
     )
     if as_json:
         emit_json(pack.to_json())
         return
+    _notes(pack.payload["notes"])
     for warning in pack.payload["warnings"]:
         click.echo(f"warning: {warning}", err=True)
     click.echo(pack.prompt)
@@ -151,6 +184,7 @@ def context(
 @_budget
 @_local
 @_session
+@_store
 @json_option
 @click.pass_context
 def handoff(
@@ -160,6 +194,7 @@ def handoff(
     token_budget: int | None,
     include_local: bool,
     include_session: bool,
+    store: str,
     as_json: bool,
 ) -> None:
     """Hand work over to another agent: the context pack plus the open proposal inbox counts.
@@ -178,18 +213,21 @@ def handoff(
         token_budget=token_budget,
         include_local=include_local,
         include_session=include_session,
+        store=store,
     )
     if as_json:
         emit_json(result.to_json())
     else:
+        _notes(result.payload["context"]["notes"])
         click.echo(result.text())
 
 
 @click.command()
-@click.option("--path", default=None, help="The file or folder about to change.")
+@click.option("--path", default=None, help="The file or folder about to change (relative to the current directory).")
 @click.option("--action", default=None, help="What is about to be done, in words.")
 @click.option("--command", "command_text", default=None, help="The command about to run.")
 @click.option("--scope-kind", default=None, help="Only records of this scope kind.")
+@_store
 @json_option
 @click.pass_context
 def precheck(
@@ -198,28 +236,34 @@ def precheck(
     action: str | None,
     command_text: str | None,
     scope_kind: str | None,
+    store: str,
     as_json: bool,
 ) -> None:
-    """List the risks, warnings and failed attempts that apply to a planned change, each with its citation.
+    """List the risks, warnings and failed attempts that apply to a planned change, and the memkeep entries
+    whose scope covers the path, each with its citation.
 
-    Needs --path, --action or --command. Suspect memories are cited as such.
+    Needs --path, --action or --command. Suspect memories are cited as such and listed first, for review.
 
     Example: git memzoi precheck --path src/billing/settle.py --action "reorder settlement"
     """
     from git_memzoi.memzoi import precheck as run
 
     ws, path = _opened(ctx, path)
-    result = run.precheck(ws, path=path, action=action, command=command_text, scope_kind=scope_kind)
+    result = run.precheck(ws, path=path, action=action, command=command_text, scope_kind=scope_kind, store=store)
     if as_json:
         emit_json(result.to_json())
         return
+    _notes(list(result.notes))
     if not result.warnings:
         click.echo("No memory warnings.")
     for warning in result.warnings:
         cite = warning["citations"][0]
         where = f" ({cite['path']})" if cite["path"] else ""
         click.echo(f"[{warning['severity']}] {warning['record_id']}{where}: {warning['message'].splitlines()[0]}")
-        click.echo(f"  source: {cite['source_kind'] or '-'} {cite['source_ref'] or '-'}")
+        if warning["store"] == "entry":
+            click.echo(f"  source: memkeep entry {_where(cite)}")
+        else:
+            click.echo(f"  source: {cite['source_kind'] or '-'} {cite['source_ref'] or '-'}")
         if warning["suspect"]:
             reasons = warning["suspect"]["reasons"]
             click.echo("  SUSPECT: " + "; ".join(f"{r['reason']}: {r['message']}" for r in reasons))

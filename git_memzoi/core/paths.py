@@ -27,21 +27,26 @@ def repo_relative(path: Path, root: Path) -> str:
     return rel.as_posix() if rel.parts else "."
 
 
-def request_path(path: str | None, root: Path) -> str | None:
+def request_path(path: str | None, root: Path, cwd: Path | None = None) -> str | None:
     """A path named by a caller (``--path`` of search, precheck, context, handoff) as the repository-relative
     POSIX string that records' ``applies_to`` paths are compared with; ``None`` for nothing or blanks.
 
-    A relative path is relative to the repository root, as ``applies_to`` paths are; an absolute one must lie
-    below ``root`` (compared as written, or with ``root``'s symlinks resolved) and is made relative, keeping a
-    trailing ``/`` or ``/**``. Nothing is read from the file system but ``root``.
+    A relative path is relative to ``cwd`` when given (the command line's current directory: a git pathspec's
+    rule, so ``cd src && ... --path signer.py`` names ``src/signer.py``; ``..`` may climb back up to the root),
+    else to the repository root, as ``applies_to`` paths are (MCP tools); an absolute one must lie below ``root``
+    (compared as written, or with ``root``'s symlinks resolved) and is made relative, keeping a trailing ``/``
+    or ``/**``. Nothing is read from the file system but ``root`` and ``cwd``.
 
     Raises:
-        InputError: a ``..`` segment, a drive letter, or an absolute path outside ``root`` (``path_outside_repo``).
+        InputError: a ``..`` segment (without ``cwd``, or climbing above the root), a drive letter, or an
+            absolute path outside ``root`` (``path_outside_repo``).
     """
     text = path.strip() if path else ""
     if not text:
         return None
     refused = InputError(f"path {text!r} is outside the repository {root}", "path_outside_repo")
+    if cwd is not None and not text.startswith("/") and not (len(text) > 1 and text[1] == ":"):
+        text = _from_cwd(text, root, cwd, refused)
     if ".." in text.split("/") or (len(text) > 1 and text[1] == ":" and text[0].isalpha()):
         raise refused
     if not text.startswith("/"):
@@ -53,6 +58,27 @@ def request_path(path: str | None, root: Path) -> str | None:
         if text.startswith(prefix):
             return text[len(prefix) :].lstrip("/") or "."
     raise refused
+
+
+def _from_cwd(text: str, root: Path, cwd: Path, refused: InputError) -> str:
+    """``text`` (relative to ``cwd``) made relative to ``root``, its trailing ``/`` kept; ``cwd`` outside the
+    repository counts as the root."""
+    try:
+        prefix = cwd.resolve().relative_to(root.resolve()).parts
+    except ValueError:
+        prefix = ()
+    parts = list(prefix)
+    for part in text.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not parts:
+                raise refused
+            parts.pop()
+        else:
+            parts.append(part)
+    joined = "/".join(parts) or "."
+    return f"{joined}/" if text.endswith("/") and joined != "." else joined
 
 
 def is_within(path: Path, root: Path) -> bool:

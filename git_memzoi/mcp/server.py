@@ -112,11 +112,14 @@ class _Server:
         path: str | None = None,
         path_prefix: str | None = None,
         limit: int = 10,
+        store: str = "all",
     ) -> CallToolResult:
-        """Full-text search over current repository records, best first; suspect records are marked.
+        """Full-text search over current repository records and memkeep entries, best first; suspect ones are
+        marked (and follow trusted ones of equal rank); each result names its store (record or entry).
 
         Args: query (any text); scope_kind|scope; type|memory_type; path|path_prefix (an ancestor,
-        descendant or /** glob); limit (0 means 10, at most 100).
+        descendant or /** glob, repository-relative); limit (0 means 10, at most 100); store (records,
+        entries or all).
         """
         from git_memzoi.memzoi import search
 
@@ -127,7 +130,7 @@ class _Server:
             if limit < 0:
                 raise ToolFailure("limit must be 0 or more", "bad_limit")
             return search.search(
-                self._context(), query, scope_kind=kind, memory_type=mtype, path=where, limit=limit
+                self._context(), query, scope_kind=kind, memory_type=mtype, path=where, limit=limit, store=store
             ).to_json()
 
         return self.run(body)
@@ -146,10 +149,12 @@ class _Server:
         token_budget: int | None = None,
         include_local: bool = False,
         include_session: bool = False,
+        store: str = "all",
     ) -> CallToolResult:
         """A prompt-ready context pack for a task within a size budget (approx_words, default 400).
 
-        Repository records only unless include_local / include_session; suspect records rank last.
+        Repository records and memkeep entries (store: records, entries or all) unless include_local /
+        include_session add runtime memory; a suspect memory is packed after trusted ones of the same relevance.
         """
         from git_memzoi.memzoi import context_pack
 
@@ -162,6 +167,7 @@ class _Server:
                 token_budget=token_budget,
                 include_local=include_local,
                 include_session=include_session,
+                store=store,
             ).to_json()
 
         return self.run(body)
@@ -277,32 +283,46 @@ class _Server:
         command: str | None = None,
         scope_kind: str | None = None,
         scope: str | None = None,
+        store: str = "all",
     ) -> CallToolResult:
         from git_memzoi.memzoi import precheck
 
         def body() -> recall_schema.PrecheckJson:
             kind = _pick("scope_kind", scope_kind, scope, "scope")
             return precheck.precheck(
-                self._context(), path=path, action=action, command=command, scope_kind=kind
+                self._context(), path=path, action=action, command=command, scope_kind=kind, store=store
             ).to_json()
 
         return self.run(body)
 
-    def precheck_path(self, path: str, scope_kind: str | None = None, scope: str | None = None) -> CallToolResult:
-        """The risks, warnings and failed attempts that apply to changing a path, each with its citation."""
-        return self._precheck(path=path, scope_kind=scope_kind, scope=scope)
+    def precheck_path(
+        self, path: str, scope_kind: str | None = None, scope: str | None = None, store: str = "all"
+    ) -> CallToolResult:
+        """The risks, warnings and failed attempts that apply to changing a path, and the memkeep entries whose
+        scope covers it (store: records, entries or all), each with its citation; suspect ones first."""
+        return self._precheck(path=path, scope_kind=scope_kind, scope=scope, store=store)
 
     def precheck_action(
-        self, action: str, path: str | None = None, scope_kind: str | None = None, scope: str | None = None
+        self,
+        action: str,
+        path: str | None = None,
+        scope_kind: str | None = None,
+        scope: str | None = None,
+        store: str = "all",
     ) -> CallToolResult:
         """The memory warnings that apply to a planned action (in words), optionally at a path."""
-        return self._precheck(path=path, action=action, scope_kind=scope_kind, scope=scope)
+        return self._precheck(path=path, action=action, scope_kind=scope_kind, scope=scope, store=store)
 
     def precheck_command(
-        self, command: str, path: str | None = None, scope_kind: str | None = None, scope: str | None = None
+        self,
+        command: str,
+        path: str | None = None,
+        scope_kind: str | None = None,
+        scope: str | None = None,
+        store: str = "all",
     ) -> CallToolResult:
         """The memory warnings that apply to a command about to run, optionally at a path."""
-        return self._precheck(path=path, command=command, scope_kind=scope_kind, scope=scope)
+        return self._precheck(path=path, command=command, scope_kind=scope_kind, scope=scope, store=store)
 
     def plan_capture_v1(
         self, sources: list[dict[str, Any]], extractor: dict[str, Any], schema: str = "memzoi/capture-request-v1"

@@ -77,32 +77,40 @@ def test_applies_to_reaches_the_record_and_precheck_warns(root: Repo, tmp_path: 
     shown = run(root, tmp_path, "precheck", "--path", "scripts/release.sh")
     assert (shown.exit_code, shown.stdout) == (0, WARNING)
     as_json = json.loads(run(root, tmp_path, "precheck", "--path", "scripts/release.sh", "--json").stdout)
-    assert as_json == {
-        "warnings": [
-            {
-                "id": "warn_release-script-deletes-dist",
-                "record_id": "release-script-deletes-dist",
-                "message": f"{TITLE}: {BODY}",
-                "severity": "high",
-                "citations": [
-                    {
-                        "record_id": "release-script-deletes-dist",
-                        "memory_type": "risk",
-                        "scope_kind": "repo",
-                        "provenance": "git",
-                        "plane": "git",
-                        "destination": "repo",
-                        "visibility": "repo",
-                        "source_kind": "path",
-                        "source_ref": "scripts/release.sh",
-                        "path": "scripts/release.sh",
-                    }
-                ],
-                "suggested_next_step": "Review the cited risk before editing and consider a targeted test.",
-                "suspect": None,
-            }
-        ]
-    }
+    assert (
+        as_json
+        == {
+            "warnings": [
+                {
+                    "id": "warn_release-script-deletes-dist",
+                    "record_id": "release-script-deletes-dist",
+                    "message": f"{TITLE}: {BODY}",
+                    "severity": "high",
+                    "citations": [
+                        {
+                            "record_id": "release-script-deletes-dist",
+                            "memory_type": "risk",
+                            "scope_kind": "repo",
+                            "provenance": "git",
+                            "plane": "git",
+                            "destination": "repo",
+                            "visibility": "repo",
+                            "source_kind": "path",
+                            "source_ref": "scripts/release.sh",
+                            "path": "scripts/release.sh",
+                            "store": "record",  # wave 2: where the cited memory lives, file and body line
+                            "file": ".memzoi/records/release-script-deletes-dist.md",
+                            "line": 1 + record[: record.index("\n---\n", 3) + 5].count("\n"),
+                        }
+                    ],
+                    "suggested_next_step": "Review the cited risk before editing and consider a targeted test.",
+                    "suspect": None,
+                    "store": "record",
+                    "claim": TITLE,
+                }
+            ]
+        }
+    )
     folder = run(root, tmp_path, "precheck", "--path", "scripts", "--json")
     assert [w["record_id"] for w in json.loads(folder.stdout)["warnings"]] == ["release-script-deletes-dist"]
     assert run(root, tmp_path, "precheck", "--path", "src/app.py").stdout == "No memory warnings.\n"

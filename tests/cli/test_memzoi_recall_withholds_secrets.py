@@ -42,6 +42,7 @@ def seed(repo: Repo, key: str, *hand_edited: str) -> None:
     """A decision and a risk about deploy keys, both bound to ``deploy/rotate.sh``; the files of ``hand_edited``
     (record ids) then get a second body line holding ``key``."""
     assert run(repo, "init").exit_code == 0
+    repo.write(SHELL, "#!/bin/sh\n")  # the bound file exists: no path_not_in_tree note
     for kind, title, body in (
         ("decision", "Deploy keys", "Rotate deploy keys every quarter."),
         ("risk", "Deploy key scope", "Deploy keys must stay read-only."),
@@ -79,7 +80,10 @@ def test_search_json_withholds_the_record_and_names_it(repo: Repo) -> None:
     key = _key()
     seed(repo, key, "deploy-keys")
     payload = json.loads(clean(run(repo, "search", "deploy keys", "--json"), key).stdout)
-    assert list(payload) == ["query", "destination", "limit", "filters", "path", "results", "withheld", "warnings"]
+    assert list(payload) == [
+        *("query", "destination", "limit", "filters", "path", "results", "withheld", "warnings"),
+        *("store", "notes"),  # wave 2: both stores; added after the older fields
+    ]
     assert [r["record"]["id"] for r in payload["results"]] == ["deploy-key-scope"]
     assert payload["withheld"] == [withheld("deploy-keys", "decision")]
     assert payload["warnings"] == [left_out("deploy-keys")]
@@ -152,6 +156,8 @@ PRECHECK_WARNING = {
     ],
     "suggested_next_step": "This memory still applies: once the credential is removed, run precheck again to read it.",
     "suspect": None,
+    "store": "record",
+    "claim": "[withheld]",
 }
 
 

@@ -148,8 +148,11 @@ def test_every_tool_over_stdio(served: Repo) -> None:
     assert out["expiry"] == (False, cli_json(served, "expiry", "m1"))
     assert out["pack"] == (False, cli_json(served, "context", "--task", "run migrations", "--token-budget", "200"))
     assert out["path"] == (False, cli_json(served, "precheck", "--path", "src/billing/settle.py"))
-    assert [w["record_id"] for w in out["path"][1]["warnings"]] == ["r1"]
-    assert out["action"][1]["warnings"][0]["record_id"] == "r1"
+    # the memkeep entry scoped to src/** covers the path too: unwatched (no anchor), so suspect and listed first
+    warned = [(w["store"], w["record_id"], bool(w["suspect"])) for w in out["path"][1]["warnings"]]
+    assert warned == [("entry", "billing-rule", True), ("record", "r1", False)]
+    assert out["path"][1]["warnings"][0]["suspect"]["reasons"][0]["reason"] == "anchor_unreachable"
+    assert [w["record_id"] for w in out["action"][1]["warnings"]] == ["billing-rule", "r1"]
     assert out["command"] == (False, cli_json(served, "precheck", "--command", "make migrate"))
 
     failed, proposed = out["propose"]

@@ -3,9 +3,16 @@
 A pack gathers candidates per requested destination (repo, plus local and session only when asked): up to 50
 full-text matches of the task and, with a path, up to 50 current records bound to that path. It scores them
 (path binding, memory type, text match, lane, destination, confidence, bm25), drops duplicates, walks them in
-rank order into the budget and renders the prompt. Records whose memkeep envelope makes them suspect
-(:mod:`git_memzoi.memzoi.recall.suspect`) rank below every current record, in the same order among themselves, and
-each one is named in ``warnings`` with its reasons. A candidate holding a credential (a hand-edited record file)
+rank order into the budget and renders the prompt. Memkeep entries are candidates too (store ``entry``: full-text
+matches of their claim and body, and with a path those whose ``scope`` covers it), unless ``store`` is
+``records``; ``entries`` packs only them.
+
+Suspect memories (a record's memkeep envelope, an entry's memkeep report; :mod:`git_memzoi.memzoi.recall.suspect`)
+are flagged, never dropped. The budget rule: a suspect candidate is spent on only after every trusted candidate,
+so never before a trusted one of the same relevance (equal score) nor of any other; among themselves suspect
+candidates keep the score order, and a budget that still has room after the trusted ones takes them. Without
+suspects this is exactly the score order. Each shown suspect is named in ``warnings`` with its reasons and
+carries a ``Suspect:`` line in the prompt. A candidate holding a credential (a hand-edited record file)
 is never packed: it is listed first in ``omitted`` (reason ``prohibited_content_detected``, field and rule, no
 title) and named in ``warnings``.
 
@@ -28,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall import budget as units
-from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request
+from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request, scope_covers, scope_score
 from git_memzoi.memzoi.recall.search import fresh_index, withheld_warning
 
 if TYPE_CHECKING:
@@ -110,16 +117,20 @@ def build(
     include_local: bool = False,
     include_session: bool = False,
     log: bool = True,
+    store: str = "all",
 ) -> ContextPack:
     """``git memzoi context``: the context pack for ``task`` (and ``path``) within ``token_budget`` approx_words
     (default 400; 0 gives an empty pack). Appends a ``memory.context_pack_built`` event (ids and counts).
 
     Raises:
-        InputError: a negative budget (``bad_budget``), neither a task nor a path (``bad_usage``), or a path
-            outside the repository (``path_outside_repo``, :func:`~git_memzoi.core.paths.request_path`).
+        InputError: a negative budget (``bad_budget``), neither a task nor a path (``bad_usage``), a path
+            outside the repository (``path_outside_repo``, :func:`~git_memzoi.core.paths.request_path`), an
+            unknown store (``invalid_store``).
     """
     from git_memzoi.core.paths import request_path
     from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall.search import store_filter
+    from git_memzoi.memzoi.recall.tree import path_notes
     from git_memzoi.memzoi.records import okf
 
     if token_budget is not None and token_budget < 0:
@@ -129,10 +140,11 @@ def build(
         raise InputError("a context pack needs a task or a path", "bad_usage")
     effective = DEFAULT_BUDGET if token_budget is None else token_budget
     requested = ["repo", *(["local"] if include_local else []), *(["session"] if include_session else [])]
-    candidates, withheld = _withhold(ws, _candidates(ws, task, path, requested))
-    suspects = suspect.assess(ws, [c.row for c in candidates])
+    only = store_filter(store)
+    candidates, withheld = _withhold(ws, _candidates(ws, task, path, requested, only))
+    suspects = suspect.mark(ws, [c.row for c in candidates])
     for candidate in candidates:
-        candidate.suspect = suspects.get(candidate.row["id"])
+        candidate.suspect = suspects.get(suspect.key(candidate.row))
         _score(candidate, path)
     ranked = _dedupe(sorted(candidates, key=_order))
     selected = _walk(ranked, effective)
@@ -164,6 +176,8 @@ def build(
         ],
         "next_queries": [c.row["title"] for c in left_out[:3]],
         "created_at": okf.format_timestamp(now),
+        "store": store,
+        "notes": path_notes(ws, path),
     }
     if log:
         from git_memzoi.memzoi.recall.search import log_event
@@ -190,25 +204,33 @@ def build(
 # ------------------------------------------------------------------------------------------------ candidates
 
 
-def _candidates(ws: Workspace, task: str, path: str | None, destinations: Sequence[str]) -> list[_Candidate]:
-    """FTS candidates, then path candidates (score 0, "path match"), merged by record id: FTS wins."""
+def _candidates(
+    ws: Workspace, task: str, path: str | None, destinations: Sequence[str], only: str | None = None
+) -> list[_Candidate]:
+    """FTS candidates, then path candidates (score 0, "path match"), merged by ``store:id``: FTS wins. ``only``
+    (``record`` / ``entry``) keeps one store; entries are repo memory."""
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.search import result, search_rows
+    from git_memzoi.memzoi.recall.suspect import key
 
     merged: dict[str, _Candidate] = {}
+    filters = {} if only is None else {"store": only}
     for destination in destinations:
-        for row in search_rows(ws, task, destination=destination, limit=CANDIDATE_LIMIT):
-            merged.setdefault(row["id"], _Candidate(row, True, result(row, task, path)))
+        for row in search_rows(ws, task, destination=destination, filters=filters, limit=CANDIDATE_LIMIT):
+            merged.setdefault(key(row), _Candidate(row, True, result(row, task, path)))
     if path is not None:
-        for destination in destinations:
+        bound = [(d, "record", path_matches_request) for d in destinations if only != "entry"]
+        if only != "record":
+            bound.append(("repo", "entry", scope_covers))
+        for destination, store, match in bound:
             rows = index_db.path_rows(
-                ws.layout, destination, path, path_matches_request, now=ws.clock.now(), limit=CANDIDATE_LIMIT
+                ws.layout, destination, path, match, now=ws.clock.now(), limit=CANDIDATE_LIMIT, store=store
             )
             for row in rows:
-                if row["id"] not in merged:
+                if key(row) not in merged:
                     found = result(row, task, path)
                     found.update({"score": 0.0, "rationale": "path match"})
-                    merged[row["id"]] = _Candidate(row, False, found)
+                    merged[key(row)] = _Candidate(row, False, found)
     return list(merged.values())
 
 
@@ -225,7 +247,8 @@ def _withhold(ws: Workspace, candidates: list[_Candidate]) -> tuple[list[_Candid
 def _score(c: _Candidate, path: str | None) -> None:
     """The §5 ranking score, signals and reasons; replaces the result's score and rationale."""
     row = c.row
-    path_score = best_path(json.loads(row["applies_to"]), path)[0]
+    paths = json.loads(row["applies_to"])
+    path_score = (scope_score if row.get("store") == "entry" else best_path)(paths, path)[0]
     fts_score = min(max(-float(row["rank"]), 0.0), 100.0) if c.fts else 0.0
     confidence = min(max(float(row["confidence"]), 0.0), 1.0)
     signals: SignalsJson = {
@@ -265,12 +288,14 @@ def _score(c: _Candidate, path: str | None) -> None:
 
 
 def _order(c: _Candidate) -> tuple[Any, ...]:
-    """Current records first; then score, destination priority, newest, id (memzoi-spec.md §5 step 6)."""
+    """Trusted memories first; then score, destination priority, newest, store (records first), id (memzoi-spec.md
+    §5 step 6; the budget rule of the module docstring)."""
     return (
         c.suspect is not None,
         -c.result["score"],
         -DESTINATION_PRIORITY.get(c.row["destination"], 0),  # the ranking signal _score gave it
         -int(c.row["updated_us"]),
+        c.row.get("store") == "entry",
         c.row["id"],
     )
 
@@ -297,11 +322,17 @@ def _line(c: _Candidate) -> str:
     """One record in the prompt (memzoi-spec.md §5 step 8), plus a ``Suspect:`` line for a suspect record."""
     row = c.row
     plane = "git" if row["destination"] == "repo" else "runtime"
-    source = row["source_ref"] or "unknown" if row["destination"] == "repo" else RUNTIME_SOURCE[row["destination"]]
-    line = (
-        f"- [{row['id']}] ({row['type']}/provenance={plane}/destination={row['destination']}/"
-        f"scope={row['scope_kind']}) {row['title']}: {row['body']}\n  Source: {source}"
-    )
+    if row.get("store") == "entry":  # an entry's body starts with its claim; its source is its file and line
+        line = (
+            f"- [{row['id']}] ({row['type']}/provenance={plane}/destination={row['destination']}/"
+            f"scope={row['scope_kind']}/store=entry) {row['body']}\n  Source: {row['path']}:{row['line']}"
+        )
+    else:
+        source = row["source_ref"] or "unknown" if row["destination"] == "repo" else RUNTIME_SOURCE[row["destination"]]
+        line = (
+            f"- [{row['id']}] ({row['type']}/provenance={plane}/destination={row['destination']}/"
+            f"scope={row['scope_kind']}) {row['title']}: {row['body']}\n  Source: {source}"
+        )
     if c.suspect:
         reasons = ", ".join(r["reason"] for r in c.suspect["reasons"])
         line += f"\n  Suspect: {reasons}; re-verify before relying on it"
@@ -315,7 +346,8 @@ def _walk(ranked: Sequence[_Candidate], budget: int) -> list[_Candidate]:
     used = 0
     for c in ranked:
         c.line = _line(c)
-        c.estimate = units.record_estimate(c.row["title"], c.row["body"])
+        entry = c.row.get("store") == "entry"
+        c.estimate = units.record_estimate("" if entry else c.row["title"], c.row["body"])
         if c.suspect:
             c.estimate += units.estimate(c.line.rpartition("\n")[2])
         if not selected or used + c.estimate <= budget:
@@ -385,6 +417,7 @@ def _included(c: _Candidate, partial: bool) -> IncludedJson:
         "estimated_size": c.estimate,
         "truncated": partial,
         "suspect": result["suspect"],
+        "store": result["store"],
     }
 
 
@@ -470,6 +503,7 @@ def handoff(
     token_budget: int | None = None,
     include_local: bool = False,
     include_session: bool = False,
+    store: str = "all",
 ) -> Handoff:
     """The compact pack for handing work to another agent: the context pack of ``task`` (or ``Handoff for path
     <path>``) and the open proposal counts of :func:`git_memzoi.memzoi.proposals.inbox.inbox_counts`.
@@ -488,7 +522,13 @@ def handoff(
         raise InputError("handoff needs --task or --path", "bad_usage")
     task = task or f"Handoff for path {path}"
     pack = build(
-        ws, task, path=path, token_budget=token_budget, include_local=include_local, include_session=include_session
+        ws,
+        task,
+        path=path,
+        token_budget=token_budget,
+        include_local=include_local,
+        include_session=include_session,
+        store=store,
     )
     counts = inbox.inbox_counts(ws.layout)
     now = ws.clock.now()

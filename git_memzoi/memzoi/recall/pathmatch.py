@@ -74,3 +74,35 @@ def citation_path(paths: Iterable[str], requested: str | None) -> str | None:
             if path_matches_request(path, requested):
                 return path
     return ordered[0] if ordered else None
+
+
+def scope_score(patterns: Iterable[str], requested: str | None) -> tuple[int, str | None]:
+    """How a memkeep entry's ``scope`` globs cover ``requested`` (git's wildmatch rules, as memkeep reads them:
+    :mod:`git_memzoi.core.globs`), and the pattern that does: the same literal path 5; a glob matching it (or a
+    folder above it) 4, unless a later ``!`` pattern takes it out; a pattern naming something below a requested
+    folder 2 (``src/`` covers an entry scoped to ``src/http/**``); else ``(0, None)``. Invalid patterns never match.
+    """
+    from git_memzoi.core.globs import literal_prefix, matcher, pattern_problem
+
+    base = _clean(requested or "")
+    base = base[: -len(GLOB)] if base.endswith(GLOB) else base
+    if not base or base == ".":  # as for records: the repository root binds nothing
+        return NONE, None
+    valid = [p for p in patterns if pattern_problem(p) is None]
+    best: str | None = None
+    for pattern in valid:
+        negated, match = matcher(pattern)
+        if match(base):
+            best = None if negated else pattern
+    if best is not None:
+        return (EXACT if best.strip("/") == base else GLOB_CONTAINS), best
+    for pattern in sorted(valid):
+        prefix = literal_prefix(pattern).rstrip("/")
+        if not pattern.startswith("!") and _under(prefix, base) and prefix != base:
+            return DESCENDANT, pattern
+    return NONE, None
+
+
+def scope_covers(stored: str, requested: str) -> bool:
+    """Whether the one scope glob ``stored`` covers ``requested`` (:func:`scope_score` of that pattern alone)."""
+    return scope_score([stored], requested)[0] > NONE

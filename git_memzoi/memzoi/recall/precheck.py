@@ -4,9 +4,12 @@ Only current repo records of the governance types ``risk``, ``warning`` and ``fa
 a fact on the same path never appears. A candidate comes from its path binding (any ``applies_to`` path that
 matches the planned path; its title and body need not mention it) or from a full-text match of the planned
 action and command (with the path, if any, as a filter). Order: path score, lexical matches first, lexical
-score, governance priority (risk > warning > failed_attempt), confidence, newest, id; at most 25. A record whose
-memkeep envelope makes it suspect is cited as such (``suspect`` and a note in ``suggested_next_step``) and keeps
-its place: a possibly outdated risk is still a risk to look at. So does a record holding a credential (a
+score, governance priority (risk > warning > failed_attempt), confidence, newest, id; at most 25. With a path,
+memkeep entries whose ``scope`` covers it (git's glob rules; any entry type) are candidates too
+(``store: entry``), unless ``store`` is ``records``; ``entries`` keeps only them. A memory that is suspect (a
+record's memkeep envelope, an entry's memkeep report) is cited as such (``suspect`` and a note in
+``suggested_next_step``) and ranked first, for review: a possibly outdated risk is still a risk to look at,
+and the one most likely to mislead. A path neither tracked nor present adds a ``path_not_in_tree`` note. So does a record holding a credential (a
 hand-edited record file), withheld as ``context`` and ``search`` withhold it: its warning names the record, field
 and rule instead of its text, and the result lists it in ``withheld``; the value is never printed.
 """
@@ -20,11 +23,18 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.paths import request_path
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request
+from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request, scope_covers, scope_score
 from git_memzoi.memzoi.recall.search import fresh_index
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi.recall.schema import CitationJson, PrecheckJson, SuspectJson, WarningJson, WithheldJson
+    from git_memzoi.memzoi.recall.schema import (
+        CitationJson,
+        NoteJson,
+        PrecheckJson,
+        SuspectJson,
+        WarningJson,
+        WithheldJson,
+    )
     from git_memzoi.memzoi.workspace import Workspace
 
 GOVERNANCE = {"risk": 3, "warning": 2, "failed_attempt": 1}
@@ -36,6 +46,7 @@ NEXT_STEP = {
     "warning": "Review the cited warning before proceeding.",
     "failed_attempt": "Check the failed-attempt memory and avoid repeating the same approach.",
 }
+ENTRY_STEP = "Read the cited memkeep entry before editing; it covers this path."
 SUSPECT_STEP = " This memory is suspect ({reasons}): check whether it still holds before relying on it."
 WITHHELD_STEP = "This memory still applies: once the credential is removed, run precheck again to read it."
 
@@ -47,12 +58,16 @@ class PrecheckResult:
 
     warnings: tuple[WarningJson, ...]
     withheld: tuple[WithheldJson, ...] = ()
+    notes: tuple[NoteJson, ...] = ()
 
     def to_json(self) -> PrecheckJson:
-        """The ``precheck --json`` object: ``{"warnings": [...]}``, plus ``withheld`` when a record was withheld."""
+        """The ``precheck --json`` object: ``{"warnings": [...]}``, plus ``withheld`` when a record was withheld and
+        ``notes`` when the path is not in the tree."""
         out: PrecheckJson = {"warnings": list(self.warnings)}
         if self.withheld:
             out["withheld"] = [w.copy() for w in self.withheld]
+        if self.notes:
+            out["notes"] = [n.copy() for n in self.notes]
         return out
 
 
@@ -62,6 +77,7 @@ class _Hit:
     path_score: int = 0
     path: str | None = None
     lexical: float | None = None
+    suspect: SuspectJson | None = None
 
 
 @fresh_index
@@ -73,51 +89,44 @@ def precheck(
     command: str | None = None,
     scope_kind: str | None = None,
     log: bool = True,
+    store: str = "all",
 ) -> PrecheckResult:
     """The governance memories that apply to a planned change at ``path`` and/or to ``action``/``command``.
 
     Each warning is ``{id: "warn_<record id>", record_id, message: "<title>: <body>", severity (risk high,
-    others warning), citations: [citation], suggested_next_step, suspect}``. Appends ``memory.precheck_ran``
+    others warning; an entry of another type ``info``), citations: [citation], suggested_next_step, suspect, store,
+    claim}``. Appends ``memory.precheck_ran``
     (which inputs were given, warning and record ids; never the action or command text).
 
     Raises:
         InputError: none of path, action, command (``bad_usage``); an unknown scope kind; a path outside the
-            repository (``path_outside_repo``).
+            repository (``path_outside_repo``); an unknown store (``invalid_store``).
     """
     from git_memzoi.memzoi.recall import suspect
-    from git_memzoi.memzoi.recall.index import db as index_db
-    from git_memzoi.memzoi.recall.search import check_filters, log_event, search_rows, withhold
+    from git_memzoi.memzoi.recall.search import check_filters, log_event, search_rows, store_filter, withhold
+    from git_memzoi.memzoi.recall.tree import path_notes
 
     path = request_path(path, ws.layout.root)
     query = " ".join(t.strip() for t in (action, command) if t and t.strip())
     if path is None and not query:
         raise InputError("precheck needs --path, --action or --command", "bad_usage")
     filters = check_filters(scope_kind=scope_kind)
-    hits: dict[str, _Hit] = {}
-    if path is not None:
-        for row in index_db.path_rows(
-            ws.layout,
-            "repo",
-            path,
-            path_matches_request,
-            now=ws.clock.now(),
-            types=tuple(GOVERNANCE),
-            scope_kind=scope_kind,
-        ):
-            score, best = best_path(json.loads(row["applies_to"]), path)
-            hits[row["id"]] = _Hit(row, score, best)
-    if query:
-        for row in search_rows(ws, query, filters=filters, path=path, limit=LEXICAL_LIMIT):
+    only = store_filter(store)
+    hits = _path_hits(ws, path, scope_kind, only) if path is not None else {}
+    if query and only != "entry":
+        for row in search_rows(ws, query, filters={**filters, "store": "record"}, path=path, limit=LEXICAL_LIMIT):
             if row["type"] in GOVERNANCE:
-                hit = hits.setdefault(row["id"], _Hit(row))
+                hit = hits.setdefault(suspect.key(row), _Hit(row))
                 hit.lexical = max(-float(row["rank"]), hit.lexical if hit.lexical is not None else float("-inf"))
+    kept, found = withhold(ws.layout, [h.row for h in hits.values()])
+    safe = {id(row) for row in kept}
+    withheld = {w["record_id"]: w for w in found}
+    suspects = suspect.mark(ws, kept)
+    for name, hit in hits.items():
+        hit.suspect = suspects.get(name)
     ordered = sorted(hits.values(), key=_order)[:MAX_WARNINGS]
-    withheld = {w["record_id"]: w for w in withhold(ws.layout, [h.row for h in ordered])[1]}
-    suspects = suspect.assess(ws, [h.row for h in ordered if h.row["id"] not in withheld])
     warnings = tuple(
-        _withheld_warning(h.row, withheld[h.row["id"]])
-        if h.row["id"] in withheld
-        else _warning(h, path, suspects.get(h.row["id"]))
+        _warning(h, path, h.suspect) if id(h.row) in safe else _withheld_warning(h.row, withheld[h.row["id"]])
         for h in ordered
     )
     if log:
@@ -133,18 +142,43 @@ def precheck(
                 "suspect_ids": [w["record_id"] for w in warnings if w["suspect"]],
             },
         )
-    return PrecheckResult(warnings, tuple(withheld.values()))
+    return PrecheckResult(warnings, tuple(withheld.values()), tuple(path_notes(ws, path)))
+
+
+def _path_hits(ws: Workspace, path: str, scope_kind: str | None, only: str | None) -> dict[str, _Hit]:
+    """The governance records bound to ``path`` and the entries whose scope covers it, by ``store:id``."""
+    from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.recall.suspect import key
+
+    hits: dict[str, _Hit] = {}
+    now = ws.clock.now()
+    if only != "entry":
+        for row in index_db.path_rows(
+            ws.layout, "repo", path, path_matches_request, now=now, types=tuple(GOVERNANCE), scope_kind=scope_kind
+        ):
+            score, best = best_path(json.loads(row["applies_to"]), path)
+            hits[key(row)] = _Hit(row, score, best)
+    if only != "record" and scope_kind in (None, "repo"):
+        for row in index_db.path_rows(ws.layout, "repo", path, scope_covers, now=now, store="entry"):
+            score, best = scope_score(json.loads(row["applies_to"]), path)
+            if score:
+                hits[key(row)] = _Hit(row, score, best)
+    return hits
 
 
 def _order(h: _Hit) -> tuple[Any, ...]:
+    """Suspect first (for review), then path score, lexical matches, lexical score, governance priority,
+    confidence, newest, store (records first), id."""
     row = h.row
     return (
+        h.suspect is None,
         -h.path_score,
         h.lexical is None,
         -(h.lexical or 0.0),
-        -GOVERNANCE[row["type"]],
+        -GOVERNANCE.get(row["type"], 0),
         -float(row["confidence"]),
         -int(row["updated_us"]),
+        row.get("store") == "entry",
         row["id"],
     )
 
@@ -155,18 +189,21 @@ def _warning(h: _Hit, path: str | None, suspect: SuspectJson | None) -> WarningJ
     from git_memzoi.memzoi.recall.search import citation
 
     row = h.row
-    cited = citation(record_json(row), h.path or citation_path(json.loads(row["applies_to"]), path))
-    step = NEXT_STEP[row["type"]]
+    cited = citation(record_json(row), h.path or citation_path(json.loads(row["applies_to"]), path), row)
+    entry = row.get("store") == "entry"
+    step = ENTRY_STEP if entry else NEXT_STEP[row["type"]]
     if suspect is not None:
         step += SUSPECT_STEP.format(reasons=", ".join(r["reason"] for r in suspect["reasons"]))
     return {
         "id": f"warn_{row['id']}",
         "record_id": row["id"],
-        "message": f"{row['title']}: {row['body']}",
+        "message": row["body"] if entry else f"{row['title']}: {row['body']}",
         "severity": SEVERITY.get(row["type"], "info"),
         "citations": [cited],
         "suggested_next_step": step,
         "suspect": None if suspect is None else suspect.copy(),
+        "store": "entry" if entry else "record",
+        "claim": row["title"],
     }
 
 
@@ -197,4 +234,6 @@ def _withheld_warning(row: Mapping[str, Any], entry: WithheldJson) -> WarningJso
         "citations": [cited],
         "suggested_next_step": WITHHELD_STEP,
         "suspect": None,
+        "store": row.get("store") or "record",
+        "claim": "[withheld]",
     }

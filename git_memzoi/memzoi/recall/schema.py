@@ -1,5 +1,10 @@
 """The ``--json`` shapes of recall (memzoi-spec.md §4 search, §5 context and handoff, §6 precheck), as named types.
 
+Both stores (DESIGN.md "One memory"): a result, a precheck warning and a pack's included item name their
+``store`` (``record`` or ``entry``: a memkeep entry under ``agent-memory/entries/``) and ``claim``; a citation
+built from the index names its ``store``, ``file`` and ``line``. These fields were added in wave 2; every
+older field keeps its name, type and place.
+
 Each is a :class:`~typing.TypedDict`: the builders in :mod:`~git_memzoi.memzoi.recall.search`,
 :mod:`~git_memzoi.memzoi.recall.precheck`, :mod:`~git_memzoi.memzoi.recall.pack` and
 :mod:`~git_memzoi.memzoi.recall.suspect` return these, and the CLI and the MCP server print them as built. The key
@@ -53,6 +58,18 @@ class CitationJson(TypedDict):
     source_ref: str | None
     path: str | None
     capture: NotRequired[dict[str, Any]]
+    store: NotRequired[str]
+    file: NotRequired[str]
+    line: NotRequired[int | None]
+
+
+class NoteJson(TypedDict):
+    """A note about the request itself, not a memory: ``path_not_in_tree`` (a ``--path`` neither tracked nor
+    present in the working tree)."""
+
+    code: str
+    path: str
+    message: str
 
 
 class VerdictJson(TypedDict):
@@ -110,6 +127,8 @@ class SearchResultJson(TypedDict):
     paths: list[PathJson]
     citations: list[CitationJson]
     suspect: SuspectJson | None
+    store: str
+    claim: str
 
 
 class WithheldJson(TypedDict):
@@ -139,6 +158,8 @@ class SearchJson(TypedDict):
     results: list[SearchResultJson]
     withheld: list[WithheldJson]
     warnings: list[str]
+    store: str
+    notes: list[NoteJson]
 
 
 class WarningJson(TypedDict):
@@ -151,13 +172,17 @@ class WarningJson(TypedDict):
     citations: list[CitationJson]
     suggested_next_step: str
     suspect: SuspectJson | None
+    store: str
+    claim: str
 
 
 class PrecheckJson(TypedDict):
-    """``precheck --json`` (``withheld`` only when a record was withheld)."""
+    """``precheck --json`` (``withheld`` only when a record was withheld, ``notes`` only when there is one:
+    ``path_not_in_tree``)."""
 
     warnings: list[WarningJson]
     withheld: NotRequired[list[WithheldJson]]
+    notes: NotRequired[list[NoteJson]]
 
 
 class PolicyJson(TypedDict):
@@ -202,6 +227,7 @@ class IncludedJson(TypedDict):
     estimated_size: int
     truncated: bool
     suspect: SuspectJson | None
+    store: str
 
 
 class OmittedJson(TypedDict):
@@ -232,6 +258,8 @@ class ContextPackJson(TypedDict):
     warnings: list[str]
     next_queries: list[str]
     created_at: str
+    store: str
+    notes: list[NoteJson]
 
 
 class InboxCountsJson(TypedDict):

@@ -20,6 +20,13 @@ The query rule (upstream's, with two refinements from field report BR-01):
   recall-v2 corpus, the order is exactly upstream's.
 - Filters (scope kind, scope id, type, lane, path) apply inside the candidate set, before the limit.
 
+Both stores (DESIGN.md "One memory"): memkeep entries (``agent-memory/entries/*.md``) are indexed beside the
+records and searched with them (title = the entry's claim), unless ``store`` narrows the search to ``records`` or
+``entries``. Every result names its ``store`` (``record`` / ``entry``), its ``claim`` and, in its citation, the
+``file`` and ``line`` it comes from. Suspect results (a record's envelope, an entry's memkeep report) are flagged,
+never dropped; among results of *equal* bm25 rank (equal text relevance) the trusted ones come first, otherwise
+the order above stands.
+
 A returned record holding a credential (a hand-edited record file) is withheld, as ``context`` does: it is left
 out of ``results`` and listed in ``withheld`` by id, field and rule, never its text (:func:`withhold`). Whether a
 record holds one is remembered in the index by its content, so a later process skips detect-secrets for it.
@@ -38,13 +45,14 @@ from git_memzoi.core.paths import request_path
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall.budget import UNSPACED
 from git_memzoi.memzoi.recall.index import db as index_db
-from git_memzoi.memzoi.recall.pathmatch import citation_path, path_matches_request
+from git_memzoi.memzoi.recall.pathmatch import citation_path, path_matches_request, scope_covers
 from git_memzoi.memzoi.records import vocab
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
     from git_memzoi.memzoi.recall.schema import (
         CitationJson,
+        NoteJson,
         RecordJson,
         SearchJson,
         SearchResultJson,
@@ -76,6 +84,8 @@ class SearchResponse:
     path: str | None
     results: tuple[SearchResultJson, ...]
     withheld: tuple[WithheldJson, ...] = ()
+    store: str = "all"
+    notes: tuple[NoteJson, ...] = ()
 
     @property
     def warnings(self) -> list[str]:
@@ -93,6 +103,8 @@ class SearchResponse:
             "results": list(self.results),
             "withheld": [w.copy() for w in self.withheld],
             "warnings": self.warnings,
+            "store": self.store,
+            "notes": [n.copy() for n in self.notes],
         }
 
 
@@ -149,6 +161,36 @@ def check_filters(
     return filters
 
 
+STORE_CHOICES = {"records": "record", "entries": "entry", "all": None}
+
+
+def store_filter(store: str) -> str | None:
+    """The index ``store`` value of a ``--store`` choice: ``records`` → ``record``, ``entries`` → ``entry``,
+    ``all`` → ``None`` (both).
+
+    Raises:
+        InputError: any other value (``invalid_store``).
+    """
+    if store not in STORE_CHOICES:
+        raise InputError("store must be one of records, entries, all", "invalid_store")
+    return STORE_CHOICES[store]
+
+
+def trusted_first(rows: list[T], suspect: Callable[[T], bool], rank: Callable[[T], Any]) -> list[T]:
+    """``rows`` with each run of equal ``rank`` (adjacent, as the query sorted them) reordered trusted first,
+    suspect after, each side keeping its order; rows of different ranks never move past each other."""
+    out: list[T] = []
+    n = 0
+    while n < len(rows):
+        end = n + 1
+        while end < len(rows) and rank(rows[end]) == rank(rows[n]):
+            end += 1
+        run = rows[n:end]
+        out += [r for r in run if not suspect(r)] + [r for r in run if suspect(r)]
+        n = end
+    return out
+
+
 def effective_limit(limit: int) -> int:
     """``limit`` as applied: 0 means 10, at most 100.
 
@@ -181,7 +223,7 @@ def search_rows(
     path = path.strip() if path else None
     kwargs: dict[str, Any] = {"now": ws.clock.now(), "destinations": (destination,), "filters": filters or {}}
     if path:
-        kwargs.update(path=path, path_match=path_matches_request)
+        kwargs.update(path=path, path_match=path_matches_request, entry_match=scope_covers)
     first: list[dict[str, Any]] = []
     if len(phrases) > 1:
         first = index_db.search_rows(ws.layout, fts_expression(phrases, "AND") or "", limit=limit, **kwargs)
@@ -196,11 +238,18 @@ def result(
     row: Mapping[str, Any], query: str, requested_path: str | None, suspect: SuspectJson | None = None
 ) -> SearchResultJson:
     """The §4 result object of one index row: record JSON, ``score = -bm25`` (0 without a rank), snippet,
-    rationale, ``ranking: None``, paths, one citation, and ``suspect`` (``None`` when not suspect)."""
+    rationale, ``ranking: None``, paths, one citation, ``suspect`` (``None`` when not suspect), then ``store``
+    (``record`` or ``entry``) and ``claim`` (a record's title, an entry's first body line). An entry's record JSON
+    is built from its index row: ``memory_type`` is the entry's type, ``source_kind`` ``memkeep``."""
     from git_memzoi.memzoi.recall.index import db as index_db
 
     record = index_db.record_json(row)
     paths = sorted(json.loads(row["applies_to"]))
+    if row.get("store") == "entry" and requested_path:
+        from git_memzoi.memzoi.recall.pathmatch import scope_score
+
+        covering = scope_score(paths, requested_path)[1]
+        paths = sorted(paths, key=lambda p: p != covering)  # the covering glob is the one cited
     lowered = query.strip().lower()
     snippet = record["title"] if lowered and lowered in record["title"].lower() else record["body"][:240]
     rank = row.get("rank")
@@ -211,14 +260,24 @@ def result(
         "rationale": RATIONALE,
         "ranking": None,
         "paths": [{"path": p, "symbol": None, "line_start": None, "line_end": None} for p in paths],
-        "citations": [citation(record, citation_path(paths, requested_path))],
+        "citations": [citation(record, _cited_path(row, paths, requested_path), row)],
         "suspect": None if suspect is None else suspect.copy(),
+        "store": row.get("store") or "record",
+        "claim": row["title"],
     }
 
 
-def citation(record: RecordJson, path: str | None) -> CitationJson:
+def _cited_path(row: Mapping[str, Any], paths: Sequence[str], requested: str | None) -> str | None:
+    """An entry cites the scope glob listed first (the covering one); a record its matching ``applies_to`` path."""
+    if row.get("store") == "entry":
+        return paths[0] if paths else None
+    return citation_path(paths, requested)
+
+
+def citation(record: RecordJson, path: str | None, row: Mapping[str, Any] | None = None) -> CitationJson:
     """The §4 citation of a record JSON: ``provenance`` (and ``plane``) is ``git`` for repo records, ``runtime``
-    for local and session ones."""
+    for local and session ones; with the index ``row``, also its ``store``, ``file`` (the record or entry file,
+    repository-relative) and ``line`` (a record's body start, an entry's claim line)."""
     plane = "git" if record["destination"] == "repo" else "runtime"
     out: CitationJson = {
         "record_id": record["id"],
@@ -234,6 +293,10 @@ def citation(record: RecordJson, path: str | None) -> CitationJson:
     }
     if "capture" in record:
         out["capture"] = record["capture"]
+    if row is not None:
+        out["store"] = row.get("store") or "record"
+        out["file"] = row["path"]
+        out["line"] = row.get("line")
     return out
 
 
@@ -337,34 +400,42 @@ def search(
     limit: int = DEFAULT_LIMIT,
     destination: str = "repo",
     log: bool = True,
+    store: str = "all",
 ) -> SearchResponse:
     """``git memzoi search``: current records of ``destination`` (repo unless a caller opts in) matching
-    ``query``, best first, each marked ``suspect`` when its memkeep envelope is stale.
+    ``query``, best first, each marked ``suspect`` when its memkeep envelope is stale; memkeep entries too
+    (``store``: ``records``, ``entries`` or ``all``, the default), judged by memkeep's report.
 
     Appends a ``memory.searched`` event (destination, result ids and count; never the query text) when ``log``.
 
     Raises:
         InputError: an invalid filter value or a negative limit; a path outside the repository
-            (``path_outside_repo``).
+            (``path_outside_repo``); an unknown store (``invalid_store``).
     """
     from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall.tree import path_notes
 
     if destination not in ("repo", "local", "session"):
         raise InputError("destination must be repo, local or session", "invalid_destination")
     filters = check_filters(scope_kind=scope_kind, memory_type=memory_type, lane=lane, scope_id=scope_id)
+    only = store_filter(store)
+    if only is not None:
+        filters["store"] = only
     limit = effective_limit(limit)
     path = request_path(path, ws.layout.root)
     found = search_rows(ws, query, destination=destination, filters=filters, path=path, limit=limit)
     rows, withheld = withhold(ws.layout, found)
-    suspects = suspect.assess(ws, rows)
-    results = tuple(result(row, query, path, suspects.get(row["id"])) for row in rows)
+    suspects = suspect.mark(ws, rows)
+    rows = trusted_first(list(rows), lambda r: suspect.key(r) in suspects, lambda r: r.get("rank"))
+    results = tuple(result(row, query, path, suspects.get(suspect.key(row))) for row in rows)
     if log:
         log_event(
             ws,
             "memory.searched",
             {"destination": destination, "count": len(results), "result_ids": [r["record"]["id"] for r in results]},
         )
-    return SearchResponse(query, destination, limit, filters, path, results, tuple(withheld))
+    notes = tuple(path_notes(ws, path))
+    return SearchResponse(query, destination, limit, filters, path, results, tuple(withheld), store, notes)
 
 
 def log_event(ws: Workspace, event_type: str, payload: Mapping[str, Any]) -> None:

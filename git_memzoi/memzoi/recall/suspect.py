@@ -12,6 +12,11 @@ commits), or a record it ``explains`` from is suspect, withdrawn (superseded, to
 watches, so it is not followed. A record whose check failed at ``git memzoi verify`` carries ``status: stale`` in
 its envelope: it is suspect with the reason ``stale`` (evidence ``{"status": "stale"}``) until a verify heals it. Records without an envelope are never suspect, and when no recalled record has
 one, nothing is read at all (the common path stays fast).
+
+A recalled memkeep entry (index rows of store ``entry``) is judged by memkeep itself: :func:`mark` opens the
+store through :mod:`git_memzoi.memkeep.api` (``open_session``, ``report``: the very report ``git memkeep status``
+prints), only when an entry was recalled. Results of both stores are keyed by :func:`key` (``store:id``), since a
+record and an entry may share an id.
 """
 
 from __future__ import annotations
@@ -27,7 +32,121 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall.schema import SuspectJson, VerdictJson
     from git_memzoi.memzoi.workspace import Workspace
 
-Suspects = Mapping[str, "SuspectJson"]  # record id → its suspect mark
+Suspects = Mapping[str, "SuspectJson"]  # record id (or, from mark, store:id) → its suspect mark
+
+
+def key(row: Mapping[str, Any]) -> str:
+    """``store:id`` of an index row (``record:`` for rows without a store column)."""
+    return f"{row.get('store') or 'record'}:{row['id']}"
+
+
+def mark(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
+    """The suspect rows among ``rows`` of both stores, keyed by :func:`key`: records by :func:`assess`, entries by
+    memkeep's own report (reasons and evidence exactly as ``git memkeep status --json`` gives them)."""
+    rows = list(rows)
+    records = [row for row in rows if (row.get("store") or "record") == "record"]
+    out: dict[str, SuspectJson] = {f"record:{rid}": mark for rid, mark in assess(ws, records).items()}
+    entry_ids = {row["id"] for row in rows if row.get("store") == "entry"}
+    if entry_ids:
+        for entry_id, found in assess_entries(ws, entry_ids).items():
+            out[f"entry:{entry_id}"] = found
+    return out
+
+
+def assess_entries(ws: Workspace, ids: Iterable[str]) -> Suspects:
+    """The suspect memkeep entries among ``ids``: ``{entry_id: {"reasons": [...]}}`` from
+    :func:`git_memzoi.memkeep.api.report` over the repository's store (``{}`` when no store can be opened)."""
+    wanted = set(ids)
+    verdicts = _entry_verdicts(ws)
+    return {i: {"reasons": [r.copy() for r in verdicts[i]]} for i in sorted(wanted) if i in verdicts}
+
+
+_REPORTS: dict[str, tuple[str, dict[str, list[VerdictJson]]]] = {}
+CACHE_NAME = "recall-entry-verdicts.json"  # in <git dir>/memzoi/cache/, beside memkeep's own caches
+
+
+def _entry_verdicts(ws: Workspace) -> dict[str, list[VerdictJson]]:
+    """Every suspect entry's verdicts from memkeep's report, remembered while nothing it depends on changed
+    (:func:`_report_key`): in this process (a long-running server answers repeated recalls without re-running
+    it) and in ``<git dir>/memzoi/cache/`` (a one-shot command then never loads pygit2 for it). A cache that
+    cannot be read or written is only a cache: the report runs."""
+    from git_memzoi.memkeep import api
+
+    root = str(ws.layout.root)
+    found = _report_key(ws)
+    kept = _REPORTS.get(root)
+    if found is not None and kept is not None and kept[0] == found[0]:
+        return kept[1]
+    saved = None if found is None else _load_saved(found[1], found[0])
+    if saved is not None and found is not None:
+        _REPORTS[root] = (found[0], saved)
+        return saved
+    try:
+        with api.no_cyclic_gc():
+            session = api.open_session(api.Options(start=ws.layout.root, clock=ws.clock))
+            report = api.report(session, ws.clock)
+    except InputError:
+        return {}
+    out: dict[str, list[VerdictJson]] = {}
+    for verdict in report.verdicts:
+        reason: VerdictJson = {"reason": verdict.reason, "message": verdict.message, "evidence": dict(verdict.evidence)}
+        out.setdefault(verdict.id, []).append(reason)
+    if found is not None:
+        _REPORTS[root] = (found[0], out)
+        _save(found[1], found[0], out)
+    return out
+
+
+def _load_saved(path: Any, key: str) -> dict[str, list[VerdictJson]] | None:
+    from git_memzoi.core import safe_read
+
+    try:
+        data = json.loads(safe_read.read_bytes(path, None))  # a FIFO planted there is refused, never opened
+    except (OSError, ValueError, safe_read.FileRefused):
+        return None
+    if not isinstance(data, dict) or data.get("key") != key or not isinstance(data.get("verdicts"), dict):
+        return None
+    return data["verdicts"]  # type: ignore[no-any-return]
+
+
+def _save(path: Any, key: str, verdicts: Mapping[str, list[VerdictJson]]) -> None:
+    from git_memzoi.core.atomic import write_cache
+
+    data = json.dumps({"key": key, "verdicts": verdicts}, ensure_ascii=False, default=str).encode("utf-8")
+    write_cache(path, data)  # best effort, in the git dir's cache folder, never through a link
+
+
+def _report_key(ws: Workspace) -> tuple[str, Any] | None:
+    """What memkeep's report over the store depends on, as cheap stats, and the cache file: the derived index
+    file (rewritten whenever an entry file changed, and refreshed before every recall), ``.memkeep.yml``, git's
+    HEAD and the ref it names (loose or packed), the pack folder (fetched history), the clock's day and this
+    version; ``None`` (never cached) when git's files cannot be read."""
+    import os
+
+    from git_memzoi import __version__
+    from git_memzoi.core.gitview_pygit2 import git_dir
+    from git_memzoi.memzoi.recall.index.db import index_path
+
+    def stat(path: Any) -> tuple[int, int, int] | None:
+        try:
+            st = os.stat(path)
+        except OSError:
+            return None
+        return st.st_mtime_ns, st.st_size, st.st_ino
+
+    try:
+        directory = git_dir(ws.layout.root)
+        head = (directory / "HEAD").read_bytes().decode("utf-8", "replace")
+        linked = directory / "commondir"
+        common = directory / linked.read_text().strip() if linked.is_file() else directory
+    except (OSError, InputError):
+        return None
+    paths = [index_path(ws.layout), ws.layout.root / ".memkeep.yml", common / "packed-refs", common / "objects/pack"]
+    if head.startswith("ref: "):
+        ref = head[5:].strip()
+        paths += [directory / ref, common / ref]
+    key = json.dumps([__version__, head, str(ws.clock.now().date()), *(stat(p) for p in paths)])
+    return key, common / "memzoi" / "cache" / CACHE_NAME
 
 
 def envelope(row: Mapping[str, Any]) -> dict[str, Any] | None:
@@ -46,7 +165,7 @@ def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
     scope_hit, ttl_expired, dependency_suspect, anchor_unreachable). Records that are not suspect are absent.
     Returns ``{}`` without touching git when no row has an envelope.
     """
-    wanted = [row for row in rows if envelope(row) is not None]
+    wanted = [row for row in rows if envelope(row) is not None and (row.get("store") or "record") == "record"]
     if not wanted:
         return {}
     from git_memzoi.memkeep import staleness

@@ -140,7 +140,11 @@ def test_the_sandbox_is_a_fresh_git_repository_that_is_removed_afterwards(tmp_pa
     with eval_recall.sandbox(corpus) as box:
         root = box.ws.layout.root
         view = Pygit2RepoView(root)
-        assert view.root == root.resolve() and view.head() is None
+        # a corpus with memkeep entries gets the one fixed root commit (an empty tree) they anchor at
+        assert view.root == root.resolve() and view.head() == eval_recall.EVAL_ROOT
+        assert sorted(p.name for p in (root / "agent-memory/entries").glob("*.md")) == sorted(
+            Path(e.path).name for e in corpus.entries
+        )
         assert Repo(root).git("status", "--porcelain", "--untracked-files=no") == ""
         assert sorted(p.name for p in (root / ".memzoi" / "records").glob("*.md")) == sorted(
             [Path(r.path).name for r in corpus.records] + ["emit-structured-json-logs.md"]
@@ -243,6 +247,28 @@ def test_the_current_project_is_never_opened_or_mutated(repo: Repo, monkeypatch:
         ("name: git-memzoi-recall-v1\n", "name: [unclosed\n", "corpus_invalid_yaml"),
         ("name: git-memzoi-recall-v1\n", "name: git-memzoi-recall-v1\nname: again\n", "corpus_invalid_yaml"),
         ("    action: bump Node.js\n", "    action: bump Node.js\n    path: web/package.json\n", None),
+        # the both-stores extension
+        ("    store: records\n", "    store: both\n", "corpus_invalid_value"),
+        (
+            "      thumbnail-workers-use-libvips: ttl_expired\n",
+            "      thumbnail-workers-use-libvips: old\n",
+            "corpus_invalid_value",
+        ),
+        (
+            "    expect_trusted: [webhook-signatures-use-hmac]\n    expect_before",
+            "    expect_trusted: [nowhere]\n    expect_before",
+            "corpus_unknown_record",
+        ),
+        (
+            "    expect_before: [[webhook-signatures-use-hmac, webhook-retries-back-off]]\n",
+            "    expect_before: [[webhook-signatures-use-hmac]]\n",
+            "corpus_invalid_value",
+        ),
+        (
+            "  - webhook-signatures-use-hmac.md\nproposals_root",
+            "  - ../records/release-checklist.md\nproposals_root",
+            "corpus_unsafe_fixture_path",
+        ),
     ],
 )
 def test_validation_codes(tmp_path: Path, old: str, new: str, code: str | None) -> None:
@@ -331,6 +357,7 @@ def test_digest_is_length_prefixed_blake3_over_corpus_records_then_proposals(tmp
     entries = [("corpus.yaml", (OWN / "corpus.yaml").read_bytes())]
     entries += [(f"records/{p.name}", p.read_bytes()) for p in sorted((OWN / "records").glob("*.md"))]
     entries += [(f"proposals/{p.name}", p.read_bytes()) for p in sorted((OWN / "proposals").glob("*.md"))]
+    entries += [(f"entries/{p.name}", p.read_bytes()) for p in sorted((OWN / "entries").glob("*.md"))]  # extension
     for name, data in entries:
         stream += struct.pack("<Q", len(name)) + name.encode() + struct.pack("<Q", len(data)) + data
     assert corpus.digest == blake3(stream).hexdigest()

@@ -518,10 +518,11 @@ def test_a_record_whose_scope_changed_is_suspect_and_ranked_below_an_equal_curre
     assert before["warnings"] == []
     repo.commit("change", **{"src/app.py": "a changed\n"})
     found = search.search(ctx, "retry idempotency").results
-    assert ids(found) == ["aaa-changed", "bbb-current"]  # search flags, it does not reorder
-    reason = found[0]["suspect"]["reasons"][0]
+    assert ids(found) == ["bbb-current", "aaa-changed"]  # equal rank: the trusted one first
+    assert found[0]["score"] == found[1]["score"]
+    reason = found[1]["suspect"]["reasons"][0]
     assert (reason["reason"], reason["evidence"]["files"]) == ("scope_hit", ["src/app.py"])
-    assert found[1]["suspect"] is None
+    assert found[0]["suspect"] is None
     after = context_pack.build(ctx, "retry idempotency").to_json()
     assert [i["record_id"] for i in after["included"]] == ["bbb-current", "aaa-changed"]
     assert after["included"][0]["score"] == after["included"][1]["score"]
@@ -569,6 +570,7 @@ def test_a_repository_without_commits_does_not_crash(repo: Repo) -> None:
 def test_records_without_an_envelope_never_open_git(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     ctx = ctx_of(repo)
     record(repo, "r", title="Quartz", body="Quartz sentinel.", memory_type="risk", applies_to=("src/",))
+    repo.write("src/x", "x\n")  # a path in the working tree: git's index is never read to say it exists
 
     def refuse(*_: Any) -> None:
         raise AssertionError("git was opened on the common path")

@@ -9,6 +9,7 @@ records they apply as, runtime fixtures as declared), so a corpus is fully valid
 from __future__ import annotations
 
 import datetime as dt
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,6 +69,26 @@ class Known:
 
 
 Catalog = Mapping[str, Known]
+ENTRIES_DIR = "agent-memory/entries"  # where the sandbox installs the corpus's memkeep entries
+
+
+def entry_known(rel: str, data: bytes) -> Known:
+    """The catalog entry of one memkeep entry file at ``rel``, read as the index reads it (store ``entry``: the
+    scope globs are its paths, ``memkeep`` its source kind, its file its source ref).
+
+    Raises:
+        InputError: the file is not a readable entry.
+    """
+    from git_memzoi.memzoi.recall.index import rows
+
+    source = rows.Source("git", "repo", f"{ENTRIES_DIR}/", "entry")
+    values = rows.entry_values(source, rel, data)
+    if not isinstance(values, tuple):
+        raise InputError(values.reason, values.code)
+    row = dict(zip(rows.COLUMNS, values, strict=True))
+    status = "active" if row["status"] == "active" else "tombstone"
+    paths = tuple(json.loads(row["applies_to"]))
+    return Known(row["id"], "repo", row["type"], "repo", None, "repo", paths, status, False, "memkeep", rel)
 
 
 # ------------------------------------------------------------------------------------------------ fixture catalog
@@ -112,6 +133,14 @@ def fixture_catalog(corpus: Corpus) -> dict[str, Known]:
                 where, f"{pf.path!r} is not an appliable proposal: {_reason(exc)}", "corpus_invalid_fixture"
             ) from None
         _add(catalog, Known.of(record, "repo", now), f"{where}.expected_record_id")
+    for n, fixture in enumerate(corpus.entries):
+        where = f"entries[{n}]"
+        try:
+            _add(catalog, entry_known(f"{ENTRIES_DIR}/{fixture.path}", fixture.data), where)
+        except InputError as exc:
+            raise CorpusError(
+                where, f"{fixture.path!r} is not a valid memkeep entry: {exc.message}", "corpus_invalid_fixture"
+            ) from None
     for n, rf in enumerate(corpus.runtime_fixtures):
         known = Known(
             rf.id,
@@ -188,7 +217,7 @@ def check_semantics(corpus: Corpus) -> None:
                 "must be the expected_record_id of a proposal fixture",
                 "corpus_unknown_record",
             )
-        for record_id in case.relevant_ids:
+        for record_id in (*case.relevant_ids, *case.staleness_ids):
             _known(catalog, record_id, f"{where}.relevant_ids")
         if case.surface == "write_gate":
             if case.forbidden_record_id in catalog:
@@ -264,4 +293,8 @@ def live_catalog(layout: Layout, now: dt.datetime) -> dict[str, Known]:
             rel = file.relative_to(layout.root).as_posix()
             record = index_db.parse_record(file.name[: -len(".md")], rel, file.read_bytes())
             catalog[record.id] = Known.of(record, destination, now)
+    entries = layout.root / ENTRIES_DIR
+    for file in sorted(entries.rglob("*.md")) if entries.is_dir() else ():
+        rel = file.relative_to(layout.root).as_posix()
+        catalog[file.name[: -len(".md")]] = entry_known(rel, file.read_bytes())
     return catalog

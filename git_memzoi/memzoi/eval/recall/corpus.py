@@ -6,6 +6,13 @@ every level, fixture paths must stay below the corpus folder (relative, no ``..`
 way, a regular ``.md`` file that is not ``index.md``/``log.md``), and the forbidden categories are checked
 against the fixtures' own facts at ``evaluated_at``. Every failure is a :class:`CorpusError` with a stable code;
 nothing is ever run for an invalid corpus.
+
+Extension (issue 14, staleness-aware recall across both stores; all optional, so an upstream v2 corpus reads,
+digests and runs exactly as before): ``entries_root`` (default ``entries``) and ``entries``, memkeep entry files
+installed under ``agent-memory/entries/`` (digested as ``entries/<path>`` after the proposals); and, on search,
+precheck and context cases, ``store`` (``records``, ``entries``, ``all``), ``expect_suspect`` (id → the reason
+its first suspect verdict must give), ``expect_trusted`` (ids that must come back unflagged) and
+``expect_before`` (``[earlier, later]`` id pairs, both returned, in that order).
 """
 
 from __future__ import annotations
@@ -72,7 +79,11 @@ TOP_KEYS = (
     "runtime_fixtures",
     "thresholds",
     "cases",
+    "entries_root",
+    "entries",
 )
+STALENESS_KEYS = ("store", "expect_suspect", "expect_trusted", "expect_before")
+STORES = ("records", "entries", "all")
 TOP_REQUIRED = ("version", "name", "evaluated_at", "records", "runtime_fixtures", "thresholds", "cases")
 PROPOSAL_KEYS = (
     "path",
@@ -97,8 +108,12 @@ CASE_KEYS = {
         "path",
         "k",
         "proposal_fixture",
+        *STALENESS_KEYS,
     ),
-    "precheck": ("surface", "id", "path", "action", "command", "scope_kind", "relevant_ids", "forbidden"),
+    "precheck": (
+        *("surface", "id", "path", "action", "command", "scope_kind", "relevant_ids", "forbidden"),
+        *STALENESS_KEYS,
+    ),
     "context": (
         "surface",
         "id",
@@ -109,6 +124,7 @@ CASE_KEYS = {
         "include_session",
         "relevant_ids",
         "forbidden",
+        *STALENESS_KEYS,
     ),
     "write_gate": (
         "surface",
@@ -191,6 +207,15 @@ class Case:
     sensitivity: str | None = None
     expected_issue_code: str | None = None
     forbidden_record_id: str | None = None
+    store: str = "all"
+    expect_suspect: Mapping[str, str] = field(default_factory=dict)
+    expect_trusted: tuple[str, ...] = ()
+    expect_before: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def staleness_ids(self) -> tuple[str, ...]:
+        """Every id the staleness expectations name."""
+        return (*self.expect_suspect, *self.expect_trusted, *(i for pair in self.expect_before for i in pair))
 
     def requested_destinations(self) -> tuple[str, ...]:
         """The planes this case may read: ``repo``, plus ``local``/``session`` when a context case opts in."""
@@ -221,6 +246,8 @@ class Corpus:
     cases: tuple[Case, ...]
     digest: str
     opportunities: Mapping[str, int]
+    entries_root: str = "entries"
+    entries: tuple[Fixture, ...] = ()
 
 
 # ------------------------------------------------------------------------------------------------ loading
@@ -254,6 +281,11 @@ def read(path: Path) -> Corpus:
     proposals = tuple(_proposal(base, proposals_root, n, item) for n, item in enumerate(listed))
     check_unique("proposal_fixtures", [p.path for p in proposals], "corpus_duplicate_id")
     runtime = tuple(_runtime(n, item) for n, item in enumerate(as_list("runtime_fixtures", data["runtime_fixtures"])))
+    entries_root = _root(data.get("entries_root", "entries"), "entries_root")
+    entries = tuple(
+        Fixture(p, _read_fixture(base, entries_root, p, f"entries[{n}]"))
+        for n, p in enumerate(_paths("entries", data.get("entries", []), allow_empty=True))
+    )
     cases = tuple(_case(n, item) for n, item in enumerate(as_list("cases", data["cases"])))
     check_unique("cases", [c.id for c in cases], "corpus_duplicate_id")
     corpus = Corpus(
@@ -269,20 +301,26 @@ def read(path: Path) -> Corpus:
         runtime_fixtures=runtime,
         thresholds=_thresholds(data["thresholds"]),
         cases=cases,
-        digest=digest(raw, records, proposals),
+        digest=digest(raw, records, proposals, entries),
         opportunities=opportunities(cases),
+        entries_root=entries_root,
+        entries=entries,
     )
     return corpus
 
 
-def digest(raw: bytes, records: Sequence[Fixture], proposals: Sequence[ProposalFixture]) -> str:
+def digest(
+    raw: bytes, records: Sequence[Fixture], proposals: Sequence[ProposalFixture], memkeep: Sequence[Fixture] = ()
+) -> str:
     """The corpus digest (memzoi-spec.md §10.2): lowercase hex BLAKE3 over length-prefixed (path, bytes)
-    entries: ``corpus.yaml``, then ``records/<p>`` and ``proposals/<p>`` in sorted path order."""
+    entries: ``corpus.yaml``, then ``records/<p>`` and ``proposals/<p>`` in sorted path order, then (this
+    project's extension; none in an upstream corpus) ``entries/<p>``."""
     from git_memzoi.core.hashing import content_hash
 
     entries = [("corpus.yaml", raw)]
     entries += [(f"records/{r.path}", r.data) for r in sorted(records, key=lambda r: r.path)]
     entries += [(f"proposals/{p.path}", p.data) for p in sorted(proposals, key=lambda p: p.path)]
+    entries += [(f"entries/{e.path}", e.data) for e in sorted(memkeep, key=lambda e: e.path)]
     stream = bytearray()
     for name, data in entries:
         encoded = name.encode("utf-8")
@@ -444,6 +482,7 @@ def _case(n: int, item: Any) -> Case:
     }
     if "scope_kind" in item:
         common["scope_kind"] = as_choice(f"{where}.scope_kind", item["scope_kind"], vocab.SCOPE_KINDS)
+    common.update(_staleness(where, item))
     if surface == "search":
         return Case(
             **common,
@@ -470,6 +509,32 @@ def _case(n: int, item: Any) -> Case:
         include_local=as_bool(f"{where}.include_local", item.get("include_local", False)),
         include_session=as_bool(f"{where}.include_session", item.get("include_session", False)),
     )
+
+
+def _staleness(where: str, item: Mapping[str, Any]) -> dict[str, Any]:
+    """The extension fields of a case (module docstring): ``store`` and the staleness expectations."""
+    out: dict[str, Any] = {}
+    if "store" in item:
+        out["store"] = as_choice(f"{where}.store", item["store"], STORES)
+    if "expect_suspect" in item:
+        value = item["expect_suspect"]
+        if not isinstance(value, dict) or not value:
+            raise CorpusError(f"{where}.expect_suspect", "must map record or entry ids to a suspect reason")
+        out["expect_suspect"] = {
+            as_record_id(f"{where}.expect_suspect", k): as_choice(f"{where}.expect_suspect.{k}", v, SUSPECT_REASONS)
+            for k, v in value.items()
+        }
+    if "expect_trusted" in item:
+        out["expect_trusted"] = as_ids(f"{where}.expect_trusted", item["expect_trusted"])
+    if "expect_before" in item:
+        pairs = as_list(f"{where}.expect_before", item["expect_before"])
+        if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
+            raise CorpusError(f"{where}.expect_before", "must be a list of [earlier, later] id pairs")
+        out["expect_before"] = tuple(tuple(as_ids(f"{where}.expect_before", p)) for p in pairs)
+    return out
+
+
+SUSPECT_REASONS = ("scope_hit", "ttl_expired", "dependency_suspect", "anchor_unreachable", "ref_missing")
 
 
 def _write_gate(where: str, case_id: str, item: Mapping[str, Any]) -> Case:

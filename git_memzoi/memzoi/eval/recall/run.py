@@ -6,6 +6,12 @@ fixtures applied through the real file apply as ``memzoi-eval``, a second rebuil
 through the real local-memory and checkpoint writers) and deletes it afterwards. Each case then calls the real
 recall surface (``search``, ``precheck``, ``context``, or ``propose`` + ``search`` for a write gate) and is scored
 against the catalog of what the fixtures are. Aggregates, the report and the baseline are in ``eval_report``.
+
+A corpus with memkeep ``entries`` (this project's extension, corpus.py) also gets them installed under
+``agent-memory/entries/`` and one fixed root commit (empty tree, author and time fixed, so its id is
+:data:`EVAL_ROOT` everywhere): an entry anchored there is watched and trusted, one anchored elsewhere is
+``anchor_unreachable``. Its cases' ``expect_suspect``, ``expect_trusted`` and ``expect_before`` become the
+assertions ``suspect_flags`` and ``expected_order``.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.errors import MemzoiError
-from git_memzoi.memzoi.eval.recall.catalog import Known, live_catalog
+from git_memzoi.memzoi.eval.recall.catalog import ENTRIES_DIR, Known, live_catalog
 from git_memzoi.memzoi.eval.recall.catalog import load as load_corpus
 from git_memzoi.memzoi.eval.recall.corpus import CATEGORIES, Case, Corpus, CorpusError, ProposalFixture
 from git_memzoi.memzoi.eval.run import RunResult, previous_baseline
@@ -28,6 +34,8 @@ from git_memzoi.memzoi.workspace import Workspace
 ACTOR = "memzoi-eval"
 SEVERITY = {"risk": "high", "warning": "warning", "failed_attempt": "warning"}
 DEFAULT_BUDGET = 400
+EVAL_ROOT = "feb3d8dc45a3c1cbdf73d44f6a1cfd8240285f49"  # commit_files(root, {}, ROOT_MESSAGE, 0) in a fresh repository
+ROOT_MESSAGE = "memzoi recall eval root"
 
 
 @dataclass(frozen=True)
@@ -75,6 +83,10 @@ def sandbox(corpus: Corpus) -> Iterator[Sandbox]:
         empty_repository(root)
         layout = Layout(root)
         layout_mod.init(layout, force=True)
+        if corpus.entries:
+            _root_commit(root)
+        for fixture in corpus.entries:
+            _install(layout, root / ENTRIES_DIR / fixture.path, fixture.data)
         for fixture in corpus.records:
             _install(layout, layout.records / fixture.path, fixture.data)
         _rebuild(layout)
@@ -99,6 +111,15 @@ def _install(layout: Layout, path: Path, data: bytes) -> None:
     from git_memzoi.core.atomic import write_bytes_atomic
 
     write_bytes_atomic(path, data, root=layout.root, parents=True)
+
+
+def _root_commit(root: Path) -> None:
+    """The fixed root commit that entry fixtures anchor at (:data:`EVAL_ROOT`)."""
+    from git_memzoi.core.gitview_pygit2 import commit_files
+
+    made = commit_files(root, {}, ROOT_MESSAGE, 0)
+    if made != EVAL_ROOT:  # a libgit2 that writes commits differently: the fixtures' anchors would not resolve
+        raise CorpusError("entries", f"the eval root commit is {made}, not {EVAL_ROOT}", "corpus_fixture_failed")
 
 
 def _rebuild(layout: Layout) -> None:
@@ -204,9 +225,10 @@ def _search(box: Sandbox, case: Case) -> _Call:
         lane=case.lane,
         path=case.path,
         limit=case.k or 10,
+        store=case.store,
     )
     retrieved = [(r["record"]["id"], tuple(r["citations"])) for r in response.results]
-    extra: dict[str, bool] = {}
+    extra = staleness_assertions(case, [(r["record"]["id"], r["suspect"]) for r in response.results])
     if case.proposal_fixture is not None:
         extra["proposal_evidence_round_trip"] = _round_trip(box, case.proposal_fixture, retrieved)
     return retrieved, None, extra
@@ -230,12 +252,13 @@ def _precheck(box: Sandbox, case: Case) -> _Call:
     from git_memzoi.memzoi.recall import precheck
 
     result = precheck.precheck(
-        box.ws, path=case.path, action=case.action, command=case.command, scope_kind=case.scope_kind
+        box.ws, path=case.path, action=case.action, command=case.command, scope_kind=case.scope_kind, store=case.store
     )
     warnings = _field(result, "warnings")
     retrieved = [(w["record_id"], tuple(w["citations"])) for w in warnings]
     severities = [w.get("severity") == SEVERITY.get(_type(box, w["record_id"]) or "", "info") for w in warnings]
-    return retrieved, None, {"path_only_supported": True, "warning_severity": all(severities)}
+    extra = {"path_only_supported": True, "warning_severity": all(severities)}
+    return retrieved, None, extra | staleness_assertions(case, [(w["record_id"], w.get("suspect")) for w in warnings])
 
 
 def _context(box: Sandbox, case: Case) -> _Call:
@@ -249,9 +272,11 @@ def _context(box: Sandbox, case: Case) -> _Call:
             token_budget=case.token_budget,
             include_local=case.include_local,
             include_session=case.include_session,
+            store=case.store,
         )
     )
     retrieved = [(r["record"]["id"], tuple(r["citations"])) for r in pack["records"]]
+    flagged = staleness_assertions(case, [(r["record"]["id"], r.get("suspect")) for r in pack["records"]])
     budget = pack["budget"]
     usage = int(budget.get("estimated_used", budget.get("used", 0)))
     effective = int(budget.get("effective") or case.token_budget or DEFAULT_BUDGET)
@@ -264,8 +289,30 @@ def _context(box: Sandbox, case: Case) -> _Call:
         {
             "destination_policy": all(p in requested for p in planes) and included <= requested,
             "usage_within_budget": usage <= effective,
+            **flagged,
         },
     )
+
+
+def staleness_assertions(case: Case, results: Sequence[tuple[str, Any]]) -> dict[str, bool]:
+    """The extension's assertions over ``(id, suspect)`` results in rank order: ``suspect_flags`` (each
+    ``expect_suspect`` id came back flagged, its first reason the expected one; each ``expect_trusted`` id came
+    back unflagged) and ``expected_order`` (each ``expect_before`` pair came back in that order). Only the
+    assertions a case asks for are present."""
+    marks = {rid: suspect for rid, suspect in results}
+    order = [rid for rid, _ in results]
+    out: dict[str, bool] = {}
+    if case.expect_suspect or case.expect_trusted:
+        flagged = all(
+            rid in marks and bool(marks[rid]) and marks[rid]["reasons"][0]["reason"] == reason
+            for rid, reason in case.expect_suspect.items()
+        )
+        out["suspect_flags"] = flagged and all(rid in marks and not marks[rid] for rid in case.expect_trusted)
+    if case.expect_before:
+        out["expected_order"] = all(
+            a in order and b in order and order.index(a) < order.index(b) for a, b in case.expect_before
+        )
+    return out
 
 
 def _write_gate(box: Sandbox, case: Case) -> _Call:

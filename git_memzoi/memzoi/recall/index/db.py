@@ -49,7 +49,7 @@ from git_memzoi.memzoi.records.store import Problem
 
 __all__ = ["RUNTIME_DESTINATIONS", "SOURCES", "Source", "parse_record", "read_file", "record_json", "record_row"]
 
-SCHEMA_VERSION = 2  # the file's PRAGMA user_version; another one is rebuilt, never migrated
+SCHEMA_VERSION = 3  # the file's PRAGMA user_version; another one is rebuilt, never migrated
 SQLITE_VERSION = sqlite3.sqlite_version  # of the library this module (the only one importing sqlite3) links
 JSON_VERSION = 1  # the ``rebuild --json`` object's own version, as every --json object's
 _SCHEMA = """
@@ -66,7 +66,7 @@ CREATE TABLE records (
     tags TEXT NOT NULL, source_kind TEXT, source_ref TEXT, proposal_id TEXT, supersedes_id TEXT,
     created_at TEXT NOT NULL, updated_at TEXT NOT NULL, updated_us INTEGER NOT NULL, retention TEXT NOT NULL,
     retention_boundary_us INTEGER, retention_reason TEXT NOT NULL, origin TEXT NOT NULL, lineage TEXT,
-    capture TEXT, memkeep TEXT, content_hash TEXT NOT NULL
+    capture TEXT, memkeep TEXT, content_hash TEXT NOT NULL, store TEXT NOT NULL, line INTEGER
 );
 CREATE INDEX files_with_problems ON files(path) WHERE problem_code IS NOT NULL;
 CREATE INDEX records_by_id ON records(id);
@@ -202,7 +202,11 @@ def _rebuild(layout: Layout) -> RebuildResult:
             conn.executescript(_SCHEMA)
             _apply(conn, layout, _Scan.of(layout), Path(tmp))
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
-            counts = dict(conn.execute("SELECT destination, count(*) FROM records GROUP BY destination").fetchall())
+            counts = dict(
+                conn.execute(
+                    "SELECT destination, count(*) FROM records WHERE store = 'record' GROUP BY destination"
+                ).fetchall()
+            )
             problems = _problems(conn)
         finally:
             conn.close()
@@ -277,7 +281,7 @@ def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> t
             _forget(conn, path)
         for rel, walked in changed:
             _forget(conn, rel)
-            source = next(s for s in SOURCES if rel.startswith(s.prefix))
+            source = next(s for s in scan.sources if rel.startswith(s.prefix))
             signature, outcome = read_file(source, rel, f"{layout.root}/{rel}")
             consistent = consistent and signature == walked
             mtimes.append((rel, signature[1]))
@@ -342,7 +346,7 @@ def fts_query(text: str) -> str | None:
     return " OR ".join(f'"{term}"' for term in re.findall(r"\w+", text)) or None
 
 
-FILTERS = ("scope_kind", "scope_id", "type", "lane")
+FILTERS = ("scope_kind", "scope_id", "type", "lane", "store")  # store: record or entry (absent: both)
 
 
 _FRESH: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("memzoi_fresh", default=frozenset())
@@ -383,11 +387,13 @@ def search_rows(
     path: str | None = None,
     path_match: Callable[[str, str], bool] | None = None,
     limit: int = 10,
+    entry_match: Callable[[str, str], bool] | None = None,
 ) -> list[dict[str, Any]]:
     """Current-assertion records of ``destinations`` matching the FTS5 ``query`` (see :func:`fts_query`).
 
     ``filters`` (exact values of :data:`FILTERS`) and ``path`` (kept when ``path_match(stored, path)`` holds for
-    one of the record's ``applies_to``) apply inside the candidate set, before ``limit`` (memzoi-spec.md §4).
+    one of the record's ``applies_to``; for an entry, ``entry_match``, default ``path_match``, on its scope
+    globs) apply inside the candidate set, before ``limit`` (memzoi-spec.md §4).
     Rows come best first: bm25 rank, ``updated_at`` newest first, id. Each row is a dict of the records columns
     plus ``rank`` (bm25; lower is better). Refreshes the index first (once per :func:`read_session`).
 
@@ -407,10 +413,11 @@ def search_rows(
     if path is not None:
         if path_match is None:
             raise ValueError("a path filter needs path_match")
-        functions["memzoi_path_match"] = lambda stored, requested: any(
-            path_match(item, requested) for item in json.loads(stored)
+        matchers = {"record": path_match, "entry": entry_match or path_match}
+        functions["memzoi_path_match"] = lambda stored, store, requested: any(
+            matchers[store](item, requested) for item in json.loads(stored)
         )
-        where.append("memzoi_path_match(r.applies_to, ?)")
+        where.append("memzoi_path_match(r.applies_to, r.store, ?)")
         params.append(path)
     if 0 < limit <= MAX_FAST_LIMIT:
         top = _top_size(limit)
@@ -435,19 +442,13 @@ MAX_FAST_LIMIT = 200
 
 
 def _top_size(limit: int) -> int:
-    """How many best bm25 matches the fast path takes for ``limit`` rows: room for filtered-out rows."""
-    return 2 * limit + 100
+    return 2 * limit + 100  # the best bm25 matches the fast path takes for ``limit`` rows: room for filtered ones
 
 
 def _top_is_exact(rows: list[dict[str, Any]], limit: int, top: int) -> bool:
-    """Whether the fast path's ``rows`` (the filtered, sorted best ``top`` matches; popped of their two extra
-    columns here) equal the full query's.
-
-    They do when the ``top`` matches were all matches (fewer came back), or when ``limit`` rows came back and
-    the last ranks strictly better than the worst of the ``top``: every match ranking better than that worst
-    one is in the ``top`` (ties at the cut are not), so every row the full query could put before the last
-    one is there, with the same rank, ``updated_us`` and id to sort by. No rows at all: unknown, not exact.
-    """
+    """Whether the fast path's ``rows`` (the best ``top`` matches, filtered and sorted; their two extra columns
+    popped here) equal the full query's: the ``top`` were all matches, or ``limit`` rows came and the last ranks
+    strictly better than the worst of the ``top`` (ties at the cut may be missing). No rows: not exact."""
     if not rows:
         return False
     count, edge = rows[0]["memzoi_top_count"], rows[0]["memzoi_top_edge"]
@@ -456,11 +457,15 @@ def _top_is_exact(rows: list[dict[str, Any]], limit: int, top: int) -> bool:
     return count < top or (len(rows) == limit and rows[-1]["rank"] < edge)
 
 
-def list_rows(layout: Layout, destination: str, *, now: dt.datetime) -> list[dict[str, Any]]:
-    """Current-assertion records of one destination, newest first (``updated_at`` DESC, id). Refreshes first."""
+def list_rows(layout: Layout, destination: str, *, now: dt.datetime, store: str = "record") -> list[dict[str, Any]]:
+    """Current-assertion rows of one destination and store (``record`` or ``entry``), newest first (``updated_at``
+    DESC, id). Refreshes first."""
     _ensure_fresh(layout)
-    sql = f"SELECT r.* FROM records r WHERE r.destination = ? AND {_CURRENT} ORDER BY r.updated_us DESC, r.id"
-    return _query(layout, sql, (destination, micros(okf.format_timestamp(now))))
+    sql = (
+        f"SELECT r.* FROM records r WHERE r.destination = ? AND r.store = ? AND {_CURRENT}"
+        " ORDER BY r.updated_us DESC, r.id"
+    )
+    return _query(layout, sql, (destination, store, micros(okf.format_timestamp(now))))
 
 
 def path_rows(
@@ -473,13 +478,16 @@ def path_rows(
     types: Sequence[str] = (),
     scope_kind: str | None = None,
     limit: int = -1,
+    store: str = "record",
 ) -> list[dict[str, Any]]:
     """Current-assertion records of one destination with an ``applies_to`` path that ``path_match(stored, path)``
-    accepts (recall's path candidates), only of ``types``/``scope_kind`` when given; newest first (``updated_at``
-    DESC, id), at most ``limit`` (-1: all). Refreshes first."""
+    accepts (recall's path candidates; an entry's ``applies_to`` holds its scope globs), of one ``store``, only of
+    ``types``/``scope_kind`` when given; newest first (``updated_at`` DESC, id), at most ``limit`` (-1: all).
+    Refreshes first."""
     _ensure_fresh(layout)
-    where = ["r.destination = ?", _CURRENT, "r.applies_to != '[]'", "memzoi_path_match(r.applies_to, ?)"]
-    params: list[Any] = [destination, micros(okf.format_timestamp(now)), path]
+    where = ["r.destination = ?", "r.store = ?", _CURRENT, "r.applies_to != '[]'"]
+    where.append("memzoi_path_match(r.applies_to, ?)")
+    params: list[Any] = [destination, store, micros(okf.format_timestamp(now)), path]
     if types:
         where.append(f"r.type IN ({', '.join('?' * len(types))})")
         params += types
@@ -499,7 +507,7 @@ def _query(
         raise ToolError("the memory index could not be opened; run `git memzoi rebuild`", "index_unavailable")
     try:
         for name, function in (functions or {}).items():
-            conn.create_function(name, 2, function, deterministic=True)
+            conn.create_function(name, -1, function, deterministic=True)
         return [dict(row) for row in conn.execute(sql, params)]
     except sqlite3.DatabaseError as exc:
         _drop_reader(index_path(layout))

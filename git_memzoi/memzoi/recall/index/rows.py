@@ -25,6 +25,7 @@ from git_memzoi.memzoi.records.retention import decide
 from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES, SYMLINK_REASON, Problem
 
 if TYPE_CHECKING:
+    from git_memzoi.memzoi.layout import Layout
     from git_memzoi.memzoi.recall.schema import RecordJson
 
 RUNTIME_DESTINATIONS = ("local", "session")
@@ -62,7 +63,10 @@ COLUMNS = (
     "capture",
     "memkeep",
     "content_hash",
+    "store",
+    "line",
 )
+STORES = ("record", "entry")  # the two stores recall reads (DESIGN.md "One memory"); ``store`` column values
 
 Signature = tuple[int, int, int]  # (size, mtime_ns, inode) of a record file
 
@@ -74,12 +78,29 @@ class Source:
     plane: str
     destination: str
     prefix: str
+    store: str = "record"
 
 
 SOURCES = (
     Source("git", "repo", ".memzoi/records/"),
     *(Source("runtime", d, f".memzoi/local/runtime/{d}/") for d in RUNTIME_DESTINATIONS),
 )
+
+
+def sources(layout: Layout) -> tuple[Source, ...]:
+    """The record folders of :data:`SOURCES`, plus the memkeep store's ``entries/`` folder when the repository has
+    one (located from its root as ``git memkeep`` does: ``.memkeep.yml``'s ``store_dir``, else ``agent-memory``;
+    store ``entry``, destination ``repo``). A missing store or a broken ``.memkeep.yml`` only leaves entries out."""
+    from git_memzoi.memkeep.store import locate
+
+    try:
+        store = locate(layout.root, layout.root)
+    except InputError:
+        return SOURCES
+    rel = os.path.relpath(store.entries_dir, os.path.realpath(layout.root)).replace(os.sep, "/")
+    if rel.startswith("../") or any(rel.startswith(s.prefix) or s.prefix.startswith(f"{rel}/") for s in SOURCES):
+        return SOURCES
+    return (*SOURCES, Source("git", "repo", f"{rel}/", "entry"))
 
 
 def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple[Any, ...] | Problem]:
@@ -106,6 +127,8 @@ def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple
         data = handle.read(MAX_RECORD_BYTES + 1)
     if len(data) > MAX_RECORD_BYTES:  # it grew since the fstat
         return signature, Problem(rel, f"{rel}: larger than {MAX_RECORD_BYTES} bytes; not read", TOO_LARGE)
+    if source.store == "entry":
+        return signature, entry_values(source, rel, data)
     concept_id = rel[len(source.prefix) : -len(".md")]
     try:
         record = parse_record(concept_id, rel, data)
@@ -118,7 +141,76 @@ def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple
         return signature, Problem(rel, exc.message, exc.code)
     except (ValueError, TypeError, KeyError) as exc:  # a value the validators did not foresee: never a crash
         return signature, Problem(rel, f"{rel}: unreadable record ({type(exc).__name__})", "invalid_record")
-    return signature, row_values(source, rel, record, decision.effective_boundary, decision.reason)
+    line = frontmatter.split(data).body_start_line
+    return signature, row_values(source, rel, record, decision.effective_boundary, decision.reason, line)
+
+
+def entry_values(source: Source, rel: str, data: bytes) -> tuple[Any, ...] | Problem:
+    """The records-table values of one memkeep entry file (store ``entry``), or why it cannot be read.
+
+    The entry is parsed as memkeep parses it (:class:`~git_memzoi.memkeep.entries.Entry`): ``id`` is the file
+    name, ``title`` the claim (the body's first non-empty line) and ``line`` that claim's file line, ``type`` the
+    entry's type, ``applies_to`` its ``scope`` globs, ``memkeep`` its envelope fields. A tombstone is kept with
+    status ``tombstone``, so it is never a current assertion; every other entry is ``active`` (whether it is
+    suspect is memkeep's report's to say, at recall time).
+    """
+    from git_memzoi.memkeep.entries import Entry
+
+    try:
+        doc = frontmatter.parse(data)
+    except frontmatter.FrontmatterError as exc:
+        return Problem(rel, f"{rel}: {exc.reason}", exc.code)
+    if not doc.split.has_frontmatter:
+        return Problem(rel, f"{rel}: no frontmatter block", "no_frontmatter")
+    start = doc.split.body_start_line
+    entry = Entry(rel, doc.fields, doc.body, start, rel.rsplit("/", 1)[-1][: -len(".md")])
+    claim = entry.claim
+    lines = doc.body.splitlines()
+    line = start + next((n for n, text in enumerate(lines) if text.strip()), 0)
+    written, verified = entry.written_at, entry.verified_at
+    created = f"{written.isoformat()}T00:00:00Z" if written else "1970-01-01T00:00:00Z"
+    updated = f"{verified.isoformat()}T00:00:00Z" if verified else created
+    envelope = {k: doc.fields[k] for k in _ENVELOPE if k in doc.fields}
+    body = doc.body.strip()
+    return (
+        rel,
+        entry.id,
+        source.plane,
+        source.destination,
+        entry.type or "fact",
+        "semantic",
+        claim,
+        body,
+        None,
+        "repo",
+        None,
+        "repo",
+        "general_repo_knowledge",
+        "active" if entry.is_live else "tombstone",
+        1.0,
+        _json(list(entry.scope)),
+        "[]",
+        "memkeep",
+        rel,
+        None,
+        None,
+        created,
+        updated,
+        micros(updated),
+        "{}",
+        None,
+        "",
+        "{}",
+        None,
+        None,
+        _json(envelope),
+        content_hash(body.encode("utf-8")).removeprefix("blake3:"),
+        source.store,
+        line,
+    )
+
+
+_ENVELOPE = ("status", "anchor", "scope", "verified_at", "written_at", "ttl_days", "explains", "check")
 
 
 def _not_regular(rel: str, mode: int) -> Problem:
@@ -145,8 +237,10 @@ def parse_record(concept_id: str, rel: str, data: bytes) -> okf.Record:
     return record
 
 
-def row_values(source: Source, rel: str, r: okf.Record, boundary: str | None, reason: str) -> tuple[Any, ...]:
-    """The values of the records table for one record, in :data:`COLUMNS` order."""
+def row_values(
+    source: Source, rel: str, r: okf.Record, boundary: str | None, reason: str, line: int | None = None
+) -> tuple[Any, ...]:
+    """The values of the records table for one record, in :data:`COLUMNS` order (``line``: where its body starts)."""
     return (
         rel,
         r.id,
@@ -180,6 +274,8 @@ def row_values(source: Source, rel: str, r: okf.Record, boundary: str | None, re
         _json(r.capture),
         _json(r.memkeep),
         content_hash(r.body.strip().encode("utf-8")).removeprefix("blake3:"),
+        source.store,
+        line,
     )
 
 

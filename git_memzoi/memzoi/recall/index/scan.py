@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING
 
-from git_memzoi.memzoi.recall.index.rows import SOURCES, Signature
+from git_memzoi.memzoi.recall.index.rows import Signature, Source, sources
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
@@ -28,12 +28,14 @@ class Scan:
     rels: list[str]
     ints: list[int]
     dirs: list[tuple[str, int, int]]
+    sources: tuple[Source, ...] = ()
 
     @classmethod
     def of(cls, layout: Layout) -> Scan:
-        """Walk every source of ``layout`` (symlinked record files included, never followed)."""
-        scan = cls([], [], [])
-        for source in SOURCES:
+        """Walk every source of ``layout`` (:func:`~git_memzoi.memzoi.recall.index.rows.sources`: the record folders and
+        the memkeep store's entries; symlinked files included, never followed)."""
+        scan = cls([], [], [], sources(layout))
+        for source in scan.sources:
             walk(f"{layout.root}/{source.prefix}", source.prefix, scan.rels, scan.ints, scan.dirs, links=True)
         return scan
 

@@ -75,9 +75,9 @@ _GUARD = threading.Lock()
 
 
 def _roots(layout: Layout) -> tuple[str, ...]:
-    from git_memzoi.memzoi.recall.index.db import SOURCES
+    from git_memzoi.memzoi.recall.index.rows import sources
 
-    return tuple(f"{layout.root}/{source.prefix}".rstrip("/") for source in SOURCES)
+    return tuple(f"{layout.root}/{source.prefix}".rstrip("/") for source in sources(layout))
 
 
 def _stat(path: str) -> _Stat:
@@ -149,7 +149,11 @@ def begin(layout: Layout) -> Ticket | None:
     if state is None:
         return None
     roots = tuple(_stat(root) for root in state.roots)
-    if tuple(None if s is None else s[1] for s in roots) != state.inodes or not state.watch.alive:
+    if (
+        tuple(None if s is None else s[1] for s in roots) != state.inodes
+        or not state.watch.alive
+        or _roots(layout) != state.roots  # a memkeep store appeared or moved
+    ):
         with _GUARD:
             state = _restart(layout)
         if state is None:
