@@ -44,23 +44,33 @@ def write_bytes_atomic(path: Path, data: bytes, *, root: Path, parents: bool = F
     """
     real = _target(path, root, parents)
     with _folder(real, root) as dir_fd:
-        mode = _existing_mode(real, dir_fd)
+        temp = _filled_temp(dir_fd, real, root, data, _existing_mode(real, dir_fd))
         try:
-            temp = scratch.create(dir_fd, real.name, real_root(root))
-        except OSError as exc:
-            raise ToolError(f"cannot write in {real.parent}: {exc.strerror or exc}", "write_failed") from exc
-        try:
-            with os.fdopen(temp.fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                if mode is not None:
-                    os.fchmod(handle.fileno(), mode)
-                os.fsync(handle.fileno())
             os.replace(temp.name, real.name, src_dir_fd=temp.dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             scratch.discard(temp)
             raise
         _fsync(dir_fd)
+
+
+def _filled_temp(dir_fd: int, real: Path, root: Path, data: bytes, mode: int | None) -> scratch.Temp:
+    """A temporary file (:mod:`~git_memzoi.core.scratch`) holding ``data``, ``mode`` set when given, fsynced:
+    ready to be renamed or linked onto ``real``; removed again when writing it fails."""
+    try:
+        temp = scratch.create(dir_fd, real.name, real_root(root))
+    except OSError as exc:
+        raise ToolError(f"cannot write in {real.parent}: {exc.strerror or exc}", "write_failed") from exc
+    try:
+        with os.fdopen(temp.fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            if mode is not None:
+                os.fchmod(handle.fileno(), mode)
+            os.fsync(handle.fileno())
+    except BaseException:
+        scratch.discard(temp)
+        raise
+    return temp
 
 
 def write_new(path: Path, data: bytes, *, root: Path, mode: int = 0o644, parents: bool = False) -> bool:
@@ -74,20 +84,11 @@ def write_new(path: Path, data: bytes, *, root: Path, mode: int = 0o644, parents
     """
     real = _target(path, root, parents)
     with _folder(real, root) as dir_fd:
+        temp = _filled_temp(dir_fd, real, root, data, mode)
         try:
-            temp = scratch.create(dir_fd, real.name, real_root(root))
-        except OSError as exc:
-            raise ToolError(f"cannot write in {real.parent}: {exc.strerror or exc}", "write_failed") from exc
-        try:
-            with os.fdopen(temp.fd, "wb") as handle:
-                handle.write(data)
-                handle.flush()
-                os.fchmod(handle.fileno(), mode)
-                os.fsync(handle.fileno())
-            try:
-                os.link(temp.name, real.name, src_dir_fd=temp.dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
-            except FileExistsError:
-                return False
+            os.link(temp.name, real.name, src_dir_fd=temp.dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
+        except FileExistsError:
+            return False
         finally:
             scratch.discard(temp)
         _fsync(dir_fd)
