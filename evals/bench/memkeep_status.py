@@ -129,6 +129,8 @@ def installed_memkeep() -> str:
         subprocess.run(
             [str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(project)], **quiet
         )  # type: ignore[arg-type]
+        # a dependency added since the venv was made (installed once; a satisfied one costs a resolve only)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", str(project)], **quiet)  # type: ignore[arg-type]
     return str(venv / "bin" / "git-memkeep")
 
 

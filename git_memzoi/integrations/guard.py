@@ -98,10 +98,9 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     """
     from git_memzoi.core import safe_read
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
-    from git_memzoi.memzoi import memory_files, secrets
+    from git_memzoi.memzoi import memory_files
 
     view = Pygit2RepoView(start)
-    secrets.remember_shapes_in(view.git_dir / "memzoi" / "cache")  # the next commit skips detect-secrets
     staged_files = view.staged_files()
     store, note = memory_store(view.root)
     store_rel = store.rel if store is not None else None
@@ -111,6 +110,10 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
         (path, mode, partial(view.blob_bytes, blob)) for path, blob, mode in staged_files
     ]
     files += _worktree_files(view.root, start, named, {path for path, _, _ in staged_files})
+    if any(memory_files.kind(path, store_rel) is not None for path, _, _ in files):
+        from git_memzoi.memzoi import secrets  # only a commit with memory in it loads the scanner (~35 ms)
+
+        secrets.remember_shapes_in(view.git_dir / "memzoi" / "cache")  # the next commit skips detect-secrets
     for path, mode, read in files:
         kind = memory_files.kind(path, store_rel)
         if kind == memory_files.PRIVATE:

@@ -21,8 +21,8 @@ import json, sys
 from pathlib import Path
 from git_memzoi.integrations import guard
 result = guard.pre_commit(Path(sys.argv[1]))
-print(json.dumps({"exit": result.exit_code, "modules": sorted(m for m in ("pygit2", "detect_secrets", "ruamel.yaml")
-                                                                  if m in sys.modules)}))
+WATCHED = ("pygit2", "detect_secrets", "ruamel.yaml", "git_memzoi.core.secret_scan")
+print(json.dumps({"exit": result.exit_code, "modules": sorted(m for m in WATCHED if m in sys.modules)}))
 """
 
 
@@ -42,7 +42,7 @@ def store_repo(repo: Repo) -> Repo:
     return repo
 
 
-def test_source_only_commit_loads_neither_yaml_nor_detect_secrets(store_repo: Repo) -> None:
+def test_source_only_commit_loads_neither_yaml_nor_the_secret_scanner(store_repo: Repo) -> None:
     store_repo.write("src/app.py", "print('v2')\n")
     store_repo.git("add", "-A")
     probe(store_repo.root)  # the first run fills memkeep's parse cache
