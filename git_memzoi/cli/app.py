@@ -6,10 +6,15 @@ same one line, ending in where to find help: ``git-memkeep: error: No such comma
 Anything else is a bug: one line, exit 3, a traceback only with ``MEMZOI_DEBUG=1``. A closed stdout (the
 reader went away, as in ``git memzoi doctor | head -1``) ends the command quietly with 141, the status a shell
 shows for a tool that SIGPIPE ended (git's own behaviour): no message, never "internal error".
+
+Bad input is refused at this edge before any command runs (issue 13, "Exit 3 where exit 2 is right"): an argument
+that is not UTF-8 or holds a NUL is ``invalid_argument``, and a path built from an argument that is longer than
+the system allows (``ENAMETOOLONG``: a 5,000-character ``-C`` or id) is ``name_too_long``; both exit 2.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -30,6 +35,8 @@ class AppGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Parse the group's own options; a usage error is one line (and JSON under ``--json``)."""
         ctx.meta.setdefault(_ARGV_KEY, list(args))
+        if ctx.parent is None:
+            _check_arguments(ctx, args)
         try:
             return super().parse_args(ctx, args)
         except click.exceptions.NoArgsIsHelpError:
@@ -57,11 +64,47 @@ class AppGroup(click.Group):
             fail(ctx, "interrupted", "interrupted", int(ExitCode.INTERRUPTED))
         except BrokenPipeError:
             _closed_stdout(ctx)
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                _internal(ctx, exc)
+            # a path built from an argument (-C, --store, an id) longer than the system allows: bad input
+            fail(ctx, f"a path is too long for this system: {_short(exc.filename)}", "name_too_long", int(ExitCode.USAGE))
         except Exception as exc:
-            if os.environ.get("MEMZOI_DEBUG"):
-                raise
-            message = f"internal error: {type(exc).__name__}: {exc} (MEMZOI_DEBUG=1 shows a traceback)"
-            fail(ctx, message, "internal_error", int(ExitCode.INTERNAL))
+            _internal(ctx, exc)
+
+
+def _internal(ctx: click.Context, exc: Exception) -> None:
+    """A bug: one line, exit 3 (``MEMZOI_DEBUG=1`` re-raises it for the traceback)."""
+    if os.environ.get("MEMZOI_DEBUG"):
+        raise exc
+    message = f"internal error: {type(exc).__name__}: {exc} (MEMZOI_DEBUG=1 shows a traceback)"
+    fail(ctx, message, "internal_error", int(ExitCode.INTERNAL))
+
+
+def _short(value: object, limit: int = 80) -> str:
+    """``value`` quoted on one line, cut to ``limit`` characters (a 5,000-character id is not echoed whole)."""
+    text = os.fsdecode(value) if isinstance(value, (str, bytes)) else str(value)
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
+
+
+def _check_arguments(ctx: click.Context, args: list[str]) -> None:
+    """Refuse an argument that is not text: bytes that are not UTF-8 (Python hands them on as lone surrogates,
+    which every later write failed on with UnicodeEncodeError, exit 3) or a NUL (possible in-process only)."""
+    for n, arg in enumerate(args, 1):
+        problem = "holds a NUL character" if "\0" in arg else None
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            problem = "is not valid UTF-8"
+        if problem:
+            _json_if_asked(ctx, args)
+            fail(ctx, f"argument {n} {problem}: {_short(arg)}", "invalid_argument", int(ExitCode.USAGE))
+
+
+def _json_if_asked(ctx: click.Context, argv: list[str]) -> None:
+    """Make the error JSON when ``--json`` was given: the parse stopped before its callback could say so."""
+    if "--json" in (argv[: argv.index("--")] if "--" in argv else argv):
+        ctx.meta[JSON_KEY] = True
 
 
 def _closed_stdout(ctx: click.Context) -> None:
@@ -93,9 +136,7 @@ def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
         path = "git " + path[len("git-") :]
     names = where.command.get_help_option_names(where)
     hint = f" (see {path} {min(names, key=len)})" if names else ""
-    argv = ctx.meta.get(_ARGV_KEY, [])
-    if "--json" in (argv[: argv.index("--")] if "--" in argv else argv):  # the parse stopped before its callback
-        ctx.meta[JSON_KEY] = True
+    _json_if_asked(ctx, ctx.meta.get(_ARGV_KEY, []))
     fail(ctx, exc.format_message() + hint, "bad_usage", int(ExitCode.USAGE))
 
 

@@ -36,14 +36,14 @@ def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _options(ctx: click.Context, **given: Any) -> Options:
-    from git_memzoi.core.clock import SystemClock
+    from git_memzoi.core import clock as clocks
     from git_memzoi.memkeep.api import Options
 
     # The command line wins wherever it is given (after the subcommand, then before it), then the environment.
     merged = {k: given.get(k) or (ctx.obj or {}).get(k) for k in _STORE_KEYS}
     merged["store"] = merged["store"] or os.environ.get("MEMKEEP_STORE") or None
     start = Path(merged["directory"]) if merged["directory"] else Path.cwd()
-    clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None)
+    clock = clocks.from_environment(os.environ, instant=False)  # memkeep reads days only
     return Options(start=start, store=merged["store"], store_dir=merged["store_dir"], clock=clock)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_memzoi.core import clock
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import vocab
 
@@ -136,16 +137,14 @@ def concept_slug(title: str) -> str:
 
 
 def parse_timestamp(value: Any) -> dt.datetime | None:
-    """An RFC 3339 instant with a zone (string or YAML timestamp) as an aware datetime; else ``None``."""
+    """An RFC 3339 instant with a zone (string or YAML timestamp) as an aware datetime; else ``None``, also for an
+    instant outside the supported years (:func:`git_memzoi.core.clock.parse_instant`: 9999-12-31T23:59:59Z plus a
+    retention window overflowed)."""
     if isinstance(value, dt.datetime):
-        return value if value.tzinfo else None
-    if not isinstance(value, str) or len(value) < 20 or value[10] not in "Tt ":
+        return value if clock.in_range(value) else None
+    if not isinstance(value, str):
         return None
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("z", "Z"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else None
+    return clock.parse_instant(value)
 
 
 def format_timestamp(value: dt.datetime) -> str:
