@@ -7,9 +7,11 @@ of git.
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_memzoi.core import safe_read
 from git_memzoi.errors import InputError
 
 INDEX_TEXT = """# Memzoi memory
@@ -25,6 +27,20 @@ This folder holds the repository's reviewed project memory, kept by `git memzoi`
 This file is for people; it has no frontmatter and is never read as a record.
 """
 GITIGNORE_TEXT = "# Private runtime memory and derived caches: never committed.\nlocal/\n"
+
+
+# The paths .memzoi/local/ holds and whether each is a folder (True) or a regular file (False).
+LOCAL_KINDS = (
+    ("index.sqlite", False),
+    ("events.jsonl", False),
+    ("lifecycle.lock", False),
+    ("packet-identities.json", False),
+    ("inbox", True),
+    ("transactions", True),
+    ("proposals", True),
+    ("runtime", True),
+    ("capture", True),
+)
 
 
 class NotInitialized(InputError):
@@ -83,7 +99,39 @@ class Layout:
             raise NotInitialized(f"no Memzoi memory in {self.root}: run `git memzoi init` first")
         if self.base.is_symlink() or self.records.is_symlink():
             raise InputError(f"{self.base} is a symlink; Memzoi state must be real folders", "symlinked_root")
+        problems = self.private_problems()
+        if problems:
+            raise InputError(f"{problems[0]}; move it away (nothing was written)", "bad_layout")
         return self
+
+    def private_problems(self) -> list[str]:
+        """What in ``.memzoi/local/`` is of the wrong kind, one phrase each (``.memzoi/local/inbox is a file, not
+        a folder``); empty when every known path there is absent or what it must be.
+
+        Checked before a command's first write (issue 13): ``local/`` that is a file, an index, event log or
+        lock that is a folder, an inbox or transaction folder that is a file each failed deep inside a command,
+        after it had written something, as an internal error.
+        """
+        import os
+
+        found: list[str] = []
+        for path, folder in ((self.local, True), *((self.local / name, kind) for name, kind in LOCAL_KINDS)):
+            try:
+                mode = os.stat(path).st_mode
+            except FileNotFoundError:
+                continue
+            except OSError as exc:  # a component is a file (local/ itself is), a link loops: unusable either way
+                if path != self.local and not self.local.is_dir():
+                    break  # local/ itself was reported
+                found.append(f"{self._rel(path)} cannot be used ({exc.strerror})")
+                continue
+            want, got = (stat.S_ISDIR, "folder") if folder else (stat.S_ISREG, "regular file")
+            if not want(mode):
+                found.append(f"{self._rel(path)} is {safe_read.kind(mode)}, not a {got}")
+        return found
+
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
 
 
 @dataclass(frozen=True)
@@ -97,8 +145,6 @@ class InitResult:
 
 def _text(path: Path) -> str:
     """A generated file's text; a FIFO or a folder there is refused unopened (``not_a_regular_file``)."""
-    from git_memzoi.core import safe_read
-
     return safe_read.read_text(path, errors="replace")
 
 
