@@ -23,7 +23,7 @@ from typing import Any
 import click
 
 from git_memzoi.core import jsonout
-from git_memzoi.errors import ExitCode, MemzoiError
+from git_memzoi.errors import ExitCode, InputError, MemzoiError
 
 JSON_KEY = "memzoi.json"
 _ARGV_KEY = "memzoi.argv"
@@ -173,6 +173,43 @@ def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:
         except BrokenPipeError:  # the error stands; only its JSON copy had no reader
             _detach_stdout()
     ctx.exit(exit_code)
+
+
+MAX_ID_CHARS = 400  # the longest concept id (memzoi/records/okf.py MAX_ID_CHARS); no id of any store is longer
+
+
+class IdType(click.ParamType):
+    """An id on the command line (a record, entry, proposal or checkpoint id): one line of at most
+    :data:`MAX_ID_CHARS` characters. Anything else is refused before any lookup (``invalid_id``, exit 2): a
+    5,000-character id named a file no system allows, and every message echoed it whole."""
+
+    name = "id"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+        """``value`` unchanged when it is a bounded one-line id.
+
+        Raises:
+            InputError: ``invalid_id``, naming the parameter and the start of the value.
+        """
+        text = str(value)
+        label = _label(param)
+        if len(text) > MAX_ID_CHARS:
+            raise InputError(f"{label} is longer than {MAX_ID_CHARS} characters: {_short(text, 40)}", "invalid_id")
+        if not text.isprintable():
+            raise InputError(f"{label} holds a line break or control character: {_short(text, 40)}", "invalid_id")
+        return text
+
+
+ID = IdType()
+
+
+def _label(param: click.Parameter | None) -> str:
+    """How a message names ``param``: ``--from-checkpoint``, ``RECORD_ID``, ``ID``."""
+    if isinstance(param, click.Option):
+        return param.opts[0]
+    if param is None:
+        return "ID"
+    return (param.metavar or (param.name or "id").upper()).strip("[]")
 
 
 def actor_option(func: Callable[..., Any]) -> Callable[..., Any]:

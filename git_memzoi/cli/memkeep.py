@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_memzoi import __version__
-from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_option
+from git_memzoi.cli.app import ID, AppGroup, add_help_command, emit_json, json_option
 from git_memzoi.core import jsonout
 
 if TYPE_CHECKING:
@@ -237,7 +237,7 @@ def lint(ctx: click.Context, /, as_json: bool, fix: bool, **given: Any) -> None:
 
 
 @cli.command()
-@click.argument("entry_id", required=False, metavar="[ID]")
+@click.argument("entry_id", required=False, metavar="[ID]", type=ID)
 @store_options
 @json_option
 @click.option("--all-safe", is_flag=True, help="Re-check every suspect entry whose check is marked safe.")
