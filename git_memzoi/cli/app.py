@@ -68,7 +68,9 @@ class AppGroup(click.Group):
             if exc.errno != errno.ENAMETOOLONG:
                 _internal(ctx, exc)
             # a path built from an argument (-C, --store, an id) longer than the system allows: bad input
-            fail(ctx, f"a path is too long for this system: {_short(exc.filename)}", "name_too_long", int(ExitCode.USAGE))
+            fail(
+                ctx, f"a path is too long for this system: {_short(exc.filename)}", "name_too_long", int(ExitCode.USAGE)
+            )
         except Exception as exc:
             _internal(ctx, exc)
 
@@ -178,14 +180,14 @@ def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:
 MAX_ID_CHARS = 400  # the longest concept id (memzoi/records/okf.py MAX_ID_CHARS); no id of any store is longer
 
 
-class IdType(click.ParamType):
+class IdType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.2; 8.1 is supported
     """An id on the command line (a record, entry, proposal or checkpoint id): one line of at most
     :data:`MAX_ID_CHARS` characters. Anything else is refused before any lookup (``invalid_id``, exit 2): a
     5,000-character id named a file no system allows, and every message echoed it whole."""
 
     name = "id"
 
-    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> Any:
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
         """``value`` unchanged when it is a bounded one-line id.
 
         Raises:

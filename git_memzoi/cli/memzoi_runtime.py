@@ -150,7 +150,9 @@ def _render_list(records: Sequence[recall_schema.RecordJson], destination: str, 
     default=None,
     help="Structured session-end YAML (task + candidates).",
 )
-@click.option("--from-checkpoint", "from_checkpoint", type=ID, default=None, help="A checkpoint whose body is that YAML.")
+@click.option(
+    "--from-checkpoint", "from_checkpoint", type=ID, default=None, help="A checkpoint whose body is that YAML."
+)
 @actor_option
 @json_option
 @click.pass_context

@@ -92,7 +92,9 @@ class SystemClock:
         """
         self._pinned = _pinned(pinned, "MEMZOI_TODAY", parse_day, "a day YYYY-MM-DD") if pinned else None
         self._now = (
-            _pinned(pinned_now, "MEMZOI_NOW", parse_instant, "an RFC 3339 instant with a zone, e.g. 2026-07-10T12:00:00Z")
+            _pinned(
+                pinned_now, "MEMZOI_NOW", parse_instant, "an RFC 3339 instant with a zone, e.g. 2026-07-10T12:00:00Z"
+            )
             if pinned_now
             else None
         )

@@ -122,7 +122,9 @@ CASES: dict[str, Case] = {
     "today-month-13-memkeep": Case("memkeep", ("status",), "invalid_clock", {"MEMZOI_TODAY": "2026-13-01"}),
     "now-garbage": Case("memzoi", PROPOSE, "invalid_clock", {"MEMZOI_NOW": "garbage"}),
     "now-without-zone": Case("memzoi", PROPOSE, "invalid_clock", {"MEMZOI_NOW": "2026-07-10T12:00:00"}),
-    "now-year-9999": Case("memzoi", ("context", "--task", "tags"), "invalid_clock", {"MEMZOI_NOW": "9999-12-31T23:59:59Z"}),
+    "now-year-9999": Case(
+        "memzoi", ("context", "--task", "tags"), "invalid_clock", {"MEMZOI_NOW": "9999-12-31T23:59:59Z"}
+    ),
     # arguments
     "check-run-nul": Case("memkeep", ("verify", "one"), "check_format", plant=lambda r, s: _entry(r, s, "a\0b")),
     "title-not-utf8": Case("memzoi", ("propose", "--title", BAD_UTF8, "--body", "b", "--apply"), "invalid_argument"),
@@ -148,16 +150,27 @@ CASES: dict[str, Case] = {
         plant=_write("deep.json", hostile.deep_json()),
     ),
     "recall-evaluated-at-9999": Case(
-        "memzoi", ("eval", "recall", "--corpus", "{root}/corpus/recall/corpus.yaml"), "corpus_invalid_value", plant=_corpus("recall")
+        "memzoi",
+        ("eval", "recall", "--corpus", "{root}/corpus/recall/corpus.yaml"),
+        "corpus_invalid_value",
+        plant=_corpus("recall"),
     ),
     "capture-evaluated-at-9999": Case(
-        "memzoi", ("eval", "capture", "--corpus", "{root}/corpus/capture/corpus.yaml"), "corpus_invalid_value", plant=_corpus("capture")
+        "memzoi",
+        ("eval", "capture", "--corpus", "{root}/corpus/capture/corpus.yaml"),
+        "corpus_invalid_value",
+        plant=_corpus("capture"),
     ),
     # paths of the wrong kind
     "record-socket": Case(
-        "memzoi", ("expiry", "sign-tags"), "not_a_regular_file", plant=_replace(".memzoi/records/sign-tags.md", "socket")
+        "memzoi",
+        ("expiry", "sign-tags"),
+        "not_a_regular_file",
+        plant=_replace(".memzoi/records/sign-tags.md", "socket"),
     ),
-    "index-md-folder": Case("memkeep", ("index",), "not_a_regular_file", plant=_replace("agent-memory/INDEX.md", "dir")),
+    "index-md-folder": Case(
+        "memkeep", ("index",), "not_a_regular_file", plant=_replace("agent-memory/INDEX.md", "dir")
+    ),
     "index-md-folder-fix": Case(
         "memkeep", ("lint", "--fix"), "not_a_regular_file", plant=_replace("agent-memory/INDEX.md", "dir")
     ),
@@ -217,7 +230,9 @@ def memzoi_cli(repo: Repo, *args: str, env: dict[str, str] | None = None, codes:
     return invoke(cli, ["-C", str(repo.root), *args], env=env, exit_codes=codes, prog_name="git-memzoi")
 
 
-def memkeep_cli(repo: Repo, *args: str, env: dict[str, str] | None = None, codes: tuple[int, ...] = (0, 1, 2)) -> object:
+def memkeep_cli(
+    repo: Repo, *args: str, env: dict[str, str] | None = None, codes: tuple[int, ...] = (0, 1, 2)
+) -> object:
     from git_memzoi.cli.memkeep import cli
 
     env = {"MEMZOI_TODAY": TODAY, **(env or {})}
@@ -316,7 +331,9 @@ def test_a_title_whose_slug_passes_a_file_name_is_applied_under_a_shorter_id(pro
         (".git/memzoi/cache/secret-shapes.json", PROPOSE[:-1]),
     ],
 )
-def test_a_fifo_where_hooks_or_the_secret_scanner_read_never_blocks(project: Repo, rel: str, args: tuple[str, ...]) -> None:
+def test_a_fifo_where_hooks_or_the_secret_scanner_read_never_blocks(
+    project: Repo, rel: str, args: tuple[str, ...]
+) -> None:
     with contextlib.ExitStack() as stack:
         _replace(rel, "fifo")(project.root, stack)
         result = memzoi_cli(project, *args, codes=(0, 1))
