@@ -84,7 +84,8 @@ def _installation(which: Callable[[str], str | None]) -> Check:
 def _local(layout: Layout) -> Check:
     problems = layout.private_problems()  # every other command refuses to run while one is there (bad_layout)
     if problems:
-        return Check("local", "fail", "; ".join(problems), "move them away; memzoi recreates what it needs")
+        message = "; ".join(phrase for phrase, _code in problems)
+        return Check("local", "fail", message, "move them away; memzoi recreates what it needs")
     return Check("local", "ok", ".memzoi/local/ holds only what it should")
 
 

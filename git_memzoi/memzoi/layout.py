@@ -101,12 +101,14 @@ class Layout:
             raise InputError(f"{self.base} is a symlink; Memzoi state must be real folders", "symlinked_root")
         problems = self.private_problems()
         if problems:
-            raise InputError(f"{problems[0]}; move it away (nothing was written)", "bad_layout")
+            message, code = problems[0]
+            raise InputError(f"{message}; not written", code)
         return self
 
-    def private_problems(self) -> list[str]:
-        """What in ``.memzoi/local/`` is of the wrong kind, one phrase each (``.memzoi/local/inbox is a file, not
-        a folder``); empty when every known path there is absent or what it must be.
+    def private_problems(self) -> list[tuple[str, str]]:
+        """What in ``.memzoi/local/`` is of the wrong kind, as ``(phrase, code)``: ``(".memzoi/local/inbox: a
+        regular file, not a folder", "bad_layout")``, or ``not_a_regular_file`` (the safe reader's code) where a
+        file belongs; empty when every known path there is absent or what it must be.
 
         Checked before a command's first write (issue 13): ``local/`` that is a file, an index, event log or
         lock that is a folder, an inbox or transaction folder that is a file each failed deep inside a command,
@@ -114,7 +116,7 @@ class Layout:
         """
         import os
 
-        found: list[str] = []
+        found: list[tuple[str, str]] = []
         for path, folder in ((self.local, True), *((self.local / name, kind) for name, kind in LOCAL_KINDS)):
             try:
                 mode = os.stat(path).st_mode
@@ -123,11 +125,12 @@ class Layout:
             except OSError as exc:  # a component is a file (local/ itself is), a link loops: unusable either way
                 if path != self.local and not self.local.is_dir():
                     break  # local/ itself was reported
-                found.append(f"{self._rel(path)} cannot be used ({exc.strerror})")
+                found.append((f"{self._rel(path)}: cannot be used ({exc.strerror})", "bad_layout"))
                 continue
-            want, got = (stat.S_ISDIR, "folder") if folder else (stat.S_ISREG, "regular file")
-            if not want(mode):
-                found.append(f"{self._rel(path)} is {safe_read.kind(mode)}, not a {got}")
+            if folder and not stat.S_ISDIR(mode):
+                found.append((f"{self._rel(path)}: {safe_read.kind(mode)}, not a folder", "bad_layout"))
+            elif not folder and not stat.S_ISREG(mode):
+                found.append((f"{self._rel(path)}: {safe_read.kind(mode)}, not a regular file", safe_read.NOT_REGULAR))
         return found
 
     def _rel(self, path: Path) -> str:

@@ -177,10 +177,12 @@ CASES: dict[str, Case] = {
     "local-file": Case("memzoi", PROPOSE, "bad_layout", plant=_replace(".memzoi/local", "file")),
     "local-file-search": Case("memzoi", ("search", "tags"), "bad_layout", plant=_replace(".memzoi/local", "file")),
     "index-sqlite-folder": Case(
-        "memzoi", ("search", "tags"), "bad_layout", plant=_replace(".memzoi/local/index.sqlite", "dir")
+        "memzoi", ("search", "tags"), "not_a_regular_file", plant=_replace(".memzoi/local/index.sqlite", "dir")
     ),
-    "events-folder": Case("memzoi", ("rebuild",), "bad_layout", plant=_replace(".memzoi/local/events.jsonl", "dir")),
-    "lock-folder": Case("memzoi", PROPOSE, "bad_layout", plant=_replace(".memzoi/local/lifecycle.lock", "dir")),
+    "events-folder": Case(
+        "memzoi", ("rebuild",), "not_a_regular_file", plant=_replace(".memzoi/local/events.jsonl", "dir")
+    ),
+    "lock-folder": Case("memzoi", PROPOSE, "not_a_regular_file", plant=_replace(".memzoi/local/lifecycle.lock", "dir")),
     "inbox-file": Case("memzoi", PROPOSE, "bad_layout", plant=_replace(".memzoi/local/inbox", "file")),
     "transactions-file": Case("memzoi", PROPOSE, "bad_layout", plant=_replace(".memzoi/local/transactions", "file")),
     # what integrate reads (FIFOs: they hung before)
@@ -292,8 +294,7 @@ def test_doctor_names_what_is_of_the_wrong_kind_in_local(project: Repo) -> None:
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}  # type: ignore[attr-defined]
     assert checks["local"]["status"] == "fail"
     assert checks["local"]["message"] == (
-        ".memzoi/local/index.sqlite is a directory, not a regular file; "
-        ".memzoi/local/inbox is a regular file, not a folder"
+        ".memzoi/local/index.sqlite: a directory, not a regular file; .memzoi/local/inbox: a regular file, not a folder"
     )
 
 
