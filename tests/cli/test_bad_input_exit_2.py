@@ -341,3 +341,18 @@ def test_a_fifo_where_hooks_or_the_secret_scanner_read_never_blocks(
         proc = _subprocess(project, Case("memzoi", args, ""))
     assert "internal error" not in result.stderr  # type: ignore[attr-defined]
     assert proc.returncode in (0, 1), proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "message"),
+    [
+        ("request-100000-deep", "deep.json: nested deeper than 100 levels"),
+        ("manifest-100000-deep", "deep.json: not valid JSON: nested deeper than 100 levels"),
+    ],
+)
+def test_json_nested_too_deep_says_so(project: Repo, name: str, message: str) -> None:
+    case = CASES[name]
+    with contextlib.ExitStack() as stack:
+        (case.plant or _nothing)(project.root, stack)
+        result = _in_process(project, case)
+    assert result.stderr == f"git-memzoi: error: {message}\n"  # type: ignore[attr-defined]
