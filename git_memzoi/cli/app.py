@@ -103,6 +103,22 @@ def _check_arguments(ctx: click.Context, args: list[str]) -> None:
             fail(ctx, f"argument {n} {problem}: {_short(arg)}", "invalid_argument", int(ExitCode.USAGE))
 
 
+def environment(name: str) -> str | None:
+    """The value of the environment variable ``name`` (``None`` when unset or empty), refused when it is not
+    UTF-8: a path from ``MEMKEEP_STORE`` with such bytes failed the first message or write (exit 3).
+
+    Raises:
+        InputError: ``invalid_environment``, naming the variable.
+    """
+    value = os.environ.get(name) or None
+    if value is not None:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{name} is not valid UTF-8: {_short(value, 40)}", "invalid_environment") from None
+    return value
+
+
 def _json_if_asked(ctx: click.Context, argv: list[str]) -> None:
     """Make the error JSON when ``--json`` was given: the parse stopped before its callback could say so."""
     if "--json" in (argv[: argv.index("--")] if "--" in argv else argv):

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_memzoi import __version__
-from git_memzoi.cli.app import ID, AppGroup, add_help_command, emit_json, json_option
+from git_memzoi.cli.app import ID, AppGroup, add_help_command, emit_json, environment, json_option
 from git_memzoi.core import jsonout
 
 if TYPE_CHECKING:
@@ -41,7 +41,7 @@ def _options(ctx: click.Context, **given: Any) -> Options:
 
     # The command line wins wherever it is given (after the subcommand, then before it), then the environment.
     merged = {k: given.get(k) or (ctx.obj or {}).get(k) for k in _STORE_KEYS}
-    merged["store"] = merged["store"] or os.environ.get("MEMKEEP_STORE") or None
+    merged["store"] = merged["store"] or environment("MEMKEEP_STORE")
     start = Path(merged["directory"]) if merged["directory"] else Path.cwd()
     clock = clocks.from_environment(os.environ, instant=False)  # memkeep reads days only
     return Options(start=start, store=merged["store"], store_dir=merged["store_dir"], clock=clock)

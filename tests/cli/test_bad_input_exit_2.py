@@ -130,6 +130,7 @@ CASES: dict[str, Case] = {
     "title-not-utf8": Case("memzoi", ("propose", "--title", BAD_UTF8, "--body", "b", "--apply"), "invalid_argument"),
     "task-not-utf8": Case("memzoi", ("context", "--task", BAD_UTF8), "invalid_argument"),
     "memkeep-id-not-utf8": Case("memkeep", ("verify", BAD_UTF8), "invalid_argument"),
+    "memkeep-store-env-not-utf8": Case("memkeep", ("status",), "invalid_environment", {"MEMKEEP_STORE": BAD_UTF8}),
     "id-5000-memzoi": Case("memzoi", ("expiry", LONG), "invalid_id"),
     "id-5000-tombstone": Case("memzoi", ("tombstone", LONG, "--reason", "gone"), "invalid_id"),
     "id-5000-memkeep": Case("memkeep", ("verify", LONG), "invalid_id"),

@@ -1,5 +1,5 @@
-"""Random bytes and strings where users type (issue 13, "Exit 3 where exit 2 is right"): ``MEMZOI_TODAY`` and
-``MEMZOI_NOW``, an id, a title and a query are either accepted or refused as bad input, never an internal error
+"""Random bytes and strings where users type (issue 13, "Exit 3 where exit 2 is right"): ``MEMZOI_TODAY``,
+``MEMZOI_NOW`` and ``MEMKEEP_STORE``, an id, a title and a query are either accepted or refused as bad input, never an internal error
 (exit 3) nor a traceback. One repository serves every example; the bounded drill of the exit-2 cases lives in
 ``test_bad_input_exit_2.py``.
 """
@@ -64,12 +64,18 @@ QUICK = settings(max_examples=25, suppress_health_check=[HealthCheck.function_sc
 
 
 @QUICK
-@given(today=ENV_VALUES, now=ENV_VALUES)
-def test_clock_variables_are_accepted_or_refused_never_a_crash(project: Repo, today: str, now: str) -> None:
-    if not (_settable(today) and _settable(now)):
+@given(today=ENV_VALUES, now=ENV_VALUES, store=ENV_VALUES)
+def test_environment_values_are_accepted_or_refused_never_a_crash(
+    project: Repo, today: str, now: str, store: str
+) -> None:
+    if not all(_settable(v) for v in (today, now, store)):
         return
     env = {"MEMZOI_TODAY": today, "MEMZOI_NOW": now}
-    for result in (_memzoi(project, "search", "claim", env=env), _memkeep(project, "status", env=env)):
+    for result in (
+        _memzoi(project, "search", "claim", env=env),
+        _memkeep(project, "status", env=env),
+        _memkeep(project, "status", env={"MEMZOI_TODAY": TODAY, "MEMKEEP_STORE": store}),
+    ):
         # invoke() asserts the exit is 0, 1 or 2 and no traceback; a refusal names the variable on one line
         if result.exit_code == 2:  # type: ignore[attr-defined]
             assert result.stderr.count("\n") == 1, result.stderr  # type: ignore[attr-defined]
