@@ -6,10 +6,15 @@ same one line, ending in where to find help: ``git-memkeep: error: No such comma
 Anything else is a bug: one line, exit 3, a traceback only with ``MEMZOI_DEBUG=1``. A closed stdout (the
 reader went away, as in ``git memzoi doctor | head -1``) ends the command quietly with 141, the status a shell
 shows for a tool that SIGPIPE ended (git's own behaviour): no message, never "internal error".
+
+Bad input is refused at this edge before any command runs (issue 13, "Exit 3 where exit 2 is right"): an argument
+that is not UTF-8 or holds a NUL is ``invalid_argument``, and a path built from an argument that is longer than
+the system allows (``ENAMETOOLONG``: a 5,000-character ``-C`` or id) is ``name_too_long``; both exit 2.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from collections.abc import Callable, Mapping
@@ -18,7 +23,7 @@ from typing import Any
 import click
 
 from git_memzoi.core import jsonout
-from git_memzoi.errors import ExitCode, MemzoiError
+from git_memzoi.errors import ExitCode, InputError, MemzoiError
 
 JSON_KEY = "memzoi.json"
 _ARGV_KEY = "memzoi.argv"
@@ -30,6 +35,8 @@ class AppGroup(click.Group):
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Parse the group's own options; a usage error is one line (and JSON under ``--json``)."""
         ctx.meta.setdefault(_ARGV_KEY, list(args))
+        if ctx.parent is None:
+            _check_arguments(ctx, args)
         try:
             return super().parse_args(ctx, args)
         except click.exceptions.NoArgsIsHelpError:
@@ -60,11 +67,15 @@ class AppGroup(click.Group):
             fail(ctx, "interrupted", "interrupted", int(ExitCode.INTERRUPTED))
         except BrokenPipeError:
             _closed_stdout(ctx)
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                _internal(ctx, exc)
+            # a path built from an argument (-C, --store, an id) longer than the system allows: bad input
+            fail(
+                ctx, f"a path is too long for this system: {_short(exc.filename)}", "name_too_long", int(ExitCode.USAGE)
+            )
         except Exception as exc:
-            if os.environ.get("MEMZOI_DEBUG"):
-                raise
-            message = f"internal error: {type(exc).__name__}: {exc} (MEMZOI_DEBUG=1 shows a traceback)"
-            fail(ctx, message, "internal_error", int(ExitCode.INTERNAL))
+            _internal(ctx, exc)
 
     def _command_words(self, ctx: click.Context) -> str:
         """``git-memzoi proposal-files apply``: the program and the command names, never an argument."""
@@ -77,6 +88,56 @@ class AppGroup(click.Group):
             words.append(word)
             command = sub
         return " ".join(words)
+
+
+def _internal(ctx: click.Context, exc: Exception) -> None:
+    """A bug: one line, exit 3 (``MEMZOI_DEBUG=1`` re-raises it for the traceback)."""
+    if os.environ.get("MEMZOI_DEBUG"):
+        raise exc
+    message = f"internal error: {type(exc).__name__}: {exc} (MEMZOI_DEBUG=1 shows a traceback)"
+    fail(ctx, message, "internal_error", int(ExitCode.INTERNAL))
+
+
+def _short(value: object, limit: int = 80) -> str:
+    """``value`` quoted on one line, cut to ``limit`` characters (a 5,000-character id is not echoed whole)."""
+    text = os.fsdecode(value) if isinstance(value, (str, bytes)) else str(value)
+    return repr(text[:limit]) + ("…" if len(text) > limit else "")
+
+
+def _check_arguments(ctx: click.Context, args: list[str]) -> None:
+    """Refuse an argument that is not text: bytes that are not UTF-8 (Python hands them on as lone surrogates,
+    which every later write failed on with UnicodeEncodeError, exit 3) or a NUL (possible in-process only)."""
+    for n, arg in enumerate(args, 1):
+        problem = "holds a NUL character" if "\0" in arg else None
+        try:
+            arg.encode("utf-8")
+        except UnicodeEncodeError:
+            problem = "is not valid UTF-8"
+        if problem:
+            _json_if_asked(ctx, args)
+            fail(ctx, f"argument {n} {problem}: {_short(arg)}", "invalid_argument", int(ExitCode.USAGE))
+
+
+def environment(name: str) -> str | None:
+    """The value of the environment variable ``name`` (``None`` when unset or empty), refused when it is not
+    UTF-8: a path from ``MEMKEEP_STORE`` with such bytes failed the first message or write (exit 3).
+
+    Raises:
+        InputError: ``invalid_environment``, naming the variable.
+    """
+    value = os.environ.get(name) or None
+    if value is not None:
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            raise InputError(f"{name} is not valid UTF-8: {_short(value, 40)}", "invalid_environment") from None
+    return value
+
+
+def _json_if_asked(ctx: click.Context, argv: list[str]) -> None:
+    """Make the error JSON when ``--json`` was given: the parse stopped before its callback could say so."""
+    if "--json" in (argv[: argv.index("--")] if "--" in argv else argv):
+        ctx.meta[JSON_KEY] = True
 
 
 def _closed_stdout(ctx: click.Context) -> None:
@@ -108,9 +169,7 @@ def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
         path = "git " + path[len("git-") :]
     names = where.command.get_help_option_names(where)
     hint = f" (see {path} {min(names, key=len)})" if names else ""
-    argv = ctx.meta.get(_ARGV_KEY, [])
-    if "--json" in (argv[: argv.index("--")] if "--" in argv else argv):  # the parse stopped before its callback
-        ctx.meta[JSON_KEY] = True
+    _json_if_asked(ctx, ctx.meta.get(_ARGV_KEY, []))
     fail(ctx, exc.format_message() + hint, "bad_usage", int(ExitCode.USAGE))
 
 
@@ -147,6 +206,43 @@ def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:
         except BrokenPipeError:  # the error stands; only its JSON copy had no reader
             _detach_stdout()
     ctx.exit(exit_code)
+
+
+MAX_ID_CHARS = 400  # the longest concept id (memzoi/records/okf.py MAX_ID_CHARS); no id of any store is longer
+
+
+class IdType(click.ParamType):  # type: ignore[type-arg]  # generic only from click 8.2; 8.1 is supported
+    """An id on the command line (a record, entry, proposal or checkpoint id): one line of at most
+    :data:`MAX_ID_CHARS` characters. Anything else is refused before any lookup (``invalid_id``, exit 2): a
+    5,000-character id named a file no system allows, and every message echoed it whole."""
+
+    name = "id"
+
+    def convert(self, value: Any, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        """``value`` unchanged when it is a bounded one-line id.
+
+        Raises:
+            InputError: ``invalid_id``, naming the parameter and the start of the value.
+        """
+        text = str(value)
+        label = _label(param)
+        if len(text) > MAX_ID_CHARS:
+            raise InputError(f"{label} is longer than {MAX_ID_CHARS} characters: {_short(text, 40)}", "invalid_id")
+        if not text.isprintable():
+            raise InputError(f"{label} holds a line break or control character: {_short(text, 40)}", "invalid_id")
+        return text
+
+
+ID = IdType()
+
+
+def _label(param: click.Parameter | None) -> str:
+    """How a message names ``param``: ``--from-checkpoint``, ``RECORD_ID``, ``ID``."""
+    if isinstance(param, click.Option):
+        return param.opts[0]
+    if param is None:
+        return "ID"
+    return (param.metavar or (param.name or "id").upper()).strip("[]")
 
 
 def actor_option(func: Callable[..., Any]) -> Callable[..., Any]:

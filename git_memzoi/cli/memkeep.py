@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_memzoi import __version__
-from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_option
+from git_memzoi.cli.app import ID, AppGroup, add_help_command, emit_json, environment, json_option
 from git_memzoi.core import jsonout
 
 if TYPE_CHECKING:
@@ -36,14 +36,14 @@ def store_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 
 def _options(ctx: click.Context, **given: Any) -> Options:
-    from git_memzoi.core.clock import SystemClock
+    from git_memzoi.core import clock as clocks
     from git_memzoi.memkeep.api import Options
 
     # The command line wins wherever it is given (after the subcommand, then before it), then the environment.
     merged = {k: given.get(k) or (ctx.obj or {}).get(k) for k in _STORE_KEYS}
-    merged["store"] = merged["store"] or os.environ.get("MEMKEEP_STORE") or None
+    merged["store"] = merged["store"] or environment("MEMKEEP_STORE")
     start = Path(merged["directory"]) if merged["directory"] else Path.cwd()
-    clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None)
+    clock = clocks.from_environment(os.environ, instant=False)  # memkeep reads days only
     return Options(start=start, store=merged["store"], store_dir=merged["store_dir"], clock=clock)
 
 
@@ -237,7 +237,7 @@ def lint(ctx: click.Context, /, as_json: bool, fix: bool, **given: Any) -> None:
 
 
 @cli.command()
-@click.argument("entry_id", required=False, metavar="[ID]")
+@click.argument("entry_id", required=False, metavar="[ID]", type=ID)
 @store_options
 @json_option
 @click.option("--all-safe", is_flag=True, help="Re-check every suspect entry whose check is marked safe.")

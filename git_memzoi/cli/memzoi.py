@@ -22,7 +22,7 @@ from git_memzoi.cli import (
     memzoi_recall,
     memzoi_runtime,
 )
-from git_memzoi.cli.app import AppGroup, add_help_command, emit_json, json_option
+from git_memzoi.cli.app import ID, AppGroup, add_help_command, emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace, start_dir
 
 
@@ -57,7 +57,7 @@ def init(ctx: click.Context, force: bool, as_json: bool) -> None:
 
 
 @cli.command()
-@click.argument("record_id")
+@click.argument("record_id", type=ID)
 @json_option
 @click.pass_context
 def expiry(ctx: click.Context, record_id: str, as_json: bool) -> None:

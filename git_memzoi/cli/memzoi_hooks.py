@@ -217,11 +217,12 @@ def _status_report(ctx: click.Context) -> None:
     """Print ``git memkeep status``'s report (one line when there is no store); never a failure."""
     from git_memzoi.cli import render
     from git_memzoi.cli.workspace import start_dir
-    from git_memzoi.core.clock import SystemClock
+    from git_memzoi.core import clock as clocks
     from git_memzoi.memkeep import api
 
     try:
-        result = api.status(api.Options(start=start_dir(ctx), clock=SystemClock(os.environ.get("MEMZOI_TODAY"))))
+        clock = clocks.from_environment(os.environ, instant=False)
+        result = api.status(api.Options(start=start_dir(ctx), clock=clock))
     except Exception as exc:  # a report, never a failure
         _skipped("pre-commit-framework", "status report ", exc)
         return

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from git_memzoi.cli.app import actor_option, emit_json, json_option
+from git_memzoi.cli.app import ID, actor_option, emit_json, json_option
 from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json, watch_options, watch_request
 from git_memzoi.cli.workspace import open_workspace
 
@@ -215,7 +215,7 @@ def list_command(ctx: click.Context, status: str, as_json: bool) -> None:
 
 
 @proposals.command("show")
-@click.argument("proposal_id")
+@click.argument("proposal_id", type=ID)
 @json_option
 @click.pass_context
 def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
@@ -286,7 +286,7 @@ def apply_all(ctx: click.Context, all_approved: bool, actor: str | None, as_json
 
 
 @click.command()
-@click.argument("proposal_id")
+@click.argument("proposal_id", type=ID)
 @actor_option
 @json_option
 @click.pass_context
@@ -303,7 +303,7 @@ def approve(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bo
 
 
 @click.command()
-@click.argument("proposal_id")
+@click.argument("proposal_id", type=ID)
 @click.option("--reason", default=None, help="Why it is rejected (required).")
 @actor_option
 @json_option
@@ -320,7 +320,7 @@ def reject(ctx: click.Context, proposal_id: str, reason: str | None, actor: str 
 
 
 @click.command()
-@click.argument("proposal_id")
+@click.argument("proposal_id", type=ID)
 @actor_option
 @json_option
 @click.pass_context

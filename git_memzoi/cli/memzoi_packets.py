@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from git_memzoi.cli.app import actor_option, emit_json, json_option
+from git_memzoi.cli.app import ID, actor_option, emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
@@ -105,7 +105,7 @@ def list_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 @proposal_files.command("show")
-@click.argument("proposal_id")
+@click.argument("proposal_id", type=ID)
 @json_option
 @click.pass_context
 def show_cmd(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
@@ -165,7 +165,7 @@ def validate_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 @proposal_files.command("apply")
-@click.argument("proposal_id")
+@click.argument("proposal_id", type=ID)
 @actor_option
 @json_option
 @click.pass_context
@@ -208,7 +208,7 @@ def apply_cmd(ctx: click.Context, proposal_id: str, actor: str | None, as_json: 
 
 
 @proposal_files.command("reject")
-@click.argument("proposal_id")
+@click.argument("proposal_id", type=ID)
 @click.option("--reason", required=True, help="Why the packet is rejected (kept in the resolved packet).")
 @actor_option
 @json_option
@@ -246,7 +246,7 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
 
 
 @click.command("supersede")
-@click.argument("record_id")
+@click.argument("record_id", type=ID)
 @click.option("--title", required=True, help="Title of the replacement record.")
 @click.option("--body", required=True, help="Body of the replacement record.")
 @click.option("--type", "record_type", default=None, help="Memory type (default: the target's).")
@@ -320,7 +320,7 @@ def supersede_cmd(
 
 
 @click.command("tombstone")
-@click.argument("record_id")
+@click.argument("record_id", type=ID)
 @click.option("--reason", required=True, help="Why the record no longer holds (logged).")
 @actor_option
 @json_option

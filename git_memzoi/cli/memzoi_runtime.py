@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from git_memzoi.cli.app import actor_option, emit_json, json_option
+from git_memzoi.cli.app import ID, actor_option, emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
@@ -150,7 +150,9 @@ def _render_list(records: Sequence[recall_schema.RecordJson], destination: str, 
     default=None,
     help="Structured session-end YAML (task + candidates).",
 )
-@click.option("--from-checkpoint", "from_checkpoint", default=None, help="A checkpoint whose body is that YAML.")
+@click.option(
+    "--from-checkpoint", "from_checkpoint", type=ID, default=None, help="A checkpoint whose body is that YAML."
+)
 @actor_option
 @json_option
 @click.pass_context

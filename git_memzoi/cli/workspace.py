@@ -26,8 +26,8 @@ def given_path(ctx: click.Context, value: str) -> Path:
 
 def open_workspace(ctx: click.Context, *, actor: str | None = None, initialized: bool = True) -> Workspace:
     """The :class:`~git_memzoi.memzoi.Workspace` of this command (the clock honours ``MEMZOI_NOW``)."""
-    from git_memzoi.core.clock import SystemClock
+    from git_memzoi.core import clock as clocks
     from git_memzoi.memzoi import workspace
 
-    clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None, os.environ.get("MEMZOI_NOW") or None)
+    clock = clocks.from_environment(os.environ)  # a MEMZOI_NOW that is no instant is bad input (invalid_clock)
     return workspace.open_workspace(start_dir(ctx), clock=clock, actor=actor, initialized=initialized)

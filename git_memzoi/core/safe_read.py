@@ -183,6 +183,20 @@ def read_text(
     return read_bytes(path, max_bytes, follow_symlinks=follow_symlinks).decode("utf-8", errors)
 
 
+def read_head(path: str | os.PathLike[str], limit: int, *, follow_symlinks: bool = True) -> bytes:
+    """The first ``limit`` bytes of the regular file ``path``, whatever its size (a hook's header, a manager's
+    configuration): a FIFO there is refused unopened instead of blocking ``integrate`` or ``hooks``.
+
+    Raises:
+        FileRefused: not a regular file. OSError: a missing or unreadable file.
+    """
+    fd = open_fd(path, follow_symlinks=follow_symlinks)
+    try:
+        return os.read(fd, limit)
+    finally:
+        os.close(fd)
+
+
 def open_stream(path: str | os.PathLike[str], *, follow_symlinks: bool = False) -> IO[bytes]:
     """A binary file object on the regular file ``path``, for reading a log line by line (no size cap).
 

@@ -278,17 +278,19 @@ def _derived() -> dict[str, Any]:
     written there (best effort)."""
     import json
 
+    from git_memzoi.core import safe_read
+
     folder, ident = _SHAPES["folder"], identity()
     path = folder / "secret-shapes.json" if folder is not None and ident is not None else None
     if path is not None:
-        try:
-            data = json.loads(path.read_bytes())
+        try:  # a FIFO there is never opened (it blocked every write and recall), nor a file over the cap read
+            data = safe_read.load_json(safe_read.read_bytes(path, MAX_SHAPES_BYTES))
             if data["identity"] == ident:
                 [re.compile(pattern, flags) for pattern, flags in data["shapes"]]
                 if isinstance(data["pack"]["rules"], list) and isinstance(data["pack"]["allow"], list):
                     return {"shapes": data["shapes"], "pack": data["pack"]}
-        except (OSError, ValueError, LookupError, TypeError, re.error):
-            pass  # missing, foreign or damaged: computed again
+        except (OSError, ValueError, LookupError, TypeError, re.error, safe_read.FileRefused):
+            pass  # missing, foreign, damaged or no regular file: computed again
     from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
 
     from git_memzoi.core.secret_rules import pack_data
@@ -305,6 +307,7 @@ def _derived() -> dict[str, Any]:
 
 
 _SHAPES: dict[str, Path | None] = {"folder": None}
+MAX_SHAPES_BYTES = 4 * 1024 * 1024  # the derived file: the token shapes and the rule pack's data, about 70 KB
 
 
 def remember_shapes_in(folder: Path | None) -> None:

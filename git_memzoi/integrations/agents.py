@@ -19,6 +19,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
+from git_memzoi.core import safe_read
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import export
@@ -27,6 +28,7 @@ START, END = export.INTEGRATE_START, export.INTEGRATE_END
 PROFILES = ("codex", "claude", "mcp")
 INSTALL_PROFILES = ("claude-code",)
 SETTINGS_FILE = ".claude/settings.json"
+MAX_AGENT_FILE_BYTES = 4 * 1024 * 1024  # an AGENTS.md, CLAUDE.md or .claude/settings.json; all are a few KB
 POLICY_EXCLUSIONS = (
     "secrets",
     "raw_chat_transcripts",
@@ -106,10 +108,20 @@ def block(profile: str) -> str:
 
 def _readable(path: Path) -> bool:
     try:
-        path.read_bytes()
-    except OSError:
+        _read(path)
+    except (OSError, safe_read.FileRefused):
         return False
     return True
+
+
+def _read(path: Path) -> bytes:
+    """An instruction or settings file's bytes: a regular file (a link to one is fine: CLAUDE.md -> AGENTS.md)
+    of at most :data:`MAX_AGENT_FILE_BYTES`; a FIFO is refused unopened, where reading it blocked ``integrate``.
+
+    Raises:
+        FileRefused: not a regular file, or too large. OSError: missing or unreadable.
+    """
+    return safe_read.read_bytes(path, MAX_AGENT_FILE_BYTES, follow_symlinks=True)
 
 
 def _marker_lines(text: str) -> tuple[list[tuple[int, int]], list[tuple[int, int]]]:
@@ -144,7 +156,7 @@ def default_file(root: Path, profile: str) -> Path:
         return agents
     if profile == "claude":
         has_block = agents.is_file() and _readable(agents)
-        return agents if has_block and _valid_pair(agents.read_text("utf-8", errors="replace")) else claude
+        return agents if has_block and _valid_pair(_read(agents).decode("utf-8", "replace")) else claude
     if agents.exists():
         if _readable(agents):
             return agents
@@ -223,7 +235,9 @@ def write_instructions(root: Path, profile: str, file: Path | str | None = None)
         _write(root, target, (generated + "\n").encode("utf-8"))
         return InstructionsResult(target, profile, "created", "new file with a memzoi block", True)
     try:
-        text = target.read_bytes().decode("utf-8")
+        text = _read(target).decode("utf-8")
+    except safe_read.FileRefused as exc:
+        raise InputError(f"cannot update {exc.message}; nothing was written", "unreadable_file") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError(f"cannot update {target}: {exc}", "unreadable_file") from exc
     starts, ends = _marker_lines(text)
@@ -392,8 +406,10 @@ def install_claude_code(root: Path, python: str | None = None) -> InstallResult:
     settings: dict[str, Any] = {}
     if path.exists():
         try:
-            loaded = json.loads(path.read_text("utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            loaded = safe_read.load_json(_read(path).decode("utf-8"))  # 100,000 levels deep: invalid, not a crash
+        except safe_read.FileRefused as exc:
+            raise InputError(f"{SETTINGS_FILE}: {exc.reason}; nothing was written", "malformed_settings") from None
+        except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
             raise InputError(
                 f"{SETTINGS_FILE} is not valid JSON ({exc}); fix it first, nothing was written", "malformed_settings"
             ) from exc

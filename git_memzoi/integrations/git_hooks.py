@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
+from git_memzoi.core import safe_read
 from git_memzoi.errors import InputError
 from git_memzoi.integrations import hook_managers
 from git_memzoi.integrations.hook_events import HOOK_TYPES
@@ -30,6 +31,7 @@ MARKER = "# git-memzoi-hook-shim v2"
 PYTHON_BEGIN = "# --- begin: interpreter pinned by `git memzoi hooks install` ---"
 PYTHON_END = "# --- end: interpreter pinned by `git memzoi hooks install` ---"
 # every marker a released shim carried: older shims are still recognised as ours (v1 had no pinned interpreter)
+MAX_HOOK_BYTES = 1 << 20  # read of a hook file to find the pinned interpreter; shims are about 2 KB
 MARKERS = (MARKER, "# git-memzoi-hook-shim v1")
 # the header line of the pre-commit framework's hook script (it chains ``<type>.legacy`` in "migration mode")
 PRE_COMMIT_HEADER = hook_managers.PRE_COMMIT_HEADER
@@ -119,8 +121,8 @@ def shim_text(hook: str, python: str | None = None) -> str:
 def pinned_python(path: Path) -> str | None:
     """The interpreter an installed shim pins (``""`` for the template's placeholder, ``None`` for a v1 shim)."""
     try:
-        text = path.read_text("utf-8", errors="replace")
-    except OSError:
+        text = safe_read.read_head(path, MAX_HOOK_BYTES).decode("utf-8", "replace")
+    except (OSError, safe_read.FileRefused):  # a FIFO is never opened: it would block
         return None
     match = re.search(r"^INSTALL_PYTHON='((?:[^']|'\\'')*)'$", text, re.MULTILINE)
     return match.group(1).replace("'\\''", "'") if match else None
@@ -150,8 +152,8 @@ def refresh_index(start: Path) -> str | None:
 
 def _head(path: Path) -> list[str]:
     try:
-        return path.read_text("utf-8", errors="replace")[:400].splitlines()
-    except OSError:
+        return safe_read.read_head(path, 400).decode("utf-8", "replace").splitlines()
+    except (OSError, safe_read.FileRefused):  # a FIFO is never opened: it would block
         return []
 
 
@@ -181,8 +183,10 @@ def rewritten(target: Path, legacy: Path) -> bool:
     if any(p.is_symlink() or not p.is_file() for p in files) or hook_managers.manager(target) not in REWRITERS:
         return False
     try:
-        return target.read_bytes() == legacy.read_bytes()
-    except OSError:
+        return safe_read.read_bytes(target, None, follow_symlinks=True) == safe_read.read_bytes(
+            legacy, None, follow_symlinks=True
+        )
+    except (OSError, safe_read.FileRefused):
         return False
 
 
@@ -379,8 +383,8 @@ def _verb(path: Path, text: bytes) -> str:
     if not is_ours(path):
         return "installed"
     try:
-        return "unchanged" if path.read_bytes() == text else "updated"
-    except OSError:
+        return "unchanged" if safe_read.read_bytes(path, None, follow_symlinks=True) == text else "updated"
+    except (OSError, safe_read.FileRefused):
         return "updated"
 
 

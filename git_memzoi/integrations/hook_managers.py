@@ -44,11 +44,13 @@ MANAGERS = ("pre-commit", "husky", "lefthook")
 
 
 def read_text(path: Path, limit: int = 65536) -> str:
-    """The first ``limit`` characters of ``path`` (``""`` when it cannot be read: missing, a folder)."""
+    """The first ``limit`` bytes of ``path`` as text (``""`` when it cannot be read: missing, a folder, or a FIFO,
+    which is never opened: reading one blocked ``hooks status`` and ``integrate`` forever)."""
+    from git_memzoi.core import safe_read
+
     try:
-        with path.open(encoding="utf-8", errors="replace") as handle:
-            return handle.read(limit)
-    except OSError:
+        return safe_read.read_head(path, limit).decode("utf-8", "replace")
+    except (OSError, safe_read.FileRefused):
         return ""
 
 

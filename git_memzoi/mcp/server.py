@@ -81,9 +81,9 @@ class _Server:
         self.watch = watch
 
     def _clock(self) -> Any:
-        from git_memzoi.core.clock import SystemClock
+        from git_memzoi.core import clock as clocks
 
-        return SystemClock(os.environ.get("MEMZOI_TODAY") or None, os.environ.get("MEMZOI_NOW") or None)
+        return clocks.from_environment(os.environ)
 
     def _context(self, actor: str | None = None) -> Any:
         from git_memzoi.memzoi import workspace
@@ -358,13 +358,16 @@ class _Server:
 
     def memory_status(self) -> CallToolResult:
         """The memkeep suspect set: entries whose scope changed, expired, or depend on suspect entries."""
-        from git_memzoi.core.clock import SystemClock
+        from git_memzoi.core import clock as clocks
         from git_memzoi.memkeep import api
 
-        clock = SystemClock(os.environ.get("MEMZOI_TODAY") or None)
         store = os.environ.get("MEMKEEP_STORE") or None
         return self.run(
-            lambda: api.schema.status_json(api.status(api.Options(start=self.root, store=store, clock=clock)))
+            lambda: api.schema.status_json(
+                api.status(
+                    api.Options(start=self.root, store=store, clock=clocks.from_environment(os.environ, instant=False))
+                )
+            )
         )
 
 

@@ -77,6 +77,9 @@ class ShellRunner:
 
         started = time.monotonic()
         full_env = {**_clean_env(), **env}
+        bad = _not_runnable(check.run, env)
+        if bad:  # subprocess would raise ValueError before sh starts (an internal error, exit 3, before)
+            return CheckResult(check, Outcome.TOOL_ERROR, None, f"cannot start sh: {bad}", _ms(started))
         try:
             proc = subprocess.run(
                 ["sh", "-c", check.run],
@@ -94,6 +97,23 @@ class ShellRunner:
         except OSError as exc:
             return CheckResult(check, Outcome.TOOL_ERROR, None, f"cannot start sh: {exc}", _ms(started))
         return CheckResult(check, classify(proc.returncode), proc.returncode, _tail(proc.stdout), _ms(started))
+
+
+def _not_runnable(run: str, env: Mapping[str, str]) -> str | None:
+    """Why ``run`` with the entry's ``env`` cannot be handed to a process, or ``None``: a NUL or text that is not
+    UTF-8 (a lone surrogate) in the command, a variable's name or its value; a name holding ``=``."""
+    texts = [("check.run", run)] + [(f"environment.{k}", f"{k}{v}") for k, v in env.items()]
+    for where, text in texts:
+        if "\0" in text:
+            return f"{where} holds a NUL character"
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"{where} is not valid UTF-8"
+    for name in env:
+        if not name or "=" in name:
+            return f"environment variable name {name!r} is not valid"
+    return None
 
 
 def _clean_env() -> dict[str, str]:

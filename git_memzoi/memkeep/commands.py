@@ -146,11 +146,16 @@ def index(options: Options) -> IndexResult:
 
 
 def _write_index(session: Session) -> bool:
+    from git_memzoi.core import safe_read
     from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
     from git_memzoi.memkeep.index import render
     from git_memzoi.memkeep.store import sweep_leftovers
 
     path = session.store.index_path
+    try:  # a folder or FIFO named INDEX.md is refused before the lock (the rename failed on it: exit 3)
+        safe_read.require_regular_or_absent(path)
+    except safe_read.FileRefused as exc:
+        raise exc.renamed(_relative(session.store.root, path)) from None
     text = render(session.loaded.entries).encode("utf-8")
     lock = _lock_path(session)
     with lifecycle_lock(lock, root=lock.parent):
@@ -172,6 +177,14 @@ def _index_text(path: Path) -> str | None:
         return "" if exc.code == safe_read.TOO_LARGE else None
     except OSError:
         return None
+
+
+def _relative(root: Path, path: Path) -> str:
+    """``path`` as the repository-relative POSIX path a message names (as given when outside ``root``)."""
+    try:
+        return path.relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def _lock_path(session: Session) -> Path:

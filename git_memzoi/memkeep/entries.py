@@ -224,6 +224,9 @@ def check_problem(value: Any, *, required: bool = True) -> str | None:
     An absent check is a problem only when ``required`` (a model's predictions)."""
     if value is None and not required:
         return None
+    run = value.get("run") if isinstance(value, dict) else value
+    if isinstance(run, str) and "\0" in run:  # no process can be started with it (issue 13)
+        return "the command holds a NUL character"
     if isinstance(value, str) and value.strip():
         return None
     if isinstance(value, dict) and isinstance(value.get("run"), str) and value["run"].strip():

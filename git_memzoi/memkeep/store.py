@@ -31,6 +31,7 @@ CONFIG_FIELDS = ("store_dir", "referential_check", "siblings")  # memkeep README
 MAX_ENTRY_BYTES = safe_read.MAX_FILE_BYTES  # larger files are not read at all; lint's own cap is smaller
 MAX_CONFIG_BYTES = 64 * 1024  # .memkeep.yml holds three settings
 MAX_INDEX_BYTES = safe_read.MAX_INDEX_BYTES
+BAD_NAME = "bad_file_name"  # an entry file whose name is not UTF-8: listed as unreadable, never indexed
 
 
 class StoreNotFound(InputError):
@@ -242,6 +243,10 @@ def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
         name = file[skip:]
         rel = name if posix else name.replace(os.sep, "/")
         if not rel.isascii():
+            if not _is_text(rel):  # bytes that are not UTF-8 (lone surrogates): no file name INDEX.md can hold
+                shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+                unreadable.append(Unreadable(shown, None, "the file name is not valid UTF-8; rename it", BAD_NAME))
+                continue
             rel = nfc(rel)
         stem = rel[rel.rfind("/") + 1 : -3]  # the file name without `.md`
         hit = known(name, signature) if signature is not None else None
@@ -255,6 +260,14 @@ def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
             unreadable.append(result)
     cache.save()
     return LoadedStore(store, tuple(entries), tuple(unreadable))
+
+
+def _is_text(name: str) -> bool:
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 def entry_file(store: Store, rel: str) -> Path:

@@ -57,6 +57,7 @@ def run(root: Path, *, which: Callable[[str], str | None] = shutil.which) -> Rep
         checks.append(Check("memory", "fail", "no .memzoi/ here", "run `git memzoi init`"))
         return Report(str(root), tuple(checks))
     checks += [
+        _local(layout),
         _records(layout),
         _packets(layout),
         _transactions(layout),
@@ -80,6 +81,14 @@ def _installation(which: Callable[[str], str | None]) -> Check:
             "put the environment's bin/ folder on PATH so `git memzoi` and hooks find the tools",
         )
     return Check("installation", "ok", version)
+
+
+def _local(layout: Layout) -> Check:
+    problems = layout.private_problems()  # every other command refuses to run while one is there (bad_layout)
+    if problems:
+        message = "; ".join(phrase for phrase, _code in problems)
+        return Check("local", "fail", message, "move them away; memzoi recreates what it needs")
+    return Check("local", "ok", ".memzoi/local/ holds only what it should")
 
 
 def _records(layout: Layout) -> Check:

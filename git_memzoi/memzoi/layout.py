@@ -8,9 +8,11 @@ of git.
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_memzoi.core import safe_read
 from git_memzoi.errors import InputError
 
 INDEX_TEXT = """# Memzoi memory
@@ -26,6 +28,22 @@ This folder holds the repository's reviewed project memory, kept by `git memzoi`
 This file is for people; it has no frontmatter and is never read as a record.
 """
 GITIGNORE_TEXT = "# Private runtime memory and derived caches: never committed.\nlocal/\n"
+
+
+# The paths .memzoi/local/ holds and whether each is a folder (True) or a regular file (False).
+LOCAL_KINDS = (
+    ("index.sqlite", False),
+    ("events.jsonl", False),
+    ("lifecycle.lock", False),
+    ("packet-identities.json", False),
+    ("inbox", True),
+    ("transactions", True),
+    ("proposals", True),
+    ("runtime", True),
+    ("runtime/local", True),
+    ("runtime/session", True),
+    ("capture", True),
+)
 
 
 class NotInitialized(InputError):
@@ -80,8 +98,9 @@ class Layout:
         read and write outside the repository (issue 13).
 
         Raises:
-            NotInitialized: otherwise, naming ``git memzoi init``. InputError: ``symlinked_root``;
-            UnsafePath: ``.memzoi/local`` is a symlink.
+            NotInitialized: otherwise, naming ``git memzoi init``. InputError: ``symlinked_root``; a path in
+            ``.memzoi/local/`` of the wrong kind (``bad_layout``, ``not_a_regular_file``, :meth:`private_problems`).
+            UnsafePath: ``.memzoi/local`` or a path in it is a symlink.
         """
         from git_memzoi.core.confine import UnsafePath
 
@@ -96,15 +115,16 @@ class Layout:
                     f"{rel} is a symlink (to {ascii(str(path.readlink()))[1:-1]}); private memory must stay in "
                     "real files and folders of the repository: remove the link"
                 )
+        problems = self.private_problems()
+        if problems:
+            message, code = problems[0]
+            raise InputError(f"{message}; not written", code)
         return self
 
     def private_paths(self) -> list[Path]:
         """The private plane's fixed folders and files, checked by :meth:`require` before any command reads or writes
         there: one committed as a symlink (``--no-verify``) would lead reads and writes out of the repository."""
-        local = self.local
-        folders = [local, *(local / name for name in ("inbox", "proposals", "runtime", "transactions", "capture"))]
-        files = [self.lock, local / "events.jsonl", local / "index.sqlite", local / "packet-identities.json"]
-        return [*folders, local / "runtime" / "local", local / "runtime" / "session", *files]
+        return [self.local, *(self.local / name for name, _ in LOCAL_KINDS)]
 
     @property
     def transactions(self) -> Path:
@@ -138,6 +158,37 @@ class Layout:
             local / "runtime" / "session",
         ]
 
+    def private_problems(self) -> list[tuple[str, str]]:
+        """What in ``.memzoi/local/`` is of the wrong kind, as ``(phrase, code)``: ``(".memzoi/local/inbox: a
+        regular file, not a folder", "bad_layout")``, or ``not_a_regular_file`` (the safe reader's code) where a
+        file belongs; empty when every known path there is absent or what it must be.
+
+        Checked before a command's first write (issue 13): ``local/`` that is a file, an index, event log or
+        lock that is a folder, an inbox or transaction folder that is a file each failed deep inside a command,
+        after it had written something, as an internal error.
+        """
+        import os
+
+        found: list[tuple[str, str]] = []
+        for path, folder in ((self.local, True), *((self.local / name, kind) for name, kind in LOCAL_KINDS)):
+            try:
+                mode = os.stat(path).st_mode
+            except FileNotFoundError:
+                continue
+            except OSError as exc:  # a component is a file (local/ itself is), a link loops: unusable either way
+                if path != self.local and not self.local.is_dir():
+                    break  # local/ itself was reported
+                found.append((f"{self._rel(path)}: cannot be used ({exc.strerror})", "bad_layout"))
+                continue
+            if folder and not stat.S_ISDIR(mode):
+                found.append((f"{self._rel(path)}: {safe_read.kind(mode)}, not a folder", "bad_layout"))
+            elif not folder and not stat.S_ISREG(mode):
+                found.append((f"{self._rel(path)}: {safe_read.kind(mode)}, not a regular file", safe_read.NOT_REGULAR))
+        return found
+
+    def _rel(self, path: Path) -> str:
+        return path.relative_to(self.root).as_posix()
+
 
 @dataclass(frozen=True)
 class InitResult:
@@ -150,8 +201,6 @@ class InitResult:
 
 def _text(path: Path) -> str:
     """A generated file's text; a FIFO or a folder there is refused unopened (``not_a_regular_file``)."""
-    from git_memzoi.core import safe_read
-
     return safe_read.read_text(path, errors="replace")
 
 

@@ -32,6 +32,7 @@ def test_a_fresh_memory_is_ready_with_an_index_warning(repo: Repo) -> None:
     code, checks = doctor(repo)
     assert code == 0
     assert {k: v for k, v in checks.items() if k != "installation"} == {
+        "local": "ok",
         "records": "ok",
         "proposals": "ok",
         "transactions": "ok",

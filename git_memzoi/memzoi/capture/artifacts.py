@@ -38,13 +38,14 @@ def _with_article(what: str) -> str:
 
 def read_artifact(path: Path, schema: str | None = None) -> dict[str, Any]:
     """A JSON artifact: a regular, non-symlink UTF-8 file ≤ 2 MiB holding one object (``invalid_artifact``)."""
-    from git_memzoi.core.safe_read import load_json
+    from git_memzoi.core.safe_read import JsonTooComplex, load_json
 
     data = small_file(path, "artifact", "invalid_artifact")
     try:
         value = load_json(data.decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
-        raise CaptureError(f"{path.name}: not valid UTF-8 JSON", "invalid_artifact") from None
+    except (UnicodeDecodeError, ValueError) as exc:
+        why = str(exc) if isinstance(exc, JsonTooComplex) else "not valid UTF-8 JSON"
+        raise CaptureError(f"{path.name}: {why}", "invalid_artifact") from None
     if not isinstance(value, dict) or (schema is not None and value.get("schema") != schema):
         raise CaptureError(f"{path.name}: expected a {schema} object", "invalid_artifact")
     return value

@@ -136,5 +136,7 @@ def as_instant(where: str, value: Any) -> dt.datetime:
 
     parsed = parse_timestamp(value)
     if parsed is None:
-        raise CorpusError(where, "must be an RFC 3339 instant with a zone, e.g. 2026-07-10T12:00:00Z")
+        raise CorpusError(
+            where, "must be an RFC 3339 instant with a zone in the years 1900-8999, e.g. 2026-07-10T12:00:00Z"
+        )
     return parsed.astimezone(dt.UTC)

@@ -84,6 +84,8 @@ def read_manifest(path: Path) -> Any:
         try:
             return load_json(text, object_pairs_hook=_unique_pairs)
         except ValueError as exc:
+            if getattr(exc, "code", None) == "json_too_complex":
+                raise ImportManifestError(f"{path.name}: not valid JSON: {exc}") from None
             line = getattr(exc, "lineno", None)
             raise ImportManifestError(f"{path.name}: not valid JSON" + (f" (line {line})" if line else "")) from None
     try:

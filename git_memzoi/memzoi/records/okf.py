@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from git_memzoi.core import clock
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import vocab
 
@@ -61,6 +62,9 @@ RETENTION_KEYS = (
     "episodic_extension",
 )
 MEMKEEP_KEYS = ("anchor", "scope", "verified_at", "ttl_days", "explains", "evidence", "check", "status")
+MAX_SEGMENT_CHARS = 200  # one file or folder name, with room for ``.md`` and a temporary file's affixes
+MAX_ID_CHARS = 400
+MAX_SLUG_CHARS = 120  # an id made from a title, below the segment bound so a "-<n>" suffix still fits
 _SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
 _PLAIN = re.compile(r"^[A-Za-z0-9._/-]+$")
 _YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
@@ -118,10 +122,18 @@ class Record:
 
 
 def concept_id_problem(concept_id: str) -> str | None:
-    """Why ``concept_id`` is not a valid concept id (``/``-separated lowercase segments), or ``None``."""
+    """Why ``concept_id`` is not a valid concept id (``/``-separated lowercase segments of at most
+    :data:`MAX_SEGMENT_CHARS`, :data:`MAX_ID_CHARS` in all), or ``None``.
+
+    The bounds keep every file named after an id (``<segment>.md``, and its temporary sibling) inside the 255
+    bytes a file name may have: a longer one failed with ``ENAMETOOLONG`` after the proposal was written."""
     if not concept_id:
         return "empty id"
+    if len(concept_id) > MAX_ID_CHARS:
+        return f"longer than {MAX_ID_CHARS} characters"
     for segment in concept_id.split("/"):
+        if len(segment) > MAX_SEGMENT_CHARS:
+            return f"a segment is longer than {MAX_SEGMENT_CHARS} characters"
         if not _SEGMENT.match(segment):
             return (
                 f"segment {segment!r} must be lowercase ASCII letters, digits and '-', starting and ending alphanumeric"
@@ -132,20 +144,19 @@ def concept_id_problem(concept_id: str) -> str | None:
 def concept_slug(title: str) -> str:
     """A concept id from a title: accents dropped, lowercase ASCII, each run of other characters one ``-``."""
     ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
-    return re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
+    return slug[:MAX_SLUG_CHARS].rstrip("-")  # a 300-character title still names a file (with room for "-2")
 
 
 def parse_timestamp(value: Any) -> dt.datetime | None:
-    """An RFC 3339 instant with a zone (string or YAML timestamp) as an aware datetime; else ``None``."""
+    """An RFC 3339 instant with a zone (string or YAML timestamp) as an aware datetime; else ``None``, also for an
+    instant outside the supported years (:func:`git_memzoi.core.clock.parse_instant`: 9999-12-31T23:59:59Z plus a
+    retention window overflowed)."""
     if isinstance(value, dt.datetime):
-        return value if value.tzinfo else None
-    if not isinstance(value, str) or len(value) < 20 or value[10] not in "Tt ":
+        return value if clock.in_range(value) else None
+    if not isinstance(value, str):
         return None
-    try:
-        parsed = dt.datetime.fromisoformat(value.replace("z", "Z"))
-    except ValueError:
-        return None
-    return parsed if parsed.tzinfo else None
+    return clock.parse_instant(value)
 
 
 def format_timestamp(value: dt.datetime) -> str:

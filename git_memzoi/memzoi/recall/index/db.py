@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.core.atomic import lifecycle_lock
-from git_memzoi.errors import ToolError
+from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index.rows import (  # re-exported
     COLUMNS,
@@ -227,12 +227,9 @@ def _rebuild(layout: Layout) -> RebuildResult:
 
 
 def checked_index(layout: Layout) -> Path:
-    """The real path of the index, whose file and sqlite's files beside it (``-journal``, ``-wal``) must not be
-    symlinks: sqlite would follow one out of the repository (issue 13).
-
-    Raises:
-        UnsafePath: one of them is a symlink, or a folder above them is. NotAFile: the index is a folder.
-    """
+    """The real path of the index; it and sqlite's files beside it (``-journal``, ``-wal``) must be no symlinks,
+    which sqlite would follow out of the repository (issue 13). Raises UnsafePath (a symlink there or on the way)
+    and NotAFile (the index is a folder)."""
     from git_memzoi.core.atomic import NotAFile
     from git_memzoi.core.confine import confined
 
@@ -587,7 +584,10 @@ def remember_screened(layout: Layout, rows: Sequence[tuple[str, str | None, str 
 def drift(layout: Layout) -> str:
     """Read-only: ``missing`` (no usable index), ``current`` (matches the files) or ``stale`` (files changed
     since the last refresh; the next read refreshes it). For ``doctor``; never writes or locks."""
-    conn = _open(layout)
+    try:
+        conn = _open(layout)
+    except InputError:  # of the wrong kind, or behind a symlink: doctor's ``local`` check names it
+        conn = None
     if conn is None:
         return "missing"
     try:
