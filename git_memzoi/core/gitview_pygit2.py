@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _HEX_ID = re.compile(r"[0-9a-fA-F]{4,64}")
+# why a bare repository cannot be used, and where to go instead
+BARE = "a bare repository has no working tree (run it in a clone or a `git worktree add` of it)"
 
 
 class NotARepository(InputError):
@@ -58,7 +60,7 @@ class Pygit2RepoView:
         except pygit2.GitError as exc:
             raise NotARepository(f"not a git repository: {start} ({exc})") from None
         if self._repo.workdir is None:
-            raise NotARepository(f"{start}: a bare repository has no working tree")
+            raise NotARepository(f"{start}: {BARE}")
         self.root = Path(self._repo.workdir).resolve()
         self.git_dir = Path(self._repo.path).resolve()
 
@@ -72,7 +74,7 @@ class Pygit2RepoView:
         bare = own and "core.bare" in config and config.get_bool("core.bare")
         tree = gitenv.work_tree(start, env, cwd=cwd, git_dir=Path(repo.path), core_worktree=worktree, core_bare=bare)
         if tree is None:
-            raise NotARepository(f"{repo.path}: a bare repository has no working tree")
+            raise NotARepository(f"{repo.path}: {BARE}")
         repo.workdir = str(tree)
         for objects in (env.get("GIT_OBJECT_DIRECTORY"), *env.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(":")):
             if objects:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import subprocess
 from pathlib import Path
 
-from git_memzoi.core import gitenv
+from git_memzoi.core import gitenv, gitview_pygit2
 from git_memzoi.integrations import git_hooks
 from git_memzoi.memzoi.layout import Layout, init
 from tests.integrations.test_git_hooks import git, out
@@ -138,10 +138,7 @@ def test_bare_repository_hooks_say_one_line(tmp_path: Path, repo: Repo) -> None:
     for hook, args in (("pre-commit", []), ("post-checkout", ["--", head, head, "1"]), ("post-merge", ["--", "0"])):
         proc = git(bare, "hook", "run", hook, *args)
         assert proc.returncode == 0 and "Traceback" not in out(proc), out(proc)
-        assert (
-            proc.stderr
-            == f"git-memzoi: {hook} hook: nothing to check: {bare}/: a bare repository has no working tree\n"
-        )
+        assert proc.stderr == f"git-memzoi: {hook} hook: nothing to check: {bare}/: {gitview_pygit2.BARE}\n"
 
 
 def test_worktree_of_a_bare_repository_is_checked(tmp_path: Path, repo: Repo) -> None:
