@@ -24,7 +24,6 @@ if TYPE_CHECKING:
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _HEX_ID = re.compile(r"[0-9a-fA-F]{4,64}")
-# why a bare repository cannot be used, and where to go instead
 BARE = "a bare repository has no working tree (run it in a clone or a `git worktree add` of it)"
 
 
@@ -597,6 +596,5 @@ def drop_object(root: Path, oid: str) -> bool:
 
 
 def _plain_path(path: str) -> bool:
-    """True when git prints ``path`` unquoted (core.quotepath) and without a tab after it: printable ASCII
-    other than ``"`` and ``\\``, and no whitespace."""
+    """True when git prints ``path`` unquoted (core.quotepath), untabbed: printable ASCII but ``"``, ``\\``."""
     return bool(path) and all(33 <= ord(c) < 127 and c not in '"\\' for c in path)
