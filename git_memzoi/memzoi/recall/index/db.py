@@ -36,6 +36,7 @@ from git_memzoi.memzoi.recall.index.rows import (  # re-exported
     SOURCES,
     Signature,
     Source,
+    applies_to_matcher,
     micros,
     parse_record,
     read_file,
@@ -477,10 +478,9 @@ def path_rows(
     limit: int = -1,
     store: str = "record",
 ) -> list[dict[str, Any]]:
-    """Current-assertion records of one destination with an ``applies_to`` path that ``path_match(stored, path)``
-    accepts (recall's path candidates; an entry's ``applies_to`` holds its scope globs), of one ``store``, only of
-    ``types``/``scope_kind`` when given; newest first (``updated_at`` DESC, id), at most ``limit`` (-1: all).
-    Refreshes first."""
+    """Current-assertion records of one destination and ``store`` with an ``applies_to`` path ``path_match(stored,
+    path)`` accepts (an entry's ``applies_to`` holds its scope globs), only of ``types``/``scope_kind`` when given;
+    newest first (``updated_at`` DESC, id), at most ``limit`` (-1: all). Refreshes first."""
     _ensure_fresh(layout)
     where = ["r.destination = ?", "r.store = ?", _CURRENT, "r.applies_to != '[]'"]
     where.append("memzoi_path_match(r.applies_to, ?)")
@@ -491,7 +491,7 @@ def path_rows(
     if scope_kind is not None:
         where.append("r.scope_kind = ?")
         params.append(scope_kind)
-    match = {"memzoi_path_match": lambda stored, requested: any(path_match(p, requested) for p in json.loads(stored))}
+    match = {"memzoi_path_match": applies_to_matcher(path_match)}
     sql = f"SELECT r.* FROM records r WHERE {' AND '.join(where)} ORDER BY r.updated_us DESC, r.id LIMIT ?"
     return _query(layout, sql, (*params, limit), match)
 

@@ -11,7 +11,7 @@ import datetime as dt
 import errno
 import json
 import os
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from stat import S_ISLNK, S_ISREG
 from typing import TYPE_CHECKING, Any, TypedDict
@@ -332,3 +332,17 @@ def record_json(row: Mapping[str, Any]) -> RecordJson:
         "origin": json.loads(row["origin"]),
         "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
     }
+
+
+def applies_to_matcher(path_match: Callable[[str, str], bool]) -> Callable[[str, str], bool]:
+    """The SQL function of one path query: whether a row's ``applies_to`` (a JSON list) holds a path that
+    ``path_match(stored, requested)`` accepts. Memoized per stored value: values repeat across rows (100 distinct
+    among 10,000 records in ``evals/bench/memzoi_recall_both.py``), and each costs a JSON parse and a glob match."""
+    hits: dict[str, bool] = {}
+
+    def matches(stored: str, requested: str) -> bool:
+        if stored not in hits:
+            hits[stored] = any(path_match(p, requested) for p in json.loads(stored))
+        return hits[stored]
+
+    return matches
