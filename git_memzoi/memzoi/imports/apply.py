@@ -63,7 +63,7 @@ def _write(ws: Workspace, live: dict[str, Any], items: list[tuple[int, Any]]) ->
     """Install the packets, then the runtime records as one journaled step list, inside the caller's operation
     (which removes them all on a failure)."""
     from git_memzoi.memzoi.proposals import files as proposal_files
-    from git_memzoi.memzoi.proposals import lifecycle, packets
+    from git_memzoi.memzoi.proposals import packets
     from git_memzoi.memzoi.records import events
     from git_memzoi.memzoi.runtime import local
 
@@ -80,21 +80,8 @@ def _write(ws: Workspace, live: dict[str, Any], items: list[tuple[int, Any]]) ->
                 "path": path.relative_to(ws.layout.root).as_posix(),
             }
         )
-    taken: set[str] = set()
-    steps = []
-    for index, draft in ((i, d) for i, d in items if isinstance(d, local.Draft)):
-        path, data, written = local.reserve(ws, draft, taken)
-        steps.append(lifecycle.Step(path, data))
-        writes.append(
-            {
-                "kind": "runtime_record",
-                "index": index,
-                "record_id": written.record["id"],
-                "destination": draft.destination,
-            }
-        )
-    if steps:
-        lifecycle.run_steps(ws.layout, "import_apply", steps)
+    drafts = ((i, d) for i, d in items if isinstance(d, local.Draft))
+    writes += local.write_batch(ws, drafts, "import_apply").values()
     now = ws.clock.now()
     for w in writes:
         if w["kind"] == "runtime_record":

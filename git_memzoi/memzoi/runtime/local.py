@@ -9,7 +9,7 @@ appends an event carrying ids and classifications only.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -298,6 +298,32 @@ def render_record(ws: Workspace, draft: Draft, record_id: str) -> tuple[okf.Reco
     parsed = index_db.parse_record(record_id, rel, text.encode("utf-8"))
     decide(parsed, ws.clock.now())
     return parsed, text
+
+
+def write_batch(ws: Workspace, drafts: Iterable[tuple[int, Draft]], operation: str) -> dict[int, dict[str, Any]]:
+    """Write the runtime records ``drafts`` (``(index, draft)`` pairs) as one lifecycle batch named ``operation``,
+    each under a free id (:func:`reserve`); the caller holds the lifecycle lock.
+
+    Returns:
+        per index, its write row ``{kind: "runtime_record", index, record_id, destination}``.
+    """
+    from git_memzoi.memzoi.proposals import lifecycle
+
+    taken: set[str] = set()
+    steps: list[lifecycle.Step] = []
+    writes: dict[int, dict[str, Any]] = {}
+    for index, draft in drafts:
+        path, data, written = reserve(ws, draft, taken)
+        steps.append(lifecycle.Step(path, data))
+        writes[index] = {
+            "kind": "runtime_record",
+            "index": index,
+            "record_id": written.record["id"],
+            "destination": draft.destination,
+        }
+    if steps:
+        lifecycle.run_steps(ws.layout, operation, steps)
+    return writes
 
 
 def reserve(ws: Workspace, draft: Draft, taken: set[str]) -> tuple[Path, bytes, Written]:

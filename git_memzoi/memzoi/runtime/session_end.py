@@ -25,7 +25,7 @@ from git_memzoi.memzoi.runtime.local import (
     base_id,
     read_input,
     render_record,
-    reserve,
+    write_batch,
 )
 
 TOP_KEYS = ("task", "candidates")
@@ -161,19 +161,7 @@ def _promote(
                 "proposal_id": file_id,
                 "path": path.relative_to(ws.layout.root).as_posix(),
             }
-        taken: set[str] = set()
-        steps: list[lifecycle.Step] = []
-        for index, draft in drafts.items():
-            path, data, written = reserve(ws, draft, taken)
-            steps.append(lifecycle.Step(path, data))
-            writes[index] = {
-                "kind": "runtime_record",
-                "index": index,
-                "record_id": written.record["id"],
-                "destination": draft.destination,
-            }
-        if steps:
-            lifecycle.run_steps(ws.layout, "session_end", steps)
+        writes.update(write_batch(ws, drafts.items(), "session_end"))
         _session_end_events(ws, writes, len(candidates))
     results = tuple(_promoted_entry(c, writes.get(c.index)) for c in candidates)
     return SessionEndResult("promoted", task, results, tuple(writes[i] for i in sorted(writes)))
