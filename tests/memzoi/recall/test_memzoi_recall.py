@@ -289,6 +289,25 @@ def test_search_events_hold_ids_not_text(repo: Repo) -> None:
     assert kinds == ["memory.searched", "memory.precheck_ran", "memory.context_pack_built"]
 
 
+def test_read_audit_events_skip_the_fsync_lifecycle_events_keep_it(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    ctx = ctx_of(repo)
+    record(repo, "r", title="Cobalt title", body="A body.")
+    search.search(ctx, "cobalt", log=False)  # builds the index (fsynced: a file written)
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    search.search(ctx, "cobalt")
+    precheck.precheck(ctx, command="echo x")
+    context_pack.build(ctx, "cobalt")
+    assert synced == []  # three audit lines, no reply waited on the disk
+    events.append(ctx.layout, "memory.proposed", "tester", NOW, {"n": 1})
+    assert len(synced) == 1
+    kinds = [json.loads(line)["event_type"] for line in events.export(ctx.layout)]
+    assert kinds == ["memory.searched", "memory.precheck_ran", "memory.context_pack_built", "memory.proposed"]
+
+
 # --------------------------------------------------------------------------------------------- paths
 
 
