@@ -15,4 +15,5 @@ TOOL_NAMES = (
     "precheck_command",
     "plan_capture_v1",
     "memory_status",
+    "review_inbox",
 )
