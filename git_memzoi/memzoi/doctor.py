@@ -108,14 +108,15 @@ def _records(layout: Layout) -> Check:
 
 def _packets(layout: Layout) -> Check:
     """The review inbox: its count is :func:`~git_memzoi.memzoi.proposals.review.pending_count`'s (as handoff, MCP
-    and the session context report it); unreadable packets warn, unreadable packet folders fail."""
+    and the session context report it, counted by ``review.counts_of``); unreadable pending packets warn,
+    unreadable packet folders and duplicate identities fail."""
     from git_memzoi.memzoi.proposals import review
 
-    listing = review.list_pending(layout)
-    waiting = len(listing.items)
+    listing = review.list_items(layout, "all")  # all: the identities of pending and resolved are checked too
+    waiting = review.counts_of(listing).open
     if listing.problems:
         return Check("proposals", "fail", listing.problems[0], "fix the proposal folders (symlinks, duplicate ids)")
-    broken = [i.path or i.id for i in listing.items if i.problem not in (None, "packet_missing")]
+    broken = [i.path or i.id for i in listing.items if i.is_open and i.problem not in (None, "packet_missing")]
     if broken:  # a FIFO, a 10 MB file, an alias bomb, malformed YAML: listed, never read
         return Check(
             "proposals",

@@ -280,3 +280,18 @@ def test_hand_written_and_redacted_packets_wait_too(repo: Repo) -> None:
     seen = text + refused.stdout + refused.stderr + json.dumps(done)
     assert "Opal" not in seen and "SENTINEL" not in seen and "secret-file" not in seen
     assert [i["id"] for i in ok_json(repo, "review")["proposals"]] == ["mem_by_hand"]
+
+
+def test_what_waits_is_read_from_pending_only_and_doctor_still_checks_identities(repo: Repo) -> None:
+    from tests.memzoi.proposals.test_proposal_files import packet_text
+
+    assert run(repo, "init").exit_code == 0
+    repo.write(".memzoi/proposals/pending/one.md", packet_text("mem_one"))
+    repo.write(".memzoi/proposals/resolved/applied/one-again.md", packet_text("mem_one", status="applied"))
+    waiting = ok_json(repo, "review")
+    assert ([i["id"] for i in waiting["proposals"]], waiting["problems"]) == (["mem_one"], [])
+    every = ok_json(repo, "review", "--status", "all")
+    assert every["proposals"] == waiting["proposals"] and "not unique" in every["problems"][0]
+    doctor = json.loads(run(repo, "doctor", "--json").stdout)
+    (check,) = [c for c in doctor["checks"] if c["name"] == "proposals"]
+    assert check["status"] == "fail" and "not unique" in check["message"]

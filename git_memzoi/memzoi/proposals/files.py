@@ -82,6 +82,7 @@ __all__ = [
     "identities",
     "inventory",
     "list_packets",
+    "pending_entries",
     "pending_transactions",
     "reject_packet",
     "repair",
@@ -288,6 +289,21 @@ def _write_cache(layout: Layout, files: dict[str, list[object]]) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ read-only commands
+
+
+def pending_entries(layout: Layout) -> tuple[Entry, ...]:
+    """The pending packets only, reading nothing under ``resolved/`` (read-only; what waits for review, fast however
+    long the resolved history is). Identities are not cross-checked here: :func:`inventory` does that.
+
+    Raises:
+        InputError: a proposal root is a symlink or not a folder (``symlinked_root``, ``bad_layout``).
+    """
+    state, root = _roots(layout)[0]  # ("pending", layout.pending); refuses symlinked roots first
+    entries = []
+    for file in record_store.markdown_files(root):
+        with contextlib.suppress(FileNotFoundError):  # moved by a concurrent apply or reject: not there now
+            entries.append(_entry(layout, state, root, file))
+    return tuple(entries)
 
 
 def list_packets(layout: Layout) -> tuple[Entry, ...]:

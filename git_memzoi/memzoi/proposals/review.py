@@ -43,6 +43,7 @@ ROUTES = {"owner_command": "proposal", "session_end": "session-end", "capture": 
 SOURCES = ("proposal", "session-end", "capture", "import", "file")
 STATUS_FILTERS = inbox.STATUS_FILTERS
 APPROVAL_SCHEMA = "memzoi/packet-approval-v1"
+_WAITING = ("open", *vocab.OPEN_INBOX_STATUSES)  # status filters whose packets are all in pending/
 NOT_FOUND = "no proposal or packet has that id (see `git memzoi review --status all`)"
 
 
@@ -149,7 +150,6 @@ def list_items(layout: Layout, status: str = "open") -> Listing:
     Raises:
         InputError: an unknown status filter (``invalid_status``).
     """
-    from git_memzoi.memzoi.proposals import files
 
     if status not in STATUS_FILTERS:
         raise InputError(f"status {status!r} is not one of {', '.join(STATUS_FILTERS)}", "invalid_status")
@@ -163,16 +163,27 @@ def list_items(layout: Layout, status: str = "open") -> Listing:
         if proposal.location == "pending":
             owned.add(proposal.file_id)
         items.append(_proposal_item(layout, proposal))
-    try:
-        entries = files.inventory(layout).entries
-    except InputError as exc:  # a symlinked root, a duplicate identity: the inbox is still listed
-        problems.append(exc.message)
-        entries = ()
+    entries = _entries(layout, status, problems)
     marks = _approvals(layout)
     items += [_entry_item(e, marks) for e in entries if e.shown_file_id not in owned]
     chosen = [i for i in items if status == "all" or i.status == status or (status == "open" and i.is_open)]
     chosen.sort(key=lambda i: (i.created_at or "", i.id))
     return Listing(status, tuple(chosen), tuple(problems))
+
+
+def _entries(layout: Layout, status: str, problems: list[str]) -> tuple[Entry, ...]:
+    """The packets a listing needs: what waits is all in ``pending/``, so the resolved history is read only when
+    asked for. A duplicate identity or a symlinked root is a problem, and what can still be read is listed."""
+    from git_memzoi.memzoi.proposals import files
+
+    try:
+        return files.pending_entries(layout) if status in _WAITING else files.inventory(layout).entries
+    except InputError as exc:
+        problems.append(exc.message)
+    try:
+        return files.pending_entries(layout)
+    except InputError:  # a symlinked root: nothing under it is read
+        return ()
 
 
 def list_pending(layout: Layout) -> Listing:
@@ -194,12 +205,14 @@ def counts(layout: Layout) -> Counts:
 
 
 def counts_of(listing: Listing) -> Counts:
-    """The :class:`Counts` of an ``open`` listing already read (so one read serves a count and a list)."""
+    """The :class:`Counts` of the open items of a listing already read (any status filter; so one read serves a
+    count and a list: ``doctor`` reads ``all`` to check identities too)."""
     by_status = dict.fromkeys(vocab.OPEN_INBOX_STATUSES, 0)
     by_source = dict.fromkeys(SOURCES, 0)
     for item in listing.items:
-        by_status[item.status] = by_status.get(item.status, 0) + 1
-        by_source[item.source] += 1
+        if item.is_open:
+            by_status[item.status] += 1
+            by_source[item.source] += 1
     total = sum(by_status.values())
     return Counts(total, by_status["pending"], by_status["validated"], by_status["approved"], by_source)
 
