@@ -20,7 +20,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from git_memzoi.memzoi import workspace
-from git_memzoi.memzoi.proposals import review
+from git_memzoi.memzoi.proposals import inbox, review
 from tests.support.repos import NOW_TEXT as NOW
 from tests.support.repos import SEED_YAML, Repo, ok_json, run
 
@@ -116,7 +116,17 @@ def loaded(repo: Repo, tmp_path: Path) -> Repo:
     return repo
 
 
+def agree(repo: Repo) -> int:
+    """The fast count, the listing and the split counts say the same; that number."""
+    layout = workspace.open_workspace(repo.root).layout
+    count = review.pending_count(layout)
+    assert count == len(review.list_pending(layout).items) == review.counts(layout).open
+    return count
+
+
 def listed(repo: Repo, *args: str) -> list[tuple[Any, ...]]:
+    if not args:
+        agree(repo)
     items = ok_json(repo, "review", *args)["proposals"]
     return [(i["id"], i["source"], i["status"], i["type"], i["title"], i["created_at"]) for i in items]
 
@@ -171,6 +181,8 @@ def test_verbs_take_packet_ids_and_prop_ids(loaded: Repo) -> None:
         (SESSION_ID, "protected-routes-validate-sessions-server-side"),
     ]
     assert listed(loaded) == []
+    marks = inbox.state_dir(workspace.open_workspace(loaded.root).layout) / "packets"
+    assert list(marks.iterdir()) == []  # a resolved packet's approval is dropped with the apply
     assert run(loaded, "review").stdout == "nothing waits for review\n"
     closed = [(i[0], i[2]) for i in listed(loaded, "--status", "all")]
     assert closed == [(CAPTURE_ID, "applied"), (IMPORT_ID, "rejected"), (PROP_ID, "applied"), (SESSION_ID, "applied")]

@@ -165,7 +165,7 @@ def list_items(layout: Layout, status: str = "open") -> Listing:
         items.append(_proposal_item(layout, proposal))
     entries = _entries(layout, status, problems)
     marks = _approvals(layout)
-    items += [_entry_item(e, marks) for e in entries if e.shown_file_id not in owned]
+    items += [_entry_item(e, marks) for e in entries if _file_id(layout, e) not in owned]
     chosen = [i for i in items if status == "all" or i.status == status or (status == "open" and i.is_open)]
     chosen.sort(key=lambda i: (i.created_at or "", i.id))
     return Listing(status, tuple(chosen), tuple(problems))
@@ -177,11 +177,11 @@ def _entries(layout: Layout, status: str, problems: list[str]) -> tuple[Entry, .
     from git_memzoi.memzoi.proposals import files
 
     try:
-        return files.pending_entries(layout) if status in _WAITING else files.inventory(layout).entries
+        return files.inventory(layout, pending_only=status in _WAITING).entries
     except InputError as exc:
         problems.append(exc.message)
     try:
-        return files.pending_entries(layout)
+        return files.inventory(layout, pending_only=True).entries
     except InputError:  # a symlinked root: nothing under it is read
         return ()
 
@@ -195,8 +195,20 @@ def list_pending(layout: Layout) -> Listing:
 
 def pending_count(layout: Layout) -> int:
     """How many items wait for review: ``len(list_pending(layout).items)``, the one number ``handoff``,
-    ``doctor``, MCP and the session-start context report. Read-only, never raises for unreadable files."""
-    return len(list_pending(layout).items)
+    ``doctor``, MCP and the session-start context report. Read-only, never raises for unreadable files.
+
+    Counted without parsing a packet (the session-start hook calls it): the open inbox proposals, plus the packet
+    files in ``pending/`` that no inbox proposal owns (a packet file is one item whether or not it parses).
+    """
+    from git_memzoi.memzoi.proposals import files
+
+    proposals = [p for p in inbox.iter_proposals(layout) if isinstance(p, inbox.Proposal)]
+    owned = {p.file_id for p in proposals if p.location == "pending"}
+    try:
+        pending = files.pending_file_ids(layout)
+    except InputError:  # a symlinked root: nothing under it is read (list_pending lists nothing there either)
+        pending = ()
+    return sum(p.is_open for p in proposals) + sum(f not in owned for f in pending)
 
 
 def counts(layout: Layout) -> Counts:
@@ -215,6 +227,12 @@ def counts_of(listing: Listing) -> Counts:
             by_source[item.source] += 1
     total = sum(by_status.values())
     return Counts(total, by_status["pending"], by_status["validated"], by_status["approved"], by_source)
+
+
+def _file_id(layout: Layout, entry: Entry) -> str:
+    """The file id of a packet as its path says (a redacted entry shows a receipt's instead)."""
+    root = layout.pending if entry.state == "pending" else layout.resolved(entry.state)
+    return entry.path.relative_to(root).as_posix()[: -len(".md")]
 
 
 def _proposal_item(layout: Layout, proposal: inbox.Proposal) -> Item:
@@ -418,7 +436,9 @@ def reject(ws: Workspace, identity: str, *, reason: str, actor: str) -> Outcome:
     if target.kind == "proposal":
         done = inbox.reject(ws, target.id, reason=reason, actor=actor)
         return Outcome(_proposal_item(ws.layout, done.proposal), done.changed)
-    result = files.reject_packet(ws, target.id, reason=reason, actor=actor)
+    with lifecycle.operation(ws.layout, "reject"):  # the packet move and dropping its approval as one
+        result = files.reject_packet(ws, target.id, reason=reason, actor=actor)
+        _drop_approval(ws.layout, result.file_id)
     return Outcome(_resolved_item(ws.layout, result.file_id), changed=not result.replayed)
 
 
@@ -437,8 +457,17 @@ def apply(ws: Workspace, identity: str, *, actor: str, operation: str = "apply")
     if target.kind == "proposal":
         done = inbox.apply_proposal(ws, target.id, actor=actor, operation=operation)
         return Outcome(_proposal_item(ws.layout, done.proposal), done.changed, done.applied)
-    result = files.apply_packet(ws, target.id, actor=actor)
+    with lifecycle.operation(ws.layout, operation):  # the apply and dropping the packet's approval as one
+        result = files.apply_packet(ws, target.id, actor=actor)
+        _drop_approval(ws.layout, result.file_id)
     return Outcome(_resolved_item(ws.layout, result.file_id), not result.replayed, result)
+
+
+def _drop_approval(layout: Layout, file_id: str) -> None:
+    """Remove a resolved packet's approval mark (its identity can never return to pending)."""
+    path = _approval_path(layout, file_id)
+    if path.is_file():
+        lifecycle.write_step(layout, lifecycle.Step(path, None))
 
 
 def _resolved_item(layout: Layout, file_id: str) -> Item:
