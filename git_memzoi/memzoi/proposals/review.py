@@ -150,9 +150,12 @@ def list_items(layout: Layout, status: str = "open") -> Listing:
     Raises:
         InputError: an unknown status filter (``invalid_status``).
     """
-
     if status not in STATUS_FILTERS:
         raise InputError(f"status {status!r} is not one of {', '.join(STATUS_FILTERS)}", "invalid_status")
+
+    def wanted(item_status: str) -> bool:
+        return status in ("all", item_status) or (status == "open" and item_status in vocab.OPEN_INBOX_STATUSES)
+
     items: list[Item] = []
     problems: list[str] = []
     owned: set[str] = set()
@@ -162,13 +165,16 @@ def list_items(layout: Layout, status: str = "open") -> Listing:
             continue
         if proposal.location == "pending":
             owned.add(proposal.file_id)
-        items.append(_proposal_item(layout, proposal))
+        if wanted(proposal.status):  # its packet is read only when it is listed
+            items.append(_proposal_item(layout, proposal))
     entries = _entries(layout, status, problems)
     marks = _approvals(layout)
-    items += [_entry_item(e, marks) for e in entries if _file_id(layout, e) not in owned]
-    chosen = [i for i in items if status == "all" or i.status == status or (status == "open" and i.is_open)]
-    chosen.sort(key=lambda i: (i.created_at or "", i.id))
-    return Listing(status, tuple(chosen), tuple(problems))
+    for entry in entries:
+        item = None if _file_id(layout, entry) in owned else _entry_item(entry, marks)  # owned: listed above
+        if item is not None and wanted(item.status):
+            items.append(item)
+    items.sort(key=lambda i: (i.created_at or "", i.id))
+    return Listing(status, tuple(items), tuple(problems))
 
 
 def _entries(layout: Layout, status: str, problems: list[str]) -> tuple[Entry, ...]:
