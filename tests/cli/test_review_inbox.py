@@ -209,7 +209,7 @@ def test_unknown_id_is_one_line_exit_2(loaded: Repo) -> None:
         result = run(loaded, *args, "--json")
         assert result.exit_code == 2
         assert json.loads(result.stdout)["error"]["code"] == "unknown_proposal"
-        assert result.stderr == f"error: {review.NOT_FOUND}\n" or result.stderr.endswith(f": {review.NOT_FOUND}\n")
+        assert result.stderr.endswith(f": error: {review.NOT_FOUND}\n") and len(result.stderr.splitlines()) == 1
     missing = run(loaded, "reject", SESSION_ID)  # no reason: refused before anything is looked up
     assert missing.exit_code == 2 and "--reason" in missing.stderr
 
@@ -307,3 +307,15 @@ def test_what_waits_is_read_from_pending_only_and_doctor_still_checks_identities
     doctor = json.loads(run(repo, "doctor", "--json").stdout)
     (check,) = [c for c in doctor["checks"] if c["name"] == "proposals"]
     assert check["status"] == "fail" and "not unique" in check["message"]
+
+
+def test_unknown_id_as_a_process(repo: Repo) -> None:
+    import subprocess
+
+    assert run(repo, "init").exit_code == 0
+    for args in (["reject", "mem_gone", "--reason", "x"], ["approve", "prop_gone"], ["apply", "mem_gone", "--json"]):
+        proc = subprocess.run(
+            [str(BIN / "git-memzoi"), "-C", str(repo.root), *args], capture_output=True, text=True, check=False
+        )
+        assert (proc.returncode, proc.stderr) == (2, f"git-memzoi: error: {review.NOT_FOUND}\n")
+    assert json.loads(proc.stdout)["error"]["code"] == "unknown_proposal"
