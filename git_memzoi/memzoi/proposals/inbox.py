@@ -10,6 +10,8 @@ Transitions only move forward: repeating approve or reject of the current state 
 packet applied or rejected directly through ``proposal-files`` reads as applied or rejected.
 Ids are ``prop_`` + a UUIDv7-shaped value derived, not drawn (:func:`proposal_id`): the clock's ``now()`` in
 milliseconds and BLAKE3 bits of the normalized proposal, so one proposal at one instant has one id.
+Listing, counting and the verbs by any id (these proposals and the file packets of session end, capture and
+import together) are :mod:`~git_memzoi.memzoi.proposals.review`'s.
 """
 
 from __future__ import annotations

@@ -472,7 +472,7 @@ def _pack_id(now: Any, prefix: str, content: Any) -> str:
 
 @dataclass(frozen=True)
 class Handoff:
-    """``git memzoi handoff``: the context pack for switching agents and the open proposal inbox counts."""
+    """``git memzoi handoff``: the context pack for switching agents and the open review inbox counts."""
 
     payload: HandoffJson
 
