@@ -206,7 +206,7 @@ def handoff(
     store: str,
     as_json: bool,
 ) -> None:
-    """Hand work over to another agent: the context pack plus the open proposal inbox counts.
+    """Hand work over to another agent: the context pack plus the open review inbox counts (git memzoi review).
 
     Needs --task or --path.
 

@@ -17,4 +17,5 @@ TOOL_NAMES = (
     "precheck_command",
     "plan_capture_v1",
     "memory_status",
+    "review_inbox",
 )

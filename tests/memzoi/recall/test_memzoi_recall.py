@@ -454,10 +454,17 @@ def test_handoff_carries_the_pack_and_the_inbox_counts(repo: Repo) -> None:
     record(repo, "r", title="Granite", body="Granite sentinel.", applies_to=("src/g.py",))
     result = context_pack.handoff(ctx, path="src/g.py").to_json()
     assert result["task"] == "Handoff for path src/g.py" and result["path_prefix"] == "src/g.py"
-    assert result["proposal_inbox"] == {"source": "files", "open_total": 0, "pending": 0, "validated": 0, "approved": 0}
+    assert result["proposal_inbox"] == {
+        "source": "review",
+        "open_total": 0,
+        "pending": 0,
+        "validated": 0,
+        "approved": 0,
+        "by_source": {"proposal": 0, "session-end": 0, "capture": 0, "import": 0, "file": 0},
+    }
     assert result["context"]["records"][0]["record"]["id"] == "r"
     text = context_pack.handoff(ctx, task="continue granite").text()
-    assert text.startswith("# Memzoi Handoff\nTask: continue granite\nProposal inbox: 0 open")
+    assert text.startswith("# Memzoi Handoff\nTask: continue granite\nReview inbox: 0 open")
     with pytest.raises(InputError):
         context_pack.handoff(ctx)
 
