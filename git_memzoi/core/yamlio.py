@@ -200,6 +200,8 @@ def load_mapping_ruamel(
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = exc.problem or exc.context or "invalid YAML"
+        if reason == "mapping values are not allowed here":  # `run: grep -q x: f`: the commonest hand-edit slip
+            reason += "; quote a value that holds ': ' (run: \"grep -q 'x: y' f\")"
         raise YamlProblem(_one_line(reason), mark.line if mark else None) from None
     except YAMLError as exc:
         raise YamlProblem(_one_line(str(exc).splitlines()[0]), None) from None
