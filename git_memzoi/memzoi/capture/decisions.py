@@ -1,8 +1,8 @@
 """The capture decisions reviewers made, remembered by content identity (io; issue 15).
 
 ``capture apply`` records each terminal decision (accept, edit, reject) of the review it applies, keyed by the
-BLAKE3 content hash of the original candidate's memory (:func:`~git_memzoi.memzoi.capture.plan.memory_hash`:
-type, title and body, wherever in the source it sits). The next plan over the same content shows a rejected
+BLAKE3 content hash of the original candidate's memory (:func:`memory_hash`: type, title and body, wherever in
+the source it sits). The next plan over the same content shows a rejected
 candidate as ``previously_rejected`` instead of offering it again; a later ``edit`` of it overrides the rejection.
 The file lives in the private plane (:attr:`~git_memzoi.memzoi.layout.Layout.capture_decisions`) and holds hashes,
 ids and times only, never memory text. A missing or unreadable file is an empty memory, never an error.
@@ -23,6 +23,14 @@ TERMINAL = ("accept", "edit", "reject")
 MAX_ENTRIES = 10_000  # the oldest decisions are forgotten first
 
 
+def memory_hash(memory_type: str, title: str, body: str) -> str:
+    """The content identity of a candidate (duplicate matching and remembered decisions): BLAKE3 of type, title
+    and trimmed body (``blake3:<hex>``)."""
+    from git_memzoi.core.hashing import content_hash
+
+    return content_hash(f"{memory_type}\0{title.strip()}\0{body.strip()}".encode())
+
+
 def load(layout: Layout) -> dict[str, dict[str, Any]]:
     """Content hash → ``{outcome, review_id, reviewed_at}`` of every remembered decision (``{}`` when none)."""
     from git_memzoi.core import safe_read
@@ -40,7 +48,6 @@ def load(layout: Layout) -> dict[str, dict[str, Any]]:
 def record(ws: Workspace, plan: Mapping[str, Any], review: Mapping[str, Any]) -> int:
     """Remember the terminal decisions of ``review`` over ``plan`` (call inside the apply's lifecycle operation,
     so a failed apply forgets them again). Returns how many decisions were recorded."""
-    from git_memzoi.memzoi.capture.plan import memory_hash
     from git_memzoi.memzoi.proposals import lifecycle
 
     by_id = {c["candidate_id"]: c for c in plan["candidates"]}

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from git_memzoi.core import safe_read
-from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import MemzoiError
-from git_memzoi.memzoi.capture import sources
+from git_memzoi.memzoi.capture import decisions, sources
+from git_memzoi.memzoi.capture.decisions import memory_hash
 from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
 from git_memzoi.memzoi.capture.sources import REQUEST_SCHEMA
@@ -126,8 +126,6 @@ def _assemble(ws: Workspace, request: dict[str, Any], profile: str, loaded: sour
     extraction = loaded.extraction
     if extraction.blocked:
         return _blocked(profile, extraction.diagnostics, loaded.extractor)
-    from git_memzoi.memzoi.capture import decisions
-
     inventory, reviewed = _inventory(ws), decisions.load(ws.layout)
     candidates = [
         _classify(c, inventory, extraction.candidates[:i], reviewed) for i, c in enumerate(extraction.candidates)
@@ -169,11 +167,6 @@ def _summary(candidates: list[CandidateJson], sources: int, *, blocked: bool = F
         "blocked": 1 if blocked else kinds.count("blocked"),
         "previously_rejected": kinds.count("previously_rejected"),
     }
-
-
-def memory_hash(memory_type: str, title: str, body: str) -> str:
-    """The content identity used for duplicate matching: BLAKE3 of type, title and trimmed body."""
-    return content_hash(f"{memory_type}\0{title.strip()}\0{body.strip()}".encode())
 
 
 def _inventory(ws: Workspace) -> list[dict[str, Any]]:

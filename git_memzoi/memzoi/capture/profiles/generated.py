@@ -8,7 +8,6 @@ generated projection and leave every generated block out of their sections.
 from __future__ import annotations
 
 from git_memzoi.memzoi import export
-from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
 
 # the first line of a generated projection file (upstream's and this project's export use the same text)
 GENERATED_HEADER = export.GENERATED
@@ -24,14 +23,10 @@ def is_projection(text: str) -> bool:
     return text.lstrip("\ufeff \t\r\n").startswith(GENERATED_HEADER)
 
 
-def generated_blocks(text: str) -> list[tuple[int, int]]:
+def generated_blocks(text: str) -> list[tuple[int, int]] | None:
     """The ``(start, end)`` character ranges of the generated marker blocks of ``text`` (begin line through end
-    line, its newline included), sorted and merged.
-
-    Raises:
-        CaptureError: ``extractor_safeguard_failed`` when a marker family has other than one begin line followed
-            by one end line.
-    """
+    line, its newline included), sorted and merged; ``None`` when a marker family has other than one begin line
+    followed by one end line (malformed: the caller fails closed)."""
     lines, offset = [], 0
     for raw in text.split("\n"):
         lines.append((offset, min(offset + len(raw) + 1, len(text)), raw.strip()))
@@ -43,7 +38,7 @@ def generated_blocks(text: str) -> list[tuple[int, int]]:
         if not begins and not ends:
             continue
         if len(begins) != 1 or len(ends) != 1 or begins[0][0] >= ends[0][0]:
-            raise CaptureError("the source has malformed Memzoi generated markers", "extractor_safeguard_failed")
+            return None
         ranges.append((begins[0][0], ends[0][1]))
     merged: list[tuple[int, int]] = []
     for start, stop in sorted(ranges):
@@ -54,6 +49,9 @@ def generated_blocks(text: str) -> list[tuple[int, int]]:
     return merged
 
 
-def byte_ranges(text: str) -> list[tuple[int, int]]:
-    """:func:`generated_blocks` as byte offsets of ``text`` encoded as UTF-8."""
-    return [(len(text[:s].encode("utf-8")), len(text[:e].encode("utf-8"))) for s, e in generated_blocks(text)]
+def byte_ranges(text: str) -> list[tuple[int, int]] | None:
+    """:func:`generated_blocks` as byte offsets of ``text`` encoded as UTF-8 (``None``: malformed markers)."""
+    blocks = generated_blocks(text)
+    if blocks is None:
+        return None
+    return [(len(text[:s].encode("utf-8")), len(text[:e].encode("utf-8"))) for s, e in blocks]

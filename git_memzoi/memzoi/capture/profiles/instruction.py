@@ -125,6 +125,8 @@ def extract(source_id: str, path: str, data: bytes) -> Extraction:
     if generated.is_projection(text):
         return Extraction([], [_diagnostic("generated_projection_excluded", source_id, 1)])
     blocks = generated.byte_ranges(text)
+    if blocks is None:
+        raise CaptureError("the instruction file has malformed Memzoi generated markers", "extractor_safeguard_failed")
     return _Document(source_id, path, data, blocks).extract()
 
 

@@ -226,7 +226,10 @@ def extract(source_id: str, path: str, data: bytes, version: str = EXTRACTOR["ve
 
         if generated.is_projection(text):
             return Extraction([], [{"code": "generated_projection_excluded", "source_id": source_id, "line_start": 1}])
-        doc.blocks = generated.byte_ranges(text)
+        blocks = generated.byte_ranges(text)
+        if blocks is None:
+            raise CaptureError("the source has malformed Memzoi generated markers", "extractor_safeguard_failed")
+        doc.blocks = blocks
     return doc.extract()
 
 
