@@ -120,6 +120,9 @@ def test_an_agent_plans_asks_and_submits_a_capture(repo: Repo) -> None:
         "fact": "previously_rejected",
         "procedure": "blocked",
     }
+    (local,) = [c for c in again["candidates"] if c["memory"]["type"] == "preference"]
+    assert [(m["kind"], m["id"]) for m in local["action"]["matches"]] == [("runtime_record", REDACTED)]
+    assert "terse" not in json.dumps(again).lower()
 
 
 def test_mcp_capture_refuses_other_requests(repo: Repo) -> None:

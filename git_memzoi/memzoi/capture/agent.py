@@ -32,12 +32,17 @@ def plan(ws: Workspace, path: str, source_id: str) -> dict[str, Any]:
 
 def agent_view(planned: Any) -> dict[str, Any]:
     """``planned`` with the memory text, tags, heading path and evidence text of every candidate whose
-    sensitivity is not ``repo-safe`` replaced by :data:`REDACTED`; ``redacted_candidates`` lists their ids (only
-    present when there are any). A repo-safe plan comes back unchanged: it is what ``capture plan --json`` prints.
+    sensitivity is not ``repo-safe`` replaced by :data:`REDACTED`, and so the id of every duplicate or conflict
+    match that is a local or session runtime record; ``redacted_candidates`` lists the candidates (only present
+    when there are any). A repo-safe plan without such matches comes back unchanged: it is what ``capture plan
+    --json`` prints.
     """
     out: dict[str, Any] = copy.deepcopy(dict(planned))
     hidden = []
     for c in out.get("candidates", ()):
+        for match in c["action"].get("matches", ()):
+            if match["destination"] not in ("repo", "needs_review"):  # a runtime record's id is its title's slug
+                match["id"] = REDACTED
         if c["classification"]["sensitivity"] == "repo-safe":
             continue
         hidden.append(c["candidate_id"])

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 SCHEMA = "memzoi/capture-decisions-v1"
 TERMINAL = ("accept", "edit", "reject")
 MAX_ENTRIES = 10_000  # the oldest decisions are forgotten first
+MAX_BYTES = 4 * 1024 * 1024  # 10,000 entries are about 1.9 MB
 
 
 def memory_hash(memory_type: str, title: str, body: str) -> str:
@@ -34,10 +35,11 @@ def memory_hash(memory_type: str, title: str, body: str) -> str:
 def load(layout: Layout) -> dict[str, dict[str, Any]]:
     """Content hash → ``{outcome, review_id, reviewed_at}`` of every remembered decision (``{}`` when none)."""
     from git_memzoi.core import safe_read
+    from git_memzoi.errors import MemzoiError
 
     try:
-        data = json.loads(safe_read.read_bytes(layout.capture_decisions))
-    except (OSError, ValueError):  # missing, refused (a FIFO, a link) or corrupt: nothing remembered
+        data = json.loads(safe_read.read_bytes(layout.capture_decisions, MAX_BYTES))
+    except (OSError, ValueError, MemzoiError):  # missing, refused (a FIFO, a link), too large or corrupt
         return {}
     found = data.get("decisions") if isinstance(data, dict) and data.get("schema") == SCHEMA else None
     if not isinstance(found, dict):
@@ -64,6 +66,6 @@ def record(ws: Workspace, plan: Mapping[str, Any], review: Mapping[str, Any]) ->
         count += 1
     if count:
         kept = dict(list(known.items())[-MAX_ENTRIES:])
-        data = json.dumps({"schema": SCHEMA, "decisions": kept}, sort_keys=False, indent=1).encode("utf-8") + b"\n"
+        data = json.dumps({"schema": SCHEMA, "decisions": kept}, separators=(",", ":")).encode("utf-8") + b"\n"
         lifecycle.write_step(ws.layout, lifecycle.Step(ws.layout.capture_decisions, data))
     return count
