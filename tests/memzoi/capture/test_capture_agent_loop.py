@@ -239,3 +239,99 @@ def test_the_tools_own_generated_blocks_are_never_candidates(repo: Repo) -> None
     repo.write("ONLY.md", "")
     assert run(repo, "integrate", "instructions", "--profile", "codex", "--file", "ONLY.md").exit_code == 0
     assert ok_json(repo, "capture", "plan", "--source", "ONLY.md")["candidates"] == []
+
+
+def test_every_typed_heading_routes_as_the_seed_table_says(repo: Repo, ctx: Workspace) -> None:
+    """Seed "Deterministic Markdown profile": the heading prefix gives type, lane, destination and sensitivity."""
+    table = [
+        ("Fact", "fact", "semantic", "repo"),
+        ("Decision", "decision", "semantic", "repo"),
+        ("Procedure", "procedure", "procedural", "repo"),
+        ("Warning", "warning", "semantic", "repo"),
+        ("Failed attempt", "failed_attempt", "episodic", "repo"),
+        ("Risk", "risk", "semantic", "repo"),
+        ("Preference", "preference", "semantic", "local"),
+        ("Episode", "episode", "session", "session"),
+    ]
+    repo.write("notes/all.md", "".join(f"## {p}: Item {n}\nBody {n}.\n\n" for n, (p, *_) in enumerate(table)))
+    plan = capture.plan(ctx, "notes/all.md")
+    got = [
+        (
+            c["memory"]["type"],
+            c["memory"]["lane"],
+            c["classification"]["destination"],
+            c["classification"]["sensitivity"],
+            c["action"].get("route") or c["action"]["kind"],
+        )
+        for c in plan["candidates"]
+    ]
+    assert got == [
+        (
+            t,
+            lane,
+            dest,
+            "repo-safe" if dest == "repo" else "private",
+            "create_proposal" if dest == "repo" else f"runtime_{dest}",
+        )
+        for _, t, lane, dest in table
+    ]
+    assert (plan["data_class"], plan["summary"]["create_proposals"], plan["summary"]["runtime_writes"]) == (
+        "private",
+        6,
+        2,
+    )
+
+
+def test_a_stale_apply_remembers_nothing(repo: Repo, ctx: Workspace) -> None:
+    repo.write("notes/n.md", "## Fact: Old deploy\nWe deployed by hand.\n")
+    plan = capture.plan(ctx, "notes/n.md")
+    (only,) = plan["candidates"]
+    rev = capture_review.review(
+        ctx,
+        plan,
+        {
+            "schema": "memzoi/capture-review-input-v1",
+            "plan_id": plan["plan_id"],
+            "decisions": [{"candidate_id": only["candidate_id"], "outcome": "reject"}],
+        },
+        reviewed_by="zoki",
+        reviewed_at=AT,
+    )
+    repo.write("notes/n.md", "## Fact: Old deploy\nWe deployed by hand, once.\n")
+    with pytest.raises(CaptureError) as err:
+        capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
+    assert err.value.code == "stale_capture_plan" and not ctx.layout.capture_decisions.exists()
+
+
+def test_an_unknown_extractor_version_is_exit_2(repo: Repo) -> None:
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    assert run(repo, "init").exit_code == 0
+    repo.write("notes/n.md", "## Fact: A\nB.\n")
+    repo.write(
+        "req.json",
+        json.dumps(
+            {
+                "schema": "memzoi/capture-request-v1",
+                "sources": [
+                    {
+                        "source_id": "n",
+                        "locator": {"kind": "project_path", "path": "notes/n.md"},
+                        "media_type": "text/markdown",
+                    }
+                ],
+                "extractor": {"profile": "markdown-deterministic", "version": "9.9.9"},
+            }
+        ),
+    )
+    binary = str(Path(sys.executable).parent / "git-memzoi")
+    proc = subprocess.run(
+        [binary, "-C", str(repo.root), "capture", "plan", "--request-file", "req.json", "--json"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["code"] == "unsupported_extractor_version"
+    assert len(proc.stderr.strip().splitlines()) == 1 and "Traceback" not in proc.stderr
