@@ -83,6 +83,11 @@ class Layout:
         return self.base / "local"
 
     @property
+    def capture_decisions(self) -> Path:
+        """``capture/decisions.json`` in the private plane: the capture decisions reviewers made, by content hash."""
+        return self.local / "capture" / "decisions.json"
+
+    @property
     def config(self) -> Path:
         """``.memzoi/config.toml``: repository workflow policy."""
         return self.base / "config.toml"

@@ -8,7 +8,6 @@ manifest is :mod:`~git_memzoi.memzoi.imports.plan`'s, which re-exports the names
 from __future__ import annotations
 
 import difflib
-
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
