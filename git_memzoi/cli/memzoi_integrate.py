@@ -193,7 +193,7 @@ def _hook_input(default_event: str) -> tuple[str, dict[str, Any]]:
 
 
 def _session_config(ctx: click.Context) -> Any:
-    """The ``[session]`` settings (:mod:`git_memzoi.memzoi.session_config`); ``$MEMZOI_HOME`` as
+    """The ``[session]`` settings (:mod:`git_memzoi.memzoi.runtime.session_config`); ``$MEMZOI_HOME`` as
     ``cli.memzoi_inbox.memzoi_home`` reads it, without importing that module into a hook."""
     import os
 
@@ -225,7 +225,7 @@ def session_context(ctx: click.Context, budget_bytes: int | None) -> None:
     from git_memzoi.errors import MemzoiError
     from git_memzoi.integrations.claude_code import hook_output
     from git_memzoi.memzoi import layout
-    from git_memzoi.memzoi.recall import session_context as core
+    from git_memzoi.memzoi import session_context as core
 
     event, given = _hook_input("SessionStart")
     payload = None
@@ -271,7 +271,7 @@ def prompt_context(ctx: click.Context, token_budget: int, min_terms: int) -> Non
     from git_memzoi.errors import MemzoiError
     from git_memzoi.integrations.claude_code import hook_output
     from git_memzoi.memzoi import layout
-    from git_memzoi.memzoi.recall import prompt_context as core
+    from git_memzoi.memzoi import prompt_context as core
 
     event, given = _hook_input("UserPromptSubmit")
     prompt = given.get("prompt")
@@ -306,8 +306,8 @@ def pre_compact(ctx: click.Context, from_transcript: bool) -> None:
     """
     from git_memzoi.cli.workspace import open_workspace
     from git_memzoi.errors import MemzoiError
+    from git_memzoi.memzoi import compact_checkpoint as compact
     from git_memzoi.memzoi import layout
-    from git_memzoi.memzoi.runtime import compact
 
     _, given = _hook_input("PreCompact")
     try:
