@@ -248,3 +248,14 @@ def test_every_item_of_the_core_is_cited(repo: Repo, project: Any) -> None:
     ]
     assert all(i.cited and i.cited.startswith(".memzoi/records/") for i in built.shown)
     assert built.to_json()["bytes"] == len(built.text.encode()) <= 4000
+
+
+def test_remembered_record_verdicts_follow_a_new_commit(repo: Repo) -> None:
+    repo.commit("base", **{"src/b.py": "b\n"})
+    repos.ok_json(repo, "init", env=None)
+    propose(repo, "fact", "B returns bytes", "b() returns bytes, never str.", "src/b.py")
+    repo.commit("memory")
+    assert "- suspect: " not in context(repo)
+    assert "- suspect: " not in context(repo)  # answered from <git dir>/memzoi/cache/
+    repo.commit("change b", **{"src/b.py": "b2\n"})
+    assert "- suspect: B returns bytes: " in context(repo)

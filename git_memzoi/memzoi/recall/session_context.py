@@ -35,6 +35,7 @@ DEFAULT_BUDGET_BYTES = 4000
 MIN_BUDGET_BYTES = 0
 MAX_BUDGET_BYTES = 4000  # Claude Code shows a preview instead of context above ~10 KB; envelopes cut at 4,000
 LIMITS = {"bound": 10, "suspect": 10, "decision": 5}  # per kind, in rank order
+RENDERED_SUSPECTS = LIMITS["suspect"] + LIMITS["bound"]  # room for those a bound item already shows
 FIRST_TIER = 3  # the budget goes to the first three of every kind before the fourth of any
 ITEM_CHARS = 160  # one memory's text in a line: the rest is a `git memzoi show` away
 RESUME_LINES = 12
@@ -186,21 +187,25 @@ def _branch(ws: Workspace) -> BranchState | None:
 
 
 def _suspects(ws: Workspace, with_entries: bool) -> tuple[dict[str, SuspectJson], list[Mapping[str, Any]]]:
-    """Every suspect memory of both stores by ``store:id`` and their rows: records by their envelope (nothing is
-    read when none has one), entries by memkeep's report (cached while nothing it reads changed)."""
+    """Every suspect memory of both stores by ``store:id``, and the rows of those that may be shown: records by
+    their envelope (:func:`suspect.assess_all`, remembered while nothing changed), entries by memkeep's report
+    (remembered likewise)."""
     from git_memzoi.memzoi.recall import suspect
     from git_memzoi.memzoi.recall.index import select
 
     layout, now = ws.layout, ws.clock.now()
-    enveloped = select.enveloped(layout, now=now)
-    marks = suspect.assess(ws, enveloped)
-    out = {f"record:{rid}": mark for rid, mark in marks.items()}
-    rows: list[Mapping[str, Any]] = [row for row in enveloped if row["id"] in marks]
+    marks: dict[str, SuspectJson] = {f"record:{rid}": mark for rid, mark in suspect.assess_all(ws).items()}
     if with_entries:
         found = suspect.assess_entries(ws, select.ids(layout, "repo", now=now, store="entry"))
-        out.update({f"entry:{eid}": mark for eid, mark in found.items()})
-        rows += select.by_ids(layout, "repo", sorted(found), now=now, store="entry")
-    return out, rows
+        marks.update({f"entry:{eid}": mark for eid, mark in found.items()})
+    rows: list[Mapping[str, Any]] = []
+    for store in ("record", "entry"):  # stale ones first, then newest: only as many rows as can be rendered
+        ids = [k.partition(":")[2] for k in sorted(marks) if k.startswith(store + ":")]
+        stale = [i for i in ids if marks[f"{store}:{i}"]["reasons"][0]["reason"] == "stale"]
+        rest = [i for i in ids if marks[f"{store}:{i}"]["reasons"][0]["reason"] != "stale"]
+        for chosen in (stale, rest):
+            rows += select.by_ids(layout, "repo", chosen, now=now, store=store, limit=RENDERED_SUSPECTS)
+    return marks, rows
 
 
 def _bound(
@@ -295,7 +300,8 @@ class _Changed:
 
 
 def _suspect_items(rows: Sequence[Mapping[str, Any]], suspects: Mapping[str, SuspectJson]) -> list[Item]:
-    """The suspect memories, stale ones (a failed check) first, then records before entries, newest first."""
+    """The suspect memories, stale ones (a failed check) first, then records before entries, newest first; those
+    past :data:`RENDERED_SUSPECTS` (or without a row read) only counted."""
     from git_memzoi.memzoi.recall.suspect import key
 
     ordered = sorted(
@@ -306,12 +312,10 @@ def _suspect_items(rows: Sequence[Mapping[str, Any]], suspects: Mapping[str, Sus
             -int(r["updated_us"]),
             r["id"],
         ),
-    )
-    rendered = LIMITS["suspect"] + LIMITS["bound"]  # room for the ones a bound item already shows
-    return [
-        _memory_item("suspect", row, "suspect", suspects[key(row)]) if n < rendered else Item("suspect", key(row), "")
-        for n, row in enumerate(ordered)
-    ]
+    )[:RENDERED_SUSPECTS]
+    items = [_memory_item("suspect", row, "suspect", suspects[key(row)]) for row in ordered]
+    rendered = {item.key for item in items}
+    return items + [Item("suspect", name, "") for name in sorted(suspects) if name not in rendered]
 
 
 # ------------------------------------------------------------------------------------------------ rendering

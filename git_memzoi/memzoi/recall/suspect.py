@@ -158,19 +158,41 @@ def envelope(row: Mapping[str, Any]) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, Mapping) else None
 
 
-def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
+RECORD_CACHE_NAME = "recall-record-verdicts.json"  # beside CACHE_NAME
+
+
+def assess_all(ws: Workspace) -> Suspects:
+    """Every suspect current repo record (:func:`assess` over all of them, as the session-start context lists
+    them), remembered in ``<git dir>/memzoi/cache/`` while nothing it depends on changed (:func:`_report_key`), so
+    a session start after an unchanged one reads no record; a cache that cannot be read or written is skipped."""
+    from git_memzoi.memzoi.recall.index import db as index_db
+
+    found = _report_key(ws)
+    path = None if found is None else found[1].with_name(RECORD_CACHE_NAME)
+    saved = None if found is None else _load_saved(path, found[0])
+    if saved is not None:
+        return {record_id: {"reasons": reasons} for record_id, reasons in saved.items()}
+    marks = assess(ws, index_db.list_rows(ws.layout, "repo", now=ws.clock.now()), current=True)
+    if found is not None:
+        _save(path, found[0], {record_id: mark["reasons"] for record_id, mark in marks.items()})
+    return marks
+
+
+def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]], *, current: bool = False) -> Suspects:
     """The suspect records among ``rows`` (index rows): ``{record_id: {"reasons": [...]}}``.
 
     Each reason is ``{"reason", "message", "evidence"}`` (a memkeep verdict; reasons in the core's order:
     scope_hit, ttl_expired, dependency_suspect, anchor_unreachable). Records that are not suspect are absent.
-    Returns ``{}`` without touching git when no row has an envelope.
+    Returns ``{}`` without touching git when no row has an envelope. ``current``: ``rows`` are every current repo
+    record already (they are not read again).
     """
+    rows = list(rows)
     wanted = [row for row in rows if envelope(row) is not None and (row.get("store") or "record") == "record"]
     if not wanted:
         return {}
     from git_memzoi.memkeep import staleness
 
-    entries = current_entries(ws, wanted)
+    entries = _entries(ws, {row["id"]: row for row in rows}) if current else current_entries(ws, wanted)
     report = staleness.compute(entries, repo_view(ws), ws.clock)
     wanted_ids = {row["id"] for row in wanted}
     out: dict[str, SuspectJson] = {}

@@ -1,9 +1,9 @@
 """The narrow index reads of the session-start context (io, through :mod:`~git_memzoi.memzoi.recall.index.db`).
 
 At 10,000 records, turning every row into a dict costs more than the whole query (about 45 ms), so each read
-here returns only the rows it asks for: a count, the newest rows of one type, the rows carrying a memkeep
-envelope, the governance rows whose ``applies_to`` binds one of a set of paths (matched in SQL by a function
-memoized per stored value). Each refreshes the index first (once per
+here returns only the rows it asks for: the counts, the newest rows of one type, the ids, the rows of given ids,
+the governance rows whose ``applies_to`` binds one of a set of paths (matched in SQL by a function memoized per
+stored value). Each refreshes the index first (once per
 :func:`~git_memzoi.memzoi.recall.index.db.read_session`) and answers current assertions only.
 """
 
@@ -53,13 +53,6 @@ def newest(
     return db._query(layout, sql, (*params, limit))
 
 
-def enveloped(layout: Layout, *, now: dt.datetime) -> list[dict[str, Any]]:
-    """The current repo records carrying a memkeep envelope (the ones that can be suspect), newest first."""
-    db._ensure_fresh(layout)
-    sql = f"SELECT r.* FROM records r WHERE {_WHERE} AND r.memkeep IS NOT NULL ORDER BY r.updated_us DESC, r.id"
-    return db._query(layout, sql, _params("repo", "record", now))
-
-
 def bound(
     layout: Layout,
     binds: Callable[[Sequence[str]], bool],
@@ -91,12 +84,19 @@ def ids(layout: Layout, destination: str, *, now: dt.datetime, store: str = "rec
 
 
 def by_ids(
-    layout: Layout, destination: str, wanted: Sequence[str], *, now: dt.datetime, store: str = "record"
+    layout: Layout,
+    destination: str,
+    wanted: Sequence[str],
+    *,
+    now: dt.datetime,
+    store: str = "record",
+    limit: int = -1,
 ) -> list[dict[str, Any]]:
-    """The current rows of ``destination`` in ``store`` with an id in ``wanted``, newest first."""
-    if not wanted:
+    """The current rows of ``destination`` in ``store`` with an id in ``wanted``, newest first, at most ``limit``
+    (-1: all)."""
+    if not wanted or limit == 0:
         return []
     db._ensure_fresh(layout)
     where = f"{_WHERE} AND r.id IN (SELECT value FROM json_each(?))"
-    sql = f"SELECT r.* FROM records r WHERE {where} ORDER BY r.updated_us DESC, r.id"
-    return db._query(layout, sql, (*_params(destination, store, now), json.dumps(list(wanted))))
+    sql = f"SELECT r.* FROM records r WHERE {where} ORDER BY r.updated_us DESC, r.id LIMIT ?"
+    return db._query(layout, sql, (*_params(destination, store, now), json.dumps(list(wanted)), limit))
