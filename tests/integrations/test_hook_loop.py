@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -195,3 +196,34 @@ def test_install_adds_the_prompt_hook_only_when_asked_and_the_transcript_form_in
     back = repos.ok_json(repo, "integrate", "install", "--profile", "claude-code", env=None)
     assert [r["hook"] for r in back["replaced"]] == ["memzoi integrate pre-compact"]  # the working-tree form again
     assert "--from-transcript" not in back["replaced"][0]["new"]
+
+
+def test_the_installed_hooks_carry_a_checkpoint_into_the_next_session(project: Repo, tmp_path: Path) -> None:
+    """As Claude Code runs them (``sh -c``, a bare PATH, the event JSON on stdin): PreCompact writes the
+    checkpoint, the SessionStart after the compaction resumes it, a related prompt gets its pack."""
+    from tests.integrations.test_claude_code_install import installed, run_hook
+
+    agents.install_claude_code(project.root, prompt_context=True)
+    hooks = {agents.hook_name(c): (e, c) for e, c in installed(project.root)}
+    event, command = hooks["memzoi integrate pre-compact"]
+    done = run_hook(command, event, project.root, cwd=tmp_path)
+    assert (done.returncode, done.stdout, done.stderr) == (0, "", "")
+    event, command = hooks["memzoi integrate session-context"]
+    done = run_hook(command, event, project.root, cwd=tmp_path)
+    text = validate_output(done.stdout)["hookSpecificOutput"]["additionalContext"]
+    assert text.splitlines()[2].startswith("Resuming: Work on branch feature (before auto compaction) [")
+    assert "- risk on src/a.py: Token refresh races: " in text
+    event, command = hooks["memzoi integrate prompt-context"]
+    assert event == "UserPromptSubmit"
+    done = subprocess.run(
+        ["sh", "-c", command],
+        env={"PATH": "/usr/bin:/bin", "CLAUDE_PROJECT_DIR": str(project.root)},
+        cwd=tmp_path,
+        input=json.dumps({"hook_event_name": event, "prompt": "why do token refresh calls race?"}),
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    assert "[token-refresh-races]" in validate_output(done.stdout)["hookSpecificOutput"]["additionalContext"]
