@@ -377,7 +377,8 @@ def _limit(items: list[Item]) -> tuple[list[Item], list[Item]]:
     counts: dict[str, int] = {}
     for item in items:
         counts[item.kind] = counts.get(item.kind, 0) + 1
-        (left if counts[item.kind] > LIMITS.get(item.kind, len(items)) else kept).append(item)
+        over = counts[item.kind] > LIMITS.get(item.kind, len(items))
+        (left if over or not item.text else kept).append(item)  # an unrendered item is only counted
     return kept, left
 
 
