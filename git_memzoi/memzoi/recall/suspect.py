@@ -70,8 +70,6 @@ def _entry_verdicts(ws: Workspace) -> dict[str, list[VerdictJson]]:
     (:func:`_report_key`): in this process (a long-running server answers repeated recalls without re-running
     it) and in ``<git dir>/memzoi/cache/`` (a one-shot command then never loads pygit2 for it). A cache that
     cannot be read or written is only a cache: the report runs."""
-    from git_memzoi.memkeep import api
-
     root = str(ws.layout.root)
     found = _report_key(ws)
     kept = _REPORTS.get(root)
@@ -81,6 +79,8 @@ def _entry_verdicts(ws: Workspace) -> dict[str, list[VerdictJson]]:
     if saved is not None and found is not None:
         _REPORTS[root] = (found[0], saved)
         return saved
+    from git_memzoi.memkeep import api  # only now: a remembered report needs none of memkeep's store (~15 ms)
+
     try:
         with api.no_cyclic_gc():
             session = api.open_session(api.Options(start=ws.layout.root, clock=ws.clock))
