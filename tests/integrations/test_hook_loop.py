@@ -93,9 +93,8 @@ def test_the_transcript_is_read_when_opted_in_by_flag_or_config(project: Repo, t
     path = transcript(tmp_path, "First ask", "Make refresh single-flight   and keep\nthe retries")
     pre_compact(project, "--from-transcript", hook_input={"transcript_path": str(path), "trigger": "manual"})
     (written,) = checkpoints(project)
-    assert (
-        written["title"] == "Make refresh single-flight and keep the retries (branch feature, before manual compaction)"
-    )
+    assert written["title"] == "Make refresh single-flight and keep the retries"  # the branch is in the note
+    assert written["id"] == "session-make-refresh-single-flight-and-keep-the-retries"
     assert written["body"].splitlines()[:3] == [
         "Last requests:",
         "- First ask",

@@ -73,9 +73,8 @@ def _state(ws: Workspace) -> BranchState | None:
 
 def _task(state: BranchState | None, requests: Sequence[str], trigger: str) -> str:
     where = "this repository" if state is None or not state.branch else f"branch {state.branch}"
-    if requests:
-        request = requests[-1] if len(requests[-1]) <= TITLE_CHARS else requests[-1][: TITLE_CHARS - 1] + "…"
-        return f"{request} ({where}, before {trigger} compaction)"
+    if requests:  # the title (and so the id) names the request alone; the branch state is in the note
+        return requests[-1] if len(requests[-1]) <= TITLE_CHARS else requests[-1][: TITLE_CHARS - 1] + "…"
     return f"Work on {where} (before {trigger} compaction)"
 
 
