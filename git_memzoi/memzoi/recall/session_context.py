@@ -46,9 +46,7 @@ START_LINE = (
     'should know with `git memzoi propose --type decision --sensitivity repo-safe --title "..." --body "..."`; '
     "`git memzoi quickstart` shows every step."
 )
-REVIEW_LINE = (
-    "Review: {count} proposal(s) wait for review: `git memzoi proposals list`, `git memzoi proposal-files list`"
-)
+REVIEW_LINE = "Review: {count} item(s) wait for review: `git memzoi review`"
 TAIL_LINE = "… {count} more not shown (budget {budget} bytes): `git memkeep status`, `git memzoi search <words>`"
 
 
