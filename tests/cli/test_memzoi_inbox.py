@@ -355,3 +355,18 @@ def test_non_repo_safe_proposal_stays_private_and_is_never_echoed(root: Repo, ho
         assert SECRET_TITLE not in text and "SENTINEL" not in text
     assert git_status(root) == ""
     assert f"!! .memzoi/local/proposals/{pid}.md" in root.git("status", "--porcelain", "--ignored", "-uall")
+
+
+def test_private_visibility_is_never_written_as_repo_memory(root: Repo, home: Path) -> None:
+    before = tree(root)
+    applied = run_json(root, home, *DECISION, "--visibility", "private", "--apply", code=2)
+    assert applied["error"]["code"] == "private_visibility"
+    assert tree(root) == before  # nothing written: no record, no packet, no state
+    kept = run_json(root, home, *DECISION, "--visibility", "private")
+    assert kept["proposal"]["status"] == "pending" and kept["proposal"]["location"] == "private"
+    assert "visibility private: the proposal is kept privately and can never be applied to the repo" in kept["warnings"]
+    assert git_status(root) == ""  # nothing git-visible
+    for verb in ("approve", "apply"):
+        refused = run_json(root, home, verb, kept["proposal"]["id"], code=2)
+        assert refused["error"]["code"] == "private_visibility"
+    assert not (root.root / ".memzoi/records/use-pnpm-for-installs.md").exists()
