@@ -64,5 +64,5 @@ def load_checkpoint(ws: Workspace, checkpoint_id: str) -> okf.Record:
     path = index_db.runtime_dir(ws.layout, "session") / f"{checkpoint_id}.md"
     if not path.is_file() or path.is_symlink():
         raise InputError(f"no checkpoint {checkpoint_id!r}; see `git memzoi checkpoint list`", "unknown_checkpoint")
-    rel = path.relative_to(ws.layout.root).as_posix()
+    rel = ws.layout.label(path)
     return index_db.parse_record(checkpoint_id, rel, safe_read.read_bytes(path))  # swapped since: refused

@@ -1,8 +1,8 @@
 """Private runtime memory (io): local records and the write path every runtime record takes (seed "Local
 runtime memory").
 
-Runtime records are OKF record files under ``.memzoi/local/runtime/<local|session>/`` (git-ignored; never under
-``.memzoi/records/``), read through the derived index. Every write is atomic, holds the lifecycle lock and
+Runtime records are OKF record files in :meth:`Layout.runtime` (``<git common dir>/memzoi/local/runtime/<local|session>/``:
+shared by every worktree, never committed; never under ``.memzoi/records/``), read through the derived index. Every write is atomic, holds the lifecycle lock and
 appends an event carrying ids and classifications only.
 """
 
@@ -107,7 +107,7 @@ def search_local(ws: Workspace, query: str, *, limit: int = 10) -> dict[str, Any
         else index_db.search_rows(ws.layout, fts, now=ws.clock.now(), destinations=("local",), limit=limit)
     )
     results = [_result(row, query) for row in rows]
-    with lifecycle_lock(ws.layout.lock, root=ws.layout.root):
+    with lifecycle_lock(ws.layout.lock, root=ws.layout.private_root):
         events.append(
             ws.layout,
             "memory.searched",
@@ -153,7 +153,7 @@ def rebuild(ws: Workspace) -> index_db.RebuildResult:
         "unreadable": len(result.unreadable),
         "pending_proposals": result.pending_proposals,
     }
-    with lifecycle_lock(ws.layout.lock, root=ws.layout.root):
+    with lifecycle_lock(ws.layout.lock, root=ws.layout.private_root):
         events.append(ws.layout, "memory.index_rebuilt", ws.actor, ws.clock.now(), payload)
     return result
 
@@ -294,7 +294,7 @@ def render_record(ws: Workspace, draft: Draft, record_id: str) -> tuple[okf.Reco
     require_clean(text, where, document=True, private=True)
     if len(text.encode("utf-8")) > MAX_RECORD_BYTES:
         raise InputError(f"the record would be larger than {MAX_RECORD_BYTES} bytes", "record_too_large")
-    rel = f".memzoi/local/runtime/{draft.destination}/{record_id}.md"
+    rel = ws.layout.label(index_db.runtime_dir(ws.layout, draft.destination) / f"{record_id}.md")
     parsed = index_db.parse_record(record_id, rel, text.encode("utf-8"))
     decide(parsed, ws.clock.now())
     return parsed, text
@@ -333,7 +333,7 @@ def reserve(ws: Workspace, draft: Draft, taken: set[str]) -> tuple[Path, bytes, 
     batch and adds the id to ``taken``.
     """
     directory = index_db.runtime_dir(ws.layout, draft.destination)
-    make_dirs(directory, root=ws.layout.root)
+    make_dirs(directory, root=ws.layout.root_for(directory))
     base = base_id(draft)
     record_id, n = base, 1
     while record_id in taken or (directory / f"{record_id}.md").exists():
@@ -342,7 +342,7 @@ def reserve(ws: Workspace, draft: Draft, taken: set[str]) -> tuple[Path, bytes, 
     taken.add(record_id)
     record, text = render_record(ws, draft, record_id)
     path = directory / f"{record_id}.md"
-    rel = path.relative_to(ws.layout.root).as_posix()
+    rel = ws.layout.label(path)
     return (
         path,
         text.encode("utf-8"),

@@ -159,7 +159,7 @@ def _promote(
                 "kind": "proposal_file",
                 "index": index,
                 "proposal_id": file_id,
-                "path": path.relative_to(ws.layout.root).as_posix(),
+                "path": ws.layout.label(path),
             }
         writes.update(write_batch(ws, drafts.items(), "session_end"))
         _session_end_events(ws, writes, len(candidates))

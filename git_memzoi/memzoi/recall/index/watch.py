@@ -77,7 +77,7 @@ _GUARD = threading.Lock()
 def _roots(layout: Layout) -> tuple[str, ...]:
     from git_memzoi.memzoi.recall.index.rows import sources
 
-    return tuple(f"{layout.root}/{source.prefix}".rstrip("/") for source in sources(layout))
+    return tuple(os.path.join(layout.root, source.prefix).rstrip("/") for source in sources(layout))
 
 
 def _stat(path: str) -> _Stat:
@@ -90,7 +90,7 @@ def _stat(path: str) -> _Stat:
 
 def _index_stat(layout: Layout) -> tuple[int, int, int] | None:
     try:
-        st = os.stat(layout.local / "index.sqlite")
+        st = os.stat(layout.index)
     except OSError:
         return None
     return st.st_size, st.st_mtime_ns, st.st_ino
