@@ -17,7 +17,9 @@ def files(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+        if p.is_file()
+        and (".git" not in p.relative_to(root).parts or p.is_relative_to(root / ".git/memzoi/local"))
+        and p.name != "lifecycle.lock"
     }
 
 
@@ -34,14 +36,14 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
         "--source-id",
         "findings",
         "--output",
-        ".memzoi/local/capture/plan.json",
+        ".git/memzoi/local/capture/plan.json",
     )
-    assert set(files(repo.root)) - set(before) == {".memzoi/local/capture/plan.json"}
-    assert json.loads((repo.root / ".memzoi/local/capture/plan.json").read_text()) == plan
+    assert set(files(repo.root)) - set(before) == {".git/memzoi/local/capture/plan.json"}
+    assert json.loads((repo.root / ".git/memzoi/local/capture/plan.json").read_text()) == plan
     (candidate,) = plan["candidates"]
     assert candidate["evidence"][0]["span"] == {"byte_start": 0, "byte_end": 74, "line_start": 1, "line_end": 2}
     repo.write(
-        ".memzoi/local/capture/decisions.json",
+        ".git/memzoi/local/capture/decisions.json",
         json.dumps(
             {
                 "schema": "memzoi/capture-review-input-v1",
@@ -63,9 +65,9 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
         "capture",
         "review",
         "--plan-file",
-        ".memzoi/local/capture/plan.json",
+        ".git/memzoi/local/capture/plan.json",
         "--decisions-file",
-        ".memzoi/local/capture/decisions.json",
+        ".git/memzoi/local/capture/decisions.json",
         "--reviewed-by",
         "zoki",
         "--reviewed-at",
@@ -79,7 +81,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
         "capture",
         "apply",
         "--plan-file",
-        ".memzoi/local/capture/plan.json",
+        ".git/memzoi/local/capture/plan.json",
         "--review-file",
         "capture-review.json",
         "--plan-id",
@@ -99,7 +101,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
         "capture",
         "apply",
         "--plan-file",
-        ".memzoi/local/capture/plan.json",
+        ".git/memzoi/local/capture/plan.json",
         "--review-file",
         "capture-review.json",
         "--plan-id",

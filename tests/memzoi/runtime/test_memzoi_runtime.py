@@ -41,11 +41,14 @@ def context(repo: Repo, now: dt.datetime = NOW) -> Workspace:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (except .git) with its bytes: a before/after picture of a command."""
+    """Every file under ``root`` (except git's own, but with the private memory there) with its bytes: a
+    before/after picture of a command."""
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts
+        if p.is_file()
+        and (".git" not in p.relative_to(root).parts or p.is_relative_to(root / ".git/memzoi/local"))
+        and p.name != "lifecycle.lock"
     }
 
 
