@@ -24,15 +24,28 @@ from git_memzoi.memzoi.runtime.local import (
 )
 
 
-def add_checkpoint(ws: Workspace, *, task: str, note: str | None = None, from_file: Path | None = None) -> Written:
+def add_checkpoint(
+    ws: Workspace,
+    *,
+    task: str,
+    note: str | None = None,
+    from_file: Path | None = None,
+    session_id: str | None = None,
+    event_id: str | None = None,
+) -> Written:
     """``checkpoint add``: write one session checkpoint (type episode, lane session) holding only the explicit
     ``note`` or the content of ``from_file`` (exactly one of the two).
+
+    With ``session_id`` (and ``event_id``; default: the digest of task and text) the call is idempotent
+    (:mod:`~git_memzoi.memzoi.runtime.replay`): an identical replay returns the stored checkpoint, ``reused``.
 
     Raises:
         InputError: both or neither of note/file, an unreadable or empty file, an empty task; a credential in the
             task, note or file (``prohibited_content_detected``: the option and line named, never the value).
+        CheckpointConflict: ``checkpoint_mismatch``, ``checkpoint_in_progress`` (nothing written).
     """
     from git_memzoi.memzoi.records.secrets import require_clean_fields
+    from git_memzoi.memzoi.runtime import replay
 
     if note is not None and from_file is None:
         text, source = note, "--note"
@@ -49,7 +62,14 @@ def add_checkpoint(ws: Workspace, *, task: str, note: str | None = None, from_fi
         checked_body("the note", text),
         "checkpoint_create",
     )
-    return write_draft(ws, draft, "memory.checkpoint_created")
+    key = replay.key_for("checkpoint", session_id, event_id, {"task": draft.title, "text": draft.body})
+    prior = replay.lookup(ws.layout, key)
+    if prior is None or key is None:
+        with replay.claimed(ws.layout, key):
+            prior = replay.lookup(ws.layout, key)
+            if prior is None or key is None:
+                return write_draft(ws, draft, "memory.checkpoint_created", key)
+    return Written(prior["record"], prior["path"], key.ids(), True)
 
 
 def load_checkpoint(ws: Workspace, checkpoint_id: str) -> okf.Record:

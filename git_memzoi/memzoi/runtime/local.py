@@ -23,6 +23,7 @@ from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.recall.schema import RecordJson
+    from git_memzoi.memzoi.runtime import replay
     from git_memzoi.memzoi.workspace import Workspace
 
 
@@ -58,14 +59,21 @@ class Draft:
 
 @dataclass(frozen=True)
 class Written:
-    """One runtime record written: its record JSON and repository-relative path."""
+    """One runtime record written: its record JSON and path (:meth:`Layout.label`); for a keyed checkpoint
+    (:mod:`~git_memzoi.memzoi.runtime.replay`) its ids, and ``reused`` when an earlier identical call wrote it."""
 
     record: Mapping[str, Any]
     path: str
+    ids: Mapping[str, str] | None = None
+    reused: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """The ``local add`` / ``checkpoint add`` ``--json`` object."""
-        return {"ok": True, "record": dict(self.record), "path": self.path}
+        """The ``local add`` / ``checkpoint add`` ``--json`` object (``session_id``, ``event_id`` and ``reused``
+        only for a keyed call)."""
+        out = {"ok": True, "record": dict(self.record), "path": self.path}
+        if self.ids is not None:
+            out.update(self.ids, reused=self.reused)
+        return out
 
 
 def add_local(ws: Workspace, *, memory_type: str, title: str, body: str) -> Written:
@@ -207,16 +215,19 @@ def check_draft(ws: Workspace, draft: Draft) -> None:
     render_record(ws, draft, base_id(draft))
 
 
-def write_draft(ws: Workspace, draft: Draft, event_type: str) -> Written:
-    """Write ``draft`` as one private runtime record (guarded, atomic) and log ``event_type``.
+def write_draft(ws: Workspace, draft: Draft, event_type: str, key: replay.Key | None = None) -> Written:
+    """Write ``draft`` as one private runtime record (guarded, atomic) and log ``event_type``; with ``key``, as one
+    operation that also stores the result under it (:mod:`~git_memzoi.memzoi.runtime.replay`).
 
     Raises:
         InputError: the record would not be valid or holds a credential (nothing written).
     """
     from git_memzoi.memzoi.proposals import lifecycle
+    from git_memzoi.memzoi.runtime import replay
 
     render_record(ws, draft, base_id(draft))  # validate before taking the lock
-    with lifecycle.guarded(ws.layout):
+    hold = lifecycle.operation(ws.layout, draft.route) if key is not None else lifecycle.guarded(ws.layout)
+    with hold:
         path, data, written = reserve(ws, draft, set())
         lifecycle.write_step(ws.layout, lifecycle.Step(path, data))
         events.append(
@@ -227,6 +238,9 @@ def write_draft(ws: Workspace, draft: Draft, event_type: str) -> Written:
             {"destination": draft.destination, "memory_type": draft.type, "route": draft.route},
             record_id=written.record["id"],
         )
+        if key is not None:
+            written = Written(written.record, written.path, key.ids(), False)
+            lifecycle.write_step(ws.layout, replay.record_step(ws.layout, key, written.to_json()))
     return written
 
 

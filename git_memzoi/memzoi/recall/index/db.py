@@ -1,8 +1,8 @@
 """The derived SQLite full-text index over every record file (io; the only memzoi module that imports sqlite3).
 
-``.memzoi/local/index.sqlite`` is a disposable cache (DESIGN.md principle 1; aesthetics habit 13). It indexes
+:attr:`Layout.index` (``<git dir>/memzoi/worktree/index.sqlite``, one per worktree) is a disposable cache (DESIGN.md principle 1; aesthetics habit 13). It indexes
 canonical records (``.memzoi/records/``: plane ``git``, destination ``repo``) and private runtime records
-(``.memzoi/local/runtime/local|session/``: plane ``runtime``). Deleting it loses nothing: the next command
+(:meth:`Layout.runtime`, shared by every worktree: plane ``runtime``). Deleting it loses nothing: the next command
 rebuilds it in a temporary file and renames it into place. A foreign ``PRAGMA user_version`` or a corrupt file
 is rebuilt the same way, never migrated. :func:`refresh` re-reads only files whose (size, mtime_ns, inode)
 changed. The FTS5 table holds exactly ``title`` and ``body`` (memzoi-spec.md §4), so bm25 matches upstream.
