@@ -1,15 +1,14 @@
 """After a merge or branch checkout: plan a capture of the typed guidance that arrived (never writes memory).
 
 The range is pinned to the two commit ids the hook compared (issue 6: never ambient HEAD). When typed guidance
-was added in that range (not only removed), the plan is saved privately in :attr:`Layout.capture_plans` (``.git/memzoi/local/capture/``) and one line tells the user how to review
-it; a blocked plan is never saved, only announced. Writes nothing else and raises nothing to the hook.
+was added in that range (not only removed), the plan is saved privately in :attr:`Layout.capture_plans`
+(``.git/memzoi/local/capture/``) and one line tells the user how to review it; a blocked plan is never saved, only announced. Writes nothing else and raises nothing to the hook.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-
 
 
 def plan_arrived(start: Path, old: str, new: str) -> str | None:

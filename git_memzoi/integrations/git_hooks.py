@@ -133,8 +133,8 @@ def _sh_quote(value: str) -> str:
 
 
 def refresh_index(start: Path) -> str | None:
-    """Bring the derived memzoi index (:attr:`Layout.index`, in the worktree's git dir) up to date after HEAD moved, when the
-    repository has ``.memzoi/``; returns a one-line note when the index was rebuilt, else ``None``.
+    """Bring the derived memzoi index (:attr:`Layout.index`, in the worktree's git dir) up to date after HEAD
+    moved, when the repository has ``.memzoi/``; returns a one-line note when the index was rebuilt, else ``None``.
 
     Raises whatever the refresh raises (``index_busy``...); the hook runner reports it and exits 0.
     """

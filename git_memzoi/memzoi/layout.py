@@ -42,7 +42,7 @@ GITIGNORE_TEXT = "# Private runtime memory and derived caches of older versions:
 
 
 # The paths of the private memory folder (Layout.private) and whether each is a folder (True) or a regular file.
-PRIVATE_KINDS = (
+PRIVATE_KINDS: tuple[tuple[str, bool], ...] = (
     ("events.jsonl", False),
     ("lifecycle.lock", False),
     ("inbox", True),
@@ -54,7 +54,7 @@ PRIVATE_KINDS = (
     ("replay", True),
 )
 # The paths of the per-worktree folder (Layout.derived): derived from, or naming, one worktree's files.
-DERIVED_KINDS = (
+DERIVED_KINDS: tuple[tuple[str, bool], ...] = (
     ("index.sqlite", False),
     ("packet-identities.json", False),
     ("transactions", True),
@@ -240,7 +240,7 @@ class Layout:
     def _planes(self) -> list[tuple[Path, tuple[tuple[str, bool], ...]]]:
         """Each private folder with the known paths it holds: the legacy ``.memzoi/local/`` (all of them, until
         migrated), :attr:`private` and :attr:`derived` (one folder outside git)."""
-        planes = [(self.legacy_local, LOCAL_KINDS)]
+        planes: list[tuple[Path, tuple[tuple[str, bool], ...]]] = [(self.legacy_local, LOCAL_KINDS)]
         if self.private != self.legacy_local:
             planes += [(self.private, PRIVATE_KINDS), (self.derived, DERIVED_KINDS)]
         return planes

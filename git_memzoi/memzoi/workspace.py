@@ -6,7 +6,6 @@ Commands open a :class:`Workspace` and call one core function; results are typed
 from __future__ import annotations
 
 import os
-
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any

@@ -77,8 +77,8 @@ def read_request(path: Path) -> dict[str, Any]:
 def save_artifact(ws: Workspace, path: Path, artifact: Mapping[str, Any]) -> Path:
     """Install ``artifact`` at ``path`` without replacing anything, where its data class allows.
 
-    blocked → refused (stdout only); private → only under the private folder (:attr:`Layout.private`); repo_safe → anywhere in or out of
-    the project except under ``.memzoi/``. Codes ``unsafe_output_path``, ``output_exists``.
+    blocked → refused (stdout only); private → only under the private folder (:attr:`Layout.private`);
+    repo_safe → anywhere in or out of the project except under ``.memzoi/``. Codes ``unsafe_output_path``, ``output_exists``.
     """
     data_class = artifact.get("data_class")
     target = path.parent.resolve() / path.name

@@ -7,8 +7,8 @@
 Crash safety (DESIGN.md principle 3). Every write holds the lifecycle lock (:func:`guarded`). A multi-file change
 is a list of :class:`Step` run by :func:`run_steps`, which first saves the old bytes of every file it will touch
 and a content-free journal (operation name, repository-relative paths, whether each file existed) under
-``<git dir>/memzoi/worktree/transactions/<txid>/`` (:attr:`Layout.transactions`), then writes each file atomically. A reported failure restores the old
-bytes, byte for byte, and removes new files. A process killed between steps leaves the journal behind:
+``<git dir>/memzoi/worktree/transactions/<txid>/`` (:attr:`Layout.transactions`), then writes each file
+atomically. A reported failure restores the old bytes, byte for byte, and removes new files. A process killed between steps leaves the journal behind:
 :func:`pending_transactions` lists such leftovers (for ``doctor``; no paths or content) and :func:`repair` rolls
 them back. :func:`guarded` runs the repair itself before any new write, so the next command heals the tree, and
 removes the temporary files a killed writer left (:mod:`git_memzoi.core.scratch`).

@@ -49,7 +49,9 @@ def append(
     from git_memzoi.core.atomic import open_append
 
     check_log(layout)  # a FIFO or a folder there: refused, named as the user sees it
-    fd = open_append(log_path(layout), root=layout.root_for(log_path(layout)))  # never through a symlink, never into a FIFO
+    fd = open_append(
+        log_path(layout), root=layout.root_for(log_path(layout))
+    )  # never through a symlink, never into a FIFO
     try:
         event = {
             "id": f"evt_{os.fstat(fd).st_size:012d}",

@@ -1,9 +1,10 @@
 """Private runtime memory (io): local records and the write path every runtime record takes (seed "Local
 runtime memory").
 
-Runtime records are OKF record files in :meth:`Layout.runtime` (``<git common dir>/memzoi/local/runtime/<local|session>/``:
-shared by every worktree, never committed; never under ``.memzoi/records/``), read through the derived index. Every write is atomic, holds the lifecycle lock and
-appends an event carrying ids and classifications only.
+Runtime records are OKF record files in :meth:`Layout.runtime`
+(``<git common dir>/memzoi/local/runtime/<local|session>/``: shared by every worktree, never committed; never under
+``.memzoi/records/``), read through the derived index. Every write is atomic, holds the lifecycle lock and appends
+an event carrying ids and classifications only.
 """
 
 from __future__ import annotations

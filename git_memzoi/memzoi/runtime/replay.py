@@ -83,7 +83,9 @@ def key_for(kind: str, session_id: str | None, event_id: str | None, payload: Ma
     checked = {"--session-id": session_id, "--event-id": event_id if event_id is not None else "x"}
     for option, value in checked.items():
         if not value.strip() or len(value) > MAX_ID_CHARS or not value.isprintable():
-            raise InputError(f"{option} must be one printable line of 1 to {MAX_ID_CHARS} characters", "invalid_event_id")
+            raise InputError(
+                f"{option} must be one printable line of 1 to {MAX_ID_CHARS} characters", "invalid_event_id"
+            )
     return Key(kind, session_id, event_id if event_id is not None else f"sha256:{payload_digest[:32]}", payload_digest)
 
 

@@ -145,6 +145,7 @@ def session_end(
             ``checkpoint_mismatch`` (the key ran with another batch), ``checkpoint_in_progress`` (nothing written).
     """
     from git_memzoi.memzoi.runtime import replay
+
     if (from_file is None) == (from_checkpoint is None):
         raise InputError("give exactly one of --from-file or --from-checkpoint", "bad_usage")
     if from_file is not None:
@@ -155,7 +156,9 @@ def session_end(
     task, candidates = parse_batch(label, text)
     from dataclasses import asdict
 
-    key = replay.key_for("session_end", session_id, event_id, {"task": task, "candidates": [asdict(c) for c in candidates]})
+    key = replay.key_for(
+        "session_end", session_id, event_id, {"task": task, "candidates": [asdict(c) for c in candidates]}
+    )
     prior = replay.lookup(ws.layout, key)
     if prior is not None and key is not None:
         return SessionEndResult.stored(prior, key.ids())

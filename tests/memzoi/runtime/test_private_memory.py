@@ -140,7 +140,10 @@ def test_labels_and_confinement_roots(tmp_path: Path) -> None:
     agent = worktree(main, "agent-2")
     layout, linked = Layout(main.root), Layout(agent.root)
     assert layout.label(layout.runtime("local") / "x.md") == ".git/memzoi/local/runtime/local/x.md"
-    assert linked.label(linked.runtime("local") / "x.md") == (main.root / ".git/memzoi/local/runtime/local/x.md").as_posix()
+    assert (
+        linked.label(linked.runtime("local") / "x.md")
+        == (main.root / ".git/memzoi/local/runtime/local/x.md").as_posix()
+    )
     assert linked.root / linked.label(linked.runtime("local")) == linked.runtime("local")
     assert layout.root_for(layout.events) == main.root / ".git" / "memzoi"
     assert linked.root_for(linked.index) == main.root / ".git/worktrees/agent-2/memzoi"

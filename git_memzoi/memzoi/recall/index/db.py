@@ -1,7 +1,7 @@
 """The derived SQLite full-text index over every record file (io; the only memzoi module that imports sqlite3).
 
-:attr:`Layout.index` (``<git dir>/memzoi/worktree/index.sqlite``, one per worktree) is a disposable cache (DESIGN.md principle 1; aesthetics habit 13). It indexes
-canonical records (``.memzoi/records/``: plane ``git``, destination ``repo``) and private runtime records
+:attr:`Layout.index` (``<git dir>/memzoi/worktree/index.sqlite``, one per worktree) is a disposable cache
+(DESIGN.md principle 1; aesthetics habit 13). It indexes canonical records (``.memzoi/records/``: plane ``git``, destination ``repo``) and private runtime records
 (:meth:`Layout.runtime`, shared by every worktree: plane ``runtime``). Deleting it loses nothing: the next command
 rebuilds it in a temporary file and renames it into place. A foreign ``PRAGMA user_version`` or a corrupt file
 is rebuilt the same way, never migrated. :func:`refresh` re-reads only files whose (size, mtime_ns, inode)

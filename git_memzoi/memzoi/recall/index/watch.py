@@ -3,8 +3,8 @@
 ``refresh`` walks and stats every record file (about 35 ms for 10,000) so that edits made outside the tool are
 never missed. A process that calls :func:`watch` (the MCP server, the recall benchmark; never a one-shot CLI
 command) keeps a watcher (:mod:`git_memzoi.core.fswatch`) on the folders the walk reads: ``.memzoi/records/``
-and the private runtime folders (:meth:`Layout.runtime`, shared by every worktree), recursively. ``refresh`` then skips the walk only when all of
-these equal what they were just before the last completed walk (the *ticket* it settled):
+and the private runtime folders (:meth:`Layout.runtime`, shared by every worktree), recursively. ``refresh``
+then skips the walk only when all of these equal what they were just before the last completed walk (the *ticket* it settled):
 
 - the watcher is the same one, still alive, and counted no change event since (it started before that walk);
 - this process released no counted lifecycle lock of the layout since (our own writes: synchronous);
