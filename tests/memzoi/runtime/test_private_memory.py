@@ -399,3 +399,22 @@ def test_ids_from_a_hook_input(hook: dict[str, Any], ids: tuple[str | None, str 
     from git_memzoi.memzoi.runtime.replay import ids_from_hook
 
     assert ids_from_hook(hook) == ids
+
+
+def test_commands_that_list_private_memory_work_from_a_linked_worktree(tmp_path: Path) -> None:
+    """Capture's inventory read the runtime folders relative to the working tree: from a linked worktree (where
+    they are outside it) that was an internal error."""
+    main = project(tmp_path)
+    agent = worktree(main, "agent-5")
+    as_json(main, "local", "add", "--type", "fact", "--title", "Shared fact", "--body", "Seen by all.")
+    agent.write("notes.md", "# Notes\n\n## Decision: Use pnpm\n\nThe repo uses pnpm for installs.\n")
+    plan = as_json(agent, "capture", "plan", "--source", "notes.md")
+    assert plan["status"] == "ready"
+    batch = tmp_path / "end.yml"
+    batch.write_text(BATCH)
+    ended = as_json(agent, "session-end", "--from-file", str(batch))
+    assert [w["kind"] for w in ended["writes"]] == ["runtime_record", "proposal_file", "runtime_record"]
+    assert sorted(r["id"] for r in as_json(main, "local", "list")["records"]) == [
+        "local-run-auth-tests-with-x",
+        "local-shared-fact",
+    ]
