@@ -13,6 +13,7 @@ from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.records import okf
 
 if TYPE_CHECKING:
+    from git_memzoi.memzoi.runtime import replay
     from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.runtime.local import (
     Draft,
@@ -63,12 +64,27 @@ def add_checkpoint(
         "checkpoint_create",
     )
     key = replay.key_for("checkpoint", session_id, event_id, {"task": draft.title, "text": draft.body})
-    prior = replay.lookup(ws.layout, key)
-    if prior is None or key is None:
+    prior = _stored(ws, key)
+    if prior is None:
         with replay.claimed(ws.layout, key):
-            prior = replay.lookup(ws.layout, key)
-            if prior is None or key is None:
+            prior = _stored(ws, key)  # finished by another process between the first look and the claim
+            if prior is None:
                 return write_draft(ws, draft, "memory.checkpoint_created", key)
+    return prior
+
+
+def _stored(ws: Workspace, key: replay.Key | None) -> Written | None:
+    """The checkpoint an earlier call with ``key`` wrote, ``reused``; ``None`` without a key or a usable result."""
+    from git_memzoi.memzoi.runtime import replay
+
+    prior = replay.lookup(ws.layout, key)
+    if (
+        key is None
+        or prior is None
+        or not isinstance(prior.get("record"), dict)
+        or not isinstance(prior.get("path"), str)
+    ):
+        return None
     return Written(prior["record"], prior["path"], key.ids(), True)
 
 
