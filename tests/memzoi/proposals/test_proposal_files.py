@@ -17,6 +17,7 @@ import pytest
 from blake3 import blake3
 
 from git_memzoi.errors import InputError
+from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals import files as proposal_files
 from git_memzoi.memzoi.proposals import lifecycle, packets
 from git_memzoi.memzoi.proposals.lifecycle import TargetError
@@ -103,13 +104,15 @@ def record(repo: Repo, rid: str, **kw: Any) -> Path:
 
 
 def tree(repo: Repo) -> dict[str, bytes]:
-    """Every file under .memzoi/ except the lock and the event log, as bytes."""
+    """Every file under .memzoi/ and the private folder (.git/memzoi/local/) except the lock and the event log,
+    as bytes."""
     base = repo.root / ".memzoi"
-    skip = ("local/lifecycle.lock", "local/events.jsonl")
+    private = Layout(repo.root).private
+    skip = {private / "lifecycle.lock", private / "events.jsonl"}
     return {
-        p.relative_to(base).as_posix(): p.read_bytes()
-        for p in sorted(base.rglob("*"))
-        if p.is_file() and p.relative_to(base).as_posix() not in skip
+        p.relative_to(repo.root).as_posix()[len(".memzoi/") if p.is_relative_to(base) else 0 :]: p.read_bytes()
+        for p in sorted([*base.rglob("*"), *private.rglob("*")])
+        if p.is_file() and p not in skip
     }
 
 
