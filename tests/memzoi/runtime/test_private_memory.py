@@ -418,3 +418,19 @@ def test_commands_that_list_private_memory_work_from_a_linked_worktree(tmp_path:
         "local-run-auth-tests-with-x",
         "local-shared-fact",
     ]
+
+
+def test_an_old_journal_naming_an_absolute_path_is_never_rolled_back(tmp_path: Path) -> None:
+    """A journal under .memzoi/local/ can arrive in a commit: it may not restore files of the git directory."""
+    main = project(tmp_path)
+    as_json(main, "local", "add", "--type", "fact", "--title", "Real fact", "--body", "True.")
+    target = Layout(main.root).runtime("local") / "local-real-fact.md"
+    before = target.read_bytes()
+    txdir = main.root / ".memzoi/local/transactions/0123456789abcdef"
+    txdir.mkdir(parents=True)
+    (txdir / "0.bak").write_text("planted\n")
+    entries = [{"path": target.as_posix(), "existed": True}]
+    (txdir / "journal.json").write_text(json.dumps({"version": 1, "operation": "x", "entries": entries}))
+    result = repos.run(main, "local", "list", "--json")
+    assert result.exit_code != 0 and "absolute path" in result.stderr and result.stderr.count("\n") == 1
+    assert target.read_bytes() == before
