@@ -61,7 +61,6 @@ DERIVED_KINDS: tuple[tuple[str, bool], ...] = (
 )
 # Everything ``.memzoi/local/`` held before issue 15 (the migration's map).
 LOCAL_KINDS = PRIVATE_KINDS + DERIVED_KINDS
-DERIVED_NAMES = frozenset(name for name, _ in DERIVED_KINDS)
 LEGACY_LOCAL = ".memzoi/local"
 
 

@@ -71,7 +71,7 @@ def migrate(layout: Layout) -> Migration | None:
             lifecycle.repair_folder(layout, old / "transactions")
         moved: list[str] = []
         dropped: list[str] = []
-        conflicts: list[str] = []
+        kept: list[str] = []
         stuck: list[str] = []
         for rel in _files(old, stuck):
             top = rel.split("/", 1)[0]
@@ -81,9 +81,9 @@ def migrate(layout: Layout) -> Migration | None:
             elif _move(layout, old / rel, layout.private / rel):
                 moved.append(rel)
             else:
-                conflicts.append(rel)
+                kept.append(rel)
         _prune(layout, old)
-        return Migration(tuple(moved), tuple(dropped), tuple(conflicts), tuple(stuck))
+        return Migration(tuple(moved), tuple(dropped), tuple(kept), tuple(stuck))
 
 
 def conflicts(layout: Layout) -> list[str]:
