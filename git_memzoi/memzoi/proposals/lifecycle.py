@@ -325,14 +325,7 @@ def _repair_locked(layout: Layout, folder: Path | None = None) -> tuple[Transact
         txdir = (folder or _tx_root(layout)) / tx.txid
         journal = _read_journal(txdir)
         if journal is not None and not journal.get("committed"):
-            entries = list(journal.get("entries", []))
-            if folder is not None and any(
-                isinstance(e, dict) and Path(str(e.get("path", ""))).is_absolute() for e in entries
-            ):
-                # an older version's journals sit in the working tree, where a commit can plant one: they name
-                # working-tree paths only, never the git directory's private memory
-                raise RollbackError(f"interrupted operation {tx.txid} names an absolute path; remove {txdir}")
-            problems = _rollback(layout, txdir, entries)
+            problems = _rollback(layout, txdir, list(journal.get("entries", [])))
             if problems:
                 raise RollbackError(f"interrupted operation {tx.txid} could not be rolled back: {problems[0]}")
         _remove_tx(layout, txdir)

@@ -68,6 +68,7 @@ def migrate(layout: Layout) -> Migration | None:
             return None
         old = layout.legacy_local
         if (old / "transactions").is_dir() and not (old / "transactions").is_symlink():
+            _refuse_absolute(old / "transactions")
             lifecycle.repair_folder(layout, old / "transactions")
         moved: list[str] = []
         dropped: list[str] = []
@@ -94,6 +95,26 @@ def conflicts(layout: Layout) -> list[str]:
         dirnames.sort()
         found += [layout.label(Path(dirpath) / name) for name in sorted(filenames)]
     return found
+
+
+def _refuse_absolute(folder: Path) -> None:
+    """An older version's journals sit in the working tree, where a commit can plant one: they may name
+    working-tree paths only, never the git directory's private memory (an absolute path).
+
+    Raises:
+        RollbackError: a journal names an absolute path (nothing rolled back, nothing moved).
+    """
+    from git_memzoi.core import safe_read
+    from git_memzoi.memzoi.proposals.lifecycle import JOURNAL, RollbackError
+
+    for txdir in sorted(folder.iterdir()):
+        try:
+            journal = safe_read.load_json(safe_read.read_text(txdir / JOURNAL, None))
+            entries = journal.get("entries", []) if isinstance(journal, dict) else []
+        except (OSError, ValueError, safe_read.FileRefused):
+            continue  # no journal to follow: the repair only removes the folder
+        if any(isinstance(e, dict) and Path(str(e.get("path", ""))).is_absolute() for e in entries):
+            raise RollbackError(f"interrupted operation {txdir.name} names an absolute path; remove {txdir}")
 
 
 def _files(folder: Path, stuck: list[str]) -> list[str]:
