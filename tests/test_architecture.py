@@ -17,6 +17,7 @@ OWNERS = {
     "click": ("cli/",),
     "pygit2": ("core/gitview_pygit2.py",),
     "ruamel": ("core/yamlio.py",),
+    "yaml": ("core/yaml_fast.py",),
     "blake3": ("core/hashing.py",),
     "pathspec": ("core/globs.py",),
     "dulwich": ("core/gitignore_policy.py",),

@@ -209,7 +209,7 @@ def main(argv: list[str] | None = None) -> int:
     memkeep = mk.installed_memkeep()
     venv_bin = Path(memkeep).parent
     python = str(venv_bin / "python")
-    deps = subprocess.run([python, "-c", "import detect_secrets, mcp"], capture_output=True, check=False)
+    deps = subprocess.run([python, "-c", "import detect_secrets, yaml"], capture_output=True, check=False)
     if deps.returncode != 0:  # out/venv predates a dependency (installed_memkeep() refreshes with --no-deps)
         subprocess.run([python, "-m", "pip", "install", "-q", str(PROJECT)], capture_output=True, check=True)
     env["PATH"] = str(venv_bin) + os.pathsep + env["PATH"]  # the shims find the regular install's git-memzoi

@@ -65,7 +65,7 @@ def cli(ctx: click.Context, /, **global_options: Any) -> None:
 @json_option
 @click.pass_context
 def index(ctx: click.Context, /, as_json: bool, **given: Any) -> None:
-    """Regenerate INDEX.md from the entries' frontmatter.
+    """Regenerate INDEX.md from the entries' frontmatter; exit 1 when an unreadable entry was left out.
 
     Example: git memkeep index --store ./somewhere/else
     """
@@ -74,6 +74,7 @@ def index(ctx: click.Context, /, as_json: bool, **given: Any) -> None:
 
     result = api.index(_options(ctx, **given))
     emit_json(api.schema.index_json(result)) if as_json else click.echo(render.index_text(result))
+    ctx.exit(1 if result.unreadable else 0)  # an entry left out of INDEX.md is a violation, as lint says
 
 
 @cli.command()

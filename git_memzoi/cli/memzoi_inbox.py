@@ -1,5 +1,7 @@
-"""`git memzoi` commands of the proposal inbox: ``propose``, ``proposals list|show|apply``, ``approve``,
-``reject`` and ``apply`` (seed "CLI commands"; the core is :mod:`git_memzoi.memzoi.proposals.inbox`).
+"""`git memzoi` commands of the review inbox: ``propose``, ``review``, ``proposals list|show|apply``, ``approve``,
+``reject`` and ``apply`` (seed "CLI commands"; the cores are :mod:`git_memzoi.memzoi.proposals.inbox` for
+``propose`` and :mod:`git_memzoi.memzoi.proposals.review` for the rest: inbox proposals and file packets under one
+id scheme).
 
 Commands parse, call one core function and render. This module is where ``MEMZOI_HOME`` is read.
 A refused repo write (content that is not repo-safe) prints the seed's content-free envelope under ``--json``.
@@ -18,16 +20,9 @@ from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json, watch_
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi import inbox, layout, proposal_files
+    from git_memzoi.memzoi import proposal_files, review
 
-__all__ = ["inbox_counts", "register"]
-
-
-def inbox_counts(layout: layout.Layout) -> dict[str, int]:
-    """Open inbox counts ``{"open", "pending", "validated", "approved"}`` (for ``handoff``'s proposal_inbox)."""
-    from git_memzoi.memzoi import inbox
-
-    return inbox.inbox_counts(layout)
+__all__ = ["register"]
 
 
 def memzoi_home() -> Path:
@@ -49,28 +44,32 @@ def _apply_json(result: proposal_files.ApplyResult | None) -> dict[str, Any] | N
     }
 
 
-def _line(proposal: inbox.Proposal, title: str | None) -> str:
-    shown = title if title is not None else f"[content withheld: {proposal.sensitivity}]"
-    return f"{proposal.id}  {proposal.status:<9} {proposal.sensitivity:<21} {proposal.type:<14} {shown}"
+def _line(item: review.Item) -> str:
+    shown = item.title if item.title is not None else f"[content withheld: {item.problem or item.sensitivity}]"
+    return f"{item.id}  {item.status:<9} {item.source:<11} {item.type or '-':<14} {item.created_at or '-':<20}  {shown}"
 
 
-def _outcome(verb: str, outcome: inbox.Outcome, as_json: bool) -> None:
-    proposal = outcome.proposal
+def _outcome(verb: str, outcome: review.Outcome, as_json: bool) -> None:
+    item = outcome.item
     if as_json:
         emit_json(
             {
                 "ok": True,
-                "proposal": proposal.as_json(),
+                "id": item.id,
+                "source": item.source,
+                "status": item.status,
+                "proposal": item.proposal.as_json() if item.proposal is not None else None,
+                "item": item.as_json(),
                 "changed": outcome.changed,
                 "applied": _apply_json(outcome.applied),
             }
         )
     elif not outcome.changed:
-        click.echo(f"{proposal.id} is already {proposal.status}; nothing changed")
+        click.echo(f"{item.id} is already {item.status}; nothing changed")
     elif outcome.applied is not None:
-        click.echo(f"applied {proposal.id} as record {outcome.applied.record_id}")
+        click.echo(f"applied {item.id} as record {outcome.applied.record_id}")
     else:
-        click.echo(f"{verb} {proposal.id}")
+        click.echo(f"{verb} {item.id}")
 
 
 @click.command()
@@ -176,42 +175,57 @@ def propose(
         click.echo(f"applied as record {result.applied.record_id}")
 
 
-@click.group()
-def proposals() -> None:
-    """List, show and bulk-apply the proposal inbox."""
-
-
-@proposals.command("list")
-@click.option(
-    "--status", default="open", show_default=True, help="open, pending, validated, approved, rejected, applied or all."
+_STATUS_HELP = (
+    "open (what waits: pending, validated, approved), pending, validated, approved, rejected, applied or all."
 )
-@json_option
-@click.pass_context
-def list_command(ctx: click.Context, status: str, as_json: bool) -> None:
-    """List proposals by status (content of proposals that are not repo-safe is withheld).
 
-    Example: git memzoi proposals list --status all --json
-    """
-    from git_memzoi.memzoi import inbox
 
-    listing = inbox.list_proposals(open_workspace(ctx).layout, status)
+def _list(ctx: click.Context, status: str, as_json: bool) -> None:
+    """``review`` and ``proposals list``: one listing, one rendering."""
+    from git_memzoi.memzoi import review
+
+    listing = review.list_items(open_workspace(ctx).layout, status)
     for problem in listing.problems:
         click.echo(f"warning: {problem}", err=True)
     if as_json:
-        emit_json(
-            {
-                "ok": True,
-                "status": listing.status,
-                "count": len(listing.items),
-                "proposals": [{**p.as_json(), "title": t} for p, t in listing.items],
-                "problems": list(listing.problems),
-            }
-        )
+        emit_json(listing.as_json())
         return
     if not listing.items:
-        click.echo("no proposals" if listing.status == "all" else f"no {listing.status} proposals")
-    for proposal, title in listing.items:
-        click.echo(_line(proposal, title))
+        click.echo("nothing waits for review" if listing.status == "open" else f"no {listing.status} proposals")
+    for item in listing.items:
+        click.echo(_line(item))
+
+
+@click.command("review")
+@click.option("--status", default="open", show_default=True, help=_STATUS_HELP)
+@json_option
+@click.pass_context
+def review_command(ctx: click.Context, status: str, as_json: bool) -> None:
+    """List everything waiting for review: proposals and the packets of session end, capture and import.
+
+    One id per item (prop_... or the packet id), which approve, reject, apply and proposals show accept.
+    Content that is not repo-safe is withheld.
+
+    Example: git memzoi review --json
+    """
+    _list(ctx, status, as_json)
+
+
+@click.group()
+def proposals() -> None:
+    """List, show and bulk-apply the review inbox (proposals and file packets)."""
+
+
+@proposals.command("list")
+@click.option("--status", default="open", show_default=True, help=_STATUS_HELP)
+@json_option
+@click.pass_context
+def list_command(ctx: click.Context, status: str, as_json: bool) -> None:
+    """List the review inbox by status: the same listing as git memzoi review.
+
+    Example: git memzoi proposals list --status all --json
+    """
+    _list(ctx, status, as_json)
 
 
 @proposals.command("show")
@@ -219,21 +233,54 @@ def list_command(ctx: click.Context, status: str, as_json: bool) -> None:
 @json_option
 @click.pass_context
 def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
-    """Show one proposal's state and packet.
+    """Show one proposal or packet, by its prop_ id or packet id, with its content when repo-safe.
 
     Example: git memzoi proposals show prop_0197f... --json
     """
-    from git_memzoi.memzoi import inbox
+    from git_memzoi.memzoi import review
 
-    shown = inbox.show(open_workspace(ctx).layout, proposal_id)
+    shown = review.show(open_workspace(ctx).layout, proposal_id)
+    if shown.proposal is not None:
+        _show_proposal(shown.item, shown.proposal, as_json)
+        return
+    entry = shown.entry
+    assert entry is not None and entry.packet is not None  # review.show raises the problem of an unreadable one
+    if as_json:
+        packet = None if entry.redacted else packet_json(entry.packet)
+        emit_json(
+            {
+                "ok": True,
+                "proposal": None,
+                "item": shown.item.as_json(),
+                "path": entry.shown_path,
+                "packet": packet,
+                "withheld": entry.redacted,
+            }
+        )
+        return
+    click.echo(_line(shown.item))
+    if entry.shown_path:
+        click.echo(f"  path: {entry.shown_path}")
+    if not entry.redacted:
+        click.echo(f"\n{entry.packet.body}")
+
+
+def _show_proposal(item: review.Item, shown: Any, as_json: bool) -> None:
     p = shown.proposal
     if as_json:
         packet = packet_json(shown.packet) if shown.packet is not None else None
         emit_json(
-            {"ok": True, "proposal": p.as_json(), "path": shown.path, "packet": packet, "withheld": shown.withheld}
+            {
+                "ok": True,
+                "proposal": p.as_json(),
+                "item": item.as_json(),
+                "path": shown.path,
+                "packet": packet,
+                "withheld": shown.withheld,
+            }
         )
         return
-    click.echo(_line(p, shown.packet.title if shown.packet else None))
+    click.echo(_line(item))
     for key in (
         "file_id",
         "path",
@@ -256,28 +303,29 @@ def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
 
 
 @proposals.command("apply")
-@click.option("--all-approved", is_flag=True, help="Apply every approved proposal (required).")
+@click.option("--all-approved", is_flag=True, help="Apply every approved proposal and packet (required).")
 @actor_option
 @json_option
 @click.pass_context
 def apply_all(ctx: click.Context, all_approved: bool, actor: str | None, as_json: bool) -> None:
-    """Apply every approved proposal into canonical records; exit 1 when one fails.
+    """Apply every approved proposal and packet into canonical records; exit 1 when one fails.
 
     Example: git memzoi proposals apply --all-approved
     """
     from git_memzoi.errors import InputError
-    from git_memzoi.memzoi import inbox
+    from git_memzoi.memzoi import review
 
     if not all_approved:
         raise InputError("pass --all-approved to apply every approved proposal", "missing_all_approved")
-    result = inbox.apply_all_approved(open_workspace(ctx, actor=actor), actor=actor or "cli")
+    result = review.apply_all_approved(open_workspace(ctx, actor=actor), actor=actor or "cli")
     if as_json:
-        applied = [{"proposal_id": o.proposal.id, **(_apply_json(o.applied) or {})} for o in result.applied]
+        applied = [{"proposal_id": o.item.id, **(_apply_json(o.applied) or {})} for o in result.applied]
         failed = [{"proposal_id": i, "code": e.code, "message": e.message} for i, e in result.failed]
         emit_json({"ok": not result.failed, "applied": applied, "failed": failed})
     else:
         for o in result.applied:
-            click.echo(f"applied {o.proposal.id} as record {o.proposal.record_id}")
+            record_id = o.applied.record_id if o.applied is not None else None
+            click.echo(f"applied {o.item.id} as record {record_id}")
         for prop_id, error in result.failed:
             click.echo(f"failed  {prop_id}: {error.message}", err=True)
         click.echo(f"{len(result.applied)} applied, {len(result.failed)} failed")
@@ -291,14 +339,14 @@ def apply_all(ctx: click.Context, all_approved: bool, actor: str | None, as_json
 @json_option
 @click.pass_context
 def approve(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bool) -> None:
-    """Approve a pending or validated proposal (approved is not applied).
+    """Approve a pending proposal or packet, by its prop_ id or packet id (approved is not applied).
 
     Example: git memzoi approve prop_0197f...
     """
-    from git_memzoi.memzoi import inbox
+    from git_memzoi.memzoi import review
 
     ws = open_workspace(ctx, actor=actor)
-    outcome = guard_sensitivity(ctx, as_json, lambda: inbox.approve(ws, proposal_id, actor=actor or "cli"))
+    outcome = guard_sensitivity(ctx, as_json, lambda: review.approve(ws, proposal_id, actor=actor or "cli"))
     _outcome("approved", outcome, as_json)
 
 
@@ -309,13 +357,13 @@ def approve(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bo
 @json_option
 @click.pass_context
 def reject(ctx: click.Context, proposal_id: str, reason: str | None, actor: str | None, as_json: bool) -> None:
-    """Reject a proposal; it is closed for good and nothing is written to the records.
+    """Reject a proposal or packet, by its prop_ id or packet id; closed for good, no record is written.
 
     Example: git memzoi reject prop_0197f... --reason "duplicate of use-uv"
     """
-    from git_memzoi.memzoi import inbox
+    from git_memzoi.memzoi import review
 
-    outcome = inbox.reject(open_workspace(ctx, actor=actor), proposal_id, reason=reason or "", actor=actor or "cli")
+    outcome = review.reject(open_workspace(ctx, actor=actor), proposal_id, reason=reason or "", actor=actor or "cli")
     _outcome("rejected", outcome, as_json)
 
 
@@ -325,18 +373,18 @@ def reject(ctx: click.Context, proposal_id: str, reason: str | None, actor: str 
 @json_option
 @click.pass_context
 def apply(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bool) -> None:
-    """Apply an approved, repo-safe proposal into canonical .memzoi/records/.
+    """Apply an approved proposal, or a pending or approved packet, into canonical .memzoi/records/.
 
     Example: git memzoi apply prop_0197f... --json
     """
-    from git_memzoi.memzoi import inbox
+    from git_memzoi.memzoi import review
 
     ws = open_workspace(ctx, actor=actor)
-    outcome = guard_sensitivity(ctx, as_json, lambda: inbox.apply_proposal(ws, proposal_id, actor=actor or "cli"))
+    outcome = guard_sensitivity(ctx, as_json, lambda: review.apply(ws, proposal_id, actor=actor or "cli"))
     _outcome("applied", outcome, as_json)
 
 
 def register(cli: click.Group) -> None:
     """Add this area's commands to ``cli``."""
-    for command in (propose, proposals, approve, reject, apply):
+    for command in (propose, review_command, proposals, approve, reject, apply):
         cli.add_command(command)

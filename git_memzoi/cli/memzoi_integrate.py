@@ -57,9 +57,9 @@ def mcp_serve(ctx: click.Context, project_root: str | None) -> None:
 
     Example: git memzoi mcp serve --project-root .
     """
-    from git_memzoi.mcp import server
+    from git_memzoi.mcp.load import server_module
 
-    server.serve(_root(ctx, project_root))  # a missing folder or a non-repository is refused before serving
+    server_module().serve(_root(ctx, project_root))  # a missing folder or a non-repository is refused before serving
 
 
 @mcp_group.command("config")

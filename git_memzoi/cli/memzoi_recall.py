@@ -54,6 +54,15 @@ def _where(cite: recall_schema.CitationJson) -> str:
     return f"{cite.get('file')}:{cite.get('line')}"
 
 
+def _source(store: str, cite: recall_schema.CitationJson) -> str:
+    """Where a warning's claim comes from, as precheck prints it: an entry's file and line, a record's source
+    (kind and ref) when it has one, else its file (never ``- -``)."""
+    if store == "entry":
+        return f"memkeep entry {_where(cite)}"
+    named = " ".join(str(part) for part in (cite.get("source_kind"), cite.get("source_ref")) if part)
+    return named or f"record {_where(cite) if cite.get('file') else cite['record_id']}"
+
+
 def _suspect_note(suspect: recall_schema.SuspectJson | None) -> str:
     if not suspect:
         return ""
@@ -197,7 +206,7 @@ def handoff(
     store: str,
     as_json: bool,
 ) -> None:
-    """Hand work over to another agent: the context pack plus the open proposal inbox counts.
+    """Hand work over to another agent: the context pack plus the open review inbox counts (git memzoi review).
 
     Needs --task or --path.
 
@@ -260,10 +269,7 @@ def precheck(
         cite = warning["citations"][0]
         where = f" ({cite['path']})" if cite["path"] else ""
         click.echo(f"[{warning['severity']}] {warning['record_id']}{where}: {warning['message'].splitlines()[0]}")
-        if warning["store"] == "entry":
-            click.echo(f"  source: memkeep entry {_where(cite)}")
-        else:
-            click.echo(f"  source: {cite['source_kind'] or '-'} {cite['source_ref'] or '-'}")
+        click.echo(f"  source: {_source(warning['store'], cite)}")
         if warning["suspect"]:
             reasons = warning["suspect"]["reasons"]
             click.echo("  SUSPECT: " + "; ".join(f"{r['reason']}: {r['message']}" for r in reasons))

@@ -248,18 +248,16 @@ def events() -> None:
 
 
 @events.command("export")
-@click.option("--jsonl", "jsonl", is_flag=True, help="One compact JSON object per line (the only format).")
+@click.option("--jsonl", "jsonl", is_flag=True, help="One compact JSON object per line: the only format, the default.")
 @click.pass_context
 def events_export(ctx: click.Context, jsonl: bool) -> None:
-    """Export every event; an empty log prints nothing.
+    """Export every event as JSON Lines; an empty log prints nothing.
 
-    Example: git memzoi events export --jsonl > events.jsonl
+    Example: git memzoi events export > events.jsonl
     """
-    from git_memzoi.errors import InputError
     from git_memzoi.memzoi import events as event_log
 
-    if not jsonl:
-        raise InputError("choose the export format: --jsonl", "bad_usage")
+    del jsonl  # accepted for scripts written when it was required
     for line in event_log.export(open_workspace(ctx).layout):
         click.echo(line)
 

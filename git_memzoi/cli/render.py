@@ -57,6 +57,8 @@ def index_text(result: IndexResult) -> str:
     state = "rewritten" if result.changed else "already current"
     lines = [f"INDEX.md {state}: {plural(result.entries, 'entry')}"]
     lines += [f"  left out {u.path}: {u.reason}" for u in result.unreadable]
+    if result.unreadable:
+        lines.append(f"memkeep index: {plural(len(result.unreadable), 'entry')} left out; fix them and run it again")
     return "\n".join(lines)
 
 

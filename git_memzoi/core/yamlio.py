@@ -1,4 +1,5 @@
-"""YAML 1.2 through ruamel.yaml: the only module that imports it.
+"""YAML 1.2 through ruamel.yaml: the only module that imports it (:mod:`yaml_fast` reads ordinary frontmatter
+first through libyaml, answering only where its answer is ruamel's).
 
 Loading follows the YAML 1.2 core schema (``no`` and ``NO`` stay strings, field report BR-06); duplicate keys
 are errors. Values come back as plain Python: dict, list, str, int, float, bool, None, ``datetime.date`` and
@@ -14,6 +15,7 @@ refuse at the first such token, so a refusal costs no more than parsing the text
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import io
 from dataclasses import dataclass
 from typing import Any
@@ -171,10 +173,24 @@ def load_mapping(
             that is not a mapping; with code :data:`TOO_COMPLEX` for an anchor or alias, nesting deeper than
             :data:`MAX_DEPTH`, more than ``max_nodes`` values or more than ``max_bytes``.
     """
-    from ruamel.yaml.error import MarkedYAMLError, YAMLError
-
     if len(text) > max_bytes or (len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes):
         raise YamlProblem(f"{what} is larger than {max_bytes} bytes", None, TOO_COMPLEX)
+    from git_memzoi.core import yaml_fast
+
+    fast = yaml_fast.load(text, max_nodes, MAX_DEPTH, implicit_tag)  # libyaml where its answer is ruamel's
+    if fast is None:
+        return load_mapping_ruamel(text, what, max_nodes=max_nodes)
+    fields, spans = fast
+    return fields, {key: KeySpan(*span) for key, span in spans.items()}
+
+
+def load_mapping_ruamel(
+    text: str, what: str = "frontmatter", *, max_nodes: int | None = MAX_NODES
+) -> tuple[dict[str, Any], dict[str, KeySpan]]:
+    """:func:`load_mapping` through ruamel alone, with no byte cap: the reference the fast reader is held to
+    (tests/core/test_yaml_fast_property.py) and the reader of every text it leaves. Same returns and errors."""
+    from ruamel.yaml.error import MarkedYAMLError, YAMLError
+
     try:
         data = _yaml(max_nodes).load(text)
     except _TooComplex as exc:
@@ -184,6 +200,8 @@ def load_mapping(
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         reason = exc.problem or exc.context or "invalid YAML"
+        if reason == "mapping values are not allowed here":  # `run: grep -q x: f`: the commonest hand-edit slip
+            reason += "; quote a value that holds ': ' (run: \"grep -q 'x: y' f\")"
         raise YamlProblem(_one_line(reason), mark.line if mark else None) from None
     except YAMLError as exc:
         raise YamlProblem(_one_line(str(exc).splitlines()[0]), None) from None
@@ -208,6 +226,28 @@ def load_mapping(
         scalar = not isinstance(value, (dict, list)) and not _is_block_scalar(value)
         spans[key] = KeySpan(key_line, value_line, value_col, scalar)
     return fields, spans
+
+
+_IMPLICIT: dict[str | None, list[tuple[str, Any]]] | None = None
+
+
+@functools.lru_cache(maxsize=8192)
+def implicit_tag(value: str) -> str | None:
+    """The YAML 1.2 tag ruamel resolves a plain scalar ``value`` to (``tag:yaml.org,2002:int`` ...), or ``None``
+    for a string: the first matching pattern of ruamel's own 1.2 table for ``value``'s first character, as its
+    ``VersionedResolver.resolve`` tries them (the fast path of :mod:`yaml_fast`, which must answer as ruamel)."""
+    global _IMPLICIT
+    if _IMPLICIT is None:
+        from ruamel.yaml.resolver import VersionedResolver
+
+        table = VersionedResolver(version=(1, 2)).versioned_resolver
+        _IMPLICIT = {first: list(table.get(first, [])) + list(table.get(None, [])) for first in table if first}
+        _IMPLICIT[""] = list(table.get("", [])) + list(table.get(None, []))
+        _IMPLICIT[None] = list(table.get(None, []))  # every other first character
+    for tag, pattern in _IMPLICIT.get(value[:1], _IMPLICIT[None]):
+        if pattern.match(value):
+            return None if tag == "tag:yaml.org,2002:str" else str(tag)
+    return None
 
 
 def _one_line(reason: str, limit: int = 300) -> str:

@@ -1,7 +1,9 @@
 """The Model Context Protocol surface of git-memzoi: a stdio server (:mod:`git_memzoi.mcp.server`).
 
 Only :mod:`git_memzoi.mcp.server` imports the ``mcp`` SDK; everything else here stays SDK-free, so the tool list
-below can be read (``integrate prompt``) without loading the SDK.
+below can be read (``integrate prompt``) without loading the SDK. The SDK is the ``mcp`` extra
+(``pip install 'git-memzoi[mcp]'``): a hook-only install goes without it (issue 17, "Dependencies"), and
+:func:`git_memzoi.mcp.load.server_module` says so.
 """
 
 # The tools the server registers, in order: build_server registers exactly these (one method each).
@@ -15,4 +17,5 @@ TOOL_NAMES = (
     "precheck_command",
     "plan_capture_v1",
     "memory_status",
+    "review_inbox",
 )

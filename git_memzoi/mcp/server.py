@@ -5,7 +5,9 @@ Python warnings are routed to stderr too. Every tool opens the repository fresh,
 as the CLI and returns the CLI's ``--json`` object as structured content (and as text). A
 :class:`~git_memzoi.errors.MemzoiError` becomes a tool error ``{"error": {code, message}}``; anything else
 becomes the SDK's generic tool error: the server never crashes on a call. MCP never applies, approves,
-rejects or exports: there are no tools for that, and ``propose_memory`` refuses ``apply``-like arguments.
+rejects or exports: there are no tools for that, and ``propose_memory`` refuses ``apply``-like arguments. The
+caller is an agent: its proposals wait for review unless a human opted agents in (records/policy.py), and
+``review_inbox`` lists what waits, counted as handoff and doctor count it.
 """
 
 from __future__ import annotations
@@ -38,8 +40,9 @@ MUTATING_ARGUMENTS = frozenset({"apply", "auto_apply", "approve", "review", "out
 CAPTURE_PROFILE = "markdown-deterministic"
 INSTRUCTIONS = (
     "Governed project memory kept in this git repository. Search and precheck before editing; build "
-    "a context pack for a task; propose_memory records a proposal for human review and never applies "
-    "it. Records marked suspect may be stale: verify before relying on them."
+    "a context pack for a task; propose_memory records a proposal for human review (pending) and never "
+    "applies it; review_inbox lists what waits for review. Records marked suspect may be stale: verify before "
+    "relying on them."
 )
 
 logger = logging.getLogger("git_memzoi.mcp")
@@ -196,10 +199,13 @@ class _Server:
         check: str | None = None,
         check_safe: bool = False,
     ) -> CallToolResult:
-        """Record a memory proposal for review. Never applies: the result always says applied false.
+        """Record a memory proposal for human review: the result's status is pending. Never applies or approves.
 
-        Omitted sensitivity is 'unknown': the proposal stays pending with a validation issue. approval_mode
-        auto|manual overrides the configured policy (auto approves repo-safe proposals; approved is not applied).
+        Approval policy for agent proposals (docs/memzoi.md "Approval policy"): default pending; approved only
+        when a human set [workflow] agent_proposal_approval = "auto" in .memzoi/config.toml or the user config
+        (and the proposal is repo-safe); approval_mode manual keeps it pending whatever the config says;
+        approval_mode auto is refused (agent_self_approval). Omitted sensitivity is 'unknown': the proposal stays
+        pending with a validation issue. A reviewer approves and applies it (git memzoi review, approve, apply).
         applies_to: repo-relative paths (or folder/**) the memory is about, which precheck_path matches.
         scope_globs, anchor, ttl_days, check, check_safe: the earned envelope (propose --scope, --anchor ...):
         the record turns suspect when a file in scope_globs (default: applies_to) changes after anchor (HEAD).
@@ -226,7 +232,13 @@ class _Server:
             )
             ctx = self._context(draft.actor)
             result = inbox.propose(
-                ctx, draft, memzoi_home=_memzoi_home(), override=approval_mode, apply=False, watch=watch
+                ctx,
+                draft,
+                memzoi_home=_memzoi_home(),
+                override=approval_mode,
+                apply=False,
+                watch=watch,
+                actor_kind="agent",
             )
             issues = (
                 []
@@ -369,6 +381,18 @@ class _Server:
                 )
             )
         )
+
+    def review_inbox(self, status: str = "open") -> CallToolResult:
+        """What waits for review: inbox proposals and the packets of session end, capture and import, oldest first,
+        with one id each (prop_... or the packet id), source, type, created time and the title when repo-safe.
+
+        Read-only: the same object as `git memzoi review --json`; its count is the one handoff and doctor report.
+        status: open (the default: pending, validated, approved), pending, validated, approved, rejected,
+        applied or all.
+        """
+        from git_memzoi.memzoi import review
+
+        return self.run(lambda: review.list_items(self._context().layout, status).as_json())
 
 
 def _memzoi_home() -> Path:

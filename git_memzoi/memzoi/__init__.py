@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.imports import plan as importer
     from git_memzoi.memzoi.layout import Layout, NotInitialized
     from git_memzoi.memzoi.proposals import files as proposal_files
-    from git_memzoi.memzoi.proposals import inbox, lifecycle, packets
+    from git_memzoi.memzoi.proposals import inbox, lifecycle, packets, review
     from git_memzoi.memzoi.proposals import verify as record_verify
     from git_memzoi.memzoi.recall import pack as context_pack
     from git_memzoi.memzoi.recall import precheck, search
@@ -72,6 +72,7 @@ _FACE = {
     "packets": "proposals.packets",
     "proposal_files": "proposals.files",
     "inbox": "proposals.inbox",
+    "review": "proposals.review",
     "lifecycle": "proposals.lifecycle",
     "record_verify": "proposals.verify",
     "index_db": "recall.index.db",
@@ -132,6 +133,7 @@ __all__ = [
     "recall_schema",
     "record_store",
     "record_verify",
+    "review",
     "search",
     "secrets",
     "session_end",

@@ -128,22 +128,24 @@ def _records(layout: Layout) -> Check:
 
 
 def _packets(layout: Layout) -> Check:
-    from git_memzoi.errors import InputError
-    from git_memzoi.memzoi.proposals import files as proposal_files
+    """The review inbox: its count is :func:`~git_memzoi.memzoi.proposals.review.pending_count`'s (as handoff, MCP
+    and the session context report it, counted by ``review.counts_of``); unreadable pending packets warn,
+    unreadable packet folders and duplicate identities fail."""
+    from git_memzoi.memzoi.proposals import review
 
-    try:
-        pending = proposal_files.list_packets(layout)
-    except InputError as exc:
-        return Check("proposals", "fail", exc.message, "fix the proposal folders (symlinks, duplicate ids)")
-    broken = [e.rel for e in pending if e.problem is not None]
+    listing = review.list_items(layout, "all")  # all: the identities of pending and resolved are checked too
+    waiting = review.counts_of(listing).open
+    if listing.problems:
+        return Check("proposals", "fail", listing.problems[0], "fix the proposal folders (symlinks, duplicate ids)")
+    broken = [i.path or i.id for i in listing.items if i.is_open and i.problem not in (None, "packet_missing")]
     if broken:  # a FIFO, a 10 MB file, an alias bomb, malformed YAML: listed, never read
         return Check(
             "proposals",
             "warn",
-            f"{len(pending)} pending proposal packet(s), {len(broken)} unreadable: {', '.join(broken[:5])}",
+            f"{waiting} item(s) waiting for review, {len(broken)} unreadable: {', '.join(broken[:5])}",
             "fix or remove them; `git memzoi proposal-files validate` names the reasons",
         )
-    return Check("proposals", "ok", f"{len(pending)} pending proposal packet(s)")
+    return Check("proposals", "ok", f"{waiting} item(s) waiting for review (`git memzoi review`)")
 
 
 def _transactions(layout: Layout) -> Check:

@@ -67,8 +67,9 @@ def test_a_hostile_entry_is_one_unreadable_item_and_the_others_are_read(store: R
     assert status["verdicts"] == []
     assert lint_code == 1
     assert [(v["path"], v["rule"]) for v in lint["violations"]] == [(HOSTILE, "parse")]
-    assert index.exit_code == 0
+    assert index.exit_code == 1  # the other entries are indexed; the one left out is a violation
     assert index.stdout.startswith(f"INDEX.md already current: 2 entries\n  left out {HOSTILE}: ")
+    assert index.stdout.endswith("memkeep index: 1 entry left out; fix them and run it again\n")
 
 
 @pytest.mark.parametrize(

@@ -101,6 +101,19 @@ def test_mcp_serve_refuses_a_bad_project_root_at_startup(tmp_path: Path, where: 
     assert (result.exit_code, result.stdout, result.stderr) == (2, "", served.stderr)  # refused before serving
 
 
+def test_mcp_serve_without_the_mcp_extra_names_the_install_command(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "mcp" else real(name, *a))
+    result = CliRunner().invoke(cli, ["-C", str(repo.root), "mcp", "serve"], prog_name="git-memzoi")
+    hint = (
+        "git-memzoi: error: the MCP server needs the mcp extra, which is not installed: pip install 'git-memzoi[mcp]'\n"
+    )
+    assert (result.exit_code, result.stdout, result.stderr) == (2, "", hint)
+    assert "mcpServers" in run(repo, "mcp", "config").stdout  # config works without the SDK
+
+
 MEMKEEP_LINES = [
     "## Earned Memory (git memkeep)",
     "- Before relying on a claim, run `git memkeep status`: an entry is suspect when a file in its scope changed",

@@ -109,6 +109,14 @@ def test_unknown_field_is_exit_2_with_a_code(repo: Repo) -> None:
     assert files(repo.root) == before
 
 
+def test_a_misspelt_field_gets_the_hint_memkeep_gives(repo: Repo) -> None:
+    assert run(repo, "init").exit_code == 0
+    repo.write("m.yml", MANIFEST.replace("    tags: [release]\n", "    tags: [release]\n    sensitvity: repo-safe\n"))
+    result = run(repo, "import", "plan", "--from-file", "m.yml")
+    assert result.exit_code == 2
+    assert "candidates[0]: unknown field 'sensitvity' — did you mean sensitivity? (allowed: " in result.stderr
+
+
 def test_blocked_secret_is_never_echoed(repo: Repo) -> None:
     rng = random.Random(7)
     token = "ghp_" + "".join(rng.choice(string.ascii_letters + string.digits) for _ in range(36))

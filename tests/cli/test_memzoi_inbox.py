@@ -15,6 +15,7 @@ import pytest
 from blake3 import blake3
 from click.testing import Result
 
+from git_memzoi.memzoi.proposals import review
 from tests.support import repos
 from tests.support.repos import Repo
 
@@ -271,12 +272,14 @@ def test_reject_is_terminal_and_needs_a_reason(root: Repo, home: Path) -> None:
         assert run_json(root, home, verb, pid, code=2)["error"]["code"] == "proposal_rejected"
 
 
-@pytest.mark.parametrize("bad", ["../../etc/passwd", "prop_nope", "mem_test_one"])
+@pytest.mark.parametrize("bad", ["../../etc/passwd", "prop_nope", "mem_test_one", PNPM_ID])
 def test_wrong_ids_exit_2(root: Repo, home: Path, bad: str) -> None:
+    # one id scheme: neither a proposal nor a packet is unknown_proposal, one line, the id never echoed
     for args in (("approve", bad), ("apply", bad), ("reject", bad, "--reason", "x"), ("proposals", "show", bad)):
-        assert run_json(root, home, *args, code=2)["error"]["code"] == "bad_proposal_id"
-    missing = run_json(root, home, "approve", PNPM_ID, code=2)
-    assert missing["error"]["code"] == "unknown_proposal"
+        error = run_json(root, home, *args, code=2)["error"]
+        assert error == {"code": "unknown_proposal", "message": review.NOT_FOUND, "exit_code": 2}
+        text = run(root, home, *args)
+        assert (text.exit_code, text.stderr) == (2, f"git-memzoi: error: {review.NOT_FOUND}\n")
 
 
 def test_list_show_and_bulk_apply(root: Repo, home: Path) -> None:
@@ -286,9 +289,9 @@ def test_list_show_and_bulk_apply(root: Repo, home: Path) -> None:
     listed = run(root, home, "proposals", "list")
     assert listed.stdout.splitlines() == sorted(
         [
-            f"{a}  approved  repo-safe             decision       {TITLE}",
-            f"{b}  approved  repo-safe             decision       Pin Node 22",
-            f"{c}  pending   repo-safe             decision       Later",
+            f"{a}  approved  proposal    decision       {NOW}  {TITLE}",
+            f"{b}  approved  proposal    decision       {NOW}  Pin Node 22",
+            f"{c}  pending   proposal    decision       {NOW}  Later",
         ]
     )
     shown = run_json(root, home, "proposals", "show", a)
@@ -344,7 +347,7 @@ def test_non_repo_safe_proposal_stays_private_and_is_never_echoed(root: Repo, ho
     listed = run(root, home, "proposals", "list")
     shown = run_json(root, home, "proposals", "show", pid)
     assert (shown["packet"], shown["path"], shown["withheld"]) == (None, None, True)
-    assert listed.stdout == f"{pid}  pending   secret                fact           [content withheld: secret]\n"
+    assert listed.stdout == f"{pid}  pending   proposal    fact           {NOW}  [content withheld: secret]\n"
     rejected = run(root, home, "reject", pid, "--reason", "belongs in local memory")
     assert rejected.exit_code == 0
     outputs += [listed.stdout, json.dumps(shown), rejected.stdout + rejected.stderr]

@@ -145,3 +145,12 @@ def test_bad_applies_to_exits_2_and_writes_nothing(root: Repo, tmp_path: Path, b
         }
     }
     assert sorted(p.relative_to(root.root).as_posix() for p in (root.root / ".memzoi").rglob("*")) == before
+
+
+def test_a_record_without_a_source_is_cited_by_its_file_never_dashes(root: Repo, tmp_path: Path) -> None:
+    proposed = run(root, tmp_path, *RISK[:-1], "--applies-to", "scripts/release.sh", "--apply")
+    assert proposed.exit_code == 0, proposed.output
+    text = run(root, tmp_path, "precheck", "--path", "scripts/release.sh").stdout
+    line = text.splitlines()[1]
+    assert line.startswith("  source: record .memzoi/records/release-script-deletes-dist.md:"), text
+    assert int(line.rsplit(":", 1)[1]) > 1 and "- -" not in text

@@ -154,7 +154,7 @@ def test_handoff(br01: Repo) -> None:
     assert out["proposal_inbox"]["open_total"] == 0 and out["include_local"] is True
     assert out["context"]["policy"]["requested_destinations"] == ["repo", "local"]
     text = run(br01, "handoff", "--path", "docs/")
-    assert text.stdout.startswith("# Memzoi Handoff\nTask: Handoff for path docs/\nPath: docs/\nProposal inbox: ")
+    assert text.stdout.startswith("# Memzoi Handoff\nTask: Handoff for path docs/\nPath: docs/\nReview inbox: ")
 
 
 def test_precheck(br01: Repo) -> None:

@@ -171,7 +171,7 @@ def test_precheck_keeps_the_warning_but_withholds_its_text(repo: Repo) -> None:
     assert text.stdout == (
         "[high] deploy-key-scope: [withheld] its body line 2 holds a credential (AWS Access Key; not printed); "
         "remove it from .memzoi/records/deploy-key-scope.md\n"
-        "  source: - -\n"
+        "  source: record deploy-key-scope\n"  # no source recorded: the record itself, never "- -"
         f"  next: {PRECHECK_WARNING['suggested_next_step']}\n"
     )
     assert key not in (repo.root / ".git/memzoi/local/events.jsonl").read_text("utf-8")

@@ -7,6 +7,7 @@ manifest is :mod:`~git_memzoi.memzoi.imports.plan`'s, which re-exports the names
 
 from __future__ import annotations
 
+import difflib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -137,7 +138,10 @@ def _keys(value: Any, where: str, allowed: tuple[str, ...], required: tuple[str,
         raise ImportManifestError(f"{where}: expected a mapping")
     unknown = sorted(set(value) - set(allowed))
     if unknown:
-        raise ImportManifestError(f"{where}: unknown field {_shown_key(unknown[0])} (allowed: {', '.join(allowed)})")
+        shown = _shown_key(unknown[0])
+        near = difflib.get_close_matches(str(unknown[0]).lower(), allowed, n=1, cutoff=0.7)
+        hint = f" — did you mean {near[0]}?" if near and shown != "(unnamed)" else ""  # as memkeep lint hints
+        raise ImportManifestError(f"{where}: unknown field {shown}{hint} (allowed: {', '.join(allowed)})")
     missing = [k for k in required if k not in value]
     if missing:
         raise ImportManifestError(f"{where}: required field {missing[0]} is missing")

@@ -82,6 +82,7 @@ __all__ = [
     "identities",
     "inventory",
     "list_packets",
+    "pending_file_ids",
     "pending_transactions",
     "reject_packet",
     "repair",
@@ -98,19 +99,22 @@ IDENTITY_CACHE = "packet-identities.json"
 # ------------------------------------------------------------------------------------------------ inventory
 
 
-def inventory(layout: Layout) -> Inventory:
-    """Read every packet under ``.memzoi/proposals/`` (read-only).
+def inventory(layout: Layout, *, pending_only: bool = False) -> Inventory:
+    """Read every packet under ``.memzoi/proposals/`` (read-only); ``pending_only``: only ``pending/`` (what waits
+    for review, however long the resolved history), identities then not cross-checked.
 
     Raises:
         InputError: a proposal root is a symlink or not a folder (``symlinked_root``, ``bad_layout``).
         DuplicateIdentity: two packets share an identity.
     """
     entries = []
-    for state, root in _roots(layout):
+    roots = _roots(layout)
+    for state, root in roots[:1] if pending_only else roots:
         for file in record_store.markdown_files(root):
             with contextlib.suppress(FileNotFoundError):  # moved by a concurrent apply or reject: not there now
                 entries.append(_entry(layout, state, root, file))
-    _check_unique(entries)
+    if not pending_only:
+        _check_unique(entries)
     return Inventory(tuple(entries))
 
 
@@ -288,6 +292,16 @@ def _write_cache(layout: Layout, files: dict[str, list[object]]) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ read-only commands
+
+
+def pending_file_ids(layout: Layout) -> tuple[str, ...]:
+    """The file ids of the packet files in ``pending/``, sorted, read from their names only (nothing is opened).
+
+    Raises:
+        InputError: a proposal root is a symlink or not a folder (``symlinked_root``, ``bad_layout``).
+    """
+    _, root = _roots(layout)[0]
+    return tuple(file.relative_to(root).as_posix()[: -len(".md")] for file in record_store.markdown_files(root))
 
 
 def list_packets(layout: Layout) -> tuple[Entry, ...]:

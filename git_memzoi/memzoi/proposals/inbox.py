@@ -2,14 +2,16 @@
 
 Upstream keeps this inbox in a database; here the working tree is the only store, so a proposal is two files:
 its content, an OKF create packet (repo-safe: in ``.memzoi/proposals/pending/`` via
-``proposal_files.write_pending_packet``; anything else: privately in ``.memzoi/local/proposals/``, never
-git-visible, never appliable), and its workflow state ``.memzoi/local/inbox/<id>.json`` (status, packet file id,
+``proposal_files.write_pending_packet``; anything else: privately in :attr:`Layout.private_proposals`
+(``.git/memzoi/local/proposals/``), never git-visible, never appliable), and its workflow state :attr:`Layout.inbox` ``/<id>.json`` (status, packet file id,
 who approved, rejected or applied it and when, the reason; classifications only, never a title or a body).
 Transitions only move forward: repeating approve or reject of the current state changes nothing, ``applied`` and
 ``rejected`` are terminal, the opposite outcome is refused. Where the packet lives wins over the state file: a
 packet applied or rejected directly through ``proposal-files`` reads as applied or rejected.
 Ids are ``prop_`` + a UUIDv7-shaped value derived, not drawn (:func:`proposal_id`): the clock's ``now()`` in
 milliseconds and BLAKE3 bits of the normalized proposal, so one proposal at one instant has one id.
+Listing, counting and the verbs by any id (these proposals and the file packets of session end, capture and
+import together) are :mod:`~git_memzoi.memzoi.proposals.review`'s.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core import safe_read
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.errors import InputError, MemzoiError
+from git_memzoi.errors import InputError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals import lifecycle
 from git_memzoi.memzoi.proposals.drafts import (  # re-exported for callers of the inbox: see __all__
@@ -67,7 +69,7 @@ class TransitionRefused(InputError):
 @dataclass(frozen=True)
 class Proposal:
     """One inbox proposal's workflow state. ``location`` is ``pending`` (the git-visible packet folder) or
-    ``private`` (``.memzoi/local/proposals/``); ``packet_missing`` is true when its packet file is gone."""
+    ``private`` (:attr:`Layout.private_proposals`); ``packet_missing`` is true when its packet file is gone."""
 
     id: str
     status: str
@@ -111,16 +113,16 @@ class Proposal:
 
 
 def state_dir(layout: Layout) -> Path:
-    """``.memzoi/local/inbox/``: one JSON state file per proposal (packets that are not repo-safe live in
-    ``.memzoi/local/proposals/``, never git-visible)."""
-    return layout.local / "inbox"
+    """:attr:`Layout.inbox`: one JSON state file per proposal (packets that are not repo-safe live in
+    :attr:`Layout.private_proposals`, never git-visible); private memory, shared by every worktree."""
+    return layout.inbox
 
 
 def packet_path(layout: Layout, proposal: Proposal) -> Path:
     """Where the proposal's packet is now: private, pending, resolved/applied or resolved/rejected."""
     name = f"{proposal.file_id}.md"
     if proposal.location == "private":
-        return layout.local / "proposals" / name
+        return layout.private_proposals / name
     folders = (layout.pending, layout.resolved("applied"), layout.resolved("rejected"))
     return next((f / name for f in folders if (f / name).is_file()), layout.pending / name)
 
@@ -202,30 +204,6 @@ def iter_proposals(layout: Layout) -> Iterator[Proposal | InputError]:
 
 
 @dataclass(frozen=True)
-class Listing:
-    """``proposals list``: (proposal, title if repo-safe) pairs, and unreadable state files' messages."""
-
-    status: str
-    items: tuple[tuple[Proposal, str | None], ...]
-    problems: tuple[str, ...] = ()
-
-
-def list_proposals(layout: Layout, status: str = "open") -> Listing:
-    """The inbox filtered by ``status`` (``open``, one status, or ``all``; else ``invalid_status``), oldest first."""
-    if status not in STATUS_FILTERS:
-        raise InputError(f"status {status!r} is not one of {', '.join(STATUS_FILTERS)}", "invalid_status")
-    items: list[tuple[Proposal, str | None]] = []
-    problems: list[str] = []
-    for item in iter_proposals(layout):
-        if isinstance(item, InputError):
-            problems.append(item.message)
-        elif status == "all" or item.status == status or (status == "open" and item.is_open):
-            packet = read_packet(layout, item)
-            items.append((item, packet.title if packet is not None else None))
-    return Listing(status, tuple(items), tuple(problems))
-
-
-@dataclass(frozen=True)
 class Shown:
     """``proposals show``: the state, the packet and its path (the packet ``None`` when withheld or unreadable,
     the path ``None`` when not repo-safe); ``withheld``: the content is kept back (not repo-safe, or it holds a
@@ -265,15 +243,6 @@ def _holds_credential(path: Path) -> bool:
         return False
 
 
-def inbox_counts(layout: Layout) -> dict[str, int]:
-    """Open proposal counts by status, for handoff: ``{"open", "pending", "validated", "approved"}``."""
-    counts = dict.fromkeys(vocab.OPEN_INBOX_STATUSES, 0)
-    for item in iter_proposals(layout):
-        if isinstance(item, Proposal) and item.is_open:
-            counts[item.status] += 1
-    return {"open": sum(counts.values()), **counts}
-
-
 @dataclass(frozen=True)
 class Outcome:
     """What one inbox operation did: the proposal afterwards, whether it changed, the apply result if any."""
@@ -304,11 +273,15 @@ def propose(
     override: str | None = None,
     apply: bool = False,
     watch: WatchRequest | None = None,
+    actor_kind: str = "human",
 ) -> ProposeResult:
     """Record ``draft`` with the earned envelope ``watch`` asks for (default: scope = its ``applies_to``, anchor =
-    HEAD, verified today; :func:`~git_memzoi.memzoi.records.envelope.seal`); approve it when the policy (``memzoi_home`` config < repo config < ``override``, see
-    :mod:`~git_memzoi.memzoi.records.policy`) is ``auto``; apply it with ``apply``. Auto-approval means approved, not
-    applied; a draft that is not repo-safe is kept privately and stays pending, as it can never be applied.
+    HEAD, verified today; :func:`~git_memzoi.memzoi.records.envelope.seal`); approve it when the policy
+    (``memzoi_home`` config < repo config < ``override``, see :mod:`~git_memzoi.memzoi.records.policy`) is
+    ``auto``; apply it with ``apply``. Auto-approval means approved, not applied; a draft that is not repo-safe is
+    kept privately and stays pending, as it can never be applied. ``actor_kind`` is ``human`` (the CLI: policy
+    default ``auto``) or ``agent`` (MCP, hooks: default ``manual``, so the proposal waits for review; an agent's
+    ``apply`` or ``auto`` override is refused, ``agent_self_approval``).
 
     Raises:
         InputError: ``apply`` with ``override="manual"`` (``conflicting_options``); PolicyError: bad config.
@@ -325,9 +298,11 @@ def propose(
 
     if apply and override == "manual":
         raise InputError("--apply cannot be combined with --manual", "conflicting_options")
+    if apply and actor_kind == "agent":
+        raise InputError("an agent cannot apply its own proposal; a human reviews it", "agent_self_approval")
     if apply and not draft.repo_safe:
         raise packets.SensitivityBlocked("propose_apply", draft.sensitivity)
-    policy = resolve(ws.layout.config, memzoi_home, override)
+    policy = resolve(ws.layout.config, memzoi_home, override, actor_kind=actor_kind)
     now = ws.clock.now()
     prop_id = proposal_id(now, draft.identity())
     sealed = seal(ws.layout.root, watch or Request(), draft.applies_to, ws.clock.today())
@@ -565,24 +540,3 @@ def _refuse_terminal(proposal: Proposal, verb: str) -> None:
             f"proposal {proposal.id} was rejected and cannot {verb}; rejected proposals are never reopened",
             "proposal_rejected",
         )
-
-
-@dataclass(frozen=True)
-class BulkResult:
-    """``proposals apply --all-approved``: what was applied and what failed (id, error), in id order."""
-
-    applied: tuple[Outcome, ...]
-    failed: tuple[tuple[str, MemzoiError], ...]
-
-
-def apply_all_approved(ws: Workspace, *, actor: str) -> BulkResult:
-    """Apply every approved proposal, oldest first; a failure is reported and the others still run."""
-    applied: list[Outcome] = []
-    failed: list[tuple[str, MemzoiError]] = []
-    for item in list(iter_proposals(ws.layout)):
-        if isinstance(item, Proposal) and item.status == "approved":
-            try:
-                applied.append(apply_proposal(ws, item.id, actor=actor, operation="proposals_apply"))
-            except MemzoiError as exc:
-                failed.append((item.id, exc))
-    return BulkResult(tuple(applied), tuple(failed))

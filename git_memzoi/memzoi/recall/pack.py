@@ -472,7 +472,7 @@ def _pack_id(now: Any, prefix: str, content: Any) -> str:
 
 @dataclass(frozen=True)
 class Handoff:
-    """``git memzoi handoff``: the context pack for switching agents and the open proposal inbox counts."""
+    """``git memzoi handoff``: the context pack for switching agents and the open review inbox counts."""
 
     payload: HandoffJson
 
@@ -488,8 +488,8 @@ class Handoff:
         if p["path_prefix"]:
             lines.append(f"Path: {p['path_prefix']}")
         lines.append(
-            f"Proposal inbox: {inbox['open_total']} open ({inbox['pending']} pending, "
-            f"{inbox['validated']} validated, {inbox['approved']} approved)"
+            f"Review inbox: {inbox['open_total']} open ({inbox['pending']} pending, "
+            f"{inbox['validated']} validated, {inbox['approved']} approved; `git memzoi review` lists them)"
         )
         return "\n".join(lines) + "\n\n" + p["context"]["prompt"]
 
@@ -506,14 +506,15 @@ def handoff(
     store: str = "all",
 ) -> Handoff:
     """The compact pack for handing work to another agent: the context pack of ``task`` (or ``Handoff for path
-    <path>``) and the open proposal counts of :func:`git_memzoi.memzoi.proposals.inbox.inbox_counts`.
+    <path>``) and the open review counts of :func:`git_memzoi.memzoi.proposals.review.counts` (inbox
+    proposals and file packets alike: the count ``doctor``, MCP and the session context report).
 
     Raises:
         InputError: neither a task nor a path (``bad_usage``), a negative budget, or a path outside the
             repository (``path_outside_repo``).
     """
     from git_memzoi.core.paths import request_path
-    from git_memzoi.memzoi.proposals import inbox
+    from git_memzoi.memzoi.proposals import review
     from git_memzoi.memzoi.records import okf
 
     task = task.strip() if task else ""
@@ -530,21 +531,22 @@ def handoff(
         include_session=include_session,
         store=store,
     )
-    counts = inbox.inbox_counts(ws.layout)
+    counts = review.counts(ws.layout)
     now = ws.clock.now()
     payload: HandoffJson = {
-        "id": _pack_id(now, "handoff_", [pack.payload["id"], counts]),
+        "id": _pack_id(now, "handoff_", [pack.payload["id"], counts.as_json()]),
         "task": task,
         "path_prefix": path,
         "token_budget": token_budget,
         "include_local": include_local,
         "include_session": include_session,
         "proposal_inbox": {
-            "source": "files",
-            "open_total": counts["open"],
-            "pending": counts["pending"],
-            "validated": counts["validated"],
-            "approved": counts["approved"],
+            "source": "review",
+            "open_total": counts.open,
+            "pending": counts.pending,
+            "validated": counts.validated,
+            "approved": counts.approved,
+            "by_source": dict(counts.by_source),
         },
         "context": pack.to_json(),
         "created_at": okf.format_timestamp(now),

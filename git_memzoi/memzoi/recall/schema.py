@@ -263,13 +263,15 @@ class ContextPackJson(TypedDict):
 
 
 class InboxCountsJson(TypedDict):
-    """The open proposal inbox of a handoff."""
+    """The open review inbox of a handoff (``source`` is ``review``: inbox proposals and file packets alike, as
+    ``git memzoi review`` lists them; ``by_source`` splits ``open_total`` by proposal/session-end/capture/...)."""
 
     source: str
     open_total: int
     pending: int
     validated: int
     approved: int
+    by_source: dict[str, int]
 
 
 class HandoffJson(TypedDict):

@@ -439,11 +439,12 @@ def search(
 
 
 def log_event(ws: Workspace, event_type: str, payload: Mapping[str, Any]) -> None:
-    """Append one audit event (ids and counts only) under the lifecycle lock."""
+    """Append one read audit event (ids and counts only) under the lifecycle lock, without an fsync (a read's
+    reply does not wait on the disk; :func:`git_memzoi.memzoi.records.events.append`)."""
     from git_memzoi.core.atomic import lifecycle_lock
     from git_memzoi.memzoi.records import events
 
     with lifecycle_lock(
         ws.layout.lock, root=ws.layout.private_root, counted=False
     ):  # the event log is no record: the index stays fresh
-        events.append(ws.layout, event_type, ws.actor, ws.clock.now(), payload)
+        events.append(ws.layout, event_type, ws.actor, ws.clock.now(), payload, durable=False)

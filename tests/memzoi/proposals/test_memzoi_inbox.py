@@ -19,7 +19,7 @@ from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.proposals import files as proposal_files
-from git_memzoi.memzoi.proposals import inbox, packets
+from git_memzoi.memzoi.proposals import inbox, packets, review
 from git_memzoi.memzoi.proposals.inbox import ProposalNotFound, TransitionRefused
 from git_memzoi.memzoi.proposals.packets import SensitivityBlocked
 from git_memzoi.memzoi.records import policy
@@ -415,7 +415,7 @@ def test_packet_resolved_directly_reads_as_resolved(repo: Repo) -> None:
     proposal_files.apply_packet(ctx, pid, actor="maintainer")
     p = inbox.load(ctx.layout, pid)
     assert (p.status, p.record_id, p.applied_by) == ("applied", "use-pnpm-for-installs", "maintainer")
-    assert inbox.inbox_counts(ctx.layout) == {"open": 0, "pending": 0, "validated": 0, "approved": 0}
+    assert (review.counts(ctx.layout).open, review.pending_count(ctx.layout)) == (0, 0)
 
 
 def test_bulk_apply_applies_every_approved_proposal(repo: Repo) -> None:
@@ -423,27 +423,28 @@ def test_bulk_apply_applies_every_approved_proposal(repo: Repo) -> None:
     a = propose(ctx, title="First decision", body="Body one.").proposal.id
     b = propose(ctx, title="Second decision", body="Body two.").proposal.id
     c = propose(ctx, title="Third decision", body="Body three.", override="manual").proposal.id
-    assert inbox.inbox_counts(ctx.layout) == {"open": 3, "pending": 1, "validated": 0, "approved": 2}
-    result = inbox.apply_all_approved(ctx, actor="agent")
-    assert [o.proposal.id for o in result.applied] == sorted([a, b]) and result.failed == ()
+    counts = review.counts(ctx.layout)
+    assert (counts.open, counts.pending, counts.validated, counts.approved) == (3, 1, 0, 2)
+    result = review.apply_all_approved(ctx, actor="agent")
+    assert [o.item.id for o in result.applied] == sorted([a, b]) and result.failed == ()
     assert sorted(p.name for p in (repo.root / ".memzoi/records").iterdir()) == [
         "first-decision.md",
         "second-decision.md",
     ]
-    assert [p.id for p, _ in inbox.list_proposals(ctx.layout, "open").items] == [c]
+    assert [i.id for i in review.list_items(ctx.layout, "open").items] == [c]
     expected = [t for _, t in sorted([(a, "First decision"), (b, "Second decision")])]
-    assert [t for _, t in inbox.list_proposals(ctx.layout, "applied").items] == expected
-    assert inbox.apply_all_approved(ctx, actor="agent").applied == ()
+    assert [i.title for i in review.list_items(ctx.layout, "applied").items] == expected
+    assert review.apply_all_approved(ctx, actor="agent").applied == ()
 
 
 def test_list_filters_and_rejects_unknown_filters(repo: Repo) -> None:
     ctx = init(repo)
     pid = propose(ctx).proposal.id
-    assert [p.id for p, _ in inbox.list_proposals(ctx.layout, "approved").items] == [pid]
-    assert inbox.list_proposals(ctx.layout, "pending").items == ()
-    assert [t for _, t in inbox.list_proposals(ctx.layout, "all").items] == [TITLE]
+    assert [i.id for i in review.list_items(ctx.layout, "approved").items] == [pid]
+    assert review.list_items(ctx.layout, "pending").items == ()
+    assert [i.title for i in review.list_items(ctx.layout, "all").items] == [TITLE]
     with pytest.raises(InputError) as info:
-        inbox.list_proposals(ctx.layout, "closed")
+        review.list_items(ctx.layout, "closed")
     assert info.value.code == "invalid_status"
 
 
@@ -451,8 +452,8 @@ def test_unreadable_state_file_is_reported_not_fatal(repo: Repo) -> None:
     ctx = init(repo)
     pid = propose(ctx).proposal.id
     bogus = repo.write(".git/memzoi/local/inbox/prop_019f4be6-1e00-7000-8000-000000000000.json", "{not json")
-    listing = inbox.list_proposals(ctx.layout, "all")
-    assert [p.id for p, _ in listing.items] == [pid]
+    listing = review.list_items(ctx.layout, "all")
+    assert [i.id for i in listing.items] == [pid]
     assert listing.problems == (
         f"{bogus}: not a readable inbox state file "
         "(Expecting property name enclosed in double quotes: line 1 column 2 (char 1))",
@@ -483,7 +484,7 @@ def test_non_repo_safe_proposals_never_touch_git_visible_paths(repo: Repo, sensi
         assert envelope["ok"] is False and envelope["error"]["code"] == "repo_sensitivity_required"
         assert envelope["error"]["classification"] == expected
         assert "Staging" not in json.dumps(envelope) and "hunter2" not in json.dumps(envelope)
-    assert [t for _, t in inbox.list_proposals(ctx.layout, "all").items] == [None]
+    assert [i.title for i in review.list_items(ctx.layout, "all").items] == [None]
     assert inbox.show(ctx.layout, p.id).packet is None and inbox.show(ctx.layout, p.id).path is None
     assert inbox.reject(ctx, p.id, reason="belongs in local memory", actor="agent").proposal.status == "rejected"
     assert git_status(repo) == ""

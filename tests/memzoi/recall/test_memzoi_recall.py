@@ -289,6 +289,25 @@ def test_search_events_hold_ids_not_text(repo: Repo) -> None:
     assert kinds == ["memory.searched", "memory.precheck_ran", "memory.context_pack_built"]
 
 
+def test_read_audit_events_skip_the_fsync_lifecycle_events_keep_it(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    ctx = ctx_of(repo)
+    record(repo, "r", title="Cobalt title", body="A body.")
+    search.search(ctx, "cobalt", log=False)  # builds the index (fsynced: a file written)
+    synced: list[int] = []
+    real = os.fsync
+    monkeypatch.setattr(os, "fsync", lambda fd: (synced.append(fd), real(fd))[1])
+    search.search(ctx, "cobalt")
+    precheck.precheck(ctx, command="echo x")
+    context_pack.build(ctx, "cobalt")
+    assert synced == []  # three audit lines, no reply waited on the disk
+    events.append(ctx.layout, "memory.proposed", "tester", NOW, {"n": 1})
+    assert len(synced) == 1
+    kinds = [json.loads(line)["event_type"] for line in events.export(ctx.layout)]
+    assert kinds == ["memory.searched", "memory.precheck_ran", "memory.context_pack_built", "memory.proposed"]
+
+
 # --------------------------------------------------------------------------------------------- paths
 
 
@@ -435,10 +454,17 @@ def test_handoff_carries_the_pack_and_the_inbox_counts(repo: Repo) -> None:
     record(repo, "r", title="Granite", body="Granite sentinel.", applies_to=("src/g.py",))
     result = context_pack.handoff(ctx, path="src/g.py").to_json()
     assert result["task"] == "Handoff for path src/g.py" and result["path_prefix"] == "src/g.py"
-    assert result["proposal_inbox"] == {"source": "files", "open_total": 0, "pending": 0, "validated": 0, "approved": 0}
+    assert result["proposal_inbox"] == {
+        "source": "review",
+        "open_total": 0,
+        "pending": 0,
+        "validated": 0,
+        "approved": 0,
+        "by_source": {"proposal": 0, "session-end": 0, "capture": 0, "import": 0, "file": 0},
+    }
     assert result["context"]["records"][0]["record"]["id"] == "r"
     text = context_pack.handoff(ctx, task="continue granite").text()
-    assert text.startswith("# Memzoi Handoff\nTask: continue granite\nProposal inbox: 0 open")
+    assert text.startswith("# Memzoi Handoff\nTask: continue granite\nReview inbox: 0 open")
     with pytest.raises(InputError):
         context_pack.handoff(ctx)
 
