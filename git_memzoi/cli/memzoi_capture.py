@@ -53,10 +53,8 @@ def _finish(ctx: click.Context, core: Any, artifact: Mapping[str, Any], output: 
         click.echo(f"  {d['candidate_id']}  {d['outcome']}")
     for diag in artifact.get("diagnostics", ()):
         rules = diag.get("detectors") or ([diag["detector"]] if "detector" in diag else [])
-        click.echo(
-            f"  {diag['code']} at {diag.get('path', 'line')} {diag['line_start']}"
-            + (f" ({', '.join(rules)})" if rules else "")
-        )
+        where = f"{diag['path']}:{diag['line_start']}" if "path" in diag else f"line {diag['line_start']}"
+        click.echo(f"  {diag['code']} at {where}" + (f" ({', '.join(rules)})" if rules else ""))
     if saved is not None:
         click.echo(f"wrote {saved}")
 

@@ -16,6 +16,7 @@ TOOL_NAMES = (
     "precheck_action",
     "precheck_command",
     "plan_capture_v1",
+    "submit_capture_decisions_v1",
     "memory_status",
     "review_inbox",
 )

@@ -5,9 +5,11 @@ Python warnings are routed to stderr too. Every tool opens the repository fresh,
 as the CLI and returns the CLI's ``--json`` object as structured content (and as text). A
 :class:`~git_memzoi.errors.MemzoiError` becomes a tool error ``{"error": {code, message}}``; anything else
 becomes the SDK's generic tool error: the server never crashes on a call. MCP never applies, approves,
-rejects or exports: there are no tools for that, and ``propose_memory`` refuses ``apply``-like arguments. The
-caller is an agent: its proposals wait for review unless a human opted agents in (records/policy.py), and
-``review_inbox`` lists what waits, counted as handoff and doctor count it.
+rejects or exports canonical memory: there are no tools for that, and ``propose_memory`` refuses ``apply``-like
+arguments. ``submit_capture_decisions_v1`` writes what ``capture apply`` writes (pending proposal packets for a
+maintainer, private runtime records), never a canonical record. The caller is an agent: its proposals wait for
+review unless a human opted agents in (records/policy.py), and ``review_inbox`` lists what waits, counted as
+handoff and doctor count it.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from git_memzoi.mcp import TOOL_NAMES
 if TYPE_CHECKING:
     from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 
-    from git_memzoi.memzoi import capture_schema, recall_schema
+    from git_memzoi.memzoi import recall_schema
 
 __all__ = ["TOOL_NAMES", "build_server", "serve"]
 
@@ -41,8 +43,9 @@ CAPTURE_PROFILE = "markdown-deterministic"
 INSTRUCTIONS = (
     "Governed project memory kept in this git repository. Search and precheck before editing; build "
     "a context pack for a task; propose_memory records a proposal for human review (pending) and never "
-    "applies it; review_inbox lists what waits for review. Records marked suspect may be stale: verify before "
-    "relying on them."
+    "applies it; review_inbox lists what waits for review. To capture a Markdown file: plan_capture_v1, ask "
+    "your user to accept, edit, reject or defer each candidate, then submit_capture_decisions_v1 with the "
+    "plan_id. Records marked suspect may be stale: verify before relying on them."
 )
 
 logger = logging.getLogger("git_memzoi.mcp")
@@ -341,30 +344,45 @@ class _Server:
     ) -> CallToolResult:
         """Plan a capture of one markdown file (profile markdown-deterministic, one project_path source).
 
-        Read-only: never reviews, applies or saves. A plan whose data class is private is denied (its content
-        stays out of the agent's transcript); a blocked plan is already redacted and is returned as it is.
+        Read-only: never writes. Each candidate needs a decision from your user (accept, edit, reject or defer);
+        send them with submit_capture_decisions_v1 and this plan_id. A candidate that is not repo-safe (local,
+        session, unresolved, blocked) is shown without its text (listed in redacted_candidates): its type,
+        destination, action and evidence line span are there; read the source lines to ask your user. A blocked
+        plan is already redacted and is returned as it is.
         """
-        if schema not in ("memzoi/capture-request-v1", "memzoi/capture-request"):
-            return _error("invalid_schema", "schema must be memzoi/capture-request-v1")
-        if extractor.get("profile") != CAPTURE_PROFILE:
-            return _error("unsupported_profile", f"MCP capture accepts only the {CAPTURE_PROFILE} profile")
-        kinds = [s.get("locator", {}).get("kind") if isinstance(s.get("locator"), dict) else None for s in sources]
-        if kinds != ["project_path"]:
-            return _error("unsupported_locator", "MCP capture accepts exactly one project_path source")
-        from git_memzoi.memzoi import capture_plan
+        from git_memzoi.memzoi import capture_agent
 
-        source = sources[0]
-        path, source_id = source["locator"].get("path"), source.get("source_id") or "source-1"
+        def body() -> dict[str, Any]:
+            path, source_id = _capture_source(schema, sources, extractor)
+            return capture_agent.plan(self._context(), path, source_id)
 
-        def body() -> capture_schema.PlanJson:
-            if not isinstance(path, str) or not isinstance(source_id, str):
-                raise ToolFailure("a project_path locator needs a path string", "invalid_request")
-            plan = capture_plan.plan(self._context(), path, source_id)
-            if plan.get("data_class") == "private":
-                raise ToolFailure(
-                    "the plan holds private content; run `git memzoi capture plan` locally", "private_result_denied"
-                )
-            return plan
+        return self.run(body)
+
+    def submit_capture_decisions_v1(
+        self,
+        sources: list[dict[str, Any]],
+        extractor: dict[str, Any],
+        plan_id: str,
+        decisions: list[dict[str, Any]],
+        reviewed_by: str | None = None,
+        schema: str = "memzoi/capture-request-v1",
+    ) -> CallToolResult:
+        """Review and apply a capture plan with your user's decisions, one per candidate of the plan.
+
+        sources/extractor/schema: the request given to plan_capture_v1; plan_id: the plan it returned (a changed
+        source or memory gives stale_capture_plan and writes nothing). decisions: [{candidate_id, outcome:
+        accept|reject|edit|defer, reason_code?}]; an edit adds memory {type, lane, title, body, scope {kind, id,
+        paths}, tags} and requested_destination repo|local|session. Accept works on create_proposal and
+        create_runtime candidates; a needs_review one must be edited. Repo candidates become pending proposals
+        (a maintainer applies them with git memzoi proposal-files apply), local/session ones private runtime
+        records; rejected content is remembered and not offered again. reviewed_by defaults to mcp.
+        """
+        from git_memzoi.memzoi import capture_agent
+
+        def body() -> dict[str, Any]:
+            path, source_id = _capture_source(schema, sources, extractor)
+            reviewer = reviewed_by or "mcp"
+            return capture_agent.submit(self._context(reviewer), path, source_id, plan_id, decisions, reviewer)
 
         return self.run(body)
 
@@ -393,6 +411,22 @@ class _Server:
         from git_memzoi.memzoi import review
 
         return self.run(lambda: review.list_items(self._context().layout, status).as_json())
+
+
+def _capture_source(schema: str, sources: list[dict[str, Any]], extractor: dict[str, Any]) -> tuple[str, str]:
+    """(path, source id) of the one Markdown ``project_path`` source MCP capture accepts; other requests are
+    CLI-only (``invalid_schema``, ``unsupported_profile``, ``unsupported_locator``, ``invalid_request``)."""
+    if schema not in ("memzoi/capture-request-v1", "memzoi/capture-request"):
+        raise ToolFailure("schema must be memzoi/capture-request-v1", "invalid_schema")
+    if extractor.get("profile") != CAPTURE_PROFILE:
+        raise ToolFailure(f"MCP capture accepts only the {CAPTURE_PROFILE} profile", "unsupported_profile")
+    kinds = [s.get("locator", {}).get("kind") if isinstance(s.get("locator"), dict) else None for s in sources]
+    if kinds != ["project_path"]:
+        raise ToolFailure("MCP capture accepts exactly one project_path source", "unsupported_locator")
+    path, source_id = sources[0]["locator"].get("path"), sources[0].get("source_id") or "source-1"
+    if not isinstance(path, str) or not isinstance(source_id, str):
+        raise ToolFailure("a project_path locator needs a path string", "invalid_request")
+    return path, source_id
 
 
 def _memzoi_home() -> Path:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi import doctor, export, layout, memory_files, workspace
+    from git_memzoi.memzoi.capture import agent as capture_agent
     from git_memzoi.memzoi.capture import artifacts as capture_artifacts
     from git_memzoi.memzoi.capture import plan as capture_plan
     from git_memzoi.memzoi.capture import review as capture_review
@@ -82,6 +83,7 @@ _FACE = {
     "precheck": "recall.precheck",
     "recall_schema": "recall.schema",
     "capture_plan": "capture.plan",
+    "capture_agent": "capture.agent",
     "capture_review": "capture.review",
     "capture_schema": "capture.schema",
     "capture_artifacts": "capture.artifacts",
@@ -101,6 +103,7 @@ __all__ = [
     "Layout",
     "NotInitialized",
     "Workspace",
+    "capture_agent",
     "capture_artifacts",
     "capture_markdown",
     "capture_plan",

@@ -198,6 +198,11 @@ class Layout:
             return absolute.as_posix()
 
     @property
+    def capture_decisions(self) -> Path:
+        """``capture/decisions.json`` in the private plane: the capture decisions reviewers made, by content hash."""
+        return self.local / "capture" / "decisions.json"
+
+    @property
     def config(self) -> Path:
         """``.memzoi/config.toml``: repository workflow policy."""
         return self.base / "config.toml"

@@ -36,10 +36,12 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
         "--source-id",
         "findings",
         "--output",
-        ".git/memzoi/local/capture/plan.json",
+        "capture-plan.json",
     )
-    assert set(files(repo.root)) - set(before) == {".git/memzoi/local/capture/plan.json"}
-    assert json.loads((repo.root / ".git/memzoi/local/capture/plan.json").read_text()) == plan
+    # a typed repo section routes to a pending proposal: the plan is repo-safe, saved outside .memzoi/
+    assert plan["data_class"] == "repo_safe" and plan["candidates"][0]["action"]["kind"] == "create_proposal"
+    assert set(files(repo.root)) - set(before) == {"capture-plan.json"}
+    assert json.loads((repo.root / "capture-plan.json").read_text()) == plan
     (candidate,) = plan["candidates"]
     assert candidate["evidence"][0]["span"] == {"byte_start": 0, "byte_end": 74, "line_start": 1, "line_end": 2}
     repo.write(
@@ -65,7 +67,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
         "capture",
         "review",
         "--plan-file",
-        ".git/memzoi/local/capture/plan.json",
+        "capture-plan.json",
         "--decisions-file",
         ".git/memzoi/local/capture/decisions.json",
         "--reviewed-by",
@@ -81,7 +83,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
         "capture",
         "apply",
         "--plan-file",
-        ".git/memzoi/local/capture/plan.json",
+        "capture-plan.json",
         "--review-file",
         "capture-review.json",
         "--plan-id",
@@ -101,7 +103,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
         "capture",
         "apply",
         "--plan-file",
-        ".git/memzoi/local/capture/plan.json",
+        "capture-plan.json",
         "--review-file",
         "capture-review.json",
         "--plan-id",
@@ -115,7 +117,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
 
 def test_private_plan_output_outside_runtime_is_refused(repo: Repo) -> None:
     assert run(repo, "init").exit_code == 0
-    repo.write("notes/findings.md", SOURCE)
+    repo.write("notes/findings.md", "## Preference: Terse answers\nPrefer short replies.\n")  # local memory
     result = run(repo, "capture", "plan", "--source", "notes/findings.md", "--output", "plan.json", "--json")
     assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "unsafe_output_path"
     assert not (repo.root / "plan.json").exists()

@@ -97,7 +97,7 @@ def test_a_markdown_candidate_is_scoped_to_the_paths_it_names_not_to_the_notes(r
     notes = "## Decision: Sort before signing\n`src/signer.py` sorts keys; see `docs/nowhere.md` and `sorted()`.\n"
     head = repo.commit("code", **{"notes/findings.md": notes})
     ok_json(repo, "init")
-    assert capture(repo, "--source", "notes/findings.md") == [
+    assert capture(repo, "--source", "notes/findings.md", plan_file="capture-plan.json") == [
         {"anchor": head, "scope": ["src/signer.py"], "verified_at": "2026-07-10"}
     ]
 
@@ -106,4 +106,4 @@ def test_a_markdown_candidate_naming_no_path_gets_no_envelope(repo: Repo) -> Non
     head = repo.commit("notes", **{"notes/findings.md": "## Decision: Verify archives\nCheck the SHA-256.\n"})
     assert head
     ok_json(repo, "init")
-    assert capture(repo, "--source", "notes/findings.md") == [None]
+    assert capture(repo, "--source", "notes/findings.md", plan_file="capture-plan.json") == [None]

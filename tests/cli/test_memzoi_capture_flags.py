@@ -226,7 +226,9 @@ def _review(
 def test_a_review_replaces_only_deferred_decisions_of_its_prior(repo: Repo) -> None:
     assert run(repo, "init").exit_code == 0
     repo.write("notes/a.md", NOTES)
-    plan = ok_json(repo, "capture", "plan", "--source", "notes/a.md", "--output", f"{LOCAL}/plan.json")
+    plan = ok_json(repo, "capture", "plan", "--source", "notes/a.md")
+    assert plan["data_class"] == "repo_safe"  # typed repo sections route to proposals (issue 15)
+    repo.write(f"{LOCAL}/plan.json", json.dumps(plan))  # where the other artifacts of this test are
     fact, lock = plan["candidates"]
 
     def edit(c: dict[str, Any]) -> dict[str, Any]:

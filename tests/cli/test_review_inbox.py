@@ -46,10 +46,9 @@ PROPOSE = ("propose", "--type", "fact", "--sensitivity", "repo-safe", "--title",
 
 def _capture(repo: Repo) -> str:
     """plan → review (edit, repo) → apply over ``notes/findings.md``: one pending capture packet; its id."""
-    local = workspace.open_workspace(repo.root).layout.local
-    plan_file, decisions, review_file = (
-        local / "capture/plan.json",
-        local / "capture/decisions.json",
+    plan_file, decisions, review_file = (  # a repo-safe plan is never saved under .memzoi/
+        repo.root / "capture-plan.json",
+        repo.root / "capture-decisions.json",
         repo.root / "capture-review.json",
     )
     plan = ok_json(

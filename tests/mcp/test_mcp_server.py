@@ -163,18 +163,10 @@ def test_every_tool_over_stdio(served: Repo) -> None:
     assert proposed["proposal_id"] == proposed["proposal"]["id"]
     assert sorted(p.name for p in (served.root / ".memzoi/records").iterdir()) == records_before
 
-    # Typed markdown candidates await review (needs_review), which makes the plan private: MCP denies it.
+    # A typed repo section routes to a pending proposal (issue 15): the plan is repo-safe and MCP returns it whole.
     planned = cli_json(served, "capture", "plan", "--source", "README.md", "--source-id", "readme")
-    assert planned["data_class"] == "private" and len(planned["candidates"]) == 1
-    assert out["capture"] == (
-        True,
-        {
-            "error": {
-                "code": "private_result_denied",
-                "message": "the plan holds private content; run `git memzoi capture plan` locally",
-            }
-        },
-    )
+    assert planned["data_class"] == "repo_safe" and len(planned["candidates"]) == 1
+    assert out["capture"] == (False, planned)
     status = cli_json(served, "status", tool=memkeep_cli)
     assert out["status"] == (False, status)
     assert out["status"][1]["summary"]["entries"] == 1

@@ -14,9 +14,9 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, cast
 
 from git_memzoi.core import safe_read
-from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import MemzoiError
-from git_memzoi.memzoi.capture import sources
+from git_memzoi.memzoi.capture import decisions, sources
+from git_memzoi.memzoi.capture.decisions import memory_hash
 from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
 from git_memzoi.memzoi.capture.sources import REQUEST_SCHEMA
@@ -126,13 +126,16 @@ def _assemble(ws: Workspace, request: dict[str, Any], profile: str, loaded: sour
     extraction = loaded.extraction
     if extraction.blocked:
         return _blocked(profile, extraction.diagnostics, loaded.extractor)
-    inventory = _inventory(ws)
-    candidates = [_classify(c, inventory, extraction.candidates[:i]) for i, c in enumerate(extraction.candidates)]
+    inventory, reviewed = _inventory(ws), decisions.load(ws.layout)
+    candidates = [
+        _classify(c, inventory, extraction.candidates[:i], reviewed) for i, c in enumerate(extraction.candidates)
+    ]
     preconditions: PreconditionsJson = {
         "source_content_hash": loaded.snapshot["source_content_hash"],
         "inventory_hash": "blake3:" + canonical_hash(inventory),
     }
-    private = any(c["classification"]["destination"] != "repo" for c in candidates)
+    # a blocked candidate is redacted (no private text), so only local, session and unresolved ones make it private
+    private = any(c["classification"]["destination"] not in ("repo", "blocked") for c in candidates)
     body: PlanBodyJson = {
         "schema": PLAN_SCHEMA,
         "status": "ready",
@@ -162,12 +165,8 @@ def _summary(candidates: list[CandidateJson], sources: int, *, blocked: bool = F
         "conflicts": kinds.count("conflict"),
         "needs_review": kinds.count("no_write") + kinds.count("conflict"),
         "blocked": 1 if blocked else kinds.count("blocked"),
+        "previously_rejected": kinds.count("previously_rejected"),
     }
-
-
-def memory_hash(memory_type: str, title: str, body: str) -> str:
-    """The content identity used for duplicate matching: BLAKE3 of type, title and trimmed body."""
-    return content_hash(f"{memory_type}\0{title.strip()}\0{body.strip()}".encode())
 
 
 def _inventory(ws: Workspace) -> list[dict[str, Any]]:
@@ -210,13 +209,21 @@ def _stub(kind: str, ident: str, destination: str, item: Any, status: str, updat
     }
 
 
-def _classify(c: ExtractedJson, inventory: list[dict[str, Any]], earlier: list[ExtractedJson]) -> CandidateJson:
+def _classify(
+    c: ExtractedJson,
+    inventory: list[dict[str, Any]],
+    earlier: list[ExtractedJson],
+    reviewed: Mapping[str, Mapping[str, Any]] | None = None,
+) -> CandidateJson:
     """Route one extracted candidate (memzoi-spec.md §9.6).
 
-    Exact matches in the inventory or among earlier candidates → ``duplicate`` (the route's destination kept);
-    the same title with a different body → ``conflict`` (destination ``needs_review``); otherwise the profile's
-    ``routed_destination``: repo → a pending proposal, local/session → a runtime record, ``None`` →
-    ``needs_review`` until a reviewer edits it to a destination.
+    A candidate holding a fenced credential → ``blocked`` (destination and sensitivity ``blocked``, already
+    redacted by its profile). Exact matches in the inventory or among earlier candidates → ``duplicate`` (the
+    route's destination kept); content a reviewer rejected before (``reviewed``: content hash → the remembered
+    decision, :mod:`~git_memzoi.memzoi.capture.decisions`) → ``previously_rejected`` (no write; an ``edit`` in a
+    new review overrides it); the same title with a different body → ``conflict`` (destination ``needs_review``);
+    otherwise the profile's ``routed_destination``: repo → a pending proposal, local/session → a runtime record,
+    ``None`` → ``needs_review`` until a reviewer edits it to a destination.
     """
     memory = c["memory"]
     own = memory_hash(memory["type"], memory["title"], memory["body"])
@@ -239,8 +246,18 @@ def _classify(c: ExtractedJson, inventory: list[dict[str, Any]], earlier: list[E
     destination = routed if routed in _ROUTES else "needs_review"
     sensitivity, kind = _ROUTES.get(routed or "", ("unknown", "no_write"))
     action: ActionJson
+    before = (reviewed or {}).get(own)
+    if "prohibited" in c:
+        return _blocked_candidate(c)
     if dupes:
         action = {"kind": "duplicate", "matches": dupes, "match_count": len(dupes)}
+    elif before is not None and before.get("outcome") == "reject":
+        action = {
+            "kind": "previously_rejected",
+            "reason_code": "rejected_in_review",
+            "review_id": str(before.get("review_id")),
+            "reviewed_at": str(before.get("reviewed_at")),
+        }
     elif conflicts:
         action, destination = {"kind": "conflict", "matches": conflicts, "match_count": len(conflicts)}, "needs_review"
     elif kind == "create_proposal":
@@ -267,8 +284,36 @@ def _classify(c: ExtractedJson, inventory: list[dict[str, Any]], earlier: list[E
     return cast("CandidateJson", {**out, "classification": classification, "action": action})
 
 
+def _blocked_candidate(c: ExtractedJson) -> CandidateJson:
+    """A candidate whose section holds a fenced credential: no write, nothing to edit; reject or defer it."""
+    prohibited = c["prohibited"]
+    classification: ClassificationJson = {
+        "destination": "blocked",
+        "destination_reason": "prohibited_content_detected",
+        "sensitivity": "blocked",
+        "sensitivity_reason": "prohibited_content_detected",
+        "content_class": None,
+        "policy": {"suggested_destination": c.get("suggested_destination")},
+    }
+    action: ActionJson = {
+        "kind": "blocked",
+        "reason_code": "prohibited_content_detected",
+        "line_start": prohibited["line_start"],
+        "detectors": prohibited["detectors"],
+    }
+    out = {k: v for k, v in c.items() if k not in _ROUTING_KEYS}
+    return cast("CandidateJson", {**out, "classification": classification, "action": action})
+
+
 # extractor hints consumed by :func:`_classify`, never part of the plan's candidate
-_ROUTING_KEYS = ("routed_destination", "suggested_destination", "reason_code", "destination_reason", "content_class")
+_ROUTING_KEYS = (
+    "routed_destination",
+    "suggested_destination",
+    "reason_code",
+    "destination_reason",
+    "content_class",
+    "prohibited",
+)
 
 
 def proposal_id(title: str, ident: str) -> str:

@@ -232,8 +232,10 @@ def apply(
     Under the lifecycle lock the plan and the review are recomputed from the live source and inventory; any
     difference (``stale_capture_plan``, ``artifact_modified``, ``id_mismatch``, ``proposal_id_taken``) is raised
     before the first write. The writes are one ``lifecycle.operation``: all of them, or (after a failure, or a
-    kill and the next guarded command) none.
+    kill and the next guarded command) none. The review's terminal decisions are remembered in the same operation
+    (:mod:`~git_memzoi.memzoi.capture.decisions`; ``decisions_remembered`` counts them).
     """
+    from git_memzoi.memzoi.capture import decisions as decisions_store
     from git_memzoi.memzoi.proposals import lifecycle
 
     if (
@@ -267,7 +269,14 @@ def apply(
         _check_free(ws, [c for _, c in todo if c["action"]["kind"] == "create_proposal"])
         prepared = [_prepare(ws, live, again, d, c) for d, c in todo]  # every write validated before the first
         writes = [_write(ws, c, item) for (_, c), item in zip(todo, prepared, strict=True)]
-    return {"schema": APPLY_SCHEMA, "plan_id": plan_id, "review_id": review_id, "writes": writes}
+        remembered = decisions_store.record(ws, live, again)  # the next plan shows a rejection as such
+    return {
+        "schema": APPLY_SCHEMA,
+        "plan_id": plan_id,
+        "review_id": review_id,
+        "writes": writes,
+        "decisions_remembered": remembered,
+    }
 
 
 def _input_of(decision: dict[str, Any]) -> dict[str, Any]:

@@ -69,6 +69,14 @@ class ExtractedJson(TypedDict):
     reason_code: NotRequired[str]
     destination_reason: NotRequired[str | None]
     content_class: NotRequired[str]
+    prohibited: NotRequired[ProhibitedJson]
+
+
+class ProhibitedJson(TypedDict):
+    """Why a candidate is blocked (a credential on a fenced line of its section): the rules and the first line."""
+
+    detectors: list[str]
+    line_start: int
 
 
 class DiagnosticJson(TypedDict):
@@ -82,6 +90,7 @@ class DiagnosticJson(TypedDict):
     reason: NotRequired[str]
     detectors: NotRequired[list[str]]
     classes: NotRequired[list[str]]
+    candidate_id: NotRequired[str]
 
 
 class MatchJson(TypedDict):
@@ -97,7 +106,8 @@ class MatchJson(TypedDict):
 
 class ActionJson(TypedDict):
     """What applying the candidate would do, by ``kind``: ``duplicate`` and ``conflict`` name their matches,
-    ``create_proposal`` the reserved proposal id, ``create_runtime`` its route, ``no_write`` its reason code."""
+    ``create_proposal`` the reserved proposal id, ``create_runtime`` its route, ``no_write`` its reason code,
+    ``previously_rejected`` the review that rejected the same content, ``blocked`` the line and rules found."""
 
     kind: str
     matches: NotRequired[list[MatchJson]]
@@ -105,6 +115,10 @@ class ActionJson(TypedDict):
     proposal_id: NotRequired[str]
     route: NotRequired[str]
     reason_code: NotRequired[str]
+    review_id: NotRequired[str]
+    reviewed_at: NotRequired[str]
+    line_start: NotRequired[int]
+    detectors: NotRequired[list[str]]
 
 
 class ClassificationJson(TypedDict):
@@ -142,6 +156,7 @@ class PlanSummaryJson(TypedDict):
     conflicts: int
     needs_review: int
     blocked: int
+    previously_rejected: int
 
 
 class PreconditionsJson(TypedDict):

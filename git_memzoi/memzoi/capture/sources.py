@@ -42,8 +42,25 @@ PREFLIGHT_CODES = frozenset(
         "supplied_bytes_mismatch",
     }
 )
-# the markdown profile's extractor configuration (hashed into ``extractor.configuration_hash``)
+# the markdown profile's extractor configuration (hashed into ``extractor.configuration_hash``): upstream's 1.0.0,
+# and 1.1.0's, which also names what it changed (the table's routes, fenced credentials, generated blocks)
 CONFIGURATION = {"prefixes": md.PREFIXES}
+CONFIGURATIONS = {
+    md.UPSTREAM_V1: CONFIGURATION,
+    md.EXTRACTOR["version"]: {
+        "prefixes": md.PREFIXES,
+        "routing": "heading_table",
+        "fenced_credentials": "block_candidate",
+        "generated_blocks": "excluded",
+    },
+}
+# profile → the extractor versions a request may pin (``extractor.version``); the first of each is its default
+VERSIONS = {
+    "markdown-deterministic": (md.EXTRACTOR["version"], md.UPSTREAM_V1),
+    "instruction-deterministic": ("1.0.0",),
+    "adr-deterministic": ("1.0.0",),
+    "git-change-deterministic": ("1.0.0",),
+}
 
 
 @dataclass
@@ -68,13 +85,21 @@ def strict(
 
 def check_request(request: Any) -> tuple[str, dict[str, Any]]:
     """(profile, the one source) of a strict capture request; unknown keys are ``invalid_capture_request``,
-    an unknown profile ``unsupported_capture_profile``."""
+    an unknown profile ``unsupported_capture_profile``, a pinned ``extractor.version`` the profile does not have
+    ``unsupported_extractor_version``."""
     strict(request, "request", ("schema", "sources", "extractor"))
     if request["schema"] not in REQUEST_SCHEMAS:
         raise CaptureError(f"request.schema must be {REQUEST_SCHEMA}", "invalid_capture_request")
-    profile = strict(request["extractor"], "request.extractor", ("profile",))["profile"]
+    profile = strict(request["extractor"], "request.extractor", ("profile",), ("version",))["profile"]
     if profile not in PROFILES:
         raise CaptureError(f"unknown capture profile {profile!r}", "unsupported_capture_profile")
+    version = request["extractor"].get("version", VERSIONS[profile][0])
+    if not isinstance(version, str):
+        raise CaptureError("request.extractor.version must be a string", "invalid_capture_request")
+    if version not in VERSIONS[profile]:
+        raise CaptureError(
+            f"{profile} has extractor versions {', '.join(VERSIONS[profile])}", "unsupported_extractor_version"
+        )
     if not isinstance(request["sources"], list) or len(request["sources"]) != 1:
         raise CaptureError("request.sources holds exactly one source", "invalid_capture_request")
     source = strict(request["sources"][0], "request.sources[0]", ("source_id", "locator", "media_type"), ("git",))
@@ -90,6 +115,8 @@ def load_request(ws: Any, request: Any, supplied: Mapping[str, bytes]) -> tuple[
     """(profile, source, loaded) of a strict request; ``supplied`` maps source ids to ``--source-bytes``."""
     profile, source = check_request(request)
     module = importlib.import_module(PROFILES[profile])
+    if profile == md.PROFILE:  # the one profile with two extractor versions
+        return profile, source, load(ws, source, supplied, request["extractor"].get("version", VERSIONS[profile][0]))
     return profile, source, module.load(ws, source, supplied)
 
 
@@ -157,14 +184,19 @@ def extractor(identity: dict[str, str], configuration: Any) -> dict[str, Any]:
     return {**identity, "configuration_hash": "blake3:" + canonical_hash(configuration)}
 
 
-def load(ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> Loaded:
-    """The markdown-deterministic profile: one ``.md`` ``project_path`` (memzoi-spec.md §9.4)."""
+def load(
+    ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes], version: str = md.EXTRACTOR["version"]
+) -> Loaded:
+    """The markdown-deterministic profile: one ``.md`` ``project_path`` (memzoi-spec.md §9.4), extracted by
+    ``version`` (one of :data:`~git_memzoi.memzoi.capture.profiles.markdown.VERSIONS`)."""
     path = project_path(source)
     if not path.endswith(".md"):
         raise CaptureError("the markdown profile reads one .md file", "unsupported_media_type")
     data = read_source(ws.layout.root, path)
     return Loaded(
-        snapshot(source, data), md.extract(source["source_id"], path, data), extractor(md.EXTRACTOR, CONFIGURATION)
+        snapshot(source, data),
+        md.extract(source["source_id"], path, data, version),
+        extractor({**md.EXTRACTOR, "version": version}, CONFIGURATIONS[version]),
     )
 
 

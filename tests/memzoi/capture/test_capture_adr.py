@@ -398,7 +398,8 @@ def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Workspac
     text = (repo.root / write["path"]).read_text()
     assert "Use exact source spans." in text and "docs/adr/0001-evidence.md" in text
     again = capture.plan_request(ctx, request(directory()))
-    assert [c["action"]["kind"] for c in again["candidates"]] == ["duplicate", "no_write"]
+    # the rejected draft is remembered by its content (issue 15): not offered for review again
+    assert [c["action"]["kind"] for c in again["candidates"]] == ["duplicate", "previously_rejected"]
 
 
 def test_prohibited_policy_input_is_redacted_everywhere(repo: Repo, ctx: Workspace) -> None:

@@ -177,8 +177,8 @@ def test_range_plan_review_apply_and_replan(repo: Repo, ctx: Workspace, history:
     assert kinds == {
         "Lock files": "duplicate",
         "Run tests": "duplicate",
-        "Old cache": "no_write",
-        "Legacy deploy": "no_write",
+        "Old cache": "previously_rejected",  # rejected above, remembered by content (issue 15)
+        "Legacy deploy": "previously_rejected",
     }
     assert {
         m["kind"] for c in again["candidates"] if c["action"]["kind"] == "duplicate" for m in c["action"]["matches"]

@@ -375,7 +375,8 @@ def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Workspac
     assert "memzoi/capture-provenance-v1" in text and "memzoi-instructions" in text
     assert "Keep this out of shared memory." not in text
     replanned = plan_of(ctx, "nested/AGENTS.md")
-    assert [c["action"]["kind"] for c in replanned["candidates"]] == ["duplicate", "no_write"]
+    # the rejected section is remembered by its content (issue 15)
+    assert [c["action"]["kind"] for c in replanned["candidates"]] == ["duplicate", "previously_rejected"]
 
 
 def test_root_file_proposal_with_no_paths_applies(repo: Repo, ctx: Workspace) -> None:

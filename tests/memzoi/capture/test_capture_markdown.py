@@ -24,6 +24,19 @@ TYPED = (
     "plans.\n\n## Procedure: Review capture candidates\nReview repo candidates before applying proposal files.\n"
 )
 TYPED_HASH = "blake3:dd96c45e68baa7b3e15f89c5cfa17fb6ddcbff7b35445e0471dfba80fbdf856b"
+PRIVATE = TYPED + "\n## Preference: Terse answers\nPrefer short replies.\n"
+
+
+def request(path: str, version: str | None = None) -> dict[str, Any]:
+    """The markdown request of ``path``, pinned to an extractor ``version`` when given."""
+    extractor = {"profile": "markdown-deterministic", **({"version": version} if version else {})}
+    return {
+        "schema": "memzoi/capture-request-v1",
+        "sources": [
+            {"source_id": "source-1", "locator": {"kind": "project_path", "path": path}, "media_type": "text/markdown"}
+        ],
+        "extractor": extractor,
+    }
 
 
 def edit(candidate: dict[str, Any], destination: str = "repo") -> dict[str, Any]:
@@ -46,17 +59,19 @@ def test_typed_plan_has_exact_evidence_and_writes_nothing(repo: Repo, ctx: Works
     assert tree(repo.root) == before
     assert plan == capture.plan(ctx, "notes/typed.md", "source-1")
     assert plan["plan_id"].startswith("capture_") and len(plan["plan_id"]) == 40
-    assert (plan["status"], plan["data_class"], plan["diagnostics"]) == ("ready", "private", [])
+    assert (plan["status"], plan["data_class"], plan["diagnostics"]) == ("ready", "repo_safe", [])
     assert plan["summary"] == {
         "sources": 1,
         "candidates": 2,
-        "create_proposals": 0,
+        "create_proposals": 2,
         "runtime_writes": 0,
         "duplicates": 0,
         "conflicts": 0,
-        "needs_review": 2,
+        "needs_review": 0,
         "blocked": 0,
+        "previously_rejected": 0,
     }
+    assert plan["extractor"]["version"] == "1.1.0"
     assert plan["sources"] == [
         {
             "source_id": "source-1",
@@ -81,8 +96,33 @@ def test_typed_plan_has_exact_evidence_and_writes_nothing(repo: Repo, ctx: Works
     assert evidence["text"] == TYPED.encode()[22:111].decode()
     assert procedure["evidence"][0]["span"] == {"byte_start": 111, "byte_end": 206, "line_start": 6, "line_end": 7}
     assert procedure["memory"]["lane"] == "procedural"
-    assert fact["action"] == {"kind": "no_write", "reason_code": "needs_review"}
+    # the seed's heading table routes typed repo sections to pending proposals (issue 15)
+    assert fact["action"] == {
+        "kind": "create_proposal",
+        "proposal_id": capture.proposal_id("Deterministic capture plans", fact["candidate_id"]),
+    }
+    assert (fact["classification"]["destination"], fact["classification"]["sensitivity"]) == ("repo", "repo-safe")
     assert fact["classification"]["policy"] == {"suggested_destination": "repo"}
+
+
+def test_upstream_extractor_1_0_0_keeps_every_typed_section_in_review(repo: Repo, ctx: Workspace) -> None:
+    """A request pinning markdown 1.0.0 (as upstream's capture-v1 corpus does) gets upstream's routing."""
+    repo.write("notes/typed.md", TYPED)
+    plan = capture.plan_request(ctx, request("notes/typed.md", "1.0.0"))
+    assert (plan["data_class"], plan["extractor"]["version"]) == ("private", "1.0.0")
+    assert (
+        plan["extractor"]["configuration_hash"]
+        != capture.plan(ctx, "notes/typed.md")["extractor"]["configuration_hash"]
+    )
+    assert [c["action"] for c in plan["candidates"]] == [{"kind": "no_write", "reason_code": "needs_review"}] * 2
+    assert plan["candidates"][0]["classification"]["policy"] == {"suggested_destination": "repo"}
+    assert (plan["summary"]["needs_review"], plan["summary"]["create_proposals"]) == (2, 0)
+    for version, code in ((2, "invalid_capture_request"), ("9.9.9", "unsupported_extractor_version")):
+        bad = request("notes/typed.md")
+        bad["extractor"]["version"] = version
+        with pytest.raises(CaptureError) as err:
+            capture.plan_request(ctx, bad)
+        assert err.value.code == code
 
 
 def test_mixed_and_untyped_documents(repo: Repo, ctx: Workspace) -> None:
@@ -119,7 +159,13 @@ def test_duplicates_and_conflicts_within_the_source(repo: Repo, ctx: Workspace) 
     kinds = [
         (c["action"]["kind"], c["action"].get("match_count")) for c in capture.plan(ctx, "notes/m.md")["candidates"]
     ]
-    assert kinds == [("no_write", None), ("duplicate", 1), ("no_write", None), ("conflict", 1), ("conflict", 2)]
+    assert kinds == [
+        ("create_proposal", None),
+        ("duplicate", 1),
+        ("create_proposal", None),
+        ("conflict", 1),
+        ("conflict", 2),
+    ]
 
 
 def test_review_and_apply_route_repo_local_and_session(repo: Repo, ctx: Workspace) -> None:
@@ -164,7 +210,8 @@ def test_review_and_apply_route_repo_local_and_session(repo: Repo, ctx: Workspac
         capture_review.apply(ctx, plan, rev, plan_id=plan["plan_id"], review_id=rev["review_id"])
     assert err.value.code == "stale_capture_plan" and tree(repo.root) == after
     replanned = capture.plan(ctx, "notes/s.md", "notes")
-    assert [c["action"]["kind"] for c in replanned["candidates"]] == ["duplicate", "duplicate", "no_write"]
+    # the rejected episode is remembered by its content: not offered again (issue 15)
+    assert [c["action"]["kind"] for c in replanned["candidates"]] == ["duplicate", "duplicate", "previously_rejected"]
 
 
 def test_apply_is_zero_write_on_changed_source_or_edited_artifacts(repo: Repo, ctx: Workspace) -> None:
@@ -199,7 +246,7 @@ def test_review_rejects_bad_decisions(repo: Repo, ctx: Workspace) -> None:
     reject = {"candidate_id": procedure["candidate_id"], "outcome": "reject"}
     bad = [
         decisions(plan, reject),
-        decisions(plan, {"candidate_id": fact["candidate_id"], "outcome": "accept"}, reject),
+        decisions(plan, {"candidate_id": fact["candidate_id"], "outcome": "accept"}, reject, reject),
         decisions(plan, {**edit(fact), "surprise": 1}, reject),
         {**decisions(plan, edit(fact), reject), "plan_id": "capture_other"},
         decisions(plan, {"candidate_id": fact["candidate_id"], "outcome": "reject", "memory": {}}, reject),
@@ -211,6 +258,18 @@ def test_review_rejects_bad_decisions(repo: Repo, ctx: Workspace) -> None:
     with pytest.raises(CaptureError) as err:
         capture_review.review(
             ctx, plan, decisions(plan, edit(fact), reject), reviewed_by="zoki", reviewed_at="yesterday"
+        )
+    assert err.value.code == "invalid_review"
+    repo.write("notes/plain.md", "# General note\nUse deterministic cache keys.\n")
+    untyped = capture.plan(ctx, "notes/plain.md")
+    (only,) = untyped["candidates"]
+    with pytest.raises(CaptureError) as err:  # a needs_review candidate must be edited, not accepted
+        capture_review.review(
+            ctx,
+            untyped,
+            decisions(untyped, {"candidate_id": only["candidate_id"], "outcome": "accept"}),
+            reviewed_by="zoki",
+            reviewed_at="2026-07-10T12:00:00Z",
         )
     assert err.value.code == "invalid_review"
 
@@ -291,8 +350,9 @@ def test_bad_sources_are_rejected_without_writes(repo: Repo, ctx: Workspace, pat
 
 
 def test_artifact_output_rules(repo: Repo, ctx: Workspace) -> None:
-    repo.write("notes/typed.md", TYPED)
+    repo.write("notes/typed.md", PRIVATE)  # the preference routes to local memory: a private plan
     plan = capture.plan(ctx, "notes/typed.md")
+    assert plan["data_class"] == "private"
     with pytest.raises(CaptureError) as err:
         capture_artifacts.save_artifact(ctx, repo.root / "plan.json", plan)
     assert err.value.code == "unsafe_output_path" and not (repo.root / "plan.json").exists()

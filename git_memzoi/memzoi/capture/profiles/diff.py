@@ -30,7 +30,14 @@ from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi.capture.schema import DiagnosticJson, EvidenceJson, ExtractedJson, MemoryJson, SpanJson
+    from git_memzoi.memzoi.capture.schema import (
+        DiagnosticJson,
+        EvidenceJson,
+        ExtractedJson,
+        MemoryJson,
+        ProhibitedJson,
+        SpanJson,
+    )
 
 PROFILE = "git-change-deterministic"
 EXTRACTOR = {"kind": "deterministic", "id": "memzoi-git-change", "version": "1.0.0"}
@@ -497,6 +504,7 @@ class _Routing(TypedDict):
     content_class: NotRequired[str]
     suggested_destination: NotRequired[str | None]
     reason_code: NotRequired[str]
+    prohibited: NotRequired[ProhibitedJson]  # never set here: a prohibited diff blocks its plan
 
 
 def _check_evidence(file: FileChange, side: str, algorithm: str) -> None:

@@ -25,8 +25,8 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi import export
 from git_memzoi.memzoi.capture import sources
+from git_memzoi.memzoi.capture.profiles import generated
 from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, Extraction
 
@@ -50,13 +50,8 @@ REVIEW_MARKERS = (
     ("private",),
     ("local", "only"),
 )
-# the first line of a generated projection file (upstream's and this project's export use the same text)
-GENERATED_HEADER = export.GENERATED
-# (begin, end) line pairs around generated blocks: ``integrate instructions`` and ``export --file``
-MARKER_PAIRS = (
-    (export.INTEGRATE_START, export.INTEGRATE_END),
-    *((export.begin_marker(fmt), export.end_marker(fmt)) for fmt in ("agents-md", "claude-md")),
-)
+GENERATED_HEADER = generated.GENERATED_HEADER
+MARKER_PAIRS = generated.MARKER_PAIRS
 _WORD = re.compile(r"[^\W_]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # what the extractor's identity hashes (``extractor.configuration_hash``)
@@ -99,38 +94,6 @@ def has_review_marker(text: str) -> bool:
     return any(tuple(words[i : i + len(m)]) == m for m in REVIEW_MARKERS for i in range(len(words) - len(m) + 1))
 
 
-def generated_blocks(text: str) -> list[tuple[int, int]]:
-    """The ``(start, end)`` character ranges of the generated marker blocks of ``text`` (begin line through end
-    line, its newline included), sorted and merged.
-
-    Raises:
-        CaptureError: ``extractor_safeguard_failed`` when a marker family has other than one begin line followed
-            by one end line.
-    """
-    lines, offset = [], 0
-    for raw in text.split("\n"):
-        lines.append((offset, min(offset + len(raw) + 1, len(text)), raw.strip()))
-        offset += len(raw) + 1
-    ranges = []
-    for begin, end in MARKER_PAIRS:
-        begins = [line for line in lines if line[2] == begin]
-        ends = [line for line in lines if line[2] == end]
-        if not begins and not ends:
-            continue
-        if len(begins) != 1 or len(ends) != 1 or begins[0][0] >= ends[0][0]:
-            raise CaptureError(
-                "the instruction file has malformed Memzoi generated markers", "extractor_safeguard_failed"
-            )
-        ranges.append((begins[0][0], ends[0][1]))
-    merged: list[tuple[int, int]] = []
-    for start, stop in sorted(ranges):
-        if merged and start <= merged[-1][1]:
-            merged[-1] = (merged[-1][0], max(stop, merged[-1][1]))
-        else:
-            merged.append((start, stop))
-    return merged
-
-
 def extract(source_id: str, path: str, data: bytes) -> Extraction:
     """Run the profile over one instruction file's bytes (UTF-8 required, code ``invalid_encoding``).
 
@@ -159,9 +122,11 @@ def extract(source_id: str, path: str, data: bytes) -> Extraction:
     findings = classify(scanned)
     if findings:
         return md.blocked(source_id, findings)
-    if text.lstrip("\ufeff \t\r\n").startswith(GENERATED_HEADER):
+    if generated.is_projection(text):
         return Extraction([], [_diagnostic("generated_projection_excluded", source_id, 1)])
-    blocks = [(len(text[:s].encode("utf-8")), len(text[:e].encode("utf-8"))) for s, e in generated_blocks(text)]
+    blocks = generated.byte_ranges(text)
+    if blocks is None:
+        raise CaptureError("the instruction file has malformed Memzoi generated markers", "extractor_safeguard_failed")
     return _Document(source_id, path, data, blocks).extract()
 
 

@@ -2,6 +2,17 @@
 sections → candidates with evidence locators, untyped documents → needs_review, unsupported-content diagnostics,
 and the prohibited-content scan that blocks a plan (memzoi-spec.md §9.2–§9.4, §9.8).
 
+Two extractor versions (a request may pin one with ``extractor.version``; a capture corpus pins the one it was
+written for):
+
+- ``1.1.0`` (the default) routes a typed section as the seed's heading table says (Fact … Risk → a repo-safe
+  pending proposal, Preference → a local runtime record, Episode → a session runtime record); a credential on a
+  line of a fenced code block blocks only the candidate holding it (and is named by line and rule in a
+  diagnostic) instead of the whole plan; and the tool's own generated blocks (``integrate instructions``,
+  ``export --file``) and whole generated projections are never candidates (issue 15).
+- ``1.0.0`` is upstream's capture-v1 extractor: every typed section waits in ``needs_review`` with the table's
+  route as ``policy.suggested_destination``, and any prohibited content blocks the plan.
+
 Nothing here reads files or the clock: :func:`extract` takes the source bytes and returns plain JSON-ready data.
 Identities are BLAKE3 hashes of canonical JSON, so the same bytes always give the same candidates.
 """
@@ -20,7 +31,9 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.capture.schema import DiagnosticJson, EvidenceJson, ExtractedJson, MemoryJson, SpanJson
 
 PROFILE = "markdown-deterministic"
-EXTRACTOR = {"kind": "deterministic", "id": "memzoi-markdown", "version": "1.0.0"}
+EXTRACTOR = {"kind": "deterministic", "id": "memzoi-markdown", "version": "1.1.0"}
+UPSTREAM_V1 = "1.0.0"
+VERSIONS = (UPSTREAM_V1, EXTRACTOR["version"])
 MAX_SOURCE_BYTES = 1024 * 1024
 MAX_CANDIDATES = 100
 MAX_HEADINGS = 4096
@@ -124,12 +137,24 @@ def blocked(source_id: str, findings: list[Any], line: int | None = None) -> Ext
 
 def headings(data: bytes) -> list[Heading]:
     """The ATX headings of ``data`` outside fenced code blocks, in order (at most :data:`MAX_HEADINGS`)."""
+    return _scan(data)[0]
+
+
+def fenced_lines(data: bytes) -> set[int]:
+    """The 1-based numbers of the lines of ``data`` inside fenced code blocks, the fence lines included."""
+    return _scan(data)[1]
+
+
+def _scan(data: bytes) -> tuple[list[Heading], set[int]]:
     found: list[Heading] = []
+    fenced: set[int] = set()
     fence: str | None = None
     offset = 0
     for number, raw in enumerate(data.splitlines(keepends=True), start=1):
         line = raw.decode("utf-8").rstrip("\r\n")
         opener = _FENCE.match(line)
+        if fence is not None or opener:
+            fenced.add(number)
         if fence is not None:
             if (
                 opener
@@ -145,7 +170,7 @@ def headings(data: bytes) -> list[Heading]:
             if len(found) > MAX_HEADINGS:
                 raise CaptureError(f"the source has more than {MAX_HEADINGS} headings", "capture_limit_exceeded")
         offset += len(raw)
-    return found
+    return found, fenced
 
 
 def typed(text: str) -> tuple[str, str, str, str] | None:
@@ -167,11 +192,20 @@ def _span(data: bytes, start: int, end: int, line_start: int) -> SpanJson:
     }
 
 
-def extract(source_id: str, path: str, data: bytes) -> Extraction:
+def extract(source_id: str, path: str, data: bytes, version: str = EXTRACTOR["version"]) -> Extraction:
     """Run the profile over one source's bytes (UTF-8 required, code ``invalid_encoding``).
 
+    Args:
+        version: one of :data:`VERSIONS` (checked by the request); see the module docstring for the difference.
+
     A document whose text holds prohibited content yields no candidates: ``blocked`` is set and the diagnostics
-    name only the rule and line (``prohibited_content_detected``).
+    name only the rule and line (``prohibited_content_detected``). Under 1.1.0 a credential on a fenced code line
+    only blocks the candidate holding it (memory body and evidence text redacted; a diagnostic names the path,
+    line, rules and candidate).
+
+    Raises:
+        CaptureError: ``source_too_large``, ``invalid_encoding``, ``capture_limit_exceeded``;
+            ``extractor_safeguard_failed`` (1.1.0: malformed generated-block markers).
     """
     from git_memzoi.memzoi.records.secrets import classify
 
@@ -181,66 +215,147 @@ def extract(source_id: str, path: str, data: bytes) -> Extraction:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise CaptureError("the source is not UTF-8", "invalid_encoding") from None
+    upstream = version == UPSTREAM_V1
     findings = classify(text)
-    if findings:
+    fenced = set() if upstream else fenced_lines(data)
+    if findings and (upstream or any(f.kind != "credential" or f.line not in fenced for f in findings)):
         return blocked(source_id, findings)
-    out = Extraction()
-    source_hash = content_hash(data)
-    heads = headings(data)
-    locator = {"kind": "project_path", "path": path}
-    if not any(typed(h.text) for h in heads):
-        title = heads[0].text if heads and heads[0].text else path.rsplit("/", 1)[-1][: -len(".md")]
-        if text.strip():
-            span = _span(data, 0, len(data), 1)
-            out.candidates.append(
-                _candidate(
-                    source_id,
-                    locator,
-                    source_hash,
-                    data,
-                    span,
-                    [],
-                    "unclassified",
-                    ("fact", "semantic", None),
-                    title,
-                    text.strip(),
-                )
-            )
+    doc = _Document(source_id, path, data, findings, table=not upstream)
+    if not upstream:
+        from git_memzoi.memzoi.capture.profiles import generated
+
+        if generated.is_projection(text):
+            return Extraction([], [{"code": "generated_projection_excluded", "source_id": source_id, "line_start": 1}])
+        blocks = generated.byte_ranges(text)
+        if blocks is None:
+            raise CaptureError("the source has malformed Memzoi generated markers", "extractor_safeguard_failed")
+        doc.blocks = blocks
+    return doc.extract()
+
+
+class _Document:
+    """One Markdown source: its bytes, the credential findings of fenced lines, the generated blocks left out."""
+
+    def __init__(self, source_id: str, path: str, data: bytes, findings: list[Any], *, table: bool) -> None:
+        self.source_id, self.path, self.data, self.findings, self.table = source_id, path, data, findings, table
+        self.locator = {"kind": "project_path", "path": path}
+        self.source_hash = content_hash(data)
+        self.blocks: list[tuple[int, int]] = []
+        self.out = Extraction()
+
+    def extract(self) -> Extraction:
+        data, out = self.data, self.out
+        visible = self._masked()
+        heads = headings(visible)
+        if not any(typed(h.text) for h in heads):
+            self._untyped(visible, heads)
+        else:
+            if heads[0].byte_start and visible[: heads[0].byte_start].strip():
+                out.diagnostics.append(_unsupported(self.source_id, 1))
+            stack: list[Heading] = []
+            for i, head in enumerate(heads):
+                end = self._end(head.byte_start, heads[i + 1].byte_start if i + 1 < len(heads) else len(data))
+                stack = [h for h in stack if h.level < head.level] + [head]
+                line_end = data.find(b"\n", head.byte_start, end)
+                body = data[line_end + 1 if line_end >= 0 else end : end].decode("utf-8").strip()
+                kind = typed(head.text)
+                if kind is None:
+                    if body:
+                        out.diagnostics.append(_unsupported(self.source_id, head.line))
+                    continue
+                title, memory_type, lane, destination = kind
+                route = (memory_type, lane, destination)
+                self._add(head.byte_start, end, head.line, [h.text for h in stack], memory_type, route, title, body)
+            self._after_blocks(visible, heads)
+        self._unplaced()
+        if len(out.candidates) > MAX_CANDIDATES:
+            raise CaptureError(f"the source yields more than {MAX_CANDIDATES} candidates", "capture_limit_exceeded")
+        if sum(len(c["evidence"][0]["text"].encode("utf-8")) for c in out.candidates) > MAX_EVIDENCE_TOTAL:
+            raise CaptureError(f"the evidence is larger than {MAX_EVIDENCE_TOTAL} bytes", "capture_limit_exceeded")
         return out
-    if heads[0].byte_start and data[: heads[0].byte_start].strip():
-        out.diagnostics.append(_unsupported(source_id, 1))
-    stack: list[Heading] = []
-    for i, head in enumerate(heads):
-        end = heads[i + 1].byte_start if i + 1 < len(heads) else len(data)
-        stack = [h for h in stack if h.level < head.level] + [head]
-        line_end = data.find(b"\n", head.byte_start, end)
-        body = data[line_end + 1 if line_end >= 0 else end : end].decode("utf-8").strip()
-        kind = typed(head.text)
-        if kind is None:
-            if body:
-                out.diagnostics.append(_unsupported(source_id, head.line))
-            continue
-        title, memory_type, lane, destination = kind
-        span = _span(data, head.byte_start, end, head.line)
-        out.candidates.append(
-            _candidate(
-                source_id,
-                locator,
-                source_hash,
-                data,
-                span,
-                [h.text for h in stack],
-                memory_type,
-                (memory_type, lane, destination),
-                title,
-                body,
-            )
+
+    def _untyped(self, visible: bytes, heads: list[Heading]) -> None:
+        """A document without a typed heading: one ``needs_review`` candidate of its hand-written text before
+        the first generated block (any hand-written text after one is reported as unsupported)."""
+        end = self.blocks[0][0] if self.blocks else len(self.data)
+        body = self.data[:end].decode("utf-8").strip()
+        title = heads[0].text if heads and heads[0].text else self.path.rsplit("/", 1)[-1][: -len(".md")]
+        if body:
+            self._add(0, end, 1, [], "unclassified", ("fact", "semantic", None), title, body, routed=False)
+        self._after_blocks(visible, [])
+
+    def _masked(self) -> bytes:
+        masked = bytearray(self.data)
+        for start, end in self.blocks:
+            masked[start:end] = bytes(b if b in b"\r\n" else 0x20 for b in self.data[start:end])
+        return bytes(masked)
+
+    def _end(self, start: int, end: int) -> int:
+        """A section ends at the next heading or at the first generated block after its start."""
+        return min([end, *(s for s, _ in self.blocks if start < s < end)])
+
+    def _after_blocks(self, visible: bytes, heads: list[Heading]) -> None:
+        """Hand-written text between a generated block's end and the next heading is never silently dropped."""
+        for _, stop in self.blocks:
+            following = [h.byte_start for h in heads if h.byte_start >= stop]
+            if visible[stop : min([len(visible), *following])].strip():
+                self.out.diagnostics.append(_unsupported(self.source_id, self.data[:stop].count(b"\n") + 1))
+
+    def _add(
+        self,
+        start: int,
+        end: int,
+        line: int,
+        heading_path: list[str],
+        section_kind: str,
+        kind: tuple[str, str, str | None],
+        title: str,
+        body: str,
+        *,
+        routed: bool = True,
+    ) -> None:
+        span = _span(self.data, start, end, line)
+        hits = [f for f in self.findings if span["line_start"] <= f.line <= span["line_end"]]
+        candidate = _candidate(
+            self.source_id,
+            self.locator,
+            self.source_hash,
+            self.data,
+            span,
+            heading_path,
+            section_kind,
+            kind,
+            title,
+            body,
+            routed=self.table and routed,
+            redacted=bool(hits),
         )
-    if len(out.candidates) > MAX_CANDIDATES:
-        raise CaptureError(f"the source yields more than {MAX_CANDIDATES} candidates", "capture_limit_exceeded")
-    if sum(len(c["evidence"][0]["text"].encode("utf-8")) for c in out.candidates) > MAX_EVIDENCE_TOTAL:
-        raise CaptureError(f"the evidence is larger than {MAX_EVIDENCE_TOTAL} bytes", "capture_limit_exceeded")
-    return out
+        if hits:
+            candidate["prohibited"] = {"detectors": sorted({f.rule for f in hits}), "line_start": hits[0].line}
+            self._diagnostics(hits, candidate["candidate_id"])
+        self.out.candidates.append(candidate)
+
+    def _diagnostics(self, hits: list[Any], candidate_id: str | None) -> None:
+        for line in sorted({f.line for f in hits}):
+            on_line = [f for f in hits if f.line == line]
+            diagnostic: DiagnosticJson = {
+                "code": "prohibited_content_detected",
+                "source_id": self.source_id,
+                "line_start": line,
+                "path": self.path,
+                "detectors": sorted({f.rule for f in on_line}),
+                "classes": sorted({f.kind for f in on_line}),
+            }
+            if candidate_id is not None:
+                diagnostic["candidate_id"] = candidate_id
+            self.out.diagnostics.append(diagnostic)
+
+    def _unplaced(self) -> None:
+        """Fenced credentials outside every candidate (a preamble, an untyped section) are still reported."""
+        spans = [c["evidence"][0]["span"] for c in self.out.candidates]
+        rest = [f for f in self.findings if not any(s["line_start"] <= f.line <= s["line_end"] for s in spans)]
+        if rest:
+            self._diagnostics(rest, None)
 
 
 def _unsupported(source_id: str, line: int) -> DiagnosticJson:
@@ -258,8 +373,14 @@ def _candidate(
     kind: tuple[str, str, str | None],
     title: str,
     body: str,
+    *,
+    routed: bool = False,
+    redacted: bool = False,
 ) -> ExtractedJson:
-    memory_type, lane, routed = kind
+    """One extracted candidate; ``routed``: the heading table's destination is its route (1.1.0), else only its
+    suggestion; ``redacted``: it holds a fenced credential, so its body and evidence text are :data:`REDACTED`
+    (its identities hash the redacted memory and the real excerpt's hash)."""
+    memory_type, lane, destination = kind
     excerpt = data[span["byte_start"] : span["byte_end"]]
     if len(excerpt) > MAX_EVIDENCE_ITEM:
         raise CaptureError(f"an evidence item is larger than {MAX_EVIDENCE_ITEM} bytes", "capture_limit_exceeded")
@@ -267,7 +388,7 @@ def _candidate(
         "type": memory_type,
         "lane": lane,
         "title": title,
-        "body": body,
+        "body": REDACTED if redacted else body,
         "scope": {"kind": "repo", "id": None, "paths": [locator["path"]]},
         "tags": [],
     }
@@ -277,7 +398,7 @@ def _candidate(
         "source_content_hash": source_hash,
         "span": span,
         "evidence_content_hash": content_hash(excerpt),
-        "text": excerpt.decode("utf-8"),
+        "text": REDACTED if redacted else excerpt.decode("utf-8"),
         "heading_path": heading_path,
         "section_kind": section_kind,
     }
@@ -290,6 +411,6 @@ def _candidate(
         "evidence": [evidence],
         "extraction": {"profile": PROFILE, **EXTRACTOR},
         "confidence": "1.0",
-        "routed_destination": None,
-        "suggested_destination": routed,
+        "routed_destination": destination if routed else None,
+        "suggested_destination": destination,
     }

@@ -68,7 +68,19 @@ def project(corpus: CaptureCorpus, case: Mapping[str, Any]) -> Iterator[Project]
         ws = Workspace(layout, FixedClock(now.date(), now), ROUTER)
         supplied = {s["source_id"]: corpus.fixtures[s["fixture"]] for s in case.get("source_inputs") or ()}
         mapped = substitute(dict(case), renames)
-        yield Project(ws, mapped, mapped["request"], supplied, renames)
+        yield Project(ws, mapped, pinned(corpus, mapped["request"]), supplied, renames)
+
+
+def pinned(corpus: CaptureCorpus, request: Any) -> Any:
+    """``request`` with the extractor version the corpus declares for its profile (``extractor.version``): a
+    corpus is scored against the extractor it was written for, not this build's newest (upstream's capture-v1
+    corpus declares markdown 1.0.0, whose typed sections all wait for review)."""
+    if not isinstance(request, dict) or not isinstance(request.get("extractor"), dict):
+        return request
+    declared = next((p for p in corpus.profiles if p.profile == request["extractor"].get("profile")), None)
+    if declared is None or "version" in request["extractor"]:
+        return request
+    return {**request, "extractor": {**request["extractor"], "version": declared.extractor_version}}
 
 
 def _install(root: Path, path: Path, data: bytes) -> None:
