@@ -434,3 +434,25 @@ def test_an_old_journal_naming_an_absolute_path_is_never_rolled_back(tmp_path: P
     result = repos.run(main, "local", "list", "--json")
     assert result.exit_code != 0 and "absolute path" in result.stderr and result.stderr.count("\n") == 1
     assert target.read_bytes() == before
+
+
+def test_what_cannot_move_stays_and_doctor_says_so(tmp_path: Path) -> None:
+    main = project(tmp_path)
+    files = legacy(main)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not memory\n")
+    (main.root / ".memzoi/local/notes/link").symlink_to(outside)  # an unknown path: never followed, never moved
+    assert [r["id"] for r in as_json(main, "local", "list")["records"]] == ["local-old-note"]
+    layout = Layout(main.root)
+    assert private_files(layout) == files and not (layout.private / "notes/link").exists()
+    assert sorted(p.relative_to(layout.legacy_local).as_posix() for p in layout.legacy_local.rglob("*")) == [
+        "notes",
+        "notes/link",
+    ]
+    assert outside.read_text() == "not memory\n"
+    local = next(c for c in as_json(main, "doctor", code=0)["checks"] if c["name"] == "local")
+    assert (local["status"], local["message"]) == (
+        "warn",
+        "private memory in .git/memzoi/local/; .memzoi/local/ of an older version is not migrated yet (or holds "
+        "what could not move)",
+    )
