@@ -194,6 +194,36 @@ def add_help_command(group: click.Group) -> None:
         click.echo(target_ctx.get_help())
 
 
+def accept_directory_anywhere(group: click.Group) -> None:
+    """Give every command below ``group`` a ``-C DIR`` of its own, so ``git memzoi search salt -C DIR`` works as
+    ``git memzoi -C DIR search salt`` does (memkeep accepts it both ways; issue 20). The option only sets the root
+    context's ``directory``, which :func:`git_memzoi.cli.workspace.start_dir` reads; given after the subcommand,
+    it wins over one given before."""
+
+    def remember(ctx: click.Context, _param: click.Parameter, value: str | None) -> None:
+        if value is not None:
+            root = ctx.find_root()
+            root.obj = {**(root.obj or {}), "directory": value}
+
+    def add(command: click.Command) -> None:
+        if not any("-C" in p.opts for p in command.params):
+            option = click.Option(
+                ["-C", "directory_after"],
+                metavar="DIR",
+                type=click.Path(file_okay=False),
+                expose_value=False,
+                callback=remember,
+                help="Run as if started in DIR (also accepted before the command).",
+            )
+            command.params.append(option)
+        if isinstance(command, click.Group):
+            for sub in command.commands.values():
+                add(sub)
+
+    for command in group.commands.values():
+        add(command)
+
+
 def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:
     """Report one error (stderr line; JSON object on stdout under ``--json``) and exit."""
     prog = ctx.find_root().info_name or "git-memzoi"

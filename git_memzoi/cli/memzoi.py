@@ -22,7 +22,7 @@ from git_memzoi.cli import (
     memzoi_recall,
     memzoi_runtime,
 )
-from git_memzoi.cli.app import ID, AppGroup, add_help_command, emit_json, json_option
+from git_memzoi.cli.app import ID, AppGroup, accept_directory_anywhere, add_help_command, emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace, start_dir
 
 
@@ -110,6 +110,7 @@ for _area in (
 ):
     _area.register(cli)
 add_help_command(cli)
+accept_directory_anywhere(cli)
 
 
 def main() -> None:

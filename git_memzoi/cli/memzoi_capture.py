@@ -118,10 +118,10 @@ def plan(
 @click.option(
     "--decisions-file",
     required=True,
-    help="A memzoi/capture-review-input-v1 JSON file: one decision per candidate (docs/memzoi.md).",
+    help="A memzoi/capture-review-input-v1 JSON file: one decision per candidate (its shape: in the help above).",
 )
-@click.option("--reviewed-by", required=True, help="Who reviewed (non-empty).")
-@click.option("--reviewed-at", required=True, help="When, as an RFC 3339 time.")
+@click.option("--reviewed-by", default=None, help="Who reviewed (default: git config user.name).")
+@click.option("--reviewed-at", default=None, help="When, as an RFC 3339 time (default: now).")
 @click.option("--prior-review-file", default=None, help="The review whose deferred decisions this one replaces.")
 @click.option("--source-bytes", default=None, help="The supplied_bytes source again: a file, or - for stdin.")
 @click.option("--output", default=None, help="Also save the review here (private reviews: under .git/memzoi/local/).")
@@ -131,8 +131,8 @@ def review(
     ctx: click.Context,
     plan_file: str,
     decisions_file: str,
-    reviewed_by: str,
-    reviewed_at: str,
+    reviewed_by: str | None,
+    reviewed_at: str | None,
     prior_review_file: str | None,
     source_bytes: str | None,
     output: str | None,
@@ -140,8 +140,14 @@ def review(
 ) -> None:
     """Record one decision per candidate (accept, reject, edit, defer); re-validates the plan, writes no memory.
 
-    Example: git memzoi capture review --plan-file p.json --decisions-file d.json --reviewed-by zoki
-    --reviewed-at 2026-07-10T12:00:00Z --json
+    \b
+    The decisions file (plan_id and candidate ids from the plan):
+      {"schema": "memzoi/capture-review-input-v1", "plan_id": "capture_...",
+       "decisions": [{"candidate_id": "...", "outcome": "accept"},
+                     {"candidate_id": "...", "outcome": "reject", "reason_code": "not_durable"}]}
+    An edit adds "memory" (the candidate's memory, changed) and "requested_destination".
+
+    Example: git memzoi capture review --plan-file p.json --decisions-file d.json --output ../review.json --json
     """
     from git_memzoi.memzoi import capture_artifacts, capture_plan, capture_sources
     from git_memzoi.memzoi import capture_review as core

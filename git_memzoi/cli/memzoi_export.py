@@ -28,7 +28,7 @@ def export_command(ctx: click.Context, fmt: str, scope_kind: str, target: str | 
     """Export current, non-private records into reviewable files under .memzoi/exports/.
 
     okf writes one file per record; agents-md and claude-md write one projection of the procedures,
-    decisions, warnings and risks. Regenerating from unchanged records changes no byte.
+    decisions, warnings, risks and failed attempts (the rest are counted as left out). Regenerating from unchanged records changes no byte.
 
     Example: git memzoi export agents-md --file AGENTS.md
     """
@@ -43,6 +43,13 @@ def export_command(ctx: click.Context, fmt: str, scope_kind: str, target: str | 
         click.echo(f"{change.action}\t{change.path}")
     skipped = f", {result.skipped_private} private skipped" if result.skipped_private else ""
     click.echo(f"exported {len(result.records)} {scope_kind} record(s) as {fmt}{skipped}")
+    if result.left_out:
+        kinds = ", ".join(f"{kind} {count}" for kind, count in result.left_out)
+        total = sum(count for _, count in result.left_out)
+        click.echo(
+            f"left out {total} record(s) ({kinds}): {fmt} holds procedures, decisions, warnings, risks and failed attempts;"
+            " the others stay in git memzoi search and context"
+        )
 
 
 def register(cli: click.Group) -> None:

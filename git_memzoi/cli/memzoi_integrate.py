@@ -138,9 +138,21 @@ def integrate_instructions(ctx: click.Context, profile: str, file_name: str | No
 
 @integrate.command("install")
 @_profile
+@click.option(
+    "--prompt-context",
+    is_flag=True,
+    help="Also add the UserPromptSubmit hook: a small context pack when the prompt matches memory.",
+)
+@click.option(
+    "--checkpoint-transcript",
+    is_flag=True,
+    help="The PreCompact checkpoint also notes the last requests from the conversation transcript.",
+)
 @json_option
 @click.pass_context
-def integrate_install(ctx: click.Context, profile: str, as_json: bool) -> None:
+def integrate_install(
+    ctx: click.Context, profile: str, prompt_context: bool, checkpoint_transcript: bool, as_json: bool
+) -> None:
     """Merge the Claude Code hooks (SessionStart, PreCompact, Stop) into .claude/settings.json.
 
     Each hook runs this python by its absolute path, so it works without git-memkeep on PATH; run it again
@@ -154,7 +166,7 @@ def integrate_install(ctx: click.Context, profile: str, as_json: bool) -> None:
 
     if profile not in agents.INSTALL_PROFILES:
         raise InputError(f"install supports --profile claude-code, not {profile!r}", "unknown_profile")
-    result = agents.install_claude_code(_root(ctx))
+    result = agents.install_claude_code(_root(ctx), prompt_context=prompt_context, transcript=checkpoint_transcript)
     if as_json:
         emit_json(result.to_json())
         return
@@ -166,48 +178,145 @@ def integrate_install(ctx: click.Context, profile: str, as_json: bool) -> None:
         click.echo(f"  replaced {change.event}: {change.hook} (was: {change.old})")
 
 
-@integrate.command("session-context")
-@click.option(
-    "--token-budget",
-    type=click.IntRange(min=0),
-    default=400,
-    show_default=True,
-    help="Size limit of the pack in approx_words.",
-)
-@click.pass_context
-def session_context(ctx: click.Context, token_budget: int) -> None:
-    """Claude Code hook: print the context pack as a SessionStart envelope; never fails the session.
-
-    Reads the hook JSON on stdin (its hook_event_name is echoed); prints nothing when there is nothing to add,
-    and nothing at all in a repository without .memzoi/ (memkeep's own SessionStart hook reports its store).
-
-    Example: git memzoi integrate session-context < hook.json
-    """
-    from git_memzoi.cli.workspace import open_workspace
+def _hook_input(default_event: str) -> tuple[str, dict[str, Any]]:
+    """The hook JSON on stdin (``{}`` when none or unreadable: a hook never fails the session) and its event."""
     from git_memzoi.core.safe_read import load_json
-    from git_memzoi.errors import MemzoiError
-    from git_memzoi.integrations.claude_code import hook_output
-    from git_memzoi.memzoi import context_pack, layout
 
-    event, task = "SessionStart", "Resume work in this repository"
     given: Any = {}
     try:
         raw = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
         given = load_json(raw) if raw.strip() else {}  # 100,000 levels of nesting are invalid input, not a crash
-        if isinstance(given, dict):
-            event = str(given.get("hook_event_name") or event)
     except (OSError, ValueError) as exc:
         click.echo(f"git-memzoi: warning: hook input ignored: {exc}", err=True)
+    given = given if isinstance(given, dict) else {}
+    return str(given.get("hook_event_name") or default_event), given
+
+
+def _session_config(ctx: click.Context) -> Any:
+    """The ``[session]`` settings (:mod:`git_memzoi.memzoi.runtime.session_config`); ``$MEMZOI_HOME`` as
+    ``cli.memzoi_inbox.memzoi_home`` reads it, without importing that module into a hook."""
+    import os
+
+    from git_memzoi.memzoi import layout, session_config
+
+    home = os.environ.get("MEMZOI_HOME")
+    return session_config.load(layout.Layout(_root(ctx)).config, Path(home) if home else Path.home() / ".memzoi")
+
+
+@integrate.command("session-context")
+@click.option(
+    "--budget-bytes",
+    type=click.IntRange(min=0, max=4000),
+    default=None,
+    help="Size limit of the context in UTF-8 bytes (default: [session] context_budget_bytes, else 4000).",
+)
+@click.pass_context
+def session_context(ctx: click.Context, budget_bytes: int | None) -> None:
+    """Claude Code hook: print the session-start context as a SessionStart envelope; never fails the session.
+
+    The context comes from the repository's state: the latest checkpoint, the risks bound to files this branch
+    and the working tree changed, suspect and stale claims of both stores, the newest decisions and the open
+    review count, each cited, within the byte budget. A repository without memory gets one line saying how to
+    start; one with only memkeep entries (no .memzoi/) gets nothing (memkeep's own SessionStart hook reports it).
+
+    Example: git memzoi integrate session-context < hook.json
+    """
+    from git_memzoi.cli.workspace import open_workspace
+    from git_memzoi.errors import MemzoiError
+    from git_memzoi.integrations.claude_code import hook_output
+    from git_memzoi.memzoi import layout
+    from git_memzoi.memzoi import session_context as core
+
+    event, given = _hook_input("SessionStart")
+    payload = None
     try:
-        pack = context_pack.build(open_workspace(ctx), task, token_budget=token_budget)
-        payload = hook_output(event, pack.prompt if pack.record_ids else "", given if isinstance(given, dict) else {})
-    except layout.NotInitialized:  # no .memzoi/ (a memkeep-only repository): no Memzoi memory to add, nothing to say
-        payload = None
+        budget = budget_bytes if budget_bytes is not None else _session_config(ctx).context_budget_bytes
+        budget = core.check_budget(core.DEFAULT_BUDGET_BYTES if budget is None else budget)
+        built: core.SessionContext | None
+        try:
+            built = core.build(open_workspace(ctx), budget_bytes=budget)
+        except layout.NotInitialized:  # no .memzoi/: silent beside a memkeep store, else how to start
+            built = None if core.has_memkeep_store(_root(ctx)) else core.start_context(budget)
+        payload = None if built is None else hook_output(event, built.text, given)
     except MemzoiError as exc:
         click.echo(f"git-memzoi: {exc.message}", err=True)
-        payload = None
     if payload is not None:
         click.echo(payload)
+    ctx.exit(0)
+
+
+@integrate.command("prompt-context")
+@click.option(
+    "--token-budget",
+    type=click.IntRange(min=0),
+    default=200,
+    show_default=True,
+    help="Size limit of the pack in approx_words.",
+)
+@click.option(
+    "--min-terms",
+    type=click.IntRange(min=1),
+    default=2,
+    show_default=True,
+    help="How many of the prompt's key words a memory must hold to be relevant.",
+)
+@click.pass_context
+def prompt_context(ctx: click.Context, token_budget: int, min_terms: int) -> None:
+    """Claude Code UserPromptSubmit hook (opt-in): the context pack for the prompt's key words, printed only when
+    a packed memory is relevant; otherwise nothing. Never fails the prompt.
+
+    Example: git memzoi integrate prompt-context < hook.json
+    """
+    from git_memzoi.cli.workspace import open_workspace
+    from git_memzoi.errors import MemzoiError
+    from git_memzoi.integrations.claude_code import hook_output
+    from git_memzoi.memzoi import layout
+    from git_memzoi.memzoi import prompt_context as core
+
+    event, given = _hook_input("UserPromptSubmit")
+    prompt = given.get("prompt")
+    payload = None
+    if isinstance(prompt, str) and prompt.strip():
+        try:
+            found = core.build(open_workspace(ctx), prompt, token_budget=token_budget, min_terms=min_terms)
+            payload = None if found is None else hook_output(event, found.text, given)
+        except layout.NotInitialized:
+            payload = None
+        except MemzoiError as exc:
+            click.echo(f"git-memzoi: {exc.message}", err=True)
+    if payload is not None:
+        click.echo(payload)
+    ctx.exit(0)
+
+
+@integrate.command("pre-compact")
+@click.option(
+    "--from-transcript",
+    is_flag=True,
+    help="Also note the last requests from the hook input's transcript_path (opt-in; also [session] "
+    "checkpoint_transcript = true).",
+)
+@click.pass_context
+def pre_compact(ctx: click.Context, from_transcript: bool) -> None:
+    """Claude Code PreCompact hook: write a private session checkpoint of the branch and working tree (and, opted
+    in, the last requests) so the next session-context starts with "Resuming: ..."; prints nothing on stdout
+    (PreCompact's stdout would become compaction instructions). Never fails the compaction.
+
+    Example: git memzoi integrate pre-compact < hook.json
+    """
+    from git_memzoi.cli.workspace import open_workspace
+    from git_memzoi.errors import MemzoiError
+    from git_memzoi.memzoi import compact_checkpoint as compact
+    from git_memzoi.memzoi import layout
+
+    _, given = _hook_input("PreCompact")
+    try:
+        opted = from_transcript or _session_config(ctx).checkpoint_transcript
+        compact.write(open_workspace(ctx, actor="claude-code"), given, from_transcript=opted)
+    except layout.NotInitialized:
+        pass  # no .memzoi/: nowhere private to keep it
+    except MemzoiError as exc:
+        click.echo(f"git-memzoi: checkpoint not written: {exc.message}", err=True)
     ctx.exit(0)
 
 

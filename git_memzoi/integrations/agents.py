@@ -70,8 +70,9 @@ def describe() -> dict[str, Any]:
                 "profile": "claude-code",
                 "kind": "install",
                 "default_file": SETTINGS_FILE,
-                "policy": "merge SessionStart, PreCompact and Stop hooks pinned to the installing python; rewrite our "
-                "earlier commands in place; keep every other setting and hook",
+                "policy": "merge SessionStart, PreCompact and Stop hooks (UserPromptSubmit with --prompt-context) "
+                "pinned to the installing python; rewrite our earlier commands in place; keep every other setting "
+                "and hook",
             },
         ],
         "marker": {"start": START, "end": END},
@@ -266,14 +267,30 @@ def _write(root: Path, path: Path, data: bytes) -> None:
 PYTHON_PLACEHOLDER = "'/path/to/python'"  # the packaged commands' interpreter; install writes its own, sh-quoted
 HOOK_MARKER = "# git-memzoi-claude-hook: "  # ends each command we install, naming the hook: how we find ours again
 LEGACY_PREFIX = 'git -C "$CLAUDE_PROJECT_DIR" '  # the commands of earlier releases: this prefix and the hook name
+PRE_COMPACT_HOOK = "memzoi integrate pre-compact"
 
 
-def settings_snippet(python: str | None = None) -> dict[str, Any]:
+def settings_snippet(
+    python: str | None = None, *, prompt_context: bool = False, transcript: bool = False
+) -> dict[str, Any]:
     """The Claude Code hooks this project adds (``resources/claude-code/settings.json``), each command running
     ``python`` (an absolute interpreter path, sh-quoted into the command) or, when ``None``, the packaged
-    placeholder ``/path/to/python``."""
+    placeholder ``/path/to/python``. Opt-in: ``prompt_context`` adds the UserPromptSubmit hook
+    ``integrate prompt-context``; ``transcript`` makes the PreCompact checkpoint read the transcript
+    (``integrate pre-compact --from-transcript``, under the same hook name, so installing again without it
+    returns to the working-tree form)."""
     text = resource_text("claude-code/settings.json")
     snippet: dict[str, Any] = json.loads(text)
+    session = snippet["hooks"]["SessionStart"][0]["hooks"][1]
+    if prompt_context:
+        command = session["command"].replace("integrate session-context", "integrate prompt-context")
+        snippet["hooks"]["UserPromptSubmit"] = [{"hooks": [{"type": "command", "command": command, "timeout": 10}]}]
+    if transcript:
+        for hook in snippet["hooks"]["PreCompact"][0]["hooks"]:
+            if hook_name(hook["command"]) == PRE_COMPACT_HOOK:
+                body, marker, name = hook["command"].rpartition(HOOK_MARKER)
+                body = body.replace("integrate pre-compact;", "integrate pre-compact --from-transcript;")
+                hook["command"] = body + marker + name
     if python is not None:
         for groups in snippet["hooks"].values():
             for group in groups:
@@ -385,11 +402,14 @@ def merge_hooks(settings: dict[str, Any], snippet: dict[str, Any]) -> tuple[dict
     return merged, added, replaced
 
 
-def install_claude_code(root: Path, python: str | None = None) -> InstallResult:
+def install_claude_code(
+    root: Path, python: str | None = None, *, prompt_context: bool = False, transcript: bool = False
+) -> InstallResult:
     """Merge the hooks into ``<root>/.claude/settings.json`` (created when missing), each command pinned to
     ``python`` (default: the interpreter running this, as ``hooks install`` pins the git shims), so the hooks
     run without ``git-memkeep`` on ``PATH``; our commands from an earlier install are rewritten in place
     (:func:`merge_hooks`). Idempotent: ``unchanged`` and nothing written when the file already holds them.
+    ``prompt_context`` and ``transcript``: the opt-ins of :func:`settings_snippet`.
 
     Raises:
         InputError: the file is not valid JSON or not an object (``malformed_settings``); no interpreter path is
@@ -416,7 +436,9 @@ def install_claude_code(root: Path, python: str | None = None) -> InstallResult:
         if not isinstance(loaded, dict):
             raise InputError(f"{SETTINGS_FILE} must hold a JSON object; nothing was written", "malformed_settings")
         settings = loaded
-    merged, added, replaced = merge_hooks(settings, settings_snippet(interpreter))
+    merged, added, replaced = merge_hooks(
+        settings, settings_snippet(interpreter, prompt_context=prompt_context, transcript=transcript)
+    )
     if not added and not replaced and path.exists():
         return InstallResult(path, "unchanged", (), (), interpreter)
     status = "updated" if path.exists() else "created"

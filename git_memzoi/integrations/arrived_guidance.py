@@ -59,5 +59,6 @@ def plan_arrived(start: Path, old: str, new: str) -> str | None:
     return (
         f"memzoi: {len(arrived)} typed memory candidate(s) arrived in {span}; review them with "
         f"`git memzoi capture review --plan-file {rel} --decisions-file <decisions.json> "
-        "--output ../memzoi-review.json` (a review is saved outside .memzoi/; decisions files: docs/memzoi.md)"
+        "--output ../memzoi-review.json` (one decision per candidate in <decisions.json>, its shape: "
+        "`git memzoi help capture review`; the review is saved outside .memzoi/)"
     )

@@ -43,15 +43,16 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals import inbox, lifecycle, packets, review
     from git_memzoi.memzoi.proposals import verify as record_verify
     from git_memzoi.memzoi.recall import pack as context_pack
-    from git_memzoi.memzoi.recall import precheck, search
+    from git_memzoi.memzoi.recall import precheck, prompt_context, search, session_context
     from git_memzoi.memzoi.recall import schema as recall_schema
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
     from git_memzoi.memzoi.records import envelope, events, okf, secrets
     from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.runtime import checkpoint as checkpoints
+    from git_memzoi.memzoi.runtime import compact as compact_checkpoint
     from git_memzoi.memzoi.runtime import local as local_memory
-    from git_memzoi.memzoi.runtime import session_end
+    from git_memzoi.memzoi.runtime import session_config, session_end
     from git_memzoi.memzoi.workspace import Workspace
 
 _PREFIX = "git_memzoi.memzoi."
@@ -81,6 +82,8 @@ _FACE = {
     "search": "recall.search",
     "context_pack": "recall.pack",
     "precheck": "recall.precheck",
+    "session_context": "recall.session_context",
+    "prompt_context": "recall.prompt_context",
     "recall_schema": "recall.schema",
     "capture_plan": "capture.plan",
     "capture_agent": "capture.agent",
@@ -93,6 +96,8 @@ _FACE = {
     "import_apply": "imports.apply",
     "local_memory": "runtime.local",
     "checkpoints": "runtime.checkpoint",
+    "compact_checkpoint": "runtime.compact",
+    "session_config": "runtime.session_config",
     "session_end": "runtime.session_end",
     "eval_recall": "eval.recall.run",
     "eval_capture": "eval.capture.run",
@@ -111,6 +116,7 @@ __all__ = [
     "capture_schema",
     "capture_sources",
     "checkpoints",
+    "compact_checkpoint",
     "context_pack",
     "doctor",
     "envelope",
@@ -132,6 +138,7 @@ __all__ = [
     "okf",
     "packets",
     "precheck",
+    "prompt_context",
     "proposal_files",
     "recall_schema",
     "record_store",
@@ -139,6 +146,8 @@ __all__ = [
     "review",
     "search",
     "secrets",
+    "session_config",
+    "session_context",
     "session_end",
     "workspace",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import string
 from pathlib import Path
@@ -141,3 +142,28 @@ def test_bad_source_is_a_usage_error(repo: Repo) -> None:
     assert run(repo, "init").exit_code == 0
     result = run(repo, "capture", "plan", "--source", "../escape.md", "--json")
     assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "unsafe_source_path"
+
+
+def test_review_defaults_to_the_git_user_and_now(repo: Repo) -> None:
+    """The command the post-merge hint prints runs as printed: no --reviewed-by, no --reviewed-at (issue 20)."""
+    assert run(repo, "init").exit_code == 0
+    repo.write("notes/findings.md", SOURCE)
+    plan = ok_json(repo, "capture", "plan", "--source", "notes/findings.md", "--output", "capture-plan.json")
+    (candidate,) = plan["candidates"]
+    decision = {"candidate_id": candidate["candidate_id"], "outcome": "accept"}
+    body = {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": [decision]}
+    repo.write("decisions.json", json.dumps(body))
+    review = ("capture", "review", "--plan-file", "capture-plan.json", "--decisions-file", "decisions.json")
+    repo.git("config", "user.name", "Ada Reviewer")
+    rev = ok_json(repo, *review)
+    assert (rev["reviewed_by"], rev["reviewed_at"]) == ("Ada Reviewer", NOW)
+    repo.git("config", "--unset", "user.name")
+    home_config = Path(os.environ["HOME"]) / ".gitconfig"  # the hermetic home's (libgit2 reads it, as git does)
+    home_config.write_text(home_config.read_text().replace("\tname = Test\n", ""))
+    unnamed = run(repo, *review, "--json")
+    assert unnamed.exit_code == 2
+    assert json.loads(unnamed.stdout)["error"] == {
+        "code": "invalid_review",
+        "message": "name the reviewer: --reviewed-by NAME (git config user.name is not set)",
+        "exit_code": 2,
+    }

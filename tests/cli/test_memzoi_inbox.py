@@ -356,3 +356,18 @@ def test_non_repo_safe_proposal_stays_private_and_is_never_echoed(root: Repo, ho
     assert git_status(root) == ""
     assert (root.root / f".git/memzoi/local/proposals/{pid}.md").is_file()
     assert pid not in root.git("status", "--porcelain", "--ignored", "-uall")  # git never lists its own folder
+
+
+def test_private_visibility_is_never_written_as_repo_memory(root: Repo, home: Path) -> None:
+    before = tree(root)
+    applied = run_json(root, home, *DECISION, "--visibility", "private", "--apply", code=2)
+    assert applied["error"]["code"] == "private_visibility"
+    assert tree(root) == before  # nothing written: no record, no packet, no state
+    kept = run_json(root, home, *DECISION, "--visibility", "private")
+    assert kept["proposal"]["status"] == "pending" and kept["proposal"]["location"] == "private"
+    assert "visibility private: the proposal is kept privately and can never be applied to the repo" in kept["warnings"]
+    assert git_status(root) == ""  # nothing git-visible
+    for verb in ("approve", "apply"):
+        refused = run_json(root, home, verb, kept["proposal"]["id"], code=2)
+        assert refused["error"]["code"] == "private_visibility"
+    assert not (root.root / ".memzoi/records/use-pnpm-for-installs.md").exists()

@@ -48,7 +48,7 @@ FOREIGN = {
 def test_install_merges_into_existing_settings_and_is_idempotent(repo: Repo) -> None:
     path = repo.write(".claude/settings.json", json.dumps(FOREIGN, indent=4))
     first = ok_json(repo, "integrate", "install", "--profile", "claude-code")
-    assert first["status"] == "updated" and len(first["added"]) == 4
+    assert first["status"] == "updated" and len(first["added"]) == 5
     merged = json.loads(path.read_text())
     assert merged["model"] == "opus" and merged["permissions"] == FOREIGN["permissions"]
     assert merged["hooks"]["PreToolUse"] == FOREIGN["hooks"]["PreToolUse"]
@@ -63,6 +63,7 @@ def test_install_merges_into_existing_settings_and_is_idempotent(repo: Repo) -> 
     assert commands(merged, "Stop") == commands(pinned, "Stop")
     assert [agents.hook_name(c) for e in ("PreCompact", "Stop") for c in commands(merged, e)] == [
         "memkeep status --hook PreCompact",
+        "memzoi integrate pre-compact",
         "memkeep status --hook Stop",
     ]
     assert "matcher" not in merged["hooks"]["Stop"][0]
@@ -99,6 +100,7 @@ def test_install_says_what_it_added_and_replaced(repo: Repo) -> None:
         "  added SessionStart: memkeep status --hook SessionStart\n"
         "  added SessionStart: memzoi integrate session-context\n"
         "  added PreCompact: memkeep status --hook PreCompact\n"
+        "  added PreCompact: memzoi integrate pre-compact\n"
         "  added Stop: memkeep status --hook Stop\n"
     )
     old = path.read_text()

@@ -257,6 +257,8 @@ def test_handoff_doctor_and_mcp_report_the_same_count(loaded: Repo) -> None:
         r"^# Memzoi Handoff\nTask: release\nReview inbox: 5 open ", run(loaded, "handoff", "--task", "release").stdout
     )
     assert ok_json(loaded, "review")["count"] == review.pending_count(workspace.open_workspace(loaded.root).layout)
+    hook = json.loads(run(loaded, "integrate", "session-context", input="{}").stdout)
+    assert "Review: 5 item(s) wait for review: `git memzoi review`" in hook["hookSpecificOutput"]["additionalContext"]
 
 
 def test_hand_written_and_redacted_packets_wait_too(repo: Repo) -> None:

@@ -86,20 +86,23 @@ def test_every_installed_command_runs_under_a_bare_path(project: Repo, tmp_path:
     result = repos.ok_json(project, "integrate", "install", "--profile", "claude-code", env=None)
     assert (result["status"], result["python"], result["replaced"]) == ("created", PYTHON, [])
     commands = installed(project.root)
-    assert [e for e, _ in commands] == ["SessionStart", "SessionStart", "PreCompact", "Stop"]
+    assert [e for e, _ in commands] == ["SessionStart", "SessionStart", "PreCompact", "PreCompact", "Stop"]
     assert result["added"] == [f"{e}: {c}" for e, c in commands]
     for event, command in commands:
         assert command.startswith(f"p={agents.sh_quote(PYTHON)}; ")
         done = run_hook(command, event, project.root, cwd=tmp_path)  # cwd outside: the command finds the project
         assert (done.returncode, done.stderr) == (0, ""), (command, done.stderr)
         assert done.stdout == in_process(project.root, command, event), command
+        if "pre-compact" in command:  # writes a checkpoint; its stdout would become compaction instructions
+            assert done.stdout == ""
+            continue
         if event in SCHEMA["x-plain-text-events"]:
             assert not done.stdout.lstrip().startswith("{") and "hit" in done.stdout
             continue
         payload = validate_output(done.stdout)
         assert set(payload) == {"hookSpecificOutput"} and payload["hookSpecificOutput"]["hookEventName"] == event
         context = payload["hookSpecificOutput"]["additionalContext"]
-        assert ("Memzoi Context" if "session-context" in command else "hit") in context
+        assert ("# Memzoi session context" if "session-context" in command else "hit") in context
 
 
 def test_a_pinned_python_that_is_gone_costs_one_line_and_exit_0(project: Repo, tmp_path: Path) -> None:
@@ -149,7 +152,8 @@ def test_reinstall_replaces_our_commands_in_place_and_keeps_the_users(repo: Repo
     path = repo.write(agents.SETTINGS_FILE, json.dumps({"model": "opus", "hooks": legacy}, indent=4))
 
     result = repos.ok_json(repo, "integrate", "install", "--profile", "claude-code", env=None)
-    assert (result["status"], result["added"], result["python"]) == ("updated", [], PYTHON)
+    assert (result["status"], result["python"]) == ("updated", PYTHON)
+    assert [a.split(": ", 1)[0] for a in result["added"]] == ["PreCompact"]  # the checkpoint: new since then
     new = {
         h["command"].rsplit(agents.HOOK_MARKER, 1)[1]: h["command"] for _, h in _hooks(agents.settings_snippet(PYTHON))
     }
@@ -167,6 +171,8 @@ def test_reinstall_replaces_our_commands_in_place_and_keeps_the_users(repo: Repo
         name = agents.hook_name(hook["command"])
         if name in new:  # the user's own `git -C … memkeep lint` is none of our hooks
             hook["command"] = new[name]
+    checkpoint = agents.settings_snippet(PYTHON)["hooks"]["PreCompact"][0]
+    expected["PreCompact"].append({"matcher": checkpoint["matcher"], "hooks": checkpoint["hooks"][1:]})  # added
     assert json.loads(path.read_text()) == {"model": "opus", "hooks": expected}
 
     before = path.read_bytes()
@@ -175,7 +181,7 @@ def test_reinstall_replaces_our_commands_in_place_and_keeps_the_users(repo: Repo
     assert path.read_bytes() == before
 
     moved = agents.install_claude_code(repo.root, "/elsewhere/venv/bin/python")  # the venv moved: pinned → pinned
-    assert (moved.status, moved.added, len(moved.replaced)) == ("updated", (), 4)
+    assert (moved.status, moved.added, len(moved.replaced)) == ("updated", (), 5)
     assert [r.old for r in moved.replaced] == [new[r.hook] for r in moved.replaced]
     assert sorted(c for _, c in installed(repo.root) if agents.HOOK_MARKER in c) == sorted(
         h["command"] for _, h in _hooks(agents.settings_snippet("/elsewhere/venv/bin/python"))
@@ -195,6 +201,7 @@ def test_the_packaged_commands_pin_a_placeholder_and_name_their_hook() -> None:
         "memkeep status --hook SessionStart",
         "memzoi integrate session-context",
         "memkeep status --hook PreCompact",
+        "memzoi integrate pre-compact",
         "memkeep status --hook Stop",
     ]
     for _, hook in hooks:

@@ -153,6 +153,17 @@ def test_agents_md_standalone_layout(ctx: Workspace) -> None:
     assert export.export(ctx, "agents-md").files[0].action == "unchanged"
 
 
+def test_failed_attempts_are_projected_and_what_is_left_out_is_counted(ctx: Workspace) -> None:
+    write_record(ctx, "tried-sqlite", "failed_attempt", "SQLite for the queue failed", "Locks under load.")
+    result = export.export(ctx, "agents-md")
+    text = (ctx.layout.root / result.files[0].path).read_text("utf-8")
+    assert "## SQLite for the queue failed [failed_attempt]" in text and "Redis listens" not in text
+    assert text.count("\n## ") == len(result.records) == 5  # what was written is what is counted
+    assert result.to_json()["left_out"] == {"fact": 1}
+    assert "tried-sqlite" in result.records and "redis-port" not in result.records
+    assert len(export.export(ctx, "okf").records) == 6 and export.export(ctx, "okf").left_out == ()
+
+
 def test_a_marked_block_only_rewrites_the_bytes_between_its_markers(ctx: Workspace) -> None:
     agents = ctx.layout.root / "AGENTS.md"
     agents.write_bytes(USER_TEXT.encode())

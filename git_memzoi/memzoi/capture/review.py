@@ -67,14 +67,17 @@ def review(
     supplied_plan: Mapping[str, Any],
     decisions: dict[str, Any],
     *,
-    reviewed_by: str,
-    reviewed_at: str,
+    reviewed_by: str | None,
+    reviewed_at: str | None,
     prior: dict[str, Any] | None = None,
     source_bytes: Mapping[str, bytes] | None = None,
 ) -> dict[str, Any]:
     """``capture review``: the review JSON for one decision per candidate (reads only; re-validates the plan).
 
     Args:
+        reviewed_by: who reviewed; ``None``: git's ``user.name`` of the repository (issue 20: the printed
+            command must run as printed), refused (``invalid_review``) when that is not set either.
+        reviewed_at: an RFC 3339 time; ``None``: the workspace clock's now (``MEMZOI_NOW`` pins it).
         prior: the earlier review named by the decisions' ``prior_review_id`` (``--prior-review-file``); the new
             decisions may only replace its deferred ones, and the prior must not itself have a prior (one hop).
         source_bytes: source id → the ``--source-bytes`` of a ``supplied_bytes`` source.
@@ -83,9 +86,11 @@ def review(
         CaptureError: stale or edited plan, invalid decisions (``invalid_review``), a prior review that does not
             fit (``invalid_prior_review``), prohibited content in an edit (``prohibited_content_detected``).
     """
-    from git_memzoi.memzoi.records.okf import parse_timestamp
+    from git_memzoi.memzoi.records.okf import format_timestamp, parse_timestamp
 
     live = _replan(ws, supplied_plan, source_bytes or {})
+    reviewed_by = _git_user(ws) if reviewed_by is None else reviewed_by
+    reviewed_at = format_timestamp(ws.clock.now()) if reviewed_at is None else reviewed_at
     if not reviewed_by.strip():
         raise CaptureError("--reviewed-by must not be empty", "invalid_review")
     if parse_timestamp(reviewed_at) is None or "T" not in reviewed_at.upper():
@@ -421,3 +426,13 @@ def _write(ws: Workspace, chosen: Mapping[str, Any], item: Any) -> dict[str, Any
         "record_id": written.record["id"],
         "destination": item.destination,
     }
+
+
+def _git_user(ws: Workspace) -> str:
+    """The repository's ``git config user.name``, the reviewer ``capture review`` defaults to."""
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    name = Pygit2RepoView(ws.layout.root).config_value("user.name")
+    if not name or not name.strip():
+        raise CaptureError("name the reviewer: --reviewed-by NAME (git config user.name is not set)", "invalid_review")
+    return name.strip()

@@ -53,8 +53,9 @@ class Draft:
 
     @property
     def repo_safe(self) -> bool:
-        """Whether the draft may ever reach git-visible files."""
-        return self.sensitivity == REPO_SAFE
+        """Whether the draft may ever reach git-visible files: repo-safe, and not marked ``visibility: private``
+        (private-marked content is never written as repo memory, issue 20)."""
+        return self.sensitivity == REPO_SAFE and self.visibility != "private"
 
     def identity(self) -> bytes:
         """The canonical bytes the id's hash bits come from (sorted-key compact JSON, domain-tagged)."""

@@ -300,6 +300,8 @@ def propose(
         raise InputError("--apply cannot be combined with --manual", "conflicting_options")
     if apply and actor_kind == "agent":
         raise InputError("an agent cannot apply its own proposal; a human reviews it", "agent_self_approval")
+    if apply and draft.visibility == "private":
+        raise _private_visibility()
     if apply and not draft.repo_safe:
         raise packets.SensitivityBlocked("propose_apply", draft.sensitivity)
     policy = resolve(ws.layout.config, memzoi_home, override, actor_kind=actor_kind)
@@ -336,6 +338,15 @@ def propose(
     return ProposeResult(proposal, created, policy, auto, applied, _warnings(draft, policy), sealed)
 
 
+def _private_visibility() -> InputError:
+    """The refusal of any repo write of a proposal marked ``visibility: private`` (issue 20; exit 2)."""
+    return InputError(
+        "a proposal with visibility private is never written as repo memory: keep it with `git memzoi local add`,"
+        " or propose it with --visibility repo",
+        "private_visibility",
+    )
+
+
 def _warnings(draft: Draft, policy: ApprovalPolicy) -> tuple[str, ...]:
     private = (
         f"not auto-approved: sensitivity {draft.sensitivity} is not repo-safe, so the proposal is kept "
@@ -345,10 +356,12 @@ def _warnings(draft: Draft, policy: ApprovalPolicy) -> tuple[str, ...]:
         f"visibility {draft.visibility} is kept in the inbox only: proposal packets carry no "
         "visibility, and an applied record is written with visibility repo"
     )
+    kept = "visibility private: the proposal is kept privately and can never be applied to the repo"
     return tuple(
         w
         for w, on in (
-            (private, policy.mode == "auto" and not draft.repo_safe),
+            (kept, draft.visibility == "private"),
+            (private, policy.mode == "auto" and not draft.repo_safe and draft.visibility != "private"),
             (visibility, draft.visibility != "repo" and draft.repo_safe),
         )
         if on
@@ -425,7 +438,11 @@ def approve(ws: Workspace, prop_id: str, *, actor: str, auto: bool = False) -> O
         if proposal.status == "approved":
             return Outcome(proposal, changed=False)
         if not proposal.repo_safe:
-            raise SensitivityBlocked("approve", proposal.sensitivity)
+            raise (
+                _private_visibility()
+                if proposal.visibility == "private"
+                else SensitivityBlocked("approve", proposal.sensitivity)
+            )
         now = ws.clock.now()
         stamp = format_timestamp(now)
         proposal = replace(proposal, status="approved", approved_by=actor, approved_at=stamp, updated_at=stamp)
@@ -495,7 +512,11 @@ def _apply_locked(ws: Workspace, prop_id: str, *, actor: str, operation: str) ->
 
     proposal = load(ws.layout, prop_id)
     if not proposal.repo_safe:
-        raise SensitivityBlocked(operation, proposal.sensitivity)
+        raise (
+            _private_visibility()
+            if proposal.visibility == "private"
+            else SensitivityBlocked(operation, proposal.sensitivity)
+        )
     if proposal.status == "applied":
         return Outcome(proposal, changed=False)
     _refuse_terminal(proposal, "be applied")

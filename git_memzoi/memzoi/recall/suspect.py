@@ -70,8 +70,6 @@ def _entry_verdicts(ws: Workspace) -> dict[str, list[VerdictJson]]:
     (:func:`_report_key`): in this process (a long-running server answers repeated recalls without re-running
     it) and in ``<git dir>/memzoi/cache/`` (a one-shot command then never loads pygit2 for it). A cache that
     cannot be read or written is only a cache: the report runs."""
-    from git_memzoi.memkeep import api
-
     root = str(ws.layout.root)
     found = _report_key(ws)
     kept = _REPORTS.get(root)
@@ -81,6 +79,8 @@ def _entry_verdicts(ws: Workspace) -> dict[str, list[VerdictJson]]:
     if saved is not None and found is not None:
         _REPORTS[root] = (found[0], saved)
         return saved
+    from git_memzoi.memkeep import api  # only now: a remembered report needs none of memkeep's store (~15 ms)
+
     try:
         with api.no_cyclic_gc():
             session = api.open_session(api.Options(start=ws.layout.root, clock=ws.clock))
@@ -158,19 +158,41 @@ def envelope(row: Mapping[str, Any]) -> dict[str, Any] | None:
     return dict(value) if isinstance(value, Mapping) else None
 
 
-def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]]) -> Suspects:
+RECORD_CACHE_NAME = "recall-record-verdicts.json"  # beside CACHE_NAME
+
+
+def assess_all(ws: Workspace) -> Suspects:
+    """Every suspect current repo record (:func:`assess` over all of them, as the session-start context lists
+    them), remembered in ``<git dir>/memzoi/cache/`` while nothing it depends on changed (:func:`_report_key`), so
+    a session start after an unchanged one reads no record; a cache that cannot be read or written is skipped."""
+    from git_memzoi.memzoi.recall.index import db as index_db
+
+    found = _report_key(ws)
+    path = None if found is None else found[1].with_name(RECORD_CACHE_NAME)
+    saved = None if found is None else _load_saved(path, found[0])
+    if saved is not None:
+        return {record_id: {"reasons": reasons} for record_id, reasons in saved.items()}
+    marks = assess(ws, index_db.list_rows(ws.layout, "repo", now=ws.clock.now()), current=True)
+    if found is not None:
+        _save(path, found[0], {record_id: mark["reasons"] for record_id, mark in marks.items()})
+    return marks
+
+
+def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]], *, current: bool = False) -> Suspects:
     """The suspect records among ``rows`` (index rows): ``{record_id: {"reasons": [...]}}``.
 
     Each reason is ``{"reason", "message", "evidence"}`` (a memkeep verdict; reasons in the core's order:
     scope_hit, ttl_expired, dependency_suspect, anchor_unreachable). Records that are not suspect are absent.
-    Returns ``{}`` without touching git when no row has an envelope.
+    Returns ``{}`` without touching git when no row has an envelope. ``current``: ``rows`` are every current repo
+    record already (they are not read again).
     """
+    rows = list(rows)
     wanted = [row for row in rows if envelope(row) is not None and (row.get("store") or "record") == "record"]
     if not wanted:
         return {}
     from git_memzoi.memkeep import staleness
 
-    entries = current_entries(ws, wanted)
+    entries = _entries(ws, {row["id"]: row for row in rows}) if current else current_entries(ws, wanted)
     report = staleness.compute(entries, repo_view(ws), ws.clock)
     wanted_ids = {row["id"] for row in wanted}
     out: dict[str, SuspectJson] = {}

@@ -1,0 +1,102 @@
+"""The narrow index reads of the session-start context (io, through :mod:`~git_memzoi.memzoi.recall.index.db`).
+
+At 10,000 records, turning every row into a dict costs more than the whole query (about 45 ms), so each read
+here returns only the rows it asks for: the counts, the newest rows of one type, the ids, the rows of given ids,
+the governance rows whose ``applies_to`` binds one of a set of paths (matched in SQL by a function memoized per
+stored value). Each refreshes the index first (once per
+:func:`~git_memzoi.memzoi.recall.index.db.read_session`) and answers current assertions only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.recall.index import db
+from git_memzoi.memzoi.recall.index.rows import micros
+from git_memzoi.memzoi.records import okf
+
+_WHERE = f"r.destination = ? AND r.store = ? AND {db._CURRENT}"
+
+
+def _params(destination: str, store: str, now: dt.datetime) -> list[Any]:
+    return [destination, store, micros(okf.format_timestamp(now))]
+
+
+def counts(layout: Layout, destination: str, *, now: dt.datetime) -> dict[str, int]:
+    """How many current rows ``destination`` holds per store: ``{"record": n, "entry": m}`` (0 when none)."""
+    db._ensure_fresh(layout)
+    sql = f"SELECT r.store AS store, count(*) AS n FROM records r WHERE r.destination = ? AND {db._CURRENT} GROUP BY 1"
+    rows = db._query(layout, sql, (destination, micros(okf.format_timestamp(now))))
+    return {"record": 0, "entry": 0, **{row["store"]: int(row["n"]) for row in rows}}
+
+
+def newest(
+    layout: Layout,
+    destination: str,
+    *,
+    now: dt.datetime,
+    types: Sequence[str] = (),
+    store: str = "record",
+    limit: int = 1,
+) -> list[dict[str, Any]]:
+    """The newest ``limit`` current rows (of ``types`` when given): ``updated_at`` DESC, id."""
+    db._ensure_fresh(layout)
+    where, params = _WHERE, _params(destination, store, now)
+    if types:
+        where += f" AND r.type IN ({', '.join('?' * len(types))})"
+        params += types
+    sql = f"SELECT r.* FROM records r WHERE {where} ORDER BY r.updated_us DESC, r.id LIMIT ?"
+    return db._query(layout, sql, (*params, limit))
+
+
+def bound(
+    layout: Layout,
+    binds: Callable[[Sequence[str]], bool],
+    *,
+    now: dt.datetime,
+    types: Sequence[str],
+    store: str = "record",
+) -> list[dict[str, Any]]:
+    """The current repo rows of ``types`` in ``store`` whose ``applies_to`` list ``binds`` accepts (asked once
+    per distinct stored value), newest first."""
+    db._ensure_fresh(layout)
+    seen: dict[str, bool] = {}
+
+    def match(stored: str) -> bool:
+        if stored not in seen:
+            seen[stored] = binds(json.loads(stored))
+        return seen[stored]
+
+    where = f"{_WHERE} AND r.applies_to != '[]' AND r.type IN ({', '.join('?' * len(types))})"
+    sql = f"SELECT r.* FROM records r WHERE {where} AND memzoi_binds(r.applies_to) ORDER BY r.updated_us DESC, r.id"
+    return db._query(layout, sql, (*_params("repo", store, now), *types), {"memzoi_binds": match})
+
+
+def ids(layout: Layout, destination: str, *, now: dt.datetime, store: str = "record") -> list[str]:
+    """The ids of the current rows of ``destination`` in ``store``, sorted."""
+    db._ensure_fresh(layout)
+    sql = f"SELECT r.id FROM records r WHERE {_WHERE} ORDER BY r.id"
+    return [row["id"] for row in db._query(layout, sql, _params(destination, store, now))]
+
+
+def by_ids(
+    layout: Layout,
+    destination: str,
+    wanted: Sequence[str],
+    *,
+    now: dt.datetime,
+    store: str = "record",
+    limit: int = -1,
+) -> list[dict[str, Any]]:
+    """The current rows of ``destination`` in ``store`` with an id in ``wanted``, newest first, at most ``limit``
+    (-1: all)."""
+    if not wanted or limit == 0:
+        return []
+    db._ensure_fresh(layout)
+    where = f"{_WHERE} AND r.id IN (SELECT value FROM json_each(?))"
+    sql = f"SELECT r.* FROM records r WHERE {where} ORDER BY r.updated_us DESC, r.id LIMIT ?"
+    return db._query(layout, sql, (*_params(destination, store, now), json.dumps(list(wanted)), limit))
