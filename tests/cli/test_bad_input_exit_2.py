@@ -326,7 +326,7 @@ def test_an_entry_file_name_that_is_not_utf8_is_one_unreadable_entry(project: Re
     """Not a command failure: like any broken entry file it is listed (lint, index) while the others are read."""
     name = os.path.join(os.fsencode(project.root / "agent-memory" / "entries"), b"bad\xff.md")
     Path(os.fsdecode(name)).write_text(entry_text("bad", anchor=project.head()), encoding="utf-8")
-    index = memkeep_cli(project, "index", "--json", codes=(0,))
+    index = memkeep_cli(project, "index", "--json", codes=(1,))  # the others indexed, the one left out named
     lint = memkeep_cli(project, "lint", "--json", codes=(1,))
     assert [(u["path"], u["code"]) for u in json.loads(index.stdout)["unreadable"]] == [  # type: ignore[attr-defined]
         ("agent-memory/entries/bad\\xff.md", "bad_file_name")

@@ -204,3 +204,19 @@ def test_recall_reports_suspect_records(repo: Repo) -> None:
     ctx_out = run(repo, "context", "--task", "retry")
     assert "Suspect: scope_hit" in ctx_out.stdout and "warning: suspect memory retry" in ctx_out.stderr
     assert "SUSPECT: scope_hit: src/app.py changed since" in run(repo, "precheck", "--path", "src/app.py").stdout
+
+
+def test_context_text_names_the_records_that_did_not_fit(repo: Repo) -> None:
+    """stderr said "see omitted", a key of --json only (issue 20): the text output names them."""
+    assert run(repo, "init").exit_code == 0
+    for n in range(8):
+        record(repo, f"cobalt-{n}", f"Cobalt rule {n}", f"Cobalt settings of pool {n} are loaded once per worker. " * 4)
+    result = run(repo, "context", "--task", "cobalt worker", "--token-budget", "40")
+    assert result.exit_code == 0
+    omitted = ok_json(repo, "context", "--task", "cobalt worker", "--token-budget", "40")["omitted"]
+    ids = [o["record_id"] for o in omitted]
+    assert len(ids) == 7
+    assert (
+        f"warning: 7 relevant record(s) did not fit the budget of 40 approx_words: {', '.join(ids[:5])} and 2 more "
+        "(a larger --token-budget includes them; --json lists them under omitted)\n"
+    ) in result.stderr

@@ -12,6 +12,8 @@ from git_memzoi.core import frontmatter
 from git_memzoi.core.frontmatter import BOM, FrontmatterError
 from git_memzoi.errors import ToolError
 
+QUOTE_HINT = "; quote a value that holds ': ' (run: \"grep -q 'x: y' f\")"  # the hint for the commonest slip
+
 
 def fences(data: bytes) -> int:
     """How many lines of ``data`` are exactly a ``---`` fence (any line ending)."""
@@ -88,7 +90,7 @@ def test_br10a_unquoted_colon_is_a_parse_error_at_file_line_3() -> None:
         frontmatter.parse(BR10A)
     assert caught.value.line == 3
     assert caught.value.code == "bad_frontmatter"
-    assert caught.value.message == "line 3: mapping values are not allowed here"
+    assert caught.value.message == "line 3: mapping values are not allowed here" + QUOTE_HINT
 
 
 def test_br10b_update_is_refused_and_never_stacks_a_second_block(tmp_path: Path) -> None:
@@ -100,7 +102,7 @@ def test_br10b_update_is_refused_and_never_stacks_a_second_block(tmp_path: Path)
         file.write_bytes(frontmatter.update(file.read_bytes(), {"status": "retired"}))
 
     assert caught.value.line == 2
-    assert caught.value.message == "line 2: mapping values are not allowed here"
+    assert caught.value.message == "line 2: mapping values are not allowed here" + QUOTE_HINT
     assert hashlib.sha256(file.read_bytes()).hexdigest() == digest
     assert fences(file.read_bytes()) == 2
 

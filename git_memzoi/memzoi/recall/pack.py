@@ -455,8 +455,16 @@ def _warnings(
     elif cut_whole and not shown:
         out.append(f"the budget of {budget} {units.UNIT} is too small for any record: the pack is empty")
     if left_out:
-        out.append(f"{len(left_out)} relevant record(s) did not fit the budget of {budget} {units.UNIT}; see omitted")
+        named = ", ".join(c.row["id"] for c in left_out[:NAMED_LIMIT])
+        more = f" and {len(left_out) - NAMED_LIMIT} more" if len(left_out) > NAMED_LIMIT else ""
+        out.append(
+            f"{len(left_out)} relevant record(s) did not fit the budget of {budget} {units.UNIT}: {named}{more}"
+            " (a larger --token-budget includes them; --json lists them under omitted)"
+        )
     return out
+
+
+NAMED_LIMIT = 5  # ids a note names of the records left out (text output; --json's omitted lists more)
 
 
 def _pack_id(now: Any, prefix: str, content: Any) -> str:
