@@ -133,8 +133,8 @@ def _sh_quote(value: str) -> str:
 
 
 def refresh_index(start: Path) -> str | None:
-    """Bring the derived memzoi index (``.memzoi/local/index.sqlite``) up to date after HEAD moved, when the
-    repository has ``.memzoi/``; returns a one-line note when the index was rebuilt, else ``None``.
+    """Bring the derived memzoi index (:attr:`Layout.index`, in the worktree's git dir) up to date after HEAD
+    moved, when the repository has ``.memzoi/``; returns a one-line note when the index was rebuilt, else ``None``.
 
     Raises whatever the refresh raises (``index_busy``...); the hook runner reports it and exits 0.
     """
@@ -147,7 +147,7 @@ def refresh_index(start: Path) -> str | None:
     from git_memzoi.memzoi import index_db
 
     result = index_db.refresh(layout)
-    return "memzoi: rebuilt the derived index (.memzoi/local/index.sqlite)" if result.rebuilt else None
+    return f"memzoi: rebuilt the derived index ({layout.label(layout.index)})" if result.rebuilt else None
 
 
 def _head(path: Path) -> list[str]:

@@ -17,7 +17,9 @@ def files(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+        if p.is_file()
+        and (".git" not in p.relative_to(root).parts or p.is_relative_to(root / ".git/memzoi/local"))
+        and p.name != "lifecycle.lock"
     }
 
 
@@ -43,7 +45,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
     (candidate,) = plan["candidates"]
     assert candidate["evidence"][0]["span"] == {"byte_start": 0, "byte_end": 74, "line_start": 1, "line_end": 2}
     repo.write(
-        ".memzoi/local/capture/decisions.json",
+        ".git/memzoi/local/capture/decisions.json",
         json.dumps(
             {
                 "schema": "memzoi/capture-review-input-v1",
@@ -67,7 +69,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
         "--plan-file",
         "capture-plan.json",
         "--decisions-file",
-        ".memzoi/local/capture/decisions.json",
+        ".git/memzoi/local/capture/decisions.json",
         "--reviewed-by",
         "zoki",
         "--reviewed-at",

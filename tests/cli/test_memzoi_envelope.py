@@ -47,7 +47,7 @@ def ok(repo: Repo, tmp_path: Path, *args: str, now: str = NOW) -> Any:
 
 
 def verify_events(repo: Repo) -> list[tuple[str, str, Any]]:
-    lines = (repo.root / ".memzoi/local/events.jsonl").read_text().splitlines()
+    lines = (repo.root / ".git/memzoi/local/events.jsonl").read_text().splitlines()
     found = [json.loads(line) for line in lines]
     return [(e["event_type"], e["record_id"], e["payload"]) for e in found if e["event_type"].startswith("record_")]
 

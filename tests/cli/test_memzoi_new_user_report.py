@@ -25,6 +25,7 @@ from git_memzoi.cli.memzoi import cli
 from git_memzoi.core import atomic
 from git_memzoi.integrations import git_hooks
 from git_memzoi.memzoi.export import begin_marker, end_marker
+from git_memzoi.memzoi.layout import Layout
 from tests.support import repos
 from tests.support.repos import NOW_TEXT as NOW
 from tests.support.repos import PINNED, Repo, entry_text
@@ -160,7 +161,8 @@ def test_a_broken_pipe_in_process_is_not_an_internal_error(memory: Repo, monkeyp
     ],
 )
 def test_a_path_outside_the_repository_is_bad_input(memory: Repo, args: tuple[str, ...]) -> None:
-    local = memory.root / ".memzoi" / "local"
+    local = Layout(memory.root).private
+    assert local.is_dir()
     before = sorted((p.relative_to(local).as_posix(), p.read_bytes()) for p in local.rglob("*") if p.is_file())
     result = invoke(memory, *args, "--json")
     assert result.exit_code == 2

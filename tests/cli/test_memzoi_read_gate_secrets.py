@@ -97,7 +97,7 @@ def test_context_and_handoff_leave_the_record_out_and_name_it(repo: Repo) -> Non
     handoff = run(repo, "handoff", "--task", "deploy keys", "--json")
     assert handoff.exit_code == 0 and key not in handoff.stdout + handoff.stderr
     assert json.loads(handoff.stdout)["context"]["omitted"] == pack["omitted"]
-    assert key not in (repo.root / ".memzoi/local/events.jsonl").read_text("utf-8")
+    assert key not in (repo.root / ".git/memzoi/local/events.jsonl").read_text("utf-8")
 
 
 def test_context_leaves_out_a_hand_edited_local_record(repo: Repo) -> None:
@@ -153,7 +153,7 @@ def test_local_add_and_checkpoint_add_refuse_a_credential(repo: Repo) -> None:
     assert refused(result, key)["message"].startswith(f"the checkpoint: --from-file {notes} line 2 holds")
     text = run(repo, "local", "add", "--type", "fact", "--title", "my key", "--body", f"key {key}")
     assert text.exit_code == 2 and key not in text.output + text.stderr
-    assert files(repo.root) == before and not (repo.root / ".memzoi/local/runtime").exists()
+    assert files(repo.root) == before and not (repo.root / ".git/memzoi/local/runtime").exists()
 
 
 def test_session_end_refuses_a_candidate_holding_a_credential(repo: Repo) -> None:

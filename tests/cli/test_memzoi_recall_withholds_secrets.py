@@ -89,7 +89,7 @@ def test_search_json_withholds_the_record_and_names_it(repo: Repo) -> None:
     assert payload["warnings"] == [left_out("deploy-keys")]
     only = json.loads(clean(run(repo, "search", "quarter", "--json"), key).stdout)
     assert (only["results"], only["withheld"]) == ([], [withheld("deploy-keys", "decision")])
-    events = (repo.root / ".memzoi/local/events.jsonl").read_text("utf-8")
+    events = (repo.root / ".git/memzoi/local/events.jsonl").read_text("utf-8")
     assert key not in events and '"result_ids": ["deploy-keys"' not in events
 
 
@@ -174,7 +174,7 @@ def test_precheck_keeps_the_warning_but_withholds_its_text(repo: Repo) -> None:
         "  source: record deploy-key-scope\n"  # no source recorded: the record itself, never "- -"
         f"  next: {PRECHECK_WARNING['suggested_next_step']}\n"
     )
-    assert key not in (repo.root / ".memzoi/local/events.jsonl").read_text("utf-8")
+    assert key not in (repo.root / ".git/memzoi/local/events.jsonl").read_text("utf-8")
 
 
 def test_mcp_tools_withhold_as_the_cli_does(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:

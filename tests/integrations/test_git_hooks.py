@@ -442,7 +442,7 @@ def test_merge_that_brings_typed_guidance_plans_a_capture_privately(hooked: Repo
     before = hooked.git("rev-parse", "HEAD")
     proc = git(hooked.root, "merge", "--no-ff", "--no-edit", "docs")
     assert proc.returncode == 0, out(proc)
-    plans = sorted((hooked.root / ".memzoi/local/capture").glob("capture_*.json"))
+    plans = sorted((hooked.root / ".git/memzoi/local/capture").glob("capture_*.json"))
     assert len(plans) == 1
     plan = json.loads(plans[0].read_text())
     locator = plan["request"]["sources"][0]["locator"]

@@ -138,12 +138,16 @@ def memzoi_workspace(repo: Repo, *, actor: str = "zoki", now: dt.datetime = NOW)
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    """Every file but git's and the (empty) lifecycle lock file, which apply creates before it checks: a snapshot
-    to prove that an operation wrote nothing."""
+    """Every file but git's and the (empty) lifecycle lock file, which apply creates before it checks, plus the
+    private memory git's folder holds (``.git/memzoi/local/``, Layout.private): a snapshot to prove that an
+    operation wrote nothing."""
+    private = root / ".git" / "memzoi" / "local"
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+        if p.is_file()
+        and (".git" not in p.relative_to(root).parts or p.is_relative_to(private))
+        and p.name != "lifecycle.lock"
     }
 
 

@@ -244,7 +244,7 @@ def identities(layout: Layout) -> Identities:
         InputError, DuplicateIdentity: as :func:`inventory` (which raises the duplicate, with its message).
     """
     roots = _roots(layout)  # refused before anything is read
-    cached, cache_mtime = _read_cache(layout.local / IDENTITY_CACHE)
+    cached, cache_mtime = _read_cache(layout.identity_cache)
     known: list[_Known] = []
     fresh: dict[str, list[object]] = {}
     for state, root in roots:
@@ -288,7 +288,7 @@ def _read_cache(path: Path) -> tuple[dict[str, list[object]], int]:
 def _write_cache(layout: Layout, files: dict[str, list[object]]) -> None:
     data = json.dumps({"version": 1, "files": files}, separators=(",", ":")).encode("utf-8")
     with contextlib.suppress(OSError, MemzoiError):  # a derived cache: the next writer tries again
-        write_bytes_atomic(layout.local / IDENTITY_CACHE, data, root=layout.root, parents=True)
+        write_bytes_atomic(layout.identity_cache, data, root=layout.root_for(layout.identity_cache), parents=True)
 
 
 # ------------------------------------------------------------------------------------------------ read-only commands

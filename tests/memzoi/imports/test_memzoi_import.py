@@ -364,5 +364,5 @@ def test_apply_routes_and_keeps_private_items_out_of_the_repo(repo: Repo, ctx: W
     for path in staged:
         text = (repo.root / path).read_text("utf-8")
         assert not any(b in text for b in ("Private local body", "Private session body", "Discarded", "Review body"))
-    local = repo.root / ".memzoi/local/runtime/local/local-local-secretless-note.md"
+    local = repo.root / ".git/memzoi/local/runtime/local/local-local-secretless-note.md"
     assert "Private local body." in local.read_text("utf-8")

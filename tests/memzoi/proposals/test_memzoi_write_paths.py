@@ -62,7 +62,7 @@ def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def cache_file(layout: Layout) -> Path:
-    return layout.local / proposal_files.IDENTITY_CACHE
+    return layout.identity_cache
 
 
 def store(ctx: Workspace) -> None:
