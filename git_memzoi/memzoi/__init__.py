@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall import schema as recall_schema
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
-    from git_memzoi.memzoi.records import envelope, events, okf, secrets
+    from git_memzoi.memzoi.records import conflicts, envelope, events, okf, secrets
     from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.runtime import checkpoint as checkpoints
     from git_memzoi.memzoi.runtime import local as local_memory
@@ -65,6 +65,7 @@ _FACE = {
     "export": "export",
     "memory_files": "memory_files",
     "okf": "records.okf",
+    "conflicts": "records.conflicts",
     "envelope": "records.envelope",
     "secrets": "records.secrets",
     "events": "records.events",
@@ -107,6 +108,7 @@ __all__ = [
     "capture_schema",
     "capture_sources",
     "checkpoints",
+    "conflicts",
     "context_pack",
     "doctor",
     "envelope",
