@@ -340,7 +340,7 @@ def _pre_commit(ctx: click.Context, result: object) -> None:
 @click.argument("path")
 @click.pass_context
 def merge_driver_command(ctx: click.Context, ancestor: Path, current: Path, other: Path, path: str) -> None:
-    """git's merge driver for derived memory files (.gitattributes merge=memzoi-index): git runs it as
+    """git's merge driver for derived memory files (.gitattributes merge=memzoi): git runs it as
     `merge-driver %O %A %B %P`; it writes the merged file over %A and exits 0 (1 when a file it does not
     know kept conflict markers). `git memzoi hooks install` registers it.
 

@@ -1,9 +1,9 @@
-"""The merge driver of committed derived files, and their regeneration after a merge (io; issue 16).
+"""The merge driver of committed derived files and records, and INDEX.md's regeneration after a merge (io; issue 16).
 
 ``agent-memory/INDEX.md`` (one generated line per memkeep entry, :mod:`git_memzoi.memkeep.index`) and
 ``.memzoi/index.md`` (fixed text written by ``init``) are committed but derived: two branches that each add an
 entry and run ``git memkeep index`` both change INDEX.md, and git's text merge conflicts whenever their lines
-are neighbours. git runs this driver for the paths ``.gitattributes`` marks ``merge=memzoi-index``
+are neighbours. git runs this driver for the paths ``.gitattributes`` marks ``merge=memzoi``
 (:mod:`~git_memzoi.integrations.merge_config` registers it) as ``driver %O %A %B %P``.
 
 Why a line merge rather than a rebuild from the entries: git runs content drivers while it merges in memory,
@@ -11,7 +11,8 @@ before it writes the merged entries to the working tree, so the entries on disk 
 index is a sorted set of lines, one per entry, so a three-way merge of line sets is exactly what ``index``
 would write from the merged entries whenever those merge cleanly; where both sides changed one entry
 differently (the entry itself conflicts then) both lines are kept, and ``post-merge`` regenerates the file
-from the merged tree (:func:`regenerate`) and says so. The driver never needs a human and always exits 0.
+from the merged tree (:func:`regenerate`) and says so. The driver never needs a human for an index and exits 0.
+A record file both sides changed is merged field by field (:mod:`~git_memzoi.integrations.record_merge`).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MEMZOI_INDEX = ".memzoi/index.md"
+RECORDS = ".memzoi/records/"
 # INDEX.md lines are ``id | type | status | claim``; a header line starts with one of these
 _HEADER_STARTS = ("#", "<!--")
 
@@ -28,8 +30,9 @@ _HEADER_STARTS = ("#", "<!--")
 @dataclass(frozen=True)
 class DriverResult:
     """What the driver did for one path: ``how`` is ``lines`` (three-way line-set merge of a memkeep INDEX.md),
-    ``fixed`` (``.memzoi/index.md``, rewritten to its generated text) or ``unknown`` (a path that is no derived
-    file this driver knows: ours is kept and the merge reports a conflict, ``conflicts`` 1)."""
+    ``fixed`` (``.memzoi/index.md``, rewritten to its generated text), ``record`` (a record both sides changed,
+    merged field by field: :mod:`~git_memzoi.integrations.record_merge`) or ``unknown`` (any other path, or a
+    record only a human can merge: both sides are written between conflict markers, ``conflicts`` 1)."""
 
     path: str
     how: str
@@ -83,12 +86,26 @@ def run(ancestor: Path, current: Path, other: Path, path: str) -> DriverResult:
 
         write_bytes_atomic(current, layout.INDEX_TEXT.encode("utf-8"), root=current.parent)
         return DriverResult(name, "fixed")
-    if Path(name).name != "INDEX.md":  # marked by hand: git's own conflict beats a guess
-        return DriverResult(name, "unknown", 1)
     texts = [_read(file) for file in (ancestor, current, other)]
+    if name.startswith(RECORDS) and name.endswith(".md"):
+        from git_memzoi.integrations.record_merge import merge_record
+
+        base, ours, theirs = (text.encode("utf-8") for text in texts)
+        merged_record = merge_record(base, ours, theirs, name[len(RECORDS) : -len(".md")], name)
+        if merged_record is not None:
+            write_bytes_atomic(current, merged_record, root=current.parent)
+            return DriverResult(name, "record")
+    if Path(name).name != "INDEX.md":  # marked by hand, or a record both sides edited: a human settles it
+        markers = f"<<<<<<< ours\n{_ended(texts[1])}=======\n{_ended(texts[2])}>>>>>>> theirs\n"
+        write_bytes_atomic(current, markers.encode("utf-8"), root=current.parent)
+        return DriverResult(name, "unknown", 1)
     merged = merge_index_lines(*texts)
     write_bytes_atomic(current, merged.encode("utf-8"), root=current.parent)
     return DriverResult(name, "lines")
+
+
+def _ended(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
 
 
 def _read(file: Path) -> str:
@@ -122,20 +139,23 @@ class Regenerated:
 def regenerate(start: Path) -> Regenerated:
     """After a merge: rewrite the memkeep INDEX.md from the merged entries in the working tree when it does not
     match them (the driver was not installed, or both sides changed one entry). Nothing when the repository has
-    no memkeep store or the index already matches.
+    no memkeep store, its store has no INDEX.md, or the index already matches.
 
     Raises:
         InputError: whatever ``git memkeep index`` raises (the hook reports it in one line and exits 0).
     """
     from git_memzoi.memkeep import api
 
+    root = _top(start)
     try:
-        result = api.index(api.Options(start=start))
+        store = api.locate_store(start, root)
     except api.StoreNotFound:
         return Regenerated(())
+    if not store.index_path.is_file():  # a store that commits no index: not ours to start one
+        return Regenerated(())
+    result = api.index(api.Options(start=start))
     if not result.changed:
         return Regenerated(())
-    root = _top(start)
     try:
         shown = result.path.relative_to(root).as_posix()
     except ValueError:

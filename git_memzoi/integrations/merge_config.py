@@ -2,7 +2,7 @@
 
 ``git memzoi hooks install`` and ``git memzoi integrate install`` call :func:`install`: it writes the section
 
-    [merge "memzoi-index"]
+    [merge "memzoi"]
         name = ...
         driver = <python> -m git_memzoi merge-driver %O %A %B %P
 
@@ -27,10 +27,10 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 
-DRIVER = "memzoi-index"
-DRIVER_NAME = "git-memzoi: merge derived memory indexes (INDEX.md, .memzoi/index.md)"
+DRIVER = "memzoi"
+DRIVER_NAME = "git-memzoi: merge memory indexes and records without a human"
 SECTION = f'[merge "{DRIVER}"]'
-ATTRIBUTES_COMMENT = "# git-memzoi: derived memory indexes merge without a human (git memzoi hooks install)"
+ATTRIBUTES_COMMENT = "# git-memzoi: memory indexes and records merge without a human (git memzoi hooks install)"
 DEFAULT_STORE = "agent-memory"
 
 
@@ -50,21 +50,25 @@ def driver_command(python: str | None = None) -> str:
 
 def attribute_lines(root: Path) -> tuple[str, ...]:
     """The ``.gitattributes`` lines for the repository at ``root``: the memkeep store's INDEX.md (the folder
-    ``.memkeep.yml`` names, else ``agent-memory``) and ``.memzoi/index.md``."""
+    ``.memkeep.yml`` names, else ``agent-memory``), ``.memzoi/index.md`` and the records."""
     from git_memzoi.memkeep import api
 
     try:
         store = api.read_store_config(root, root).store_dir or DEFAULT_STORE
     except Exception:  # an unreadable .memkeep.yml: lint reports it; the default store is still marked
         store = DEFAULT_STORE
-    return (f"/{store}/INDEX.md merge={DRIVER}", f"/.memzoi/index.md merge={DRIVER}")
+    return (
+        f"/{store}/INDEX.md merge={DRIVER}",
+        f"/.memzoi/index.md merge={DRIVER}",
+        f"/.memzoi/records/** merge={DRIVER}",
+    )
 
 
 def install(start: Path) -> MergeSetup:
     """Register the driver in the repository's config and mark its paths in ``.gitattributes``.
 
     Returns:
-        The actions taken, e.g. ``registered merge driver memzoi-index ...`` and ``added ... to .gitattributes``.
+        The actions taken, e.g. ``registered merge driver memzoi ...`` and ``added ... to .gitattributes``.
     Raises:
         FileRefused: ``.gitattributes`` or the config is a folder, a FIFO or a symlink (InputError, exit 2).
     """
@@ -99,7 +103,7 @@ def registered(start: Path) -> str | None:
 
 
 def without_section(text: str) -> str:
-    """``text`` (a git config file) without our ``[merge "memzoi-index"]`` section (pure)."""
+    """``text`` (a git config file) without our ``[merge "memzoi"]`` section (pure)."""
     out: list[str] = []
     inside = False
     for line in text.splitlines(keepends=True):
@@ -150,7 +154,7 @@ def _mark(root: Path, lines: tuple[str, ...]) -> str:
     present = {line.strip() for line in text.splitlines()}
     missing = [line for line in lines if line not in present]
     if not missing:
-        return ".gitattributes already marks the derived indexes for the merge driver"
+        return ".gitattributes already marks the memory indexes and records for the merge driver"
     block = ([] if ATTRIBUTES_COMMENT in present else [ATTRIBUTES_COMMENT]) + missing
     prefix = text if not text or text.endswith("\n") else text + "\n"
     write_bytes_atomic(path, (prefix + "\n".join(block) + "\n").encode("utf-8"), root=root)

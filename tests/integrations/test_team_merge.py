@@ -189,9 +189,10 @@ def test_the_driver_command_writes_over_current_and_exits_0(tmp_path: Path) -> N
     from git_memzoi.memzoi import layout
 
     assert fixed.returncode == 0 and files["A"].read_text() == layout.INDEX_TEXT
-    files["A"].write_text("ours\n")
-    unknown = memkeep("merge-driver", *args, "docs/notes.md")
-    assert unknown.exit_code == 1 and files["A"].read_text() == "ours\n"  # not ours to merge: git's conflict
+    files["A"].write_text("ours")
+    unknown = memkeep("merge-driver", *args, "docs/notes.md")  # not a derived file: a conflict for a human
+    assert unknown.exit_code == 1
+    assert files["A"].read_text() == f"<<<<<<< ours\nours\n=======\n{files['B'].read_text()}>>>>>>> theirs\n"
 
 
 def test_hooks_install_registers_the_driver_once(repo: Repo) -> None:
@@ -201,31 +202,31 @@ def test_hooks_install_registers_the_driver_once(repo: Repo) -> None:
     first = ok_json(repo, "hooks", "install")
     command = merge_config.driver_command()
     assert first["merge_driver"] == [
-        f"registered merge driver memzoi-index in the repository's git config: {command}",
-        "added /agent-memory/INDEX.md, /.memzoi/index.md to .gitattributes (merge=memzoi-index): commit it so "
-        "every clone merges them the same way",
+        f"registered merge driver memzoi in the repository's git config: {command}",
+        "added /agent-memory/INDEX.md, /.memzoi/index.md, /.memzoi/records/** to .gitattributes (merge=memzoi): "
+        "commit it so every clone merges them the same way",
     ]
     assert (repo.root / ".gitattributes").read_text() == (
-        "*.png binary\n" + merge_config.ATTRIBUTES_COMMENT + "\n/agent-memory/INDEX.md merge=memzoi-index\n"
-        "/.memzoi/index.md merge=memzoi-index\n"
+        "*.png binary\n" + merge_config.ATTRIBUTES_COMMENT + "\n/agent-memory/INDEX.md merge=memzoi\n"
+        "/.memzoi/index.md merge=memzoi\n/.memzoi/records/** merge=memzoi\n"
     )
-    assert repo.git("config", "merge.memzoi-index.driver") == command
-    assert repo.git("check-attr", "merge", INDEX) == f"{INDEX}: merge: memzoi-index"
+    assert repo.git("config", "merge.memzoi.driver") == command
+    assert repo.git("check-attr", "merge", INDEX) == f"{INDEX}: merge: memzoi"
     again = ok_json(repo, "hooks", "install")
     assert again["merge_driver"] == [
-        "merge driver memzoi-index unchanged in the repository's git config",
-        ".gitattributes already marks the derived indexes for the merge driver",
+        "merge driver memzoi unchanged in the repository's git config",
+        ".gitattributes already marks the memory indexes and records for the merge driver",
     ]
     gone = ok_json(repo, "hooks", "uninstall")
-    assert gone["merge_driver"] == ["removed merge driver memzoi-index from the repository's git config"]
-    assert repo.git("config", "merge.memzoi-index.driver", check=False) == ""
+    assert gone["merge_driver"] == ["removed merge driver memzoi from the repository's git config"]
+    assert repo.git("config", "merge.memzoi.driver", check=False) == ""
     assert repo.git("config", "user.signingkey") == "kept"
 
 
 def test_integrate_install_registers_the_driver_too(repo: Repo) -> None:
     repo.commit("empty")
     data = ok_json(repo, "integrate", "install", "--profile", "claude-code")
-    assert data["merge_driver"][0].startswith("registered merge driver memzoi-index")
+    assert data["merge_driver"][0].startswith("registered merge driver memzoi")
     assert merge_config.registered(repo.root) == merge_config.driver_command()
 
 
@@ -280,6 +281,33 @@ def test_supersedes_of_one_record_on_two_branches_are_a_review_item(repo: Repo) 
     assert _merge(repo, "a").returncode == 0 and _merge(repo, "b").returncode == 0
     [found] = _conflicts(repo)
     assert (found.kind, found.records, found.target) == ("double_supersede", tuple(sorted(made)), target)
+
+
+def test_a_tombstone_and_a_supersede_of_one_record_merge_and_surface(repo: Repo) -> None:
+    _base(repo)
+    target = _propose(repo, "Deploy from CI", "Deploys run from CI.")
+    repo.commit("record")
+    repo.git("checkout", "-q", "-b", "a", "main")
+    replacement = ok_json(repo, "supersede", target, "--title", "Deploy by hand", "--body", "Changed.",
+                          "--sensitivity", "repo-safe")["record_id"]  # fmt: skip
+    repo.commit("a")
+    repo.git("checkout", "-q", "-b", "b", "main")
+    assert run(repo, "tombstone", target, "--reason", "no deploys any more").exit_code == 0
+    repo.commit("b")
+    merged = _merge(repo, "a")  # on b: both changed the record's status line
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    text = (repo.root / f".memzoi/records/{target}.md").read_text()
+    assert "status: tombstoned\n" in text and "<<<<<<<" not in text
+    [found] = _conflicts(repo)
+    assert (found.kind, found.records, found.target) == ("supersede_of_inactive", (replacement,), target)
+
+
+def test_a_record_both_sides_rewrote_is_a_conflict_for_a_human() -> None:
+    from git_memzoi.integrations.record_merge import merge_record
+
+    base = "---\nid: r\nkind: memory\n---\nBody.\n"
+    assert merge_record(base.encode(), b"---\nid: r\n---\nOurs.\n", b"---\nid: r\n---\nTheirs.\n", "r", "x") is None
+    assert merge_record(b"", b"---\nid: r\n---\nOurs.\n", b"---\nid: r\n---\nTheirs.\n", "r", "x") is None
 
 
 def test_contradictory_types_and_a_replacement_of_a_tombstoned_record_are_found() -> None:
