@@ -158,21 +158,24 @@ def work_branch(name: str, number: int, rng: random.Random, ops: int, base: list
         if choice < 0.35:
             if rng.random() < 0.15:  # a decision another branch may record too, in its own words
                 title = rng.choice(SHARED_TITLES)
-                log["shared"].setdefault(title, set()).add(name)
             else:
                 title = f"{name} decision {op}"
             record = agent.propose(title, f"{name} says: {title.lower()} (op {op}).")
             mine.append(record)
             log["created"][record] = name
+            if title in SHARED_TITLES:
+                log["claims"][record] = ("title", title)
         elif choice < 0.5 and base:
             target = rng.choice(base)
             record = agent.supersede(target, f"{name} replaces {target}", f"{name} revises {target}.")
-            log["supersedes"].setdefault(target, set()).add(name)
             base.remove(target)  # this branch will not touch it again
             log["created"][record] = name
+            log["claims"][record] = ("supersede", target)
             mine.append(record)
         elif choice < 0.6 and mine:
-            agent.tombstone(mine.pop(rng.randrange(len(mine))))
+            gone = mine.pop(rng.randrange(len(mine)))
+            agent.tombstone(gone)
+            log["tombstoned"].add(gone)
         elif choice < 0.85 or not entries:
             entry = f"{name}-e{op:02d}"
             path = REPO / "agent-memory" / "entries" / f"{entry}.md"
@@ -210,7 +213,7 @@ def main() -> None:
     anchor: list[str] = []
     started = time.perf_counter()
     base = build_base(anchor)
-    log: dict = {"created": {}, "supersedes": {}, "shared": {}, "ops": 0}
+    log: dict = {"created": {}, "claims": {}, "tombstoned": set(), "ops": 0}
     names = [f"agent-{n:02d}" for n in range(args.branches)]
     for number, name in enumerate(names):
         work_branch(name, number, rng, args.ops, list(base), anchor[0], log)
@@ -248,8 +251,12 @@ def report(args: argparse.Namespace, log: dict, tips: dict, human: list[str], ti
                 by_id.setdefault(record, set()).add(blob)
     duplicated = sorted(r for r, blobs in by_id.items() if len(blobs) > 1)
 
-    expected_double = {t for t, who in log["supersedes"].items() if len(who) > 1}
-    expected_titles = {t for t, who in log["shared"].items() if len(who) > 1}
+    claims: dict[tuple[str, str], set[str]] = {}  # (kind, target or title) → branches whose claim is still active
+    for record, claim in log["claims"].items():
+        if record not in log["tombstoned"] and log["created"][record] not in human:
+            claims.setdefault(claim, set()).add(log["created"][record])
+    expected_double = {key for (kind, key), who in claims.items() if kind == "supersede" and len(who) > 1}
+    expected_titles = {key for (kind, key), who in claims.items() if kind == "title" and len(who) > 1}
     t0 = time.perf_counter()
     found = conflicts.find_conflicts(Workspace(Layout(REPO)))
     find_ms = (time.perf_counter() - t0) * 1000
