@@ -302,6 +302,27 @@ def test_a_tombstone_and_a_supersede_of_one_record_merge_and_surface(repo: Repo)
     assert (found.kind, found.records, found.target) == ("supersede_of_inactive", (replacement,), target)
 
 
+def test_two_branches_verifying_one_record_merge_to_the_later_verification(repo: Repo) -> None:
+    _base(repo)
+    record_id = _propose(
+        repo, "App prints", "It prints hi.", "--applies-to", "src/app.py", "--check", "true", "--check-safe"
+    )
+    repo.commit("record")
+    for name, now in (("b", "2026-07-12T12:00:00Z"), ("a", "2026-07-11T12:00:00Z")):
+        repo.git("checkout", "-q", "-b", name, "main")
+        repo.commit(f"code {name}", **{"src/app.py": f"print('{name}')\n"})  # the record is suspect here
+        verified = run(repo, "verify", record_id, "--json", env={"MEMZOI_NOW": now})
+        assert verified.exit_code == 0, verified.stdout + verified.stderr
+        repo.commit(f"verified on {name}")
+        repo.git("checkout", "-q", "main")
+    repo.git("checkout", "-q", "a")
+    repo.commit("code a again", **{"src/app.py": "print('b')\n"})  # the code agrees; the envelopes still differ
+    merged = _merge(repo, "b")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    text = (repo.root / f".memzoi/records/{record_id}.md").read_text()
+    assert '  verified_at: "2026-07-12"\n' in text and "<<<<<<<" not in text
+
+
 def test_a_record_both_sides_rewrote_is_a_conflict_for_a_human() -> None:
     from git_memzoi.integrations.record_merge import merge_record
 
