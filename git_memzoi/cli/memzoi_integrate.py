@@ -166,7 +166,7 @@ def integrate_install(ctx: click.Context, profile: str, as_json: bool) -> None:
         click.echo(f"  added {event}: {agents.hook_name(command) or command}")
     for change in result.replaced:
         click.echo(f"  replaced {change.event}: {change.hook} (was: {change.old})")
-    for action in merge.actions:
+    for action in merge.changes:  # an unchanged driver goes unsaid, like unchanged hooks
         click.echo(action)
 
 

@@ -36,10 +36,12 @@ DEFAULT_STORE = "agent-memory"
 
 @dataclass(frozen=True)
 class MergeSetup:
-    """What :func:`install` or :func:`uninstall` did, one sentence per step, and the ``.gitattributes`` lines."""
+    """What :func:`install` or :func:`uninstall` did, one sentence per step, and the ``.gitattributes`` lines;
+    ``changes`` are the actions that wrote something (not the ``unchanged`` / ``already`` ones)."""
 
     actions: tuple[str, ...]
     attributes: tuple[str, ...]
+    changes: tuple[str, ...] = ()
 
 
 def driver_command(python: str | None = None) -> str:
@@ -75,10 +77,9 @@ def install(start: Path) -> MergeSetup:
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 
     view = Pygit2RepoView(start)
-    actions = [_register(view)]
     lines = attribute_lines(view.root)
-    actions.append(_mark(view.root, lines))
-    return MergeSetup(tuple(actions), lines)
+    steps = [_register(view), _mark(view.root, lines)]
+    return MergeSetup(tuple(a for a, _ in steps), lines, tuple(a for a, wrote in steps if wrote))
 
 
 def uninstall(start: Path) -> MergeSetup:
@@ -92,7 +93,8 @@ def uninstall(start: Path) -> MergeSetup:
     if kept == text:
         return MergeSetup((), ())
     _write_config(view.common_dir, kept)
-    return MergeSetup((f"removed merge driver {DRIVER} from the repository's git config",), ())
+    removed = f"removed merge driver {DRIVER} from the repository's git config"
+    return MergeSetup((removed,), (), (removed,))
 
 
 def registered(start: Path) -> str | None:
@@ -124,14 +126,14 @@ def _quoted(value: str) -> str:
     return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _register(view: Pygit2RepoView) -> str:
+def _register(view: Pygit2RepoView) -> tuple[str, bool]:
     command = driver_command()
     if view.config_value(f"merge.{DRIVER}.driver") == command:
-        return f"merge driver {DRIVER} unchanged in the repository's git config"
+        return f"merge driver {DRIVER} unchanged in the repository's git config", False
     text = without_section(view.local_config_bytes().decode("utf-8", "surrogateescape"))
     prefix = text if not text or text.endswith("\n") else text + "\n"
     _write_config(view.common_dir, prefix + section_text(command))
-    return f"registered merge driver {DRIVER} in the repository's git config: {command}"
+    return f"registered merge driver {DRIVER} in the repository's git config: {command}", True
 
 
 def _write_config(common_dir: Path, text: str) -> None:
@@ -140,7 +142,7 @@ def _write_config(common_dir: Path, text: str) -> None:
     write_bytes_atomic(common_dir / "config", text.encode("utf-8", "surrogateescape"), root=common_dir)
 
 
-def _mark(root: Path, lines: tuple[str, ...]) -> str:
+def _mark(root: Path, lines: tuple[str, ...]) -> tuple[str, bool]:
     from git_memzoi.core import safe_read
     from git_memzoi.core.atomic import write_bytes_atomic
 
@@ -154,9 +156,9 @@ def _mark(root: Path, lines: tuple[str, ...]) -> str:
     present = {line.strip() for line in text.splitlines()}
     missing = [line for line in lines if line not in present]
     if not missing:
-        return ".gitattributes already marks the memory indexes and records for the merge driver"
+        return ".gitattributes already marks the memory indexes and records for the merge driver", False
     block = ([] if ATTRIBUTES_COMMENT in present else [ATTRIBUTES_COMMENT]) + missing
     prefix = text if not text or text.endswith("\n") else text + "\n"
     write_bytes_atomic(path, (prefix + "\n".join(block) + "\n").encode("utf-8"), root=root)
     shown = ", ".join(line.split(" ", 1)[0] for line in missing)
-    return f"added {shown} to .gitattributes (merge={DRIVER}): commit it so every clone merges them the same way"
+    return f"added {shown} to .gitattributes (merge={DRIVER}): commit it so every clone merges them the same way", True
