@@ -56,7 +56,8 @@ def _render(report: object, as_json: bool) -> None:
 def install_command(ctx: click.Context, as_json: bool) -> None:
     """Install the hook shims into the hooks directory git runs (core.hooksPath when set).
 
-    An existing hook is kept as <type>.before-memzoi and runs first; uninstall restores it.
+    An existing hook is kept as <type>.before-memzoi and runs first; uninstall restores it. Also registers the
+    memory merge driver in the repository's git config and marks its paths in .gitattributes (commit that file).
 
     Example: git memzoi hooks install
     """

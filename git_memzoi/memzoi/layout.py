@@ -117,8 +117,9 @@ class Layout:
 
     def require(self) -> Layout:
         """Return self when the repository is :attr:`initialized` (a missing ``records/`` reads as empty and is
-        created by the first write), and ``.memzoi/``, its records and its private plane are real folders: a ``.memzoi/local`` committed as a symlink (``-> ../../victim``) would send every private
-        read and write outside the repository (issue 13).
+        created by the first write), and ``.memzoi/``, its records and its private plane are real folders: a
+        ``.memzoi/local`` committed as a symlink (``-> ../../victim``) would send every private read and write
+        outside the repository (issue 13).
 
         Raises:
             NotInitialized: otherwise, naming ``git memzoi init``. InputError: ``symlinked_root``; a path in

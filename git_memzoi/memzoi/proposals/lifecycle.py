@@ -474,8 +474,8 @@ def supersede(
     """``git memzoi supersede``: replace an active, non-private record with a same-scope repo-safe record.
 
     The target keeps every byte but its ``status`` (``superseded``); the replacement (id = concept slug of the
-    title plus a content suffix, :func:`new_record_id`) is active, has ``supersedes: <target>`` and inherits lane, scope id, tags,
-    applies_to and retention facts. Both files change in one guarded operation. The replacement is a new claim:
+    title plus a content suffix, :func:`new_record_id`) is active, has ``supersedes: <target>`` and inherits
+    lane, scope id, tags, applies_to and retention facts. Both files change in one guarded operation. The replacement is a new claim:
     its earned envelope (``watch``) is anchored at HEAD (or ``watch.anchor``) and verified today; scope, ttl and
     check default to the target's envelope, the scope then to ``applies_to`` (records/envelope.py).
 
