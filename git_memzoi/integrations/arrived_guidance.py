@@ -20,7 +20,7 @@ def plan_arrived(start: Path, old: str, new: str) -> str | None:
     from git_memzoi.memzoi import capture_plan, workspace
 
     ctx = workspace.open_workspace(start, initialized=False, actor="git-hook")
-    if not ctx.layout.records.is_dir():
+    if not ctx.layout.initialized:
         return None
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 

@@ -53,12 +53,13 @@ def run(root: Path, *, which: Callable[[str], str | None] = shutil.which) -> Rep
     """
     layout = Layout(root)
     checks = [_installation(which)]
-    if not layout.records.is_dir():
+    if not layout.initialized:
         checks.append(Check("memory", "fail", "no .memzoi/ here", "run `git memzoi init`"))
         return Report(str(root), tuple(checks))
     checks += [
         _local(layout),
         _records(layout),
+        _conflicts(layout),
         _packets(layout),
         _transactions(layout),
         _leftovers(layout),
@@ -125,6 +126,23 @@ def _records(layout: Layout) -> Check:
             "fix or remove them; `git memzoi rebuild --json` lists the reasons",
         )
     return Check("records", "ok", f"{len(scan.records)} canonical record(s) readable")
+
+
+def _conflicts(layout: Layout) -> Check:
+    """Conflicting claims merged branches left (records/conflicts.py): a review item, not a failure."""
+    from git_memzoi.memzoi.records import store as record_store
+    from git_memzoi.memzoi.records.conflicts import conflicts_among
+
+    found = conflicts_among(record_store.scan(layout).records)
+    if not found:
+        return Check("conflicts", "ok", "no conflicting claims between records")
+    shown = "; ".join(c.message for c in found[:3]) + (f"; {len(found) - 3} more" if len(found) > 3 else "")
+    return Check(
+        "conflicts",
+        "warn",
+        f"{len(found)} conflicting claim(s) from merged branches: {shown}",
+        "review them: keep one claim with `git memzoi tombstone <id> --reason ...` on the others",
+    )
 
 
 def _packets(layout: Layout) -> Check:

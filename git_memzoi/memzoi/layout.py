@@ -39,6 +39,13 @@ Private runtime memory lives in the git directory (`.git/memzoi/local/`), shared
 committed. This file is for people; it has no frontmatter and is never read as a record.
 """
 GITIGNORE_TEXT = "# Private runtime memory and derived caches of older versions: never committed.\nlocal/\n"
+MARKER_NAME = "initialized"
+MARKER_TEXT = """# Written by `git memzoi init`: this repository keeps Memzoi memory in .memzoi/.
+# Commit this file. git keeps no empty folders, so a fresh clone, or a branch made before the first record,
+# has no records/ folder; this file still says the repository is initialised (records/ is created on the
+# first write). Do not edit it.
+format = 1
+"""
 
 
 # The paths of the private memory folder (Layout.private) and whether each is a folder (True) or a regular file.
@@ -203,6 +210,22 @@ class Layout:
         return self.local / "capture" / "decisions.json"
 
     @property
+    def marker(self) -> Path:
+        """``.memzoi/initialized``: the tracked file that says the repository is initialised (issue 16)."""
+        return self.base / MARKER_NAME
+
+    @property
+    def initialized(self) -> bool:
+        """Whether ``init`` ran here: ``records/`` exists, or a tracked file does (the marker, or the
+        ``index.md`` / ``.gitignore`` every earlier ``init`` wrote), which a fresh clone or a branch made before
+        the first record has while its empty folders are gone."""
+        if self.records.is_dir():
+            return True
+        return self.base.is_dir() and any(
+            os.path.lexists(self.base / name) for name in (MARKER_NAME, "index.md", ".gitignore")
+        )
+
+    @property
     def config(self) -> Path:
         """``.memzoi/config.toml``: repository workflow policy."""
         return self.base / "config.toml"
@@ -214,9 +237,10 @@ class Layout:
         return self.private / "lifecycle.lock"
 
     def require(self) -> Layout:
-        """Return self when ``.memzoi/records/`` exists, and ``.memzoi/``, its records and the private folders are
-        real folders: a ``.memzoi/local`` committed as a symlink (``-> ../../victim``) would send every private
-        read and write of an older version, and the migration, outside the repository (issue 13).
+        """Return self when the repository is :attr:`initialized` (a missing ``records/`` reads as empty and is
+        created by the first write), and ``.memzoi/``, its records and the private folders are real folders: a
+        ``.memzoi/local`` committed as a symlink (``-> ../../victim``) would send every private read and write of
+        an older version, and the migration, outside the repository (issue 13).
 
         Raises:
             NotInitialized: otherwise, naming ``git memzoi init``. InputError: ``symlinked_root``; a known path of
@@ -225,7 +249,7 @@ class Layout:
         """
         from git_memzoi.core.confine import UnsafePath
 
-        if not self.records.is_dir():
+        if not self.initialized:
             raise NotInitialized(f"no Memzoi memory in {self.root}: run `git memzoi init` first")
         if self.base.is_symlink() or self.records.is_symlink():
             raise InputError(f"{self.base} is a symlink; Memzoi state must be real folders", "symlinked_root")
@@ -345,10 +369,11 @@ def _text(path: Path) -> str:
 
 
 def init(layout: Layout, *, force: bool = False) -> InitResult:
-    """Create ``.memzoi/`` with records/, proposals/, index.md and .gitignore, and the private folders
-    (:attr:`Layout.private`, :attr:`Layout.derived`); idempotent.
+    """Create ``.memzoi/`` with records/, proposals/, index.md, .gitignore and the tracked marker ``initialized``
+    (:attr:`Layout.marker`), and the private folders (:attr:`Layout.private`, :attr:`Layout.derived`); idempotent.
 
-    ``force`` rewrites index.md and .gitignore to their defaults; records and packets are never touched.
+    ``force`` rewrites index.md, .gitignore and the marker to their defaults; records and packets are never
+    touched.
 
     Raises:
         InputError: when a path that must be a folder is a file or a symlink.
@@ -374,7 +399,12 @@ def init(layout: Layout, *, force: bool = False) -> InitResult:
         if not folder.exists():
             make_dirs(folder, root=layout.root)
             created.append(folder.relative_to(layout.root).as_posix() + "/")
-    for path, text in ((layout.base / "index.md", INDEX_TEXT), (layout.base / ".gitignore", GITIGNORE_TEXT)):
+    generated = (
+        (layout.base / "index.md", INDEX_TEXT),
+        (layout.base / ".gitignore", GITIGNORE_TEXT),
+        (layout.marker, MARKER_TEXT),
+    )
+    for path, text in generated:
         if (force or not os.path.lexists(path)) and (not path.exists() or _text(path) != text):
             write_bytes_atomic(path, text.encode("utf-8"), root=layout.root)
             created.append(path.relative_to(layout.root).as_posix())

@@ -15,7 +15,7 @@ from click.testing import Result
 
 from tests.memzoi.proposals.test_proposal_files import packet_text, record_text
 from tests.support import repos
-from tests.support.repos import Repo
+from tests.support.repos import Repo, spec_ids
 
 ENV = {"MEMZOI_NOW": "2026-07-10T12:00:00Z"}
 SECRET_TITLE = "Opal vault token"
@@ -37,6 +37,7 @@ def run_json(repo: Repo, *args: str, code: int = 0) -> Any:
 @pytest.fixture
 def root(repo: Repo) -> Repo:
     assert run(repo, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     return repo
 
 

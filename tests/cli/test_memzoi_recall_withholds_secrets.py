@@ -12,7 +12,7 @@ import pytest
 from git_memzoi.mcp.server import _Server
 from tests.cli.test_memzoi_write_gate_secrets import _key
 from tests.support.repos import NOW_TEXT as NOW
-from tests.support.repos import Repo, ok_json, run
+from tests.support.repos import Repo, ok_json, run, spec_ids
 
 SHELL = "deploy/rotate.sh"
 
@@ -42,6 +42,7 @@ def seed(repo: Repo, key: str, *hand_edited: str) -> None:
     """A decision and a risk about deploy keys, both bound to ``deploy/rotate.sh``; the files of ``hand_edited``
     (record ids) then get a second body line holding ``key``."""
     assert run(repo, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     repo.write(SHELL, "#!/bin/sh\n")  # the bound file exists: no path_not_in_tree note
     for kind, title, body in (
         ("decision", "Deploy keys", "Rotate deploy keys every quarter."),

@@ -78,6 +78,7 @@ def test_local_add_list_search(repo: Repo) -> None:
     assert repo.git("status", "--porcelain", "--untracked-files=all").splitlines() == [
         "?? .memzoi/.gitignore",
         "?? .memzoi/index.md",
+        "?? .memzoi/initialized",
     ]
 
 

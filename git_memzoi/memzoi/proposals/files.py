@@ -59,11 +59,13 @@ from git_memzoi.memzoi.proposals.packets import (
     identity_token,
     parse,
     project_record,
+    record_identity,
     render,
 )
 from git_memzoi.memzoi.proposals.receipts import is_receipt, preflight, receipt
 from git_memzoi.memzoi.records import events
 from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.records.ids import new_record_id
 from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
@@ -421,7 +423,7 @@ def _target(layout: Layout, entry: Entry, packet: Packet) -> Record | None:
 def _record_steps(layout: Layout, packet: Packet, target: Record | None) -> tuple[list[Step], str]:
     if packet.action == "tombstone" and target is not None:
         return [lifecycle.status_step(layout, target.id, "tombstoned")], target.id
-    record_id = lifecycle.free_record_id(layout, base_record_id(packet))
+    record_id = new_record_id(layout, base_record_id(packet), record_identity(packet))
     record = project_record(
         packet,
         record_id,

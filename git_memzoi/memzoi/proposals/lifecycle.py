@@ -38,9 +38,11 @@ from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
 from git_memzoi.core.confine import confined, real_root
 from git_memzoi.errors import InputError, MemzoiError, ToolError
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.proposals.packets import REPO_SAFE, SensitivityBlocked, candidates
+from git_memzoi.memzoi.proposals.packets import REPO_SAFE, SensitivityBlocked
 from git_memzoi.memzoi.records import events, okf, vocab
 from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.records.ids import free_record_id as free_record_id  # re-exported: its old home
+from git_memzoi.memzoi.records.ids import new_record_id
 from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
@@ -464,15 +466,6 @@ def record_step(layout: Layout, record: Record) -> Step:
     return Step(path, data)
 
 
-def free_record_id(layout: Layout, base: str) -> str:
-    """``base``, else ``base-2``, ``base-3``, … : the first id with no record file."""
-    for candidate in candidates(base):
-        path = record_store.record_path(layout, candidate)
-        if not path.exists() and not path.is_symlink():
-            return candidate
-    raise AssertionError("unreachable: candidates() is unbounded")
-
-
 # ------------------------------------------------------------------------------------------------ direct commands
 
 
@@ -494,8 +487,8 @@ def supersede(
     """``git memzoi supersede``: replace an active, non-private record with a same-scope repo-safe record.
 
     The target keeps every byte but its ``status`` (``superseded``); the replacement (id = concept slug of the
-    title, ``-2``… on collision) is active, has ``supersedes: <target>`` and inherits lane, scope id, tags,
-    applies_to and retention facts. Both files change in one guarded operation. The replacement is a new claim:
+    title plus a content suffix, :func:`new_record_id`) is active, has ``supersedes: <target>`` and inherits
+    lane, scope id, tags, applies_to and retention facts. Both files change in one guarded operation. The replacement is a new claim:
     its earned envelope (``watch``) is anchored at HEAD (or ``watch.anchor``) and verified today; scope, ttl and
     check default to the target's envelope, the scope then to ``applies_to`` (records/envelope.py).
 
@@ -527,7 +520,8 @@ def supersede(
         target = _direct_target(layout, target_id, scope_kind)
         sealed = seal(layout.root, watch or Request(), target.applies_to, ws.clock.today(), inherit=target.memkeep)
         now = format_timestamp(ws.clock.now())
-        new_id = free_record_id(layout, okf.concept_slug(title) or target.id)
+        identity = ("supersede", target.id, title.strip(), body, now, record_type or target.type, actor)
+        new_id = new_record_id(layout, okf.concept_slug(title) or target.id, identity)
         fields = {
             "id": new_id,
             "kind": "memory",

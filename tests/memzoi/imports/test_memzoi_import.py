@@ -227,14 +227,19 @@ def test_duplicates_against_inventory_and_earlier_candidates(repo: Repo, ctx: Wo
         "matches": [
             {
                 "kind": "canonical_record",
-                "id": "verify-release-archives",
+                "id": "verify-release-archives-041d83",
                 "destination": "repo",
                 "candidate_index": None,
             }
         ],
     }
     assert second["duplicates"] == [
-        {"kind": "canonical_record", "id": "verify-release-archives", "destination": "repo", "candidate_index": None},
+        {
+            "kind": "canonical_record",
+            "id": "verify-release-archives-041d83",
+            "destination": "repo",
+            "candidate_index": None,
+        },
         {"kind": "earlier_candidate", "id": "candidate-0", "destination": None, "candidate_index": 0},
     ]
 

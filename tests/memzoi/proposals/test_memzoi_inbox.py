@@ -26,7 +26,7 @@ from git_memzoi.memzoi.records import policy
 from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.records.policy import ApprovalPolicy, PolicyError
 from git_memzoi.memzoi.workspace import Workspace
-from tests.support.repos import Repo
+from tests.support.repos import Repo, spec_ids
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
 LATER = dt.datetime(2026, 7, 10, 12, 5, tzinfo=dt.UTC)
@@ -51,6 +51,7 @@ NON_REPO_SAFE = (
 def init(repo: Repo, when: dt.datetime = NOW) -> Workspace:
     """Initialise ``.memzoi/``, commit it, and return a context with a fixed clock."""
     workspace.init(repo.root)
+    spec_ids(repo.root)  # the records below are named by their bare slugs (memzoi-spec v0 ids)
     repo.commit("memzoi init")
     return context(repo, when)
 

@@ -32,7 +32,7 @@ PAST = 1_700_000_000  # 2023: older than any cache written by a test
 
 @pytest.fixture
 def ctx(repo: Repo) -> Workspace:
-    return memzoi_workspace(repo, actor="reviewer")
+    return memzoi_workspace(repo, actor="reviewer", spec=True)  # records named by bare slugs below
 
 
 def pending(ctx: Workspace, name: str, text: str) -> Path:

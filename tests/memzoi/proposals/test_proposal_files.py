@@ -91,8 +91,9 @@ def record_text(
 
 
 def init(repo: Repo) -> Workspace:
-    """Initialise ``.memzoi/`` and return a context with the fixed clock."""
-    return memzoi_workspace(repo, actor="reviewer")
+    """Initialise ``.memzoi/`` and return a context with the fixed clock; records get memzoi-spec v0 ids, the
+    shape this module's upstream packets and their expected bytes name."""
+    return memzoi_workspace(repo, actor="reviewer", spec=True)
 
 
 def pending(repo: Repo, name: str, text: str) -> Path:

@@ -107,7 +107,7 @@ def test_local_record_is_a_private_file_that_git_ignores(repo: Repo) -> None:
     assert (repo.root / written.path).read_text("utf-8").startswith("---\nid: local-terse-answers\nkind: memory\n")
     assert list((repo.root / ".memzoi" / "records").iterdir()) == []
     status = repo.git("status", "--porcelain", "--untracked-files=all").splitlines()
-    assert status == ["?? .memzoi/.gitignore", "?? .memzoi/index.md"]
+    assert status == ["?? .memzoi/.gitignore", "?? .memzoi/index.md", "?? .memzoi/initialized"]
     repo.git("add", "-f", written.path)  # in the git directory: git never stages a file of its own folder
     assert repo.git("ls-files", "--cached") == ""
 
