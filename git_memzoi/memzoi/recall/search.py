@@ -231,9 +231,9 @@ def search_rows(
         kwargs.update(path=path, path_match=path_matches_request, entry_match=scope_covers)
     first: list[dict[str, Any]] = []
     any_term = fts_expression(phrases) or ""
-    if len(phrases) > 1:  # the records holding every term, each in any column
-        every = [fts_expression([phrase]) or "" for phrase in phrases]
-        first = index_db.search_rows(ws.layout, any_term, limit=limit, every=every, **kwargs)
+    if len(phrases) > 1:  # every term in the title or body; a tags/type/paths hit adds to the rank
+        every = fts_expression(phrases, "AND") or ""
+        first = index_db.search_rows(ws.layout, every, limit=limit, meta_query=any_term, **kwargs)
         if len(first) >= limit:
             return first
     rest = index_db.search_rows(ws.layout, any_term, limit=limit + len(first), **kwargs)

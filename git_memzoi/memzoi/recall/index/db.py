@@ -364,11 +364,12 @@ def search_rows(
     path_match: Callable[[str, str], bool] | None = None,
     limit: int = 10,
     entry_match: Callable[[str, str], bool] | None = None,
-    every: Sequence[str] = (),
+    meta_query: str | None = None,
 ) -> list[dict[str, Any]]:
     """Current-assertion records of ``destinations`` matching the FTS5 ``query`` (see :func:`fts_query`) in their
-    title, body, tags, type or paths; with ``every`` (one-term FTS5 queries), only those holding each of those
-    terms in one of these columns (:func:`~git_memzoi.memzoi.recall.index.query.hits_sql`).
+    title, body, tags, type or paths; with ``meta_query``, only those matching ``query`` in their title or body,
+    ``meta_query`` matched in their tags, type and paths adding to the rank
+    (:func:`~git_memzoi.memzoi.recall.index.query.hits_sql`).
 
     ``filters`` (exact values of :data:`FILTERS`) and ``path`` (kept when ``path_match(stored, path)`` holds for
     one of the record's ``applies_to``; for an entry, ``entry_match``, default ``path_match``, on its scope
@@ -383,14 +384,14 @@ def search_rows(
     _ensure_fresh(layout)
     now_us = micros(okf.format_timestamp(now))
     where, params, functions = search_where(destinations, now_us, filters or {}, path, path_match, entry_match)
-    matches = (query, query, *(term for term in every for _ in range(2)))
+    matches = (query, query if meta_query is None else meta_query)
     if 0 < limit <= MAX_FAST_LIMIT:
         top = _top_size(limit)
-        sql = search_sql(where, len(every), fast=True)
+        sql = search_sql(where, meta_query is None, fast=True)
         rows = _query(layout, sql, (*matches, top, *params, limit), functions)
         if _top_is_exact(rows, limit, top):
             return rows
-    return _query(layout, search_sql(where, len(every), fast=False), (*matches, *params, limit), functions)
+    return _query(layout, search_sql(where, meta_query is None, fast=False), (*matches, *params, limit), functions)
 
 
 MAX_FAST_LIMIT = 200

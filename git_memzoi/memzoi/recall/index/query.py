@@ -32,23 +32,18 @@ def _bm25(table: str, columns: Sequence[str], weights: Mapping[str, float]) -> s
     return f"bm25({table}, {', '.join(format(float(weights[c]), 'g') for c in columns)})"
 
 
-def hits_sql(every: int = 0) -> str:
-    """The SQL of the matching rows and their rank: ``SELECT rowid, rank ...`` taking the FTS5 query of
-    ``records_fts``, then that of ``records_meta``, then with ``every`` > 0 that many one-term queries twice
-    each (once per table): then only the rows holding every one of those terms, in any column of either table."""
-    hits = (
-        f"SELECT rowid, sum(score) AS rank FROM (SELECT rowid, {_bm25('records_fts', FTS_COLUMNS, WEIGHTS)} AS score"
-        " FROM records_fts WHERE records_fts MATCH ? UNION ALL SELECT rowid,"
-        f" {_bm25('records_meta', META_COLUMNS, WEIGHTS)} FROM records_meta WHERE records_meta MATCH ?) GROUP BY rowid"
+def hits_sql(meta_candidates: bool = True) -> str:
+    """The SQL of the matching rows and their rank: ``SELECT rowid, rank ...`` taking two parameters, the FTS5
+    query of ``records_fts`` (title, body), then that of ``records_meta`` (tags, type, paths). A row matched in
+    ``records_meta`` alone is one only with ``meta_candidates``; without, that table only adds to the rank of
+    the rows ``records_fts`` matched (the all-terms tier: every term in the title or body)."""
+    having = "" if meta_candidates else " HAVING max(main) = 1"
+    return (
+        f"SELECT rowid, sum(score) AS rank FROM (SELECT rowid, {_bm25('records_fts', FTS_COLUMNS, WEIGHTS)} AS score,"
+        " 1 AS main FROM records_fts WHERE records_fts MATCH ? UNION ALL SELECT rowid,"
+        f" {_bm25('records_meta', META_COLUMNS, WEIGHTS)}, 0 FROM records_meta WHERE records_meta MATCH ?)"
+        f" GROUP BY rowid{having}"
     )
-    if every <= 0:
-        return hits
-    holds = " UNION ".join(
-        f"SELECT rowid, {n} AS term FROM records_fts WHERE records_fts MATCH ?"
-        f" UNION SELECT rowid, {n} FROM records_meta WHERE records_meta MATCH ?"
-        for n in range(every)
-    )
-    return f"{hits} HAVING rowid IN (SELECT rowid FROM ({holds}) GROUP BY rowid HAVING count(*) = {every})"
 
 
 def search_where(
@@ -86,12 +81,11 @@ def search_where(
     return where, params, functions
 
 
-def search_sql(where: Sequence[str], every: int, fast: bool) -> str:
-    """The search query: parameters ``(fts query, meta query, *every term twice[, top], *where params, limit)``
-    (:func:`hits_sql`). ``fast``: filter
+def search_sql(where: Sequence[str], meta_candidates: bool, fast: bool) -> str:
+    """The search query: parameters ``(fts query, meta query[, top], *where params, limit)`` (:func:`hits_sql`). ``fast``: filter
     and sort only the ``top`` best matches by rank, and add their count and worst rank to every row
     (``memzoi_top_count``, ``memzoi_top_edge``) for the exactness check; else every match."""
-    hits = f"WITH hits(rowid, rank) AS ({hits_sql(every)})"
+    hits = f"WITH hits(rowid, rank) AS ({hits_sql(meta_candidates)})"
     if fast:
         return (
             f"{hits}, top(rowid, rank) AS MATERIALIZED (SELECT rowid, rank FROM hits ORDER BY 2 LIMIT ?)"
