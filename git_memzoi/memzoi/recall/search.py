@@ -13,7 +13,11 @@ The query rule (upstream's, with two refinements from field report BR-01):
   so words like ``AND``, ``OR``, ``NOT`` and ``NEAR`` are plain words. Text without a term finds nothing.
   A term ending in a character of an unspaced script (Han, kana, Thai, ...) is a prefix query, since the
   tokenizer keeps such a run as one long token.
+- Stop words (Lucene's English list, :mod:`~git_memzoi.memzoi.recall.stopwords`) are left out as whole terms,
+  unless the text holds nothing else, so "the" alone never makes a record match (issue 20).
 - Terms are OR-ed and ranked by bm25 (lower is better), then ``updated_at`` newest first, then id, as upstream.
+  The bm25 weighs a hit by the column it is in: title, tags and paths above the body
+  (:data:`~git_memzoi.memzoi.recall.index.schema.WEIGHTS`).
   Refinement: with several terms, records holding *every* term come first (each tier in that order). So
   ``database migration`` returns the records about both first, and records holding only one of the words
   after them, never an empty result because the words are not adjacent. For a single term, and for upstream's
@@ -46,6 +50,7 @@ from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall.budget import UNSPACED
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.recall.pathmatch import citation_path, path_matches_request, scope_covers
+from git_memzoi.memzoi.recall.stopwords import without_stop_words
 from git_memzoi.memzoi.records import vocab
 
 if TYPE_CHECKING:
@@ -217,7 +222,7 @@ def search_rows(
     """
     from git_memzoi.memzoi.recall.index import db as index_db
 
-    phrases = terms(query)
+    phrases = without_stop_words(terms(query))
     if not phrases or limit <= 0:
         return []
     path = path.strip() if path else None
@@ -225,11 +230,13 @@ def search_rows(
     if path:
         kwargs.update(path=path, path_match=path_matches_request, entry_match=scope_covers)
     first: list[dict[str, Any]] = []
-    if len(phrases) > 1:
-        first = index_db.search_rows(ws.layout, fts_expression(phrases, "AND") or "", limit=limit, **kwargs)
+    any_term = fts_expression(phrases) or ""
+    if len(phrases) > 1:  # every term in the title or body; a tags/type/paths hit adds to the rank
+        every = fts_expression(phrases, "AND") or ""
+        first = index_db.search_rows(ws.layout, every, limit=limit, meta_query=any_term, **kwargs)
         if len(first) >= limit:
             return first
-    rest = index_db.search_rows(ws.layout, fts_expression(phrases) or "", limit=limit + len(first), **kwargs)
+    rest = index_db.search_rows(ws.layout, any_term, limit=limit + len(first), **kwargs)
     taken = {row["rowid"] for row in first}
     return (first + [row for row in rest if row["rowid"] not in taken])[:limit]
 

@@ -610,7 +610,9 @@ def test_search_rows_filters_before_the_limit_and_orders_by_rank(repo: Repo) -> 
     assert fts == '"quartz"'
 
     rows = index_db.search_rows(ctx.layout, fts, now=NOW, limit=10)
-    assert [r["id"] for r in rows] == ["quartz-one", "quartz-path", "quartz-two"]  # superseded never recalled
+    # superseded never recalled; a title hit weighs 4 body hits, so of the two titles holding quartz the shorter
+    # record ranks first (bm25 saturates the repeated body hits of quartz-one)
+    assert [r["id"] for r in rows] == ["quartz-path", "quartz-one", "quartz-two"]
     assert rows[0]["rank"] < rows[1]["rank"]
     typed = index_db.search_rows(ctx.layout, fts, now=NOW, filters={"type": "warning"}, limit=1)
     assert [r["id"] for r in typed] == ["quartz-path"]

@@ -5,7 +5,8 @@
 (:meth:`Layout.runtime`, shared by every worktree: plane ``runtime``). Deleting it loses nothing: the next command
 rebuilds it in a temporary file and renames it into place. A foreign ``PRAGMA user_version`` or a corrupt file
 is rebuilt the same way, never migrated. :func:`refresh` re-reads only files whose (size, mtime_ns, inode)
-changed. The FTS5 table holds exactly ``title`` and ``body`` (memzoi-spec.md §4), so bm25 matches upstream.
+changed. The tables and the weighted FTS5 columns (title, body, tags, type, paths) are in
+:mod:`~git_memzoi.memzoi.recall.index.schema`.
 Reads go through one kept connection per thread and file (:func:`_reader`); a search filters and sorts the best
 bm25 matches first and runs the full query only when that could change the answer (:func:`_top_is_exact`).
 How a record file becomes a row lives in :mod:`~git_memzoi.memzoi.recall.index.rows`.
@@ -16,9 +17,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import datetime as dt
-import json
 import os
-import re
 import sqlite3
 import sys
 import threading
@@ -30,8 +29,9 @@ from typing import Any
 from git_memzoi.core.atomic import lifecycle_lock
 from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.recall.index import schema as _schema
+from git_memzoi.memzoi.recall.index.query import CURRENT, FILTERS, fts_query, search_sql, search_where
 from git_memzoi.memzoi.recall.index.rows import (  # re-exported
-    COLUMNS,
     RUNTIME_DESTINATIONS,
     SOURCES,
     Signature,
@@ -45,38 +45,25 @@ from git_memzoi.memzoi.recall.index.rows import (  # re-exported
 )
 from git_memzoi.memzoi.recall.index.scan import Scan as _Scan
 from git_memzoi.memzoi.recall.index.scan import walk
+from git_memzoi.memzoi.recall.index.schema import SCHEMA_VERSION
 from git_memzoi.memzoi.records import okf
 from git_memzoi.memzoi.records.store import Problem
 
-__all__ = ["RUNTIME_DESTINATIONS", "SOURCES", "Source", "parse_record", "read_file", "record_json", "record_row"]
+__all__ = [
+    "FILTERS",
+    "RUNTIME_DESTINATIONS",
+    "SCHEMA_VERSION",
+    "SOURCES",
+    "Source",
+    "fts_query",
+    "parse_record",
+    "read_file",
+    "record_json",
+    "record_row",
+]
 
-SCHEMA_VERSION = 3  # the file's PRAGMA user_version; another one is rebuilt, never migrated
 SQLITE_VERSION = sqlite3.sqlite_version  # of the library this module (the only one importing sqlite3) links
 JSON_VERSION = 1  # the ``rebuild --json`` object's own version, as every --json object's
-_SCHEMA = """
-CREATE TABLE files (
-    path TEXT PRIMARY KEY, size INTEGER NOT NULL, mtime_ns INTEGER NOT NULL, ino INTEGER NOT NULL,
-    problem_code TEXT, problem_reason TEXT
-) WITHOUT ROWID;
-CREATE TABLE meta (key TEXT PRIMARY KEY, value BLOB);
-CREATE TABLE records (
-    rowid INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, id TEXT NOT NULL, plane TEXT NOT NULL,
-    destination TEXT NOT NULL, type TEXT NOT NULL, lane TEXT NOT NULL, title TEXT NOT NULL, body TEXT NOT NULL,
-    description TEXT, scope_kind TEXT NOT NULL, scope_id TEXT, visibility TEXT NOT NULL,
-    content_class TEXT NOT NULL, status TEXT NOT NULL, confidence REAL NOT NULL, applies_to TEXT NOT NULL,
-    tags TEXT NOT NULL, source_kind TEXT, source_ref TEXT, proposal_id TEXT, supersedes_id TEXT,
-    created_at TEXT NOT NULL, updated_at TEXT NOT NULL, updated_us INTEGER NOT NULL, retention TEXT NOT NULL,
-    retention_boundary_us INTEGER, retention_reason TEXT NOT NULL, origin TEXT NOT NULL, lineage TEXT,
-    capture TEXT, memkeep TEXT, content_hash TEXT NOT NULL, store TEXT NOT NULL, line INTEGER
-);
-CREATE INDEX files_with_problems ON files(path) WHERE problem_code IS NOT NULL;
-CREATE INDEX records_by_id ON records(id);
-CREATE INDEX records_by_destination ON records(destination, status);
-CREATE VIRTUAL TABLE records_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
-CREATE TABLE screened (key TEXT PRIMARY KEY, field TEXT, rule TEXT) WITHOUT ROWID;
-"""
-_INSERT = f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
-_CURRENT = "r.status = 'active' AND (r.retention_boundary_us IS NULL OR r.retention_boundary_us > ?)"
 
 
 @dataclass(frozen=True)
@@ -200,7 +187,7 @@ def _rebuild(layout: Layout) -> RebuildResult:
         try:
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
-            conn.executescript(_SCHEMA)
+            conn.executescript(_schema.DDL)
             _apply(conn, layout, _Scan.of(layout), Path(tmp))
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             counts = dict(
@@ -286,10 +273,9 @@ def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> t
             problem = (outcome.code, outcome.reason) if isinstance(outcome, Problem) else (None, None)
             conn.execute("INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)", (rel, *signature, *problem))
             if not isinstance(outcome, Problem):
-                rowid = conn.execute(_INSERT, outcome).lastrowid
-                conn.execute(
-                    "INSERT INTO records_fts (rowid, title, body) VALUES (?, ?, ?)", (rowid, outcome[6], outcome[7])
-                )
+                rowid = conn.execute(_schema.INSERT_RECORD, outcome).lastrowid
+                conn.execute(_schema.INSERT_FTS, (rowid, *_schema.fts_values(outcome)))
+                conn.execute(_schema.INSERT_META, (rowid, *_schema.meta_values(outcome)))
         snapshot = scan.snapshot() if consistent else None
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
         conn.execute("COMMIT")
@@ -318,6 +304,7 @@ def _forget(conn: sqlite3.Connection, path: str) -> None:
     row = conn.execute("SELECT rowid FROM records WHERE path = ?", (path,)).fetchone()
     if row is not None:
         conn.execute("DELETE FROM records_fts WHERE rowid = ?", row)
+        conn.execute("DELETE FROM records_meta WHERE rowid = ?", row)
         conn.execute("DELETE FROM records WHERE rowid = ?", row)
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
 
@@ -336,15 +323,6 @@ def _count_pending(layout: Layout) -> int:
 
 
 # ------------------------------------------------------------------------------------------------ queries
-
-
-def fts_query(text: str) -> str | None:
-    """The FTS5 query for free text (memzoi-spec.md §4): every run of letters, digits and ``_`` as a quoted
-    term, joined with ``OR``; ``None`` when there is no term (the caller returns no results)."""
-    return " OR ".join(f'"{term}"' for term in re.findall(r"\w+", text)) or None
-
-
-FILTERS = ("scope_kind", "scope_id", "type", "lane", "store")  # store: record or entry (absent: both)
 
 
 _FRESH: contextvars.ContextVar[frozenset[str]] = contextvars.ContextVar("memzoi_fresh", default=frozenset())
@@ -386,54 +364,34 @@ def search_rows(
     path_match: Callable[[str, str], bool] | None = None,
     limit: int = 10,
     entry_match: Callable[[str, str], bool] | None = None,
+    meta_query: str | None = None,
 ) -> list[dict[str, Any]]:
-    """Current-assertion records of ``destinations`` matching the FTS5 ``query`` (see :func:`fts_query`).
+    """Current-assertion records of ``destinations`` matching the FTS5 ``query`` (see :func:`fts_query`) in their
+    title, body, tags, type or paths; with ``meta_query``, only those matching ``query`` in their title or body,
+    ``meta_query`` matched in their tags, type and paths adding to the rank
+    (:func:`~git_memzoi.memzoi.recall.index.query.hits_sql`).
 
     ``filters`` (exact values of :data:`FILTERS`) and ``path`` (kept when ``path_match(stored, path)`` holds for
     one of the record's ``applies_to``; for an entry, ``entry_match``, default ``path_match``, on its scope
     globs) apply inside the candidate set, before ``limit`` (memzoi-spec.md §4).
-    Rows come best first: bm25 rank, ``updated_at`` newest first, id. Each row is a dict of the records columns
-    plus ``rank`` (bm25; lower is better). Refreshes the index first (once per :func:`read_session`).
+    Rows come best first: rank (the weighted bm25 of both FTS5 tables), ``updated_at`` newest first, id. Each
+    row is a dict of the records columns plus ``rank`` (lower is better). Refreshes the index first (once per :func:`read_session`).
 
     Fast path, exact: the filters and the sort run on the best :func:`_top_size` matches by bm25 alone, and that
     answer is kept only when it cannot differ from the full query's (see :func:`_top_is_exact`); else the full
     query runs. Raises ``ToolError`` (``index_unavailable``, ``index_corrupt``, ``index_busy``).
     """
     _ensure_fresh(layout)
-    where = [f"r.destination IN ({', '.join('?' * len(destinations))})", _CURRENT]
-    params: list[Any] = [*destinations, micros(okf.format_timestamp(now))]
-    for key, value in (filters or {}).items():
-        if key not in FILTERS:
-            raise ValueError(f"unknown search filter {key!r}")
-        where.append(f"r.{key} = ?")
-        params.append(value)
-    functions: dict[str, Callable[..., Any]] = {}
-    if path is not None:
-        if path_match is None:
-            raise ValueError("a path filter needs path_match")
-        matchers = {"record": path_match, "entry": entry_match or path_match}
-        functions["memzoi_path_match"] = lambda stored, store, requested: any(
-            matchers[store](item, requested) for item in json.loads(stored)
-        )
-        where.append("memzoi_path_match(r.applies_to, r.store, ?)")
-        params.append(path)
+    now_us = micros(okf.format_timestamp(now))
+    where, params, functions = search_where(destinations, now_us, filters or {}, path, path_match, entry_match)
+    matches = (query, query if meta_query is None else meta_query)
     if 0 < limit <= MAX_FAST_LIMIT:
         top = _top_size(limit)
-        sql = (
-            "WITH top(rowid, rank) AS MATERIALIZED (SELECT rowid, bm25(records_fts) FROM records_fts"
-            " WHERE records_fts MATCH ? ORDER BY 2 LIMIT ?) SELECT r.*, top.rank AS rank,"
-            " (SELECT count(*) FROM top) AS memzoi_top_count, (SELECT max(rank) FROM top) AS memzoi_top_edge"
-            f" FROM top JOIN records r ON r.rowid = top.rowid WHERE {' AND '.join(where)}"
-            " ORDER BY top.rank, r.updated_us DESC, r.id LIMIT ?"
-        )
-        rows = _query(layout, sql, (query, top, *params, limit), functions)
+        sql = search_sql(where, meta_query is None, fast=True)
+        rows = _query(layout, sql, (*matches, top, *params, limit), functions)
         if _top_is_exact(rows, limit, top):
             return rows
-    sql = (
-        "SELECT r.*, bm25(records_fts) AS rank FROM records_fts JOIN records r ON r.rowid = records_fts.rowid "
-        f"WHERE records_fts MATCH ? AND {' AND '.join(where)} ORDER BY rank, r.updated_us DESC, r.id LIMIT ?"
-    )
-    return _query(layout, sql, (query, *params, limit), functions)
+    return _query(layout, search_sql(where, meta_query is None, fast=False), (*matches, *params, limit), functions)
 
 
 MAX_FAST_LIMIT = 200
@@ -460,7 +418,7 @@ def list_rows(layout: Layout, destination: str, *, now: dt.datetime, store: str 
     DESC, id). Refreshes first."""
     _ensure_fresh(layout)
     sql = (
-        f"SELECT r.* FROM records r WHERE r.destination = ? AND r.store = ? AND {_CURRENT}"
+        f"SELECT r.* FROM records r WHERE r.destination = ? AND r.store = ? AND {CURRENT}"
         " ORDER BY r.updated_us DESC, r.id"
     )
     return _query(layout, sql, (destination, store, micros(okf.format_timestamp(now))))
@@ -482,7 +440,7 @@ def path_rows(
     path)`` accepts (an entry's ``applies_to`` holds its scope globs), only of ``types``/``scope_kind`` when given;
     newest first (``updated_at`` DESC, id), at most ``limit`` (-1: all). Refreshes first."""
     _ensure_fresh(layout)
-    where = ["r.destination = ?", "r.store = ?", _CURRENT, "r.applies_to != '[]'"]
+    where = ["r.destination = ?", "r.store = ?", CURRENT, "r.applies_to != '[]'"]
     where.append("memzoi_path_match(r.applies_to, ?)")
     params: list[Any] = [destination, store, micros(okf.format_timestamp(now)), path]
     if types:
