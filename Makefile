@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean man
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -38,6 +38,10 @@ bench: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/capture_range.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/secrets.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/hostile_files.py
+
+# the man pages (man/*.1) from the click commands; rerun after adding or changing a command
+man: $(VENV)/.installed
+	$(BIN)/python scripts/man_pages.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
