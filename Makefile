@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test lint bench clean man
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -40,6 +40,10 @@ bench: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/secrets.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/hostile_files.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/team.py
+
+# the man pages (man/*.1) from the click commands; rerun after adding or changing a command
+man: $(VENV)/.installed
+	$(BIN)/python scripts/man_pages.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
