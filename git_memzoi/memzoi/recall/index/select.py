@@ -15,11 +15,11 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.recall.index import db
+from git_memzoi.memzoi.recall.index import db, query
 from git_memzoi.memzoi.recall.index.rows import micros
 from git_memzoi.memzoi.records import okf
 
-_WHERE = f"r.destination = ? AND r.store = ? AND {db._CURRENT}"
+_WHERE = f"r.destination = ? AND r.store = ? AND {query.CURRENT}"
 
 
 def _params(destination: str, store: str, now: dt.datetime) -> list[Any]:
@@ -29,7 +29,9 @@ def _params(destination: str, store: str, now: dt.datetime) -> list[Any]:
 def counts(layout: Layout, destination: str, *, now: dt.datetime) -> dict[str, int]:
     """How many current rows ``destination`` holds per store: ``{"record": n, "entry": m}`` (0 when none)."""
     db._ensure_fresh(layout)
-    sql = f"SELECT r.store AS store, count(*) AS n FROM records r WHERE r.destination = ? AND {db._CURRENT} GROUP BY 1"
+    sql = (
+        f"SELECT r.store AS store, count(*) AS n FROM records r WHERE r.destination = ? AND {query.CURRENT} GROUP BY 1"
+    )
     rows = db._query(layout, sql, (destination, micros(okf.format_timestamp(now))))
     return {"record": 0, "entry": 0, **{row["store"]: int(row["n"]) for row in rows}}
 
