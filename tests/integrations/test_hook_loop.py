@@ -24,6 +24,7 @@ def project(repo: Repo) -> Repo:
     """A branch ``feature`` off main that changed src/a.py, one staged and one untracked file; a risk on src/a.py."""
     repo.commit("base", **{"src/a.py": "a\n", "src/b.py": "b\n"})
     repos.ok_json(repo, "init", env=None)
+    repos.spec_ids(repo.root)
     propose(repo, "risk", "Token refresh races", "Two refreshes at once log the user out.", "src/a.py")
     repo.commit("memory")
     repo.git("checkout", "-q", "-b", "feature")
