@@ -59,13 +59,20 @@ def _walk(ctx: click.Context, command: click.Command, path: list[str]) -> list[s
             sub = command.get_command(ctx, name)
             if sub is None or sub.hidden:
                 continue
-            out += _walk(click.Context(sub, info_name=name, parent=ctx), sub, [*path, name])
+            out += _walk(_context(sub, name, ctx), sub, [*path, name])
     return out
+
+
+def _context(command: click.Command, name: str, parent: click.Context | None) -> click.Context:
+    """The context a real run gives ``command``: its ``context_settings`` applied (``-h`` beside ``--help``), as
+    click's ``make_context`` does; a bare ``click.Context`` skips them, and the page then depended on which
+    commands had already run in the process (click keeps each command's help option once made)."""
+    return command.make_context(name, [], parent=parent, resilient_parsing=True)
 
 
 def render(name: str, cli: click.Command, version: str) -> str:
     """The roff source of the man page of the tool ``name`` (section 1) whose root command is ``cli``."""
-    ctx = click.Context(cli, info_name=name)
+    ctx = _context(cli, name, None)
     summary = _paragraphs(cli.help or "")
     lines = [
         f'.TH {escape(name.upper())} 1 "" "{escape(name)} {version}" "git-memzoi manual"',
