@@ -361,6 +361,7 @@ def test_pre_commit_framework_try_repo(repo: Repo, tmp_path: Path) -> None:
     assert manifest.returncode == 0
     hook_repo = tmp_path / "hook-repo"  # a committed copy: try-repo only sees tracked files of the project
     shutil.copytree(PROJECT / "git_memzoi", hook_repo / "git_memzoi", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(PROJECT / "man", hook_repo / "man")  # the wheel's data files: pip install needs them
     for name in ("pyproject.toml", "README.md", ".pre-commit-hooks.yaml"):
         shutil.copy2(PROJECT / name, hook_repo / name)
     Repo(hook_repo).git("init", "-q")
