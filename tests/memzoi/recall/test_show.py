@@ -1,0 +1,190 @@
+"""``git memzoi show <id>`` (issue 18, "Reading memory"): one record with its fields, body, supersedes lineage,
+envelope and suspect reasons; ``--max-chars``; the ``target_not_found`` / ``ambiguous_target`` refusals. Real
+repositories, the CLI in-process and as a subprocess (exit codes)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+from git_memzoi.memzoi.records import okf
+from tests.support.repos import PINNED, Repo, ok_json, run
+
+SIGNER = "src/signer.py"
+
+
+def write_record(repo: Repo, concept_id: str, title: str, body: str, **extra: Any) -> None:
+    """A canonical record file of type decision; ``supersedes`` and ``memkeep`` (the envelope) as given."""
+    rec = okf.Record(
+        id=concept_id,
+        type="decision",
+        lane="semantic",
+        title=title,
+        scope="repo",
+        visibility="repo",
+        content_class="general_repo_knowledge",
+        status=extra.get("status", "active"),
+        confidence=1.0,
+        timestamp="2026-07-01T00:00:00Z",
+        body=body,
+        source="test",
+        source_ref=f"test://{concept_id}",
+        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
+        supersedes=extra.get("supersedes"),
+        memkeep=extra.get("memkeep"),
+    )
+    repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
+
+
+@pytest.fixture
+def chain(repo: Repo) -> str:
+    """Three records superseding each other (use-npm ← use-yarn ← use-pnpm-a1b2c3), the newest watching
+    src/signer.py from the first commit, which a second commit then changes (it becomes suspect). The anchor."""
+    assert run(repo, "init").exit_code == 0
+    anchor = repo.commit("code", **{SIGNER: "sign()\n"})
+    write_record(repo, "use-npm", "Use npm", "Install with npm.", status="superseded")
+    write_record(repo, "use-yarn", "Use yarn", "Install with yarn.", status="superseded", supersedes="use-npm")
+    envelope = {"anchor": anchor, "scope": [SIGNER], "verified_at": "2026-07-01"}
+    write_record(
+        repo, "use-pnpm-a1b2c3", "Use pnpm", "Install with pnpm, never npm.", supersedes="use-yarn", memkeep=envelope
+    )
+    repo.commit("records and a change", **{SIGNER: "sign(m)\n"})
+    return anchor
+
+
+def test_show_record_json(repo: Repo, chain: str) -> None:
+    out = ok_json(repo, "show", "use-pnpm-a1b2c3")
+    envelope = {"anchor": chain, "scope": [SIGNER], "verified_at": "2026-07-01"}
+    assert out == {
+        "id": "use-pnpm-a1b2c3",
+        "store": "record",
+        "path": ".memzoi/records/use-pnpm-a1b2c3.md",
+        "fields": {
+            "id": "use-pnpm-a1b2c3",
+            "kind": "memory",
+            "profile": "memzoi",
+            "type": "decision",
+            "lane": "semantic",
+            "title": "Use pnpm",
+            "description": "Install with pnpm, never npm.",
+            "timestamp": "2026-07-01T00:00:00Z",
+            "updated": "2026-07-01T00:00:00Z",
+            "status": "active",
+            "scope": "repo",
+            "visibility": "repo",
+            "content_class": "general_repo_knowledge",
+            "confidence": 1,
+            "source": "test",
+            "source_ref": "test://use-pnpm-a1b2c3",
+            "supersedes": "use-yarn",
+            "retention": {},
+            "origin": {"origin_key": "repository-record:use-pnpm-a1b2c3", "route": "repository_materialization"},
+            "memkeep": envelope,
+        },
+        "body": "\n# Use pnpm\n\nInstall with pnpm, never npm.\n",
+        "body_chars": 43,
+        "truncated": False,
+        "max_chars": None,
+        "budget_used": 43,
+        "lineage": {"supersedes": ["use-yarn", "use-npm"], "superseded_by": []},
+        "envelope": envelope,
+        "suspect": {
+            "reasons": [
+                {
+                    "reason": "scope_hit",
+                    "message": f"src/signer.py changed since {chain[:12]}",
+                    "evidence": {"anchor": chain, "files": [SIGNER]},
+                }
+            ]
+        },
+    }
+
+
+def test_lineage_both_ways_and_no_envelope(repo: Repo, chain: str) -> None:
+    out = ok_json(repo, "show", "use-yarn")
+    assert out["lineage"] == {"supersedes": ["use-npm"], "superseded_by": ["use-pnpm-a1b2c3"]}
+    assert (out["envelope"], out["suspect"]) == (None, None)
+    oldest = ok_json(repo, "show", "use-npm")
+    assert oldest["lineage"] == {"supersedes": [], "superseded_by": ["use-yarn", "use-pnpm-a1b2c3"]}
+
+
+def test_unique_prefix_names_the_record(repo: Repo, chain: str) -> None:
+    assert ok_json(repo, "show", "use-pn")["id"] == "use-pnpm-a1b2c3"
+
+
+def test_max_chars_truncates_the_body(repo: Repo, chain: str) -> None:
+    out = ok_json(repo, "show", "use-pnpm-a1b2c3", "--max-chars", "11")
+    assert (out["body"], out["truncated"], out["budget_used"], out["body_chars"], out["max_chars"]) == (
+        "\n# Use pnpm",
+        True,
+        11,
+        43,
+        11,
+    )
+    whole = ok_json(repo, "show", "use-pnpm-a1b2c3", "--max-chars", "43")
+    assert (whole["truncated"], whole["budget_used"]) == (False, 43)
+    text = run(repo, "show", "use-pnpm-a1b2c3", "--max-chars", "11")
+    assert text.exit_code == 0
+    assert text.stdout.endswith("\n# Use pnpm\n[truncated: 11 of 43 characters]\n")
+
+
+def test_text_output(repo: Repo, chain: str) -> None:
+    result = run(repo, "show", "use-yarn")
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "use-yarn\tdecision\tsuperseded\tUse yarn\n"
+        "file: .memzoi/records/use-yarn.md\n"
+        "supersedes: use-npm\n"
+        "superseded by: use-pnpm-a1b2c3\n"
+        "\n"
+        "\n# Use yarn\n\nInstall with yarn.\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("target", "code", "line"),
+    [
+        ("nosuch", "target_not_found", "no record 'nosuch' in .memzoi/records/"),
+        ("use-", "ambiguous_target", "'use-' names 3 records: use-npm, use-pnpm-a1b2c3, use-yarn"),
+        ("", "target_not_found", "no record '' in .memzoi/records/"),
+    ],
+)
+def test_refusals_exit_2(repo: Repo, chain: str, target: str, code: str, line: str) -> None:
+    result = run(repo, "show", target, "--json", prog_name="git-memzoi")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == code
+    assert result.stderr == f"git-memzoi: error: {line}\n"
+    proc = subprocess.run(
+        [sys.executable, "-m", "git_memzoi", "-C", str(repo.root), "show", target],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **PINNED},
+        check=False,
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr.count("\n")) == (2, "", 1)
+    assert proc.stderr.endswith(f"error: {line}\n")
+
+
+def test_private_local_record_is_not_shown(repo: Repo, chain: str) -> None:
+    """A private local record (in the git dir) is never read by show, as search never reads it."""
+    local = repo.root / ".git" / "memzoi" / "local" / "records"
+    local.mkdir(parents=True, exist_ok=True)
+    (local / "my-secret-note.md").write_text((repo.root / ".memzoi/records/use-npm.md").read_text())
+    result = run(repo, "show", "my-secret-note", "--json")
+    assert (result.exit_code, json.loads(result.stdout)["error"]["code"]) == (2, "target_not_found")
+
+
+def test_record_holding_a_credential_is_withheld(repo: Repo, chain: str) -> None:
+    """A hand-edited record holding a credential is refused, as search withholds it: its text is never echoed."""
+    key = "AKIA" + "Q" * 16  # split: the repository's own secret scan must not flag this test
+    write_record(repo, "deploy-key", "Deploy", f"The key is {key}.")
+    result = run(repo, "show", "deploy-key", "--json", prog_name="git-memzoi")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"]["code"] == "content_withheld"
+    assert key not in result.stdout + result.stderr
+    assert result.stderr.startswith("git-memzoi: error: record 'deploy-key' withheld: its body")
