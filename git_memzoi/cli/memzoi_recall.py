@@ -285,23 +285,25 @@ def precheck(
     default=None,
     help="Show at most this many characters of the body (the JSON says truncated and budget_used).",
 )
+@_store
 @json_option
 @click.pass_context
-def show(ctx: click.Context, target: str, max_chars: int | None, as_json: bool) -> None:
-    """Show one repository record: its fields, body, supersedes lineage, memkeep envelope and suspect reasons.
+def show(ctx: click.Context, target: str, max_chars: int | None, store: str, as_json: bool) -> None:
+    """Show one repository record or memkeep entry: its fields, body, lineage, envelope and suspect reasons.
 
-    TARGET is a record id or a prefix naming exactly one (exit 2: target_not_found, ambiguous_target).
+    TARGET is an id or a prefix naming exactly one (exit 2: target_not_found, ambiguous_target).
 
     Example: git memzoi show use-pnpm --max-chars 400 --json
     """
     from git_memzoi.memzoi import record_show as run
 
-    shown = run.show(open_workspace(ctx), target, max_chars=max_chars)
+    shown = run.show(open_workspace(ctx), target, max_chars=max_chars, store=store)
     if as_json:
         emit_json(shown.to_json())
         return
     fields = shown.fields
-    click.echo(f"{shown.id}\t{fields.get('type')}\t{fields.get('status')}\t{fields.get('title')}")
+    title = fields.get("title") if shown.store == "record" else (shown.body.strip().splitlines() or [""])[0]
+    click.echo(f"{shown.id}\t{fields.get('type')}\t{fields.get('status')}\t{title}")
     click.echo(f"file: {shown.path}")
     if shown.supersedes or shown.superseded_by:
         click.echo(f"supersedes: {', '.join(shown.supersedes) or '-'}")

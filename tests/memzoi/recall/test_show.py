@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from git_memzoi.memzoi.records import okf
-from tests.support.repos import PINNED, Repo, ok_json, run
+from tests.support.repos import PINNED, Repo, entry_text, ok_json, run
 
 SIGNER = "src/signer.py"
 
@@ -149,9 +149,14 @@ def test_text_output(repo: Repo, chain: str) -> None:
 @pytest.mark.parametrize(
     ("target", "code", "line"),
     [
-        ("nosuch", "target_not_found", "no record 'nosuch' in .memzoi/records/"),
-        ("use-", "ambiguous_target", "'use-' names 3 records: use-npm, use-pnpm-a1b2c3, use-yarn"),
-        ("", "target_not_found", "no record '' in .memzoi/records/"),
+        ("nosuch", "target_not_found", "no record or entry 'nosuch'"),
+        (
+            "use-",
+            "ambiguous_target",
+            "'use-' names 3 memories: record use-npm, record use-pnpm-a1b2c3, record use-yarn"
+            " (give more of the id or --store)",
+        ),
+        ("", "target_not_found", "no record or entry ''"),
     ],
 )
 def test_refusals_exit_2(repo: Repo, chain: str, target: str, code: str, line: str) -> None:
@@ -188,3 +193,75 @@ def test_record_holding_a_credential_is_withheld(repo: Repo, chain: str) -> None
     assert json.loads(result.stdout)["error"]["code"] == "content_withheld"
     assert key not in result.stdout + result.stderr
     assert result.stderr.startswith("git-memzoi: error: record 'deploy-key' withheld: its body")
+
+
+@pytest.fixture
+def entries(repo: Repo) -> str:
+    """Memkeep entries: old-timeout (tombstoned, superseded_by http-timeouts) and http-timeouts scoped to src/http/**
+    from the first commit, which a second commit changes (memkeep reports it scope_hit); beside a record of the
+    same id, shared-id. The anchor."""
+    assert run(repo, "init").exit_code == 0
+    anchor = repo.commit("code", **{"src/http/client.py": "get()\n"})
+    repo.write(
+        "agent-memory/entries/http-timeouts.md",
+        entry_text("http-timeouts", anchor=anchor, scope=["src/http/**"], claim="Timeouts retry three times."),
+    )
+    old = "status: tombstone\ntombstone_reason: replaced\nsuperseded_by: http-timeouts"
+    repo.write(
+        "agent-memory/entries/old-timeout.md",
+        entry_text("old-timeout", anchor=anchor, claim="Timeouts never retry.").replace("status: verified", old),
+    )
+    repo.write("agent-memory/entries/shared-id.md", entry_text("shared-id", anchor=anchor, claim="An entry."))
+    write_record(repo, "shared-id", "A record", "A record body.")
+    repo.commit("entries and a change", **{"src/http/client.py": "get(retry=3)\n"})
+    return anchor
+
+
+def test_show_entry_json(repo: Repo, entries: str) -> None:
+    out = ok_json(repo, "show", "http-timeouts")
+    assert out == {
+        "id": "http-timeouts",
+        "store": "entry",
+        "path": "agent-memory/entries/http-timeouts.md",
+        "fields": {
+            "schema_version": 1,
+            "id": "http-timeouts",
+            "type": "fact",
+            "status": "verified",
+            "written_at": "2026-11-01",
+            "verified_at": "2026-11-01",
+            "anchor": entries,
+            "scope": ["src/http/**"],
+            "evidence": "Seen in the code.\n",
+        },
+        "body": "Timeouts retry three times.\n",
+        "body_chars": 28,
+        "truncated": False,
+        "max_chars": None,
+        "budget_used": 28,
+        "lineage": {"supersedes": ["old-timeout"], "superseded_by": []},
+        "envelope": {"anchor": entries, "scope": ["src/http/**"], "verified_at": "2026-11-01"},
+        "suspect": {
+            "reasons": [
+                {
+                    "reason": "scope_hit",
+                    "message": f"src/http/client.py changed since {entries[:12]}",
+                    "evidence": {"anchor": entries, "files": ["src/http/client.py"]},
+                }
+            ]
+        },
+    }
+    old = ok_json(repo, "show", "old-timeout")
+    assert (old["store"], old["lineage"]) == ("entry", {"supersedes": [], "superseded_by": ["http-timeouts"]})
+
+
+def test_record_and_entry_of_one_id(repo: Repo, entries: str) -> None:
+    result = run(repo, "show", "shared-id", "--json", prog_name="git-memzoi")
+    assert (result.exit_code, json.loads(result.stdout)["error"]["code"]) == (2, "ambiguous_target")
+    assert result.stderr == (
+        "git-memzoi: error: 'shared-id' names 2 memories: record shared-id, entry shared-id"
+        " (give more of the id or --store)\n"
+    )
+    assert ok_json(repo, "show", "shared-id", "--store", "records")["store"] == "record"
+    assert ok_json(repo, "show", "shared-id", "--store", "entries")["store"] == "entry"
+    assert run(repo, "show", "old-timeout", "--store", "records", "--json").exit_code == 2
