@@ -157,6 +157,7 @@ def test_text_output(repo: Repo, chain: str) -> None:
             " (give more of the id or --store)",
         ),
         ("", "target_not_found", "no record or entry ''"),
+        ("../../etc/passwd", "target_not_found", "no record or entry '../../etc/passwd'"),
     ],
 )
 def test_refusals_exit_2(repo: Repo, chain: str, target: str, code: str, line: str) -> None:
@@ -265,3 +266,16 @@ def test_record_and_entry_of_one_id(repo: Repo, entries: str) -> None:
     assert ok_json(repo, "show", "shared-id", "--store", "records")["store"] == "record"
     assert ok_json(repo, "show", "shared-id", "--store", "entries")["store"] == "entry"
     assert run(repo, "show", "old-timeout", "--store", "records", "--json").exit_code == 2
+
+
+def test_entry_text_output(repo: Repo, entries: str) -> None:
+    result = run(repo, "show", "old-timeout")
+    assert result.exit_code == 0
+    assert result.stdout == (
+        "old-timeout\tfact\ttombstone\tTimeouts never retry.\n"
+        "file: agent-memory/entries/old-timeout.md\n"
+        "supersedes: -\n"
+        "superseded by: http-timeouts\n"
+        "\n"
+        "Timeouts never retry.\n"
+    )
