@@ -1,8 +1,9 @@
-"""`git memzoi` commands of the recall area: search, context, handoff and precheck.
+"""`git memzoi` commands of the recall area: search, context, handoff, precheck and show.
 
 Each command parses its options, calls one function of :mod:`git_memzoi.memzoi.recall.search`,
-:mod:`~git_memzoi.memzoi.recall.pack` or :mod:`~git_memzoi.memzoi.recall.precheck`, and renders the result as text or
-``--json``. All of them read only and exit 0, whatever they find.
+:mod:`~git_memzoi.memzoi.recall.pack`, :mod:`~git_memzoi.memzoi.recall.precheck` or :mod:`~git_memzoi.memzoi.recall.show`, and
+renders the result as text or ``--json``. All of them read only; all but ``show`` (which refuses an id naming no
+record) exit 0, whatever they find.
 """
 
 from __future__ import annotations
@@ -276,7 +277,47 @@ def precheck(
         click.echo(f"  next: {warning['suggested_next_step']}")
 
 
+@click.command()
+@click.argument("target")
+@click.option(
+    "--max-chars",
+    type=click.IntRange(min=0),
+    default=None,
+    help="Show at most this many characters of the body (the JSON says truncated and budget_used).",
+)
+@_store
+@json_option
+@click.pass_context
+def show(ctx: click.Context, target: str, max_chars: int | None, store: str, as_json: bool) -> None:
+    """Show one repository record or memkeep entry: its fields, body, lineage, envelope and suspect reasons.
+
+    TARGET is an id or a prefix naming exactly one (exit 2: target_not_found, ambiguous_target).
+
+    Example: git memzoi show use-pnpm --max-chars 400 --json
+    """
+    from git_memzoi.memzoi import record_show as run
+
+    shown = run.show(open_workspace(ctx), target, max_chars=max_chars, store=store)
+    if as_json:
+        emit_json(shown.to_json())
+        return
+    fields = shown.fields
+    title = fields.get("title") if shown.store == "record" else (shown.body.strip().splitlines() or [""])[0]
+    click.echo(f"{shown.id}\t{fields.get('type')}\t{fields.get('status')}\t{title}")
+    click.echo(f"file: {shown.path}")
+    if shown.supersedes or shown.superseded_by:
+        click.echo(f"supersedes: {', '.join(shown.supersedes) or '-'}")
+        click.echo(f"superseded by: {', '.join(shown.superseded_by) or '-'}")
+    if shown.suspect:
+        reasons = shown.suspect["reasons"]
+        click.echo("SUSPECT: " + "; ".join(f"{r['reason']}: {r['message']}" for r in reasons))
+    click.echo("")
+    click.echo(shown.body.rstrip("\n"))
+    if shown.truncated:
+        click.echo(f"[truncated: {shown.budget_used} of {shown.body_chars} characters]")
+
+
 def register(cli: click.Group) -> None:
     """Add the recall commands to ``git memzoi``."""
-    for command in (search, context, handoff, precheck):
+    for command in (search, context, handoff, precheck, show):
         cli.add_command(command)

@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall import pack as context_pack
     from git_memzoi.memzoi.recall import precheck, prompt_context, search, session_context
     from git_memzoi.memzoi.recall import schema as recall_schema
+    from git_memzoi.memzoi.recall import show as record_show
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
     from git_memzoi.memzoi.records import conflicts, envelope, events, okf, secrets
@@ -86,6 +87,7 @@ _FACE = {
     "session_context": "recall.session_context",
     "prompt_context": "recall.prompt_context",
     "recall_schema": "recall.schema",
+    "record_show": "recall.show",
     "capture_plan": "capture.plan",
     "capture_agent": "capture.agent",
     "capture_review": "capture.review",
@@ -143,6 +145,7 @@ __all__ = [
     "prompt_context",
     "proposal_files",
     "recall_schema",
+    "record_show",
     "record_store",
     "record_verify",
     "review",

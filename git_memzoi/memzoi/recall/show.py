@@ -1,0 +1,339 @@
+"""Reading one memory by id (issue 18, "Reading memory"): ``git memzoi show <id>`` (io).
+
+A record of the repository (``.memzoi/records/``) or a memkeep entry (the store's ``entries/`` folder, located
+as recall locates it: :func:`git_memzoi.memzoi.recall.index.rows.sources`) is shown whole. A record: its frontmatter fields as written, its body,
+its lineage (the ``supersedes`` chain both ways), its ``memkeep`` envelope and its suspect reasons, computed by
+the same core as ``search`` and ``precheck`` (:func:`git_memzoi.memzoi.recall.suspect.assess`). Only repository
+records are read, as ``search`` reads them: private local records and session checkpoints (in the git dir) are
+never shown here, so an id naming only one of them is ``target_not_found``. A record holding a credential is
+refused (``content_withheld``) the way ``search`` withholds it, never echoed. An entry is shown the same way:
+its frontmatter, body, lineage (``superseded_by`` both ways: the entries it replaced, the ones replacing it),
+its envelope fields (anchor, scope, verified_at, ttl_days, explains, check) and memkeep's own suspect reasons
+(:func:`~git_memzoi.memzoi.recall.suspect.assess_entries`, as ``git memkeep status`` gives them).
+
+The target is an id or an unambiguous prefix of one (ids may end in a ``-<6hex>`` content suffix), in the stores
+``store`` allows: an exact id wins; otherwise the single id starting with the target is shown. Several (a
+record and an entry of one id, or a prefix of several ids) are ``ambiguous_target``, none is
+``target_not_found``.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.errors import InputError
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.records.okf import Record
+    from git_memzoi.memzoi.workspace import Workspace
+
+MAX_CANDIDATES = 10  # ids named in an ambiguous_target message
+
+
+class TargetNotFound(InputError):
+    """No repository record or memkeep entry has that id or an id starting with it (exit 2)."""
+
+    default_code = "target_not_found"
+
+
+class AmbiguousTarget(InputError):
+    """The target names several memories (exit 2); the message names them (at most ten)."""
+
+    default_code = "ambiguous_target"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One record or entry (``store``: ``record`` / ``entry``) as ``show`` prints it.
+
+    ``fields``: the frontmatter as written (timestamps as strings). ``body``: the body after the frontmatter,
+    cut to ``max_chars`` characters when given (``truncated`` then says whether anything was cut);
+    ``budget_used``: characters of body shown. ``supersedes``: older ids, nearest first; ``superseded_by``: newer
+    ids, nearest first (for an entry, through its ``superseded_by`` field). ``suspect``: ``{"reasons": [{reason, message, evidence}, ...]}`` or ``None``.
+    """
+
+    id: str
+    path: str
+    fields: Mapping[str, Any]
+    body: str
+    body_chars: int
+    truncated: bool
+    max_chars: int | None
+    supersedes: tuple[str, ...]
+    superseded_by: tuple[str, ...]
+    envelope: Mapping[str, Any] | None
+    suspect: Mapping[str, Any] | None
+    store: str = "record"
+
+    @property
+    def budget_used(self) -> int:
+        """Characters of body shown."""
+        return len(self.body)
+
+    def to_json(self) -> dict[str, Any]:
+        """The ``show --json`` object."""
+        return {
+            "id": self.id,
+            "store": self.store,
+            "path": self.path,
+            "fields": dict(self.fields),
+            "body": self.body,
+            "body_chars": self.body_chars,
+            "truncated": self.truncated,
+            "max_chars": self.max_chars,
+            "budget_used": self.budget_used,
+            "lineage": {"supersedes": list(self.supersedes), "superseded_by": list(self.superseded_by)},
+            "envelope": None if self.envelope is None else dict(self.envelope),
+            "suspect": None if self.suspect is None else dict(self.suspect),
+        }
+
+
+def show(ws: Workspace, target: str, *, max_chars: int | None = None, store: str = "all") -> Shown:
+    """The repository record or memkeep entry ``target`` names (an id or a unique prefix of one).
+
+    Args:
+        target: a record or entry id, or a prefix of one.
+        max_chars: cut the body to this many characters (``None``: whole; must be >= 0).
+        store: ``records``, ``entries`` or ``all`` (where to look).
+
+    Raises:
+        InputError: a negative ``max_chars`` (``bad_max_chars``), a bad ``store`` (``invalid_store``).
+        TargetNotFound, AmbiguousTarget: see the module docstring.
+        InputError: the memory holds a credential (``content_withheld``); the file is not a valid record.
+    """
+    from git_memzoi.memzoi.recall.search import store_filter
+    from git_memzoi.memzoi.records import store as record_store
+
+    if max_chars is not None and max_chars < 0:
+        raise InputError("max_chars must be 0 or more", "bad_max_chars")
+    wanted = store_filter(store)
+    records = record_store.scan(ws.layout).by_id() if wanted in (None, "record") else {}
+    entries = _entry_files(ws) if wanted in (None, "entry") else {}
+    kind, found = _resolve(target, records, entries)
+    if kind == "record":
+        return _show_record(ws, records[found], records, max_chars)
+    return _show_entry(ws, found, entries, max_chars)
+
+
+def _show_record(ws: Workspace, record: Record, records: Mapping[str, Record], max_chars: int | None) -> Shown:
+    from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.records import store
+
+    file = store.record_path(ws.layout, record.id)
+    rel = file.relative_to(ws.layout.root).as_posix()
+    row = _row(record, rel)
+    _refuse_withheld(ws, row)
+    parts, fields = store.parse_fields(store.read_bytes(file, rel))
+    older, newer = lineage(record.id, records)
+    return _shown(
+        "record",
+        record.id,
+        rel,
+        fields,
+        parts.body,
+        max_chars,
+        (older, newer),
+        None if record.memkeep is None else dict(record.memkeep),
+        suspect.assess(ws, [row]).get(record.id),
+    )
+
+
+ENTRY_ENVELOPE = ("anchor", "scope", "verified_at", "ttl_days", "explains", "check")
+
+
+def _show_entry(ws: Workspace, entry_id: str, files: Mapping[str, tuple[Any, str]], max_chars: int | None) -> Shown:
+    from git_memzoi.core import frontmatter
+    from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall.index import rows
+    from git_memzoi.memzoi.records.store import Problem
+
+    source, rel = files[entry_id]
+    data = _entry_bytes(ws, rel)
+    values = rows.entry_values(source, rel, data)
+    if isinstance(values, Problem):
+        raise InputError(values.reason, values.code)
+    _refuse_withheld(ws, dict(zip(rows.COLUMNS, values, strict=False)))
+    doc = frontmatter.parse(data)
+    envelope = {key: doc.fields[key] for key in ENTRY_ENVELOPE if key in doc.fields}
+    return _shown(
+        "entry",
+        entry_id,
+        rel,
+        doc.fields,
+        doc.body,
+        max_chars,
+        entry_lineage(entry_id, _successors(ws, files)),
+        envelope or None,
+        suspect.assess_entries(ws, [entry_id]).get(entry_id),
+    )
+
+
+def _shown(
+    kind: str,
+    memory_id: str,
+    rel: str,
+    fields: Mapping[str, Any],
+    body: str,
+    max_chars: int | None,
+    chain: tuple[tuple[str, ...], tuple[str, ...]],
+    envelope: Mapping[str, Any] | None,
+    mark: Mapping[str, Any] | None,
+) -> Shown:
+    shown = body if max_chars is None else body[:max_chars]
+    return Shown(
+        id=memory_id,
+        path=rel,
+        fields=_plain(fields),
+        body=shown,
+        body_chars=len(body),
+        truncated=len(shown) < len(body),
+        max_chars=max_chars,
+        supersedes=chain[0],
+        superseded_by=chain[1],
+        envelope=None if envelope is None else _plain(envelope),
+        suspect=mark,
+        store=kind,
+    )
+
+
+def lineage(record_id: str, records: Mapping[str, Record]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ``supersedes`` chain of ``record_id`` both ways: ``(older, newer)``, each nearest first.
+
+    Older follows each record's ``supersedes`` (an id naming no record ends the chain, but is listed); newer
+    lists the records superseding it, breadth first, several successors in id order. A cycle stops each walk.
+    """
+    older = _follow(record_id, {rid: r.supersedes for rid, r in records.items() if r.supersedes})
+    newer = _breadth(record_id, _inverse({rid: r.supersedes for rid, r in records.items() if r.supersedes}), older)
+    return older, newer
+
+
+def entry_lineage(entry_id: str, successor: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """An entry's ``superseded_by`` chain both ways: ``(older, newer)``, each nearest first. ``successor`` maps
+    an entry id to its ``superseded_by``; newer follows it, older lists the entries it replaced, breadth first."""
+    newer = _follow(entry_id, successor)
+    return _breadth(entry_id, _inverse(successor), newer), newer
+
+
+def _follow(start: str, step: Mapping[str, str]) -> tuple[str, ...]:
+    """``start``'s chain through ``step`` (without ``start``), stopping at an id without a step or a cycle."""
+    seen, out = {start}, []
+    current = step.get(start)
+    while current and current not in seen:
+        seen.add(current)
+        out.append(current)
+        current = step.get(current)
+    return tuple(out)
+
+
+def _inverse(step: Mapping[str, str]) -> dict[str, list[str]]:
+    out: dict[str, list[str]] = {}
+    for child in sorted(step):
+        out.setdefault(step[child], []).append(child)
+    return out
+
+
+def _breadth(start: str, children: Mapping[str, list[str]], exclude: tuple[str, ...]) -> tuple[str, ...]:
+    """Every id reachable from ``start`` through ``children``, breadth first, children in id order."""
+    out: list[str] = []
+    queue, seen = [start], {start, *exclude}
+    while queue:
+        for child in children.get(queue.pop(0), []):
+            if child not in seen:
+                seen.add(child)
+                out.append(child)
+                queue.append(child)
+    return tuple(out)
+
+
+def _resolve(target: str, records: Mapping[str, Record], entries: Mapping[str, Any]) -> tuple[str, str]:
+    """``(store, id)`` of the one memory ``target`` names (exact ids first, then prefixes)."""
+    exact = [(kind, target) for kind, ids in (("record", records), ("entry", entries)) if target in ids]
+    matches = exact or sorted(
+        (kind, mid)
+        for kind, ids in (("record", records), ("entry", entries))
+        for mid in ids
+        if target and mid.startswith(target)
+    )
+    if not matches:
+        raise TargetNotFound(f"no record or entry {target!r}")
+    if len(matches) > 1:
+        named = ", ".join(f"{kind} {mid}" for kind, mid in matches[:MAX_CANDIDATES])
+        more = ", ..." if len(matches) > MAX_CANDIDATES else ""
+        raise AmbiguousTarget(
+            f"{target!r} names {len(matches)} memories: {named}{more} (give more of the id or --store)"
+        )
+    return matches[0]
+
+
+def _entry_files(ws: Workspace) -> dict[str, tuple[Any, str]]:
+    """The memkeep entry files of the repository: ``{entry id: (index source, repository-relative path)}``;
+    ``{}`` without a store. Symlinks and hidden names are left out, as the index leaves them."""
+    from git_memzoi.memzoi.recall.index import rows
+
+    out: dict[str, tuple[Any, str]] = {}
+    for source in rows.sources(ws.layout):
+        if source.store != "entry":
+            continue
+        folder = ws.layout.root / source.prefix
+        for file in sorted(folder.glob("*.md")) if folder.is_dir() else ():
+            if not file.name.startswith(".") and not file.is_symlink() and file.is_file():
+                out[file.name[: -len(".md")]] = (source, f"{source.prefix}{file.name}")
+    return out
+
+
+def _entry_bytes(ws: Workspace, rel: str) -> bytes:
+    from git_memzoi.core import safe_read
+
+    try:
+        return safe_read.read_bytes(ws.layout.root / rel)
+    except safe_read.FileRefused as exc:
+        raise exc.renamed(rel) from None
+    except OSError as exc:
+        raise InputError(f"{rel}: cannot read ({exc.strerror})", "unreadable") from None
+
+
+def _successors(ws: Workspace, files: Mapping[str, tuple[Any, str]]) -> dict[str, str]:
+    """Each readable entry's ``superseded_by`` (a string naming another id), keyed by entry id."""
+    from git_memzoi.core import frontmatter
+
+    out: dict[str, str] = {}
+    for entry_id, (_source, rel) in files.items():
+        try:
+            value = frontmatter.parse(_entry_bytes(ws, rel)).fields.get("superseded_by")
+        except (InputError, frontmatter.FrontmatterError):
+            continue
+        if isinstance(value, str) and value and value != entry_id:
+            out[entry_id] = value
+    return out
+
+
+def _row(record: Record, rel: str) -> dict[str, Any]:
+    from git_memzoi.memzoi.recall.index.rows import record_row
+
+    return record_row("repo", rel, record)
+
+
+def _refuse_withheld(ws: Workspace, row: Mapping[str, Any]) -> None:
+    from git_memzoi.memzoi.recall.search import withhold
+
+    _kept, withheld = withhold(ws.layout, [row])
+    if withheld:
+        hit = withheld[0]
+        raise InputError(
+            f"record {row['id']!r} withheld: its {hit['field']} holds a credential ({hit['rule']})",
+            "content_withheld",
+        )
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as JSON values: timestamps and dates as ISO strings, mappings and lists recursively."""
+    if isinstance(value, Mapping):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (dt.datetime, dt.date)):
+        return value.isoformat()
+    return value
