@@ -23,18 +23,6 @@ SAMPLE = {
     "source_kind": "path",
     "source_ref": ".memzoi/records",
 }
-STEPS = (
-    ("git memzoi init", "create .memzoi/ (records, proposals, git-ignored local/)"),
-    (
-        'git memzoi propose --type decision --sensitivity repo-safe --title "..." --body "..."',
-        "propose a memory; it waits for review",
-    ),
-    ("git memzoi proposals list", "review the inbox"),
-    ("git memzoi apply <proposal-id>", "apply a reviewed proposal as a canonical record (commit it with git)"),
-    ('git memzoi search "<words>"  /  git memzoi context --task "<task>"', "recall memory for a task"),
-    ("git memzoi integrate install --profile claude-code", "add the Claude Code session hooks"),
-    ("git memzoi mcp config --project-root .", "print the .mcp.json entry for the MCP server"),
-)
 
 
 def _root(ctx: click.Context, project_root: str | None = None) -> Path:
@@ -329,19 +317,24 @@ def pre_compact(ctx: click.Context, from_transcript: bool) -> None:
 @json_option
 @click.pass_context
 def quickstart(ctx: click.Context, apply_sample: bool, as_json: bool) -> None:
-    """A first run in this repository: the steps, and with --apply-sample a worked example.
+    """The first steps, each checked in this repository: done, next or to do (writes nothing unless
+    --apply-sample, which also runs init and applies one sample record first).
 
     Example: git memzoi quickstart --apply-sample
     """
-    sample: dict[str, Any] | None = None
-    if apply_sample:
-        sample = _apply_sample(ctx)
-    steps = [{"command": c, "purpose": p} for c, p in STEPS]
+    from git_memzoi.cli.workspace import start_dir
+    from git_memzoi.integrations import quickstart as core
+
+    sample = _apply_sample(ctx) if apply_sample else None
+    found = core.survey(start_dir(ctx))
     if as_json:
-        emit_json({"ok": True, "root": str(_root(ctx)), "steps": steps, "sample": sample})
+        emit_json({"ok": True, **found.as_json(), "sample": sample})
         return
-    for number, step in enumerate(steps, 1):
-        click.echo(f"{number}. {step['command']}\n   {step['purpose']}")
+    marks = {"done": "[x]", "next": "[>]", "todo": "[ ]"}
+    for number, step in enumerate(found.steps, 1):
+        click.echo(f"{marks[found.status(step)]} {number}. {step.command}\n       {step.purpose}")
+    ahead = found.next
+    click.echo(f"next: {ahead.command}" if ahead else "every step is done")
     if sample is not None and sample["record_id"]:
         click.echo(f"sample: proposal {sample['proposal_id']} applied as record {sample['record_id']}")
     elif sample is not None:

@@ -214,11 +214,13 @@ def test_list_prompt_and_mcp_config_write_nothing(repo: Repo) -> None:
 
 def test_quickstart_steps_and_sample(repo: Repo) -> None:
     plain = run(repo, "quickstart")
-    assert plain.exit_code == 0 and "git memzoi init" in plain.stdout
+    assert plain.exit_code == 0 and plain.stdout.startswith("[>] 1. git memzoi init\n")
     assert not (repo.root / ".memzoi").exists()
     result = ok_json(repo, "quickstart", "--apply-sample")
     sample = result["sample"]
     assert sample["status"] == "applied" and sample["record_id"]
+    done = [s["name"] for s in result["steps"] if s["status"] == "done"]
+    assert done == ["init", "record", "review", "recall"] and result["next"] == "memkeep"
     assert (repo.root / ".memzoi/records" / f"{sample['record_id']}.md").is_file()
     found = ok_json(repo, "search", "reviewed project memory")
     assert [r["record"]["id"] for r in found["results"]] == [sample["record_id"]]
