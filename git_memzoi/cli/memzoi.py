@@ -96,6 +96,29 @@ def doctor(ctx: click.Context, project_root: str | None, as_json: bool) -> None:
     ctx.exit(report.exit_code)
 
 
+@cli.command()
+@click.option("--check", is_flag=True, required=True, help="Report the update state; never changes files.")
+@click.option("--ref", default="latest", show_default=True, help="The release to compare with: latest, vX.Y.Z, X.Y.Z.")
+@click.option("--online", is_flag=True, help="Look latest up on the package index (one HTTPS request).")
+@json_option
+@click.pass_context
+def update(ctx: click.Context, check: bool, ref: str, online: bool, as_json: bool) -> None:
+    """Compare the installed version with a release and say how to upgrade; offline unless --online.
+
+    Example: git memzoi update --check --ref 0.2.0 --json
+    """
+    from git_memzoi.integrations import update as updates
+
+    result = updates.check(__version__, ref, online=online)
+    if as_json:
+        emit_json(result.to_json())
+    else:
+        click.echo(f"{result.status}: installed {result.installed}; {result.reason}")
+        if result.status == "update_available":
+            click.echo(f"upgrade: {result.command}")
+    ctx.exit(1 if result.status == "download_failed" else 0)
+
+
 for _area in (
     memzoi_packets,
     memzoi_inbox,
