@@ -18,8 +18,7 @@ from typing import Any
 
 import pytest
 
-from git_memzoi.memzoi.records import okf
-from tests.support import hostile
+from tests.support import hostile, repos
 from tests.support.repos import PINNED, Repo, ok_json, run, tree
 
 RECORD = ".memzoi/records/hostile.md"
@@ -27,24 +26,7 @@ PACKET = ".memzoi/proposals/pending/hostile.md"
 
 
 def record(repo: Repo, concept_id: str, title: str, applies_to: tuple[str, ...] = ()) -> None:
-    rec = okf.Record(
-        id=concept_id,
-        type="risk",
-        lane="semantic",
-        title=title,
-        scope="repo",
-        visibility="repo",
-        content_class="general_repo_knowledge",
-        status="active",
-        confidence=1.0,
-        timestamp="2026-07-01T00:00:00Z",
-        body=f"{title}.",
-        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
-        applies_to=applies_to,
-        source="issue",
-        source_ref=f"issue://{concept_id}",
-    )
-    repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
+    repos.write_record(repo, concept_id, title, f"{title}.", memory_type="risk", source="issue", applies_to=applies_to)
 
 
 @pytest.fixture

@@ -12,28 +12,20 @@ from typing import Any
 import pytest
 
 from git_memzoi.memzoi.records import okf
+from tests.support import repos
 from tests.support.repos import Repo, ok_json, run
 
 
 def record(repo: Repo, concept_id: str, title: str, body: str, **extra: Any) -> None:
-    rec = okf.Record(
-        id=concept_id,
-        type=extra.get("type", "fact"),
-        lane="semantic",
-        title=title,
-        scope="repo",
-        visibility="repo",
-        content_class="general_repo_knowledge",
-        status="active",
-        confidence=1.0,
-        timestamp="2026-07-01T00:00:00Z",
-        body=body,
-        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
-        applies_to=tuple(extra.get("applies_to", ())),
+    repos.write_record(
+        repo,
+        concept_id,
+        title,
+        body,
+        memory_type=extra.get("type", "fact"),
         source="issue",
-        source_ref=f"issue://{concept_id}",
+        applies_to=tuple(extra.get("applies_to", ())),
     )
-    repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from git_memzoi.cli.memkeep import cli as memkeep_cli
 from git_memzoi.cli.memzoi import cli
 from git_memzoi.mcp.server import TOOL_NAMES
-from git_memzoi.memzoi.records import okf
+from tests.support import repos
 from tests.support.repos import Repo, entry_text
 
 NOW = "2026-07-10T12:00:00Z"
@@ -35,24 +35,15 @@ def env() -> dict[str, str]:
 
 
 def record(repo: Repo, concept_id: str, title: str, body: str, memory_type: str = "fact", **extra: Any) -> None:
-    rec = okf.Record(
-        id=concept_id,
-        type=memory_type,
-        lane="semantic",
-        title=title,
-        scope="repo",
-        visibility="repo",
-        content_class="general_repo_knowledge",
-        status="active",
-        confidence=1.0,
-        timestamp="2026-07-01T00:00:00Z",
-        body=body,
-        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
-        applies_to=tuple(extra.get("applies_to", ())),
+    repos.write_record(
+        repo,
+        concept_id,
+        title,
+        body,
+        memory_type=memory_type,
         source="issue",
-        source_ref=f"issue://{concept_id}",
+        applies_to=tuple(extra.get("applies_to", ())),
     )
-    repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
 
 
 def cli_json(repo: Repo, *args: str, tool: Any = cli) -> Any:

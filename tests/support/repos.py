@@ -244,3 +244,39 @@ def memkeep(*args: str, env: dict[str, str] | None = None) -> Result:
     from git_memzoi.cli.memkeep import cli
 
     return invoke(cli, args, env={"MEMZOI_TODAY": TODAY, **(env or {})})
+
+
+def write_record(
+    repo: Repo,
+    concept_id: str,
+    title: str,
+    body: str,
+    *,
+    memory_type: str = "fact",
+    source: str = "test",
+    status: str = "active",
+    **fields: Any,
+) -> None:
+    """Write ``.memzoi/records/<concept_id>.md``: a repo-scoped, repo-visible canonical record of ``status`` as
+    ``okf.render`` writes it (timestamp 2026-07-01, source ref ``<source>://<id>``); ``fields`` are further
+    ``okf.Record`` fields (``applies_to``, ``tags``, ``memkeep``, ``supersedes`` ...)."""
+    from git_memzoi.memzoi.records import okf
+
+    rec = okf.Record(
+        id=concept_id,
+        type=memory_type,
+        lane="semantic",
+        title=title,
+        scope="repo",
+        visibility="repo",
+        content_class="general_repo_knowledge",
+        status=status,
+        confidence=1.0,
+        timestamp="2026-07-01T00:00:00Z",
+        body=body,
+        source=source,
+        source_ref=f"{source}://{concept_id}",
+        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
+        **fields,
+    )
+    repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))

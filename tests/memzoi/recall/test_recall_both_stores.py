@@ -15,7 +15,7 @@ import pytest
 
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.recall.pathmatch import scope_score
-from git_memzoi.memzoi.records import okf
+from tests.support import repos
 from tests.support.repos import Repo, entry_text, ok_json, run
 
 SIGNER = "src/signer.py"
@@ -23,25 +23,16 @@ SIGNER = "src/signer.py"
 
 def write_record(repo: Repo, concept_id: str, title: str, body: str, memory_type: str, **extra: Any) -> None:
     """A canonical record file; ``memkeep`` (the envelope) and ``applies_to`` as given."""
-    rec = okf.Record(
-        id=concept_id,
-        type=memory_type,
-        lane="semantic",
-        title=title,
-        scope="repo",
-        visibility="repo",
-        content_class="general_repo_knowledge",
-        status="active",
-        confidence=1.0,
-        timestamp="2026-07-01T00:00:00Z",
-        body=body,
+    repos.write_record(
+        repo,
+        concept_id,
+        title,
+        body,
+        memory_type=memory_type,
         source="test",
-        source_ref=f"test://{concept_id}",
-        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
         applies_to=extra.get("applies_to", ()),
         memkeep=extra.get("memkeep"),
     )
-    repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
 
 
 @pytest.fixture

@@ -13,32 +13,23 @@ from git_memzoi.memzoi.recall import search
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.recall.index import query, schema
 from git_memzoi.memzoi.recall.stopwords import STOP_WORDS, without_stop_words
-from git_memzoi.memzoi.records import okf
 from tests.memzoi.recall.test_memzoi_recall import ctx_of, ids
+from tests.support import repos
 from tests.support.repos import Repo, entry_text, ok_json, run
 
 
 def note(repo: Repo, concept_id: str, title: str, body: str, **extra: Any) -> None:
     """A canonical record file with ``tags``, ``applies_to`` and ``type`` as given (type ``fact`` by default)."""
-    rec = okf.Record(
-        id=concept_id,
-        type=extra.get("memory_type", "fact"),
-        lane="semantic",
-        title=title,
-        scope="repo",
-        visibility="repo",
-        content_class="general_repo_knowledge",
-        status="active",
-        confidence=1.0,
-        timestamp="2026-07-01T00:00:00Z",
-        body=body,
+    repos.write_record(
+        repo,
+        concept_id,
+        title,
+        body,
+        memory_type=extra.get("memory_type", "fact"),
         source="test",
-        source_ref=f"test://{concept_id}",
-        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
         applies_to=extra.get("applies_to", ()),
         tags=extra.get("tags", ()),
     )
-    repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
 
 
 def test_an_exact_title_ranks_its_record_first_among_many_sharing_its_words(repo: Repo) -> None:

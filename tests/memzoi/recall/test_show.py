@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from git_memzoi.memzoi.records import okf
+from tests.support import repos
 from tests.support.repos import PINNED, Repo, entry_text, ok_json, run
 
 SIGNER = "src/signer.py"
@@ -20,25 +20,17 @@ SIGNER = "src/signer.py"
 
 def write_record(repo: Repo, concept_id: str, title: str, body: str, **extra: Any) -> None:
     """A canonical record file of type decision; ``supersedes`` and ``memkeep`` (the envelope) as given."""
-    rec = okf.Record(
-        id=concept_id,
-        type="decision",
-        lane="semantic",
-        title=title,
-        scope="repo",
-        visibility="repo",
-        content_class="general_repo_knowledge",
-        status=extra.get("status", "active"),
-        confidence=1.0,
-        timestamp="2026-07-01T00:00:00Z",
-        body=body,
+    repos.write_record(
+        repo,
+        concept_id,
+        title,
+        body,
+        memory_type="decision",
         source="test",
-        source_ref=f"test://{concept_id}",
-        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
+        status=extra.get("status", "active"),
         supersedes=extra.get("supersedes"),
         memkeep=extra.get("memkeep"),
     )
-    repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
 
 
 @pytest.fixture
