@@ -38,6 +38,7 @@ bench: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/capture_range.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/secrets.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/hostile_files.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/team.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -224,10 +224,18 @@ def accept_directory_anywhere(group: click.Group) -> None:
         add(command)
 
 
+def one_line(message: str) -> str:
+    """``message`` with its line breaks and other control characters escaped (``\\n``), so an error always stays
+    the one line the exit-code contract promises, whatever path or value it names (``MEMKEEP_STORE=$'\\n'``)."""
+    if message.isprintable():
+        return message
+    return "".join(c if c.isprintable() else ascii(c)[1:-1] for c in message)
+
+
 def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:
     """Report one error (stderr line; JSON object on stdout under ``--json``) and exit."""
     prog = ctx.find_root().info_name or "git-memzoi"
-    click.echo(f"{prog}: error: {message}", err=True)
+    click.echo(f"{prog}: error: {one_line(message)}", err=True)
     if ctx.meta.get(JSON_KEY):
         try:
             click.echo(

@@ -132,7 +132,9 @@ def _ci_format(fmt: str, result: StatusResult) -> None:
     from git_memzoi.core import safe_read
     from git_memzoi.errors import InputError
     from git_memzoi.integrations import ci_report
+    from git_memzoi.integrations.team_review import review_items
 
+    review = review_items(result)  # merged branches' INDEX.md drift and conflicting claims
     texts = {}  # each finding's entry file, so its annotation / SARIF region names the line of its field
     for rel in ci_report.finding_paths(result):
         try:
@@ -140,13 +142,13 @@ def _ci_format(fmt: str, result: StatusResult) -> None:
         except (OSError, InputError):  # gone, or no regular file of at most 256 KiB: no line to name
             continue
     if fmt == "sarif":
-        click.echo(jsonout.dumps(ci_report.sarif(result, texts), indent=2))
+        click.echo(jsonout.dumps(ci_report.sarif(result, texts, review), indent=2))
         return
-    click.echo(ci_report.github(result, texts=texts, code=_changed_code(result)))
+    click.echo(ci_report.github(result, texts=texts, code=_changed_code(result), review=review))
     summary = os.environ.get("GITHUB_STEP_SUMMARY")
     if summary:
         with open(summary, "a", encoding="utf-8") as handle:
-            handle.write(ci_report.summary_markdown(result))
+            handle.write(ci_report.summary_markdown(result, review))
 
 
 def _changed_code(result: StatusResult, max_bytes: int = 1_000_000) -> dict[str, list[tuple[int, int]]]:
@@ -265,6 +267,23 @@ def verify(
     result = api.verify(_options(ctx, **given), entry_id, all_safe=all_safe, dry_run=dry_run, manual=manual)
     emit_json(api.schema.verify_json(result)) if as_json else click.echo(render.verify_text(result))
     ctx.exit(result.exit_code)
+
+
+@cli.command("merge-driver")
+@click.argument("ancestor", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("current", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("other", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("path")
+@click.pass_context
+def merge_driver(ctx: click.Context, ancestor: Path, current: Path, other: Path, path: str) -> None:
+    """git's merge driver for INDEX.md (the same as `git memzoi merge-driver`): merges the index lines of both
+    sides three ways, writes the result over %A and exits 0.
+
+    Example: git memkeep merge-driver %O %A %B %P
+    """
+    from git_memzoi.integrations import derived_merge
+
+    ctx.exit(derived_merge.run(ancestor, current, other, path).exit_code)
 
 
 add_help_command(cli)

@@ -73,7 +73,7 @@ def capture() -> None:
 )
 @click.option("--source-id", default=None, help="1-64 chars of [a-z0-9._-] (with --source; default source-1).")
 @click.option("--source-bytes", default=None, help="The bytes of a supplied_bytes source: a file, or - for stdin.")
-@click.option("--output", default=None, help="Also save the plan here (private plans: under .memzoi/local/ only).")
+@click.option("--output", default=None, help="Also save the plan here (private plans: under .git/memzoi/local/ only).")
 @json_option
 @click.pass_context
 def plan(
@@ -124,7 +124,7 @@ def plan(
 @click.option("--reviewed-at", default=None, help="When, as an RFC 3339 time (default: now).")
 @click.option("--prior-review-file", default=None, help="The review whose deferred decisions this one replaces.")
 @click.option("--source-bytes", default=None, help="The supplied_bytes source again: a file, or - for stdin.")
-@click.option("--output", default=None, help="Also save the review here (private reviews: under .memzoi/local/).")
+@click.option("--output", default=None, help="Also save the review here (private reviews: under .git/memzoi/local/).")
 @json_option
 @click.pass_context
 def review(

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator, Mapping
+from pathlib import Path
 
 import click
 
@@ -33,7 +34,7 @@ def _render(report: object, as_json: bool) -> None:
     if as_json:
         emit_json(report.as_json())
         return
-    for action in report.actions:
+    for action in (*report.actions, *report.merge_actions):
         click.echo(action)
     shown = [h for h in report.hooks if not (report.actions and h.state == "installed" and not h.chained)]
     if shown:  # else the action lines above already said it all
@@ -55,7 +56,8 @@ def _render(report: object, as_json: bool) -> None:
 def install_command(ctx: click.Context, as_json: bool) -> None:
     """Install the hook shims into the hooks directory git runs (core.hooksPath when set).
 
-    An existing hook is kept as <type>.before-memzoi and runs first; uninstall restores it.
+    An existing hook is kept as <type>.before-memzoi and runs first; uninstall restores it. Also registers the
+    memory merge driver in the repository's git config and marks its paths in .gitattributes (commit that file).
 
     Example: git memzoi hooks install
     """
@@ -190,7 +192,7 @@ def _run(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
     if hook_type == "pre-commit":
         _pre_commit(ctx, guard.pre_commit(start_dir(ctx), args))
         return
-    event: hook_events.HookEvent | None
+    event: hook_events.HookEvent | None = None
     try:
         if hook_type == "pre-commit-framework":  # post-merge / post-checkout stages of .pre-commit-hooks.yaml
             event = hook_events.from_pre_commit_env(os.environ)
@@ -209,8 +211,25 @@ def _run(ctx: click.Context, hook_type: str, args: tuple[str, ...]) -> None:
         report = None
     if report is not None and report.old and report.new:
         _plan_arrived(ctx, hook_type, report.old, report.new)
+    if isinstance(event, hook_events.PostMerge) and not event.squash:
+        _regenerate_derived(ctx, hook_type)
     _refresh_index(ctx, hook_type)
     ctx.exit(0)
+
+
+def _regenerate_derived(ctx: click.Context, hook_type: str) -> None:
+    """After a merge, rewrite the memkeep INDEX.md from the merged entries when it does not match them (no merge
+    driver installed, or both sides changed one entry), saying so; a failure is one line, never an exit code."""
+    from git_memzoi.cli.workspace import start_dir
+    from git_memzoi.integrations import derived_merge
+
+    try:
+        done = derived_merge.regenerate(start_dir(ctx))
+    except Exception as exc:  # never fail a merge
+        _skipped(hook_type, "index regeneration ", exc)
+        return
+    for line in done.lines():
+        click.echo(line, err=True)
 
 
 def _status_report(ctx: click.Context) -> None:
@@ -315,7 +334,26 @@ def _pre_commit(ctx: click.Context, result: object) -> None:
     ctx.exit(result.exit_code)
 
 
+@click.command("merge-driver")
+@click.argument("ancestor", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("current", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("other", type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("path")
+@click.pass_context
+def merge_driver_command(ctx: click.Context, ancestor: Path, current: Path, other: Path, path: str) -> None:
+    """git's merge driver for derived memory files (.gitattributes merge=memzoi): git runs it as
+    `merge-driver %O %A %B %P`; it writes the merged file over %A and exits 0 (1 when a file it does not
+    know kept conflict markers). `git memzoi hooks install` registers it.
+
+    Example: git memzoi merge-driver %O %A %B %P
+    """
+    from git_memzoi.integrations import derived_merge
+
+    ctx.exit(derived_merge.run(ancestor, current, other, path).exit_code)
+
+
 def register(cli: click.Group) -> None:
-    """Add ``hooks`` and the hidden ``hook`` to the ``git memzoi`` group."""
+    """Add ``hooks``, the hidden ``hook`` and ``merge-driver`` to the ``git memzoi`` group."""
     cli.add_command(hooks_group)
     cli.add_command(hook_group)
+    cli.add_command(merge_driver_command)

@@ -153,7 +153,8 @@ def integrate_instructions(ctx: click.Context, profile: str, file_name: str | No
 def integrate_install(
     ctx: click.Context, profile: str, prompt_context: bool, checkpoint_transcript: bool, as_json: bool
 ) -> None:
-    """Merge the Claude Code hooks (SessionStart, PreCompact, Stop) into .claude/settings.json.
+    """Merge the Claude Code hooks (SessionStart, PreCompact, Stop) into .claude/settings.json, and register the
+    merge driver of the derived memory indexes (git config and .gitattributes, as `git memzoi hooks install`).
 
     Each hook runs this python by its absolute path, so it works without git-memkeep on PATH; run it again
     after the virtualenv moved: our earlier commands are replaced in place. Other settings and hooks are kept;
@@ -162,13 +163,14 @@ def integrate_install(
     Example: git memzoi integrate install --profile claude-code
     """
     from git_memzoi.errors import InputError
-    from git_memzoi.integrations import agents
+    from git_memzoi.integrations import agents, merge_config
 
     if profile not in agents.INSTALL_PROFILES:
         raise InputError(f"install supports --profile claude-code, not {profile!r}", "unknown_profile")
     result = agents.install_claude_code(_root(ctx), prompt_context=prompt_context, transcript=checkpoint_transcript)
+    merge = merge_config.install(_root(ctx))  # branches' derived indexes merge without a human (issue 16)
     if as_json:
-        emit_json(result.to_json())
+        emit_json({**result.to_json(), "merge_driver": list(merge.actions)})
         return
     click.echo(f"{result.status} {result.file} (python: {result.python})")
     for line in result.added:
@@ -176,6 +178,8 @@ def integrate_install(
         click.echo(f"  added {event}: {agents.hook_name(command) or command}")
     for change in result.replaced:
         click.echo(f"  replaced {change.event}: {change.hook} (was: {change.old})")
+    for action in merge.changes:  # an unchanged driver goes unsaid, like unchanged hooks
+        click.echo(action)
 
 
 def _hook_input(default_event: str) -> tuple[str, dict[str, Any]]:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
-from git_memzoi.cli.app import ID, actor_option, emit_json, json_option
+from git_memzoi.cli.app import ID, actor_option, emit_json, json_option, one_line
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
@@ -67,7 +67,7 @@ def guard_sensitivity(ctx: click.Context, as_json: bool, call: Callable[[], T]) 
         return call()
     except packets.SensitivityBlocked as exc:
         prog = ctx.find_root().info_name or "git-memzoi"
-        click.echo(f"{prog}: error: {exc.message}", err=True)
+        click.echo(f"{prog}: error: {one_line(exc.message)}", err=True)
         if as_json:
             emit_json(exc.envelope())
         ctx.exit(int(exc.exit_code))

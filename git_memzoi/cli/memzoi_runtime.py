@@ -19,13 +19,27 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi import recall_schema
 
 
+def session_options(command: Any) -> Any:
+    """``--session-id`` and ``--event-id``: the key that makes a session end or a checkpoint idempotent."""
+    command = click.option(
+        "--event-id",
+        default=None,
+        help="The event within the session (default: a digest of the payload); needs --session-id.",
+    )(command)
+    return click.option(
+        "--session-id",
+        default=None,
+        help="The agent session this event belongs to (a hook's session_id); makes a replay reuse the result.",
+    )(command)
+
+
 def _record_line(record: recall_schema.RecordJson) -> str:
     return f"{record['id']}\t{record['memory_type']}\t{record['title']}"
 
 
 @click.group()
 def local() -> None:
-    """Private local memory: records under .memzoi/local/ that git never sees."""
+    """Private local memory: records in the git directory (.git/memzoi/local/), shared by every worktree."""
 
 
 @local.command("add")
@@ -100,23 +114,42 @@ def checkpoint() -> None:
     default=None,
     help="Read the checkpoint text from this file.",
 )
+@session_options
 @actor_option
 @json_option
 @click.pass_context
 def checkpoint_add(
-    ctx: click.Context, task: str, note: str | None, from_file: Path | None, actor: str | None, as_json: bool
+    ctx: click.Context,
+    task: str,
+    note: str | None,
+    from_file: Path | None,
+    session_id: str | None,
+    event_id: str | None,
+    actor: str | None,
+    as_json: bool,
 ) -> None:
     """Add a session checkpoint holding only the explicit --note or --from-file content.
+
+    With --session-id (and --event-id) a replay of the same event returns the first checkpoint (reused); the
+    same ids with another payload exit 2 (checkpoint_mismatch).
 
     Example: git memzoi checkpoint add --task "Implement auth middleware" --note "Routes wired; tests next."
     """
     from git_memzoi.memzoi import checkpoints
 
-    written = checkpoints.add_checkpoint(open_workspace(ctx, actor=actor), task=task, note=note, from_file=from_file)
+    written = checkpoints.add_checkpoint(
+        open_workspace(ctx, actor=actor),
+        task=task,
+        note=note,
+        from_file=from_file,
+        session_id=session_id,
+        event_id=event_id,
+    )
     if as_json:
         emit_json(written.to_json())
     else:
-        click.echo(f"created checkpoint {written.record['id']} ({written.path})")
+        verb = "reused" if written.reused else "created"
+        click.echo(f"{verb} checkpoint {written.record['id']} ({written.path})")
 
 
 @checkpoint.command("list")
@@ -153,26 +186,42 @@ def _render_list(records: Sequence[recall_schema.RecordJson], destination: str, 
 @click.option(
     "--from-checkpoint", "from_checkpoint", type=ID, default=None, help="A checkpoint whose body is that YAML."
 )
+@session_options
 @actor_option
 @json_option
 @click.pass_context
 def session_end(
-    ctx: click.Context, from_file: Path | None, from_checkpoint: str | None, actor: str | None, as_json: bool
+    ctx: click.Context,
+    from_file: Path | None,
+    from_checkpoint: str | None,
+    session_id: str | None,
+    event_id: str | None,
+    actor: str | None,
+    as_json: bool,
 ) -> None:
     """Promote explicit session-end candidates: repo → pending proposal files, local/session → runtime memory.
 
     A repo candidate that is not repo-safe blocks the whole batch (exit 1, nothing written, title redacted).
+    With --session-id (and --event-id) a replay of the same batch returns the first result (reused: nothing is
+    written twice); the same ids with another batch exit 2 (checkpoint_mismatch), and while that event runs in
+    another process, exit 2 (checkpoint_in_progress: retry with the same ids).
 
-    Example: git memzoi session-end --from-file notes.yml --json
+    Example: git memzoi session-end --from-file notes.yml --session-id "$SESSION" --event-id end-1 --json
     """
     from git_memzoi.memzoi import session_end
 
     result = session_end.session_end(
-        open_workspace(ctx, actor=actor), from_file=from_file, from_checkpoint=from_checkpoint
+        open_workspace(ctx, actor=actor),
+        from_file=from_file,
+        from_checkpoint=from_checkpoint,
+        session_id=session_id,
+        event_id=event_id,
     )
     if as_json:
         emit_json(result.to_json())
     else:
+        if result.reused and result.ids is not None:
+            click.echo(f"reused: event {result.ids['event_id']} of session {result.ids['session_id']} already ran")
         for entry in result.results:
             click.echo(_entry_line(entry))
         if not result.ok:
@@ -195,7 +244,7 @@ def _entry_line(entry: Any) -> str:
 
 @click.group()
 def events() -> None:
-    """The runtime event log (.memzoi/local/events.jsonl)."""
+    """The runtime event log (.git/memzoi/local/events.jsonl)."""
 
 
 @events.command("export")
@@ -218,7 +267,7 @@ def events_export(ctx: click.Context, jsonl: bool) -> None:
 @json_option
 @click.pass_context
 def rebuild(ctx: click.Context, actor: str | None, as_json: bool) -> None:
-    """Rebuild the derived index (.memzoi/local/index.sqlite) from the record files; loses nothing.
+    """Rebuild this worktree's derived index (.git/memzoi/worktree/index.sqlite) from the record files; loses nothing.
 
     Example: git memzoi rebuild --json
     """

@@ -108,6 +108,40 @@ def open_append(path: Path, *, root: Path, mode: int = 0o600) -> int:
     return _open_regular(path, root, flags, mode, parents=True)
 
 
+def move_new(source: Path, target: Path, *, source_root: Path, root: Path) -> bool:
+    """Move the regular file ``source`` (below ``source_root``) to ``target`` (below ``root``), never replacing
+    anything: a hard link, then the source unlinked; across file systems a complete copy (:func:`write_new`,
+    the mode kept), then the unlink. A kill in between leaves both, byte-identical, which a rerun resolves.
+
+    Returns:
+        False when ``target`` exists (nothing moved), else True.
+
+    Raises:
+        UnsafePath: a symlink on either way, or at ``source``. NotAFile: ``source`` is not a regular file.
+        ToolError: it cannot be read, linked or removed (``write_failed``).
+    """
+    real_source = confined(source, source_root)
+    st = os.lstat(real_source)
+    if not stat.S_ISREG(st.st_mode):
+        raise NotAFile(f"cannot move {source}: it is not a regular file")
+    real = _target(target, root, True)
+    try:
+        with _folder(real, root) as dir_fd:
+            os.link(real_source, real.name, dst_dir_fd=dir_fd, follow_symlinks=False)
+            _fsync(dir_fd)
+    except FileExistsError:
+        return False
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise ToolError(f"cannot move {source} to {target}: {exc.strerror}", "write_failed") from exc
+        from git_memzoi.core import safe_read
+
+        if not write_new(target, safe_read.read_bytes(real_source, None), root=root, mode=st.st_mode & 0o7777):
+            return False
+    remove_file(source, root=source_root)
+    return True
+
+
 def make_dirs(path: Path, *, root: Path) -> Path:
     """Create the folder ``path`` and its missing parents below ``root``; its real path.
 

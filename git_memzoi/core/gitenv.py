@@ -86,3 +86,29 @@ def dot_git_target(root: Path) -> Path | None:
     if first.startswith("gitdir: "):
         return (root / first.removeprefix("gitdir: ").strip()).resolve()
     return None
+
+
+def git_dirs(root: Path, environ: Mapping[str, str]) -> tuple[Path, Path] | None:
+    """``(git dir, common git dir)`` of the working tree at ``root``, as ``git rev-parse --git-dir`` and
+    ``--git-common-dir`` name them, read from the file system without pygit2 or a subprocess (hot paths).
+
+    The git dir is ``GIT_DIR`` when set (relative to the current directory), else ``root/.git`` (spelt below
+    ``root``) or where a ``.git`` file points. The common dir is ``GIT_COMMON_DIR`` when set, else the git dir's
+    ``commondir`` file (a linked worktree's, relative to its git dir), else the git dir itself. ``None`` when
+    ``root`` has no git dir (an eval's scratch folder).
+    """
+    cwd = Path(os.getcwd())
+    git_dir = env_git_dir(cwd, environ)
+    if git_dir is None:
+        dot_git = root / ".git"
+        git_dir = Path(os.path.abspath(dot_git)) if dot_git.is_dir() else dot_git_target(root)
+    if git_dir is None or not git_dir.is_dir():
+        return None
+    common_env = environ.get("GIT_COMMON_DIR")
+    if common_env:
+        return git_dir, Path(os.path.abspath(cwd / os.path.expanduser(common_env)))
+    try:
+        pointer = (git_dir / "commondir").read_text("utf-8").strip()
+    except (OSError, UnicodeDecodeError):
+        return git_dir, git_dir
+    return git_dir, Path(os.path.abspath(git_dir / pointer)) if pointer else git_dir

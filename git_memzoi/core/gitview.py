@@ -6,6 +6,11 @@ import enum
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Protocol
 
+HISTORY_HINT = (
+    "this clone lacks the commit's trees (a treeless partial clone, --filter=tree:0); fetch them "
+    "(git fetch --refetch --filter=blob:none origin) or clone with --filter=blob:none"
+)
+
 
 class AnchorState(enum.Enum):
     """What a commit id resolves to (memkeep README "How staleness works": anchor_unreachable)."""
@@ -17,6 +22,9 @@ class AnchorState(enum.Enum):
     AMBIGUOUS = "ambiguous"  # an abbreviated id that names several objects
     NOT_COMMIT = "not_commit"  # names an object that is not a commit
     NO_HEAD = "no_head"  # the repository has no commits yet
+    # a commit HEAD contains whose trees this clone lacks (a treeless partial clone, --filter=tree:0): libgit2
+    # cannot fetch them from the promisor remote, so what changed since it is unknown
+    HISTORY_UNAVAILABLE = "history_unavailable"
 
 
 class RepoView(Protocol):
@@ -42,7 +50,8 @@ class RepoView(Protocol):
         ...
 
     def changed_since(self, bases: Iterable[str], head: str) -> Mapping[str, frozenset[str]]:
-        """For each of ``bases`` (full commit ids): the set :meth:`changed_files` gives against ``head``."""
+        """For each of ``bases`` (full commit ids): the set :meth:`changed_files` gives against ``head``; a base
+        whose trees the clone lacks (a treeless partial clone) is left out of the mapping."""
         ...
 
     def path_exists(self, commit: str, path: str) -> bool:

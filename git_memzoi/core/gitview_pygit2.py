@@ -14,13 +14,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, cast
 
 from git_memzoi.core import gitcache, gitenv
-from git_memzoi.core.git_similarity import git_similarity
-from git_memzoi.core.gitview import AnchorState
+from git_memzoi.core.gitview import HISTORY_HINT, AnchorState
+from git_memzoi.core.gitview_diffs import TreeDiffs
 from git_memzoi.core.paths import nfc
 from git_memzoi.errors import InputError, ToolError
 
 if TYPE_CHECKING:
-    from pygit2 import Blob, Commit, Oid
+    from pygit2 import Commit, Oid
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _HEX_ID = re.compile(r"[0-9a-fA-F]{4,64}")
@@ -33,7 +33,7 @@ class NotARepository(InputError):
     default_code = "not_a_repository"
 
 
-class Pygit2RepoView:
+class Pygit2RepoView(TreeDiffs):
     """A :class:`~git_memzoi.core.gitview.RepoView` over a real repository.
 
     Args:
@@ -174,7 +174,12 @@ class Pygit2RepoView:
 
     def changed_files(self, base: str, head: str) -> list[str]:
         """Sorted unique paths (NFC) changed between the trees of ``base`` and ``head``; renames give both."""
-        return sorted(self._changed_since([base], head, None)[base])
+        changed = self._changed_since([base], head, None)
+        if base not in changed:
+            raise ToolError(
+                f"cannot read the trees of {base[:12]} and {head[:12]}: {HISTORY_HINT}", "history_unavailable"
+            )
+        return sorted(changed[base])
 
     def changed_since(self, bases: Iterable[str], head: str) -> dict[str, frozenset[str]]:
         """For each commit of ``bases``: the paths (NFC) whose blob or mode differs between it and ``head``.
@@ -185,6 +190,7 @@ class Pygit2RepoView:
         whatever order the chain has (commits of the same second sort by id). Without
         rename detection a rename is a delete plus an add, so both paths count. Segment diffs are kept in a derived
         cache (``<git dir>/memzoi/cache/segments.json``, this call's only): two commits' trees never change.
+        A base whose trees (or an older base's) the clone lacks is left out of the result (a treeless clone).
         """
         return self._changed_since(bases, head, self.git_dir / "memzoi" / "cache" / "segments.json")
 
@@ -196,7 +202,11 @@ class Pygit2RepoView:
         out: dict[str, frozenset[str]] = {}
         for older, newer in reversed(list(itertools.pairwise(chain))):
             key = f"{older} {newer}"
-            flat = known.get(key) or self._segment(older, newer)
+            try:
+                flat = known.get(key) or self._segment(older, newer)
+            except ToolError:  # a tree this clone lacks: the bases from here back are each diffed to HEAD alone
+                out.update(self._direct(chain[: chain.index(older) + 1], head))
+                break
             if cache is not None:
                 used[key] = flat
             for path, old_id, new_id in zip(flat[::3], flat[1::3], flat[2::3], strict=False):
@@ -207,6 +217,17 @@ class Pygit2RepoView:
             out[older] = frozenset(differing)
         if cache is not None and used.keys() != known.keys():
             gitcache.write_segments(cache, used)
+        return out
+
+    def _direct(self, bases: list[str], head: str) -> dict[str, frozenset[str]]:
+        """The paths each of ``bases`` differs in from ``head``, by one diff each; the bases whose trees the clone
+        lacks (a treeless partial clone) are left out."""
+        out: dict[str, frozenset[str]] = {}
+        for base in bases:
+            try:
+                out[base] = frozenset(self._segment(base, head)[::3])
+            except ToolError:
+                continue
         return out
 
     def _commit_time(self, oid: str) -> tuple[int, str]:
@@ -225,10 +246,11 @@ class Pygit2RepoView:
         try:
             old = repo[older].peel(self._pygit2.Tree)
             new = repo[newer].peel(self._pygit2.Tree)
-        except (KeyError, ValueError) as exc:
-            raise ToolError(f"cannot read the tree of {older} or {newer}: {exc}", "git_error") from None
+            deltas = old.diff_to_tree(new).deltas  # a subtree a treeless clone lacks fails here
+        except (KeyError, ValueError, self._pygit2.GitError) as exc:
+            raise ToolError(f"cannot read the tree of {older} or {newer}: {exc}", "history_unavailable") from None
         out: list[str] = []
-        for delta in old.diff_to_tree(new).deltas:
+        for delta in deltas:
             path = delta.new_file.path
             out += (
                 path if path.isascii() else nfc(path),
@@ -335,9 +357,12 @@ class Pygit2RepoView:
             out.append((path if path.isascii() else nfc(path), str(delta.new_file.id), delta.new_file.mode))
         return out
 
-    def blob_bytes(self, blob_id: str) -> bytes:
-        """The content of the blob ``blob_id``."""
-        return bytes(cast("Blob", self._repo[blob_id]).data)  # the stubs type an object lookup as the base Object
+    def local_config_bytes(self) -> bytes:
+        """The raw bytes of the repository's own ``config`` file (common dir), ``b""`` when it has none."""
+        try:
+            return (self.common_dir / "config").read_bytes()
+        except FileNotFoundError:
+            return b""
 
     def pinned_commit(self, oid: str) -> dict[str, object] | None:
         """``{id, tree, parents}`` of the commit whose FULL id is ``oid`` (40 or 64 hex), else ``None``.
@@ -366,170 +391,6 @@ class Pygit2RepoView:
             current = str(parents[0])
             chain.append(current)
         return chain if current == base else None
-
-    def tree_diff(
-        self, base: str, head: str, *, renames: bool, max_files: int, max_hunks: int, context_lines: int = 3
-    ) -> list[dict[str, object]]:
-        """The diff of ``base``'s tree to ``head``'s tree (full commit ids) as plain data, one dict per file.
-
-        Each file: ``status`` (added|modified|deleted|renamed|…), ``old_path``/``new_path``, ``old_blob``/
-        ``new_blob``, ``old_mode``/``new_mode``, ``binary`` and ``hunks`` (``header``, ``old_start``,
-        ``old_lines``, ``new_start``, ``new_lines``, ``lines``: ``(origin, text, old_lineno, new_lineno)``).
-
-        Raises:
-            InputError: ``capture_limit_exceeded`` beyond ``max_files`` changed files or ``max_hunks`` hunks
-                (checked before any patch text is built past the cap).
-        """
-        pygit2 = self._pygit2
-        old = self._repo[base].peel(pygit2.Tree)
-        new = self._repo[head].peel(pygit2.Tree)
-        diff = old.diff_to_tree(new, context_lines=context_lines)
-        if renames:
-            diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
-        if len(diff) > max_files:
-            raise InputError(f"the range changes more than {max_files} files", "capture_limit_exceeded")
-        names = {
-            pygit2.enums.DeltaStatus.ADDED: "added",
-            pygit2.enums.DeltaStatus.MODIFIED: "modified",
-            pygit2.enums.DeltaStatus.DELETED: "deleted",
-            pygit2.enums.DeltaStatus.RENAMED: "renamed",
-        }
-        out: list[dict[str, object]] = []
-        hunks_seen = 0
-        for patch in diff:
-            delta = patch.delta
-            hunks = []
-            for hunk in patch.hunks:
-                hunks_seen += 1
-                if hunks_seen > max_hunks:
-                    raise InputError(f"the range has more than {max_hunks} hunks", "capture_limit_exceeded")
-                hunks.append(
-                    {
-                        "header": hunk.header.rstrip("\n"),
-                        "old_start": hunk.old_start,
-                        "old_lines": hunk.old_lines,
-                        "new_start": hunk.new_start,
-                        "new_lines": hunk.new_lines,
-                        "lines": [(ln.origin, ln.content, ln.old_lineno, ln.new_lineno) for ln in hunk.lines],
-                    }
-                )
-            out.append(
-                {
-                    "status": names.get(delta.status, str(delta.status).rsplit(".", 1)[-1].lower()),
-                    "old_path": delta.old_file.path,
-                    "new_path": delta.new_file.path,
-                    "old_blob": str(delta.old_file.id),
-                    "new_blob": str(delta.new_file.id),
-                    "old_mode": int(delta.old_file.mode),
-                    "new_mode": int(delta.new_file.mode),
-                    "binary": bool(delta.is_binary),
-                    "hunks": hunks,
-                }
-            )
-        return out
-
-    def renderer_version(self) -> str:
-        """The engine behind :meth:`unified_diff`: ``git-libgit2-<libgit2 version>``."""
-        return f"git-libgit2-{self._pygit2.LIBGIT2_VERSION}"
-
-    def local_config_bytes(self) -> bytes:
-        """The raw bytes of the repository's own ``config`` file (common dir), ``b""`` when it has none."""
-        try:
-            return (self.common_dir / "config").read_bytes()
-        except FileNotFoundError:
-            return b""
-
-    def tree_blob(self, commit: str, path: str) -> bytes | None:
-        """The bytes of the regular file ``path`` in ``commit``'s tree, ``None`` when absent or not a blob."""
-        tree = self._repo[commit].peel(self._pygit2.Tree)
-        try:
-            entry = tree[path]
-        except (KeyError, ValueError):
-            return None
-        if int(entry.filemode) not in (0o100644, 0o100755):
-            return None
-        return bytes(cast("Blob", self._repo[entry.id]).data)
-
-    def unified_diff(
-        self,
-        base: str,
-        head: str,
-        *,
-        renames: bool,
-        max_files: int,
-        max_hunks: int,
-        max_bytes: int,
-        context_lines: int = 3,
-    ) -> tuple[bytes, list[str]]:
-        """``git diff --full-index [-M] <base> <head>`` (no colour, no prefix options) rendered in-process.
-
-        Returns (the patch bytes, the sorted changed paths). File order, headers, hunk headers (libgit2's, with
-        git's default function context), ``\\ No newline at end of file`` and git's own rename similarity score
-        (:mod:`git_memzoi.core.git_similarity`) are as git prints them; renames are paired by libgit2 at git's 50 %
-        threshold.
-
-        Raises:
-            InputError: ``capture_limit_exceeded`` beyond ``max_files`` files, ``max_hunks`` hunks or
-                ``max_bytes`` bytes; ``unsupported_git_change`` for a binary change, a type change (file to
-                symlink) or a path git would quote or that holds whitespace.
-        """
-        pygit2 = self._pygit2
-        old = self._repo[base].peel(pygit2.Tree)
-        new = self._repo[head].peel(pygit2.Tree)
-        diff = old.diff_to_tree(new, flags=pygit2.enums.DiffOption.INDENT_HEURISTIC, context_lines=context_lines)
-        if renames:
-            diff.find_similar(flags=pygit2.enums.DiffFind.FIND_RENAMES)
-        if len(diff) > max_files:
-            raise InputError(f"the range changes more than {max_files} files", "capture_limit_exceeded")
-        out: list[bytes] = []
-        size = hunks_seen = 0
-        paths: set[str] = set()
-        for patch in diff:
-            delta = patch.delta
-            status = delta.status_char()
-            a, b = delta.old_file, delta.new_file
-            for path in {a.path, b.path}:
-                if not _plain_path(path):
-                    raise InputError("the range holds a path git would quote", "unsupported_git_change")
-                paths.add(path)
-            if status not in "AMDR" or (status in "MR" and a.mode >> 12 != b.mode >> 12):
-                raise InputError(f"the range holds an unsupported change ({status})", "unsupported_git_change")
-            text = [f"diff --git a/{a.path} b/{b.path}\n"]
-            if status == "A":
-                text.append(f"new file mode {b.mode:06o}\n")
-            elif status == "D":
-                text.append(f"deleted file mode {a.mode:06o}\n")
-            elif a.mode != b.mode:
-                text.append(f"old mode {a.mode:06o}\nnew mode {b.mode:06o}\n")
-            if status == "R":
-                blobs = (self.blob_bytes(str(a.id)), self.blob_bytes(str(b.id))) if a.id != b.id else None
-                score = git_similarity(*blobs) if blobs else 100
-                text.append(f"similarity index {score}%\nrename from {a.path}\nrename to {b.path}\n")
-            if a.id != b.id:
-                text.append(f"index {a.id}..{b.id}" + (f" {a.mode:06o}\n" if a.mode == b.mode else "\n"))
-            if delta.is_binary:
-                raise InputError("the range holds a binary change", "unsupported_git_change")
-            body = bytearray("".join(text).encode("utf-8"))
-            if patch.hunks:
-                body += (f"--- a/{a.path}\n" if status != "A" else "--- /dev/null\n").encode("utf-8")
-                body += (f"+++ b/{b.path}\n" if status != "D" else "+++ /dev/null\n").encode("utf-8")
-            for hunk in patch.hunks:
-                hunks_seen += 1
-                if hunks_seen > max_hunks:
-                    raise InputError(f"the range has more than {max_hunks} hunks", "capture_limit_exceeded")
-                body += hunk.header.encode("utf-8")
-                for line in hunk.lines:
-                    if line.origin in "=><":
-                        body += b"\n\\ No newline at end of file\n"
-                    else:
-                        body += line.origin.encode("ascii") + line.raw_content
-            if delta.is_binary:  # libgit2 knows binary-ness for sure only once the patch is built
-                raise InputError("the range holds a binary change", "unsupported_git_change")
-            size += len(body)
-            if size > max_bytes:
-                raise InputError(f"the range's diff is larger than {max_bytes} bytes", "capture_limit_exceeded")
-            out.append(bytes(body))
-        return b"".join(out), sorted(paths)
 
 
 def worktree_root(start: Path) -> Path:
@@ -593,8 +454,3 @@ def drop_object(root: Path, oid: str) -> bool:
     path.chmod(0o644)
     path.unlink()
     return True
-
-
-def _plain_path(path: str) -> bool:
-    """True when git prints ``path`` unquoted (core.quotepath), untabbed: printable ASCII but ``"``, ``\\``."""
-    return bool(path) and all(33 <= ord(c) < 127 and c not in '"\\' for c in path)

@@ -1,16 +1,14 @@
 """After a merge or branch checkout: plan a capture of the typed guidance that arrived (never writes memory).
 
 The range is pinned to the two commit ids the hook compared (issue 6: never ambient HEAD). When typed guidance
-was added in that range (not only removed), the plan is saved privately under ``.memzoi/local/capture/`` and one line tells the user how to review
-it; a blocked plan is never saved, only announced. Writes nothing else and raises nothing to the hook.
+was added in that range (not only removed), the plan is saved privately in :attr:`Layout.capture_plans`
+(``.git/memzoi/local/capture/``) and one line tells the user how to review it; a blocked plan is never saved, only announced. Writes nothing else and raises nothing to the hook.
 """
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
-
-PLANS = Path("capture")
 
 
 def plan_arrived(start: Path, old: str, new: str) -> str | None:
@@ -22,7 +20,7 @@ def plan_arrived(start: Path, old: str, new: str) -> str | None:
     from git_memzoi.memzoi import capture_plan, workspace
 
     ctx = workspace.open_workspace(start, initialized=False, actor="git-hook")
-    if not ctx.layout.records.is_dir():
+    if not ctx.layout.initialized:
         return None
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 
@@ -53,11 +51,11 @@ def plan_arrived(start: Path, old: str, new: str) -> str | None:
     arrived = [c for c in candidates if "git-deletion" not in c.get("memory", {}).get("tags", ())]
     if not arrived:  # guidance that only left (e.g. switching to an older branch) is not news to plan for
         return None
-    target = ctx.layout.local / PLANS / f"{plan['plan_id']}.json"
+    target = ctx.layout.capture_plans / f"{plan['plan_id']}.json"
     if not target.exists():
         data = (json.dumps(plan, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-        write_bytes_atomic(target, data, root=ctx.layout.root, parents=True)
-    rel = target.relative_to(ctx.layout.root).as_posix()
+        write_bytes_atomic(target, data, root=ctx.layout.root_for(target), parents=True)
+    rel = ctx.layout.label(target)
     return (
         f"memzoi: {len(arrived)} typed memory candidate(s) arrived in {span}; review them with "
         f"`git memzoi capture review --plan-file {rel} --decisions-file <decisions.json> "

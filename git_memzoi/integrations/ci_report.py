@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from git_memzoi import __version__
 
 if TYPE_CHECKING:
+    from git_memzoi.integrations.team_review import ReviewItem
     from git_memzoi.memkeep.api import StatusResult, Unchecked, Verdict
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -58,9 +59,12 @@ def finding_paths(result: StatusResult) -> list[str]:
     return sorted(p for p in paths if p)
 
 
-def _items(result: StatusResult, texts: Mapping[str, str] | None = None) -> list[tuple[str, str, int, str, str]]:
+def _items(
+    result: StatusResult, texts: Mapping[str, str] | None = None, review: Sequence[ReviewItem] = ()
+) -> list[tuple[str, str, int, str, str]]:
     """(level, path, line, rule, message) for every finding, errors first; ``line`` is the line of the field the
-    finding is about when ``texts`` (path → entry text) holds the file, else 1."""
+    finding is about when ``texts`` (path → entry text) holds the file, else 1. ``review`` items (merged
+    branches' INDEX.md drift and conflicting claims, :mod:`~git_memzoi.integrations.team_review`) are warnings."""
     got = texts or {}
     report = result.report
     items = [
@@ -80,6 +84,7 @@ def _items(result: StatusResult, texts: Mapping[str, str] | None = None) -> list
         ("notice", c.path, field_line(got.get(c.path), c.field), f"unchecked/{c.field}", _unchecked_text(c))
         for c in report.unchecked
     ]
+    items += [("warning", r.path, 1, r.rule, r.message) for r in review]
     return sorted(items, key=lambda i: (_LEVELS[i[0]], i[1], i[3]))
 
 
@@ -157,13 +162,15 @@ def _annotations(
     result: StatusResult,
     texts: Mapping[str, str] | None = None,
     code: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+    review: Sequence[ReviewItem] = (),
 ) -> list[_Annotation]:
-    """Errors (unreadable files), one warning per suspect entry by path, the stale ids, the unchecked fields.
+    """Errors (unreadable files), one warning per suspect entry by path, the stale ids, the review items, the
+    unchecked fields.
 
     An entry's verdicts share one annotation (titles joined by `` + ``, messages one per line): ten annotations
     point at ten entries, and the stale ids, which have no file to point at, come after them.
     """
-    items = [_Annotation(*item) for item in _items(result, texts)]
+    items = [_Annotation(*item) for item in _items(result, texts, review)]
     by_entry: dict[tuple[str, str], list[Verdict]] = {}
     for verdict in sorted(result.report.verdicts, key=lambda v: (v.path, v.id, v.reason)):
         by_entry.setdefault((verdict.path, verdict.id), []).append(verdict)
@@ -179,8 +186,9 @@ def _annotations(
         for (path, _id), group in by_entry.items()
     ]
     stale = [a for a in items if a.level == "warning" and a.rule == "stale"]
+    reviewed = [_Annotation("warning", r.path, 1, r.rule, r.message) for r in review]
     notices = _code_annotations(result, code or {}) + [a for a in items if a.level == "notice"]
-    return [a for a in items if a.level == "error"] + suspect + stale + notices
+    return [a for a in items if a.level == "error"] + suspect + stale + reviewed + notices
 
 
 def _more(count: int, one: str, many: str) -> str:
@@ -192,16 +200,18 @@ def github(
     limit: int = ANNOTATION_LIMIT,
     texts: Mapping[str, str] | None = None,
     code: Mapping[str, Sequence[tuple[int, int]]] | None = None,
+    review: Sequence[ReviewItem] = (),
 ) -> str:
     """Workflow annotations for ``result``, at most ``limit`` per level, then the one-line summary.
 
     ``::error`` per unreadable file, ``::warning file=…,line=…,title=…::`` per suspect entry (then per stale id)
     on the entry file at the line of the field it is about (``texts``: path → entry text), ``::notice`` per
     changed line range of code that hits a suspect entry's scope (``code``: path → :func:`changed_ranges`),
-    then per unchecked field. What exceeds ``limit`` is counted in one ``::notice::`` line (it takes one of the
-    notice slots) that names ``git memkeep status``. The exit code stays the caller's (``status``'s).
+    then per unchecked field; a ``::warning`` per ``review`` item (merged branches' INDEX.md drift, conflicting
+    claims) after the stale ids. What exceeds ``limit`` is counted in one ``::notice::`` line (it takes one of
+    the notice slots) that names ``git memkeep status``. The exit code stays the caller's (``status``'s).
     """
-    annotations = _annotations(result, texts, code)
+    annotations = _annotations(result, texts, code, review)
     errors, warnings, notices = ([a for a in annotations if a[0] == level] for level in _LEVELS)
     capped = len(errors) > limit or len(warnings) > limit or len(notices) > limit
     notice_slots = limit - 1 if capped else limit
@@ -213,7 +223,7 @@ def github(
     noun = "entry" if report.entries == 1 else "entries"
     lines.append(
         f"memkeep: {report.entries} {noun}, {len(report.suspect_ids)} suspect, {len(report.stale)} stale, "
-        f"{len(result.unreadable)} unreadable"
+        f"{len(result.unreadable)} unreadable" + (f", {len(review)} to review after merges" if review else "")
     )
     return "\n".join(lines)
 
@@ -228,6 +238,7 @@ def _annotation(a: _Annotation) -> str:
 def _overflow(errors: list[_Annotation], warnings: list[_Annotation], notices: list[_Annotation], limit: int) -> str:
     """The ``::notice::`` line counting the annotations left out, by kind."""
     suspect = [a for a in warnings if a.verdicts]
+    reviewed = [a for a in warnings if not a.verdicts and a.rule != "stale"]
     code = [a for a in notices if a.rule == CODE_RULE]
     parts = []
     if suspect:
@@ -235,7 +246,8 @@ def _overflow(errors: list[_Annotation], warnings: list[_Annotation], notices: l
         entries = f"{len(suspect)} {'entry' if len(suspect) == 1 else 'entries'}"
         parts.append(_more(verdicts, "suspect verdict", "suspect verdicts") + f" ({entries})")
     for left, one, many in (
-        (len(warnings) - len(suspect), "stale entry", "stale entries"),
+        (len(warnings) - len(suspect) - len(reviewed), "stale entry", "stale entries"),
+        (len(reviewed), "review item", "review items"),
         (len(errors), "unreadable file", "unreadable files"),
         (len(code), "changed-code note", "changed-code notes"),
         (len(notices) - len(code), "unchecked field", "unchecked fields"),
@@ -249,10 +261,10 @@ def _overflow(errors: list[_Annotation], warnings: list[_Annotation], notices: l
     return f"::notice::{escape_data(message)}"
 
 
-def summary_markdown(result: StatusResult) -> str:
+def summary_markdown(result: StatusResult, review: Sequence[ReviewItem] = ()) -> str:
     """A Markdown table of every finding for ``$GITHUB_STEP_SUMMARY``, those beyond the annotation cap too."""
     rows = ["| level | file | rule | message |", "|---|---|---|---|"]
-    for level, path, _line, rule, message in _items(result):
+    for level, path, _line, rule, message in _items(result, review=review):
         cell = message.replace("|", "/").replace("\r", " ").replace("\n", " ")
         rows.append(f"| {level} | {path} | {rule} | {cell} |")
     return "\n".join(["## memkeep status", "", *rows, ""])
@@ -269,11 +281,14 @@ def _fallback_uri(result: StatusResult) -> str:
     return "INDEX.md" if rel == "." else f"{rel}/INDEX.md"
 
 
-def sarif(result: StatusResult, texts: Mapping[str, str] | None = None) -> dict[str, Any]:
+def sarif(
+    result: StatusResult, texts: Mapping[str, str] | None = None, review: Sequence[ReviewItem] = ()
+) -> dict[str, Any]:
     """The SARIF 2.1.0 log of ``result``: one run, one rule per verdict reason. Every result has a location, as
     GitHub code scanning requires of each (it rejects the whole upload otherwise): the entry file (the unreadable
-    file) and the line of the field the finding is about, when ``texts`` holds the file's text (else line 1)."""
-    items = _items(result, texts)
+    file) and the line of the field the finding is about, when ``texts`` holds the file's text (else line 1);
+    ``review`` items are warnings on their file's first line."""
+    items = _items(result, texts, review)
     rules = sorted({rule for _, _, _, rule, _ in items})
     results = []
     for level, path, line, rule, message in items:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 from git_memzoi.core import safe_read
 from git_memzoi.errors import InputError
-from git_memzoi.integrations import hook_managers
+from git_memzoi.integrations import hook_managers, merge_config
 from git_memzoi.integrations.hook_events import HOOK_TYPES
 
 MARKER = "# git-memzoi-hook-shim v2"
@@ -84,6 +84,7 @@ class HooksReport:
     hooks: tuple[HookState, ...]
     actions: tuple[str, ...] = ()
     recommendation: str = ""
+    merge_actions: tuple[str, ...] = ()  # the derived-file merge driver (merge_config), install and uninstall
 
     @property
     def exit_code(self) -> int:
@@ -98,6 +99,7 @@ class HooksReport:
             "default_dir": str(self.dirs.default),
             "core_hooks_path": self.dirs.hooks_path,
             "actions": list(self.actions),
+            "merge_driver": list(self.merge_actions),
             "recommendation": self.recommendation,
             "hooks": [vars(h) for h in self.hooks],
         }
@@ -133,8 +135,8 @@ def _sh_quote(value: str) -> str:
 
 
 def refresh_index(start: Path) -> str | None:
-    """Bring the derived memzoi index (``.memzoi/local/index.sqlite``) up to date after HEAD moved, when the
-    repository has ``.memzoi/``; returns a one-line note when the index was rebuilt, else ``None``.
+    """Bring the derived memzoi index (:attr:`Layout.index`, in the worktree's git dir) up to date after HEAD
+    moved, when the repository has ``.memzoi/``; returns a one-line note when the index was rebuilt, else ``None``.
 
     Raises whatever the refresh raises (``index_busy``...); the hook runner reports it and exits 0.
     """
@@ -147,7 +149,7 @@ def refresh_index(start: Path) -> str | None:
     from git_memzoi.memzoi import index_db
 
     result = index_db.refresh(layout)
-    return "memzoi: rebuilt the derived index (.memzoi/local/index.sqlite)" if result.rebuilt else None
+    return f"memzoi: rebuilt the derived index ({layout.label(layout.index)})" if result.rebuilt else None
 
 
 def _head(path: Path) -> list[str]:
@@ -335,7 +337,8 @@ def _state(dirs: HooksDirs, hook: str) -> HookState:
 
 def install(start: Path) -> HooksReport:
     """Write the shims into the effective hooks dir; a foreign hook is kept as ``<type>.before-memzoi`` and
-    chained (under the pre-commit framework, the hook it chained as ``<type>.legacy``).
+    chained (under the pre-commit framework, the hook it chained as ``<type>.legacy``). Then register the
+    derived-file merge driver and mark its paths in ``.gitattributes`` (:mod:`merge_config`, ``merge_actions``).
 
     Raises:
         InputError: a hook must be kept and ``<type>.before-memzoi`` is already taken (nothing is written).
@@ -366,7 +369,13 @@ def install(start: Path) -> HooksReport:
             actions.append(f"left {dirs.effective / hook} as it is: {runs[0]} runs memzoi from {where}")
             continue
         actions.append(_install_one(dirs.effective, hook))
-    return _report(dirs, tuple(actions))
+    return _with_merge(_report(dirs, tuple(actions)), merge_config.install(start).actions)
+
+
+def _with_merge(report: HooksReport, merge_actions: tuple[str, ...]) -> HooksReport:
+    from dataclasses import replace
+
+    return replace(report, merge_actions=merge_actions)
 
 
 def _to_keep(directory: Path, hook: str) -> Path | None:
@@ -422,13 +431,14 @@ def _install_one(directory: Path, hook: str) -> str:
 
 
 def uninstall(start: Path) -> HooksReport:
-    """Remove our shims from the effective (and the bypassed default) dir and restore the hooks they kept."""
+    """Remove our shims from the effective (and the bypassed default) dir and restore the hooks they kept; remove
+    the merge driver from the repository's config (``.gitattributes`` stays as committed)."""
     dirs = hooks_dirs(start)
     actions: list[str] = []
     for directory in dict.fromkeys((dirs.effective, dirs.default)):
         for hook in HOOK_TYPES:
             actions.extend(_uninstall_one(directory, hook))
-    return _report(dirs, tuple(actions))
+    return _with_merge(_report(dirs, tuple(actions)), merge_config.uninstall(start).actions)
 
 
 def _uninstall_one(directory: Path, hook: str) -> list[str]:

@@ -2,7 +2,8 @@
 staleness report.
 
 pre-commit reads the *staged* blobs (the index git is committing, ``GIT_INDEX_FILE`` honoured), never the
-working tree, and refuses: files under ``.memzoi/local/``; symlinks among the memory files (the staged mode
+working tree, and refuses: files under ``.memzoi/local/`` (an older version's private folder; private memory now
+lives in the git directory, where git cannot stage it); symlinks among the memory files (the staged mode
 120000, whatever the working tree holds); records and packets that do not parse (file and line named) or are not
 repo-safe; memkeep entries that break a lint rule; memory files holding a secret (the rule is named, the secret
 never printed), and so the memzoi-managed blocks of any other staged Markdown file (an ``export --file``

@@ -27,16 +27,21 @@ if TYPE_CHECKING:
         verify,
     )
     from git_memzoi.memkeep.entries import Entry
+    from git_memzoi.memkeep.index import HEADER as INDEX_HEADER
+    from git_memzoi.memkeep.index import drift as index_drift
+    from git_memzoi.memkeep.index import render as render_index
     from git_memzoi.memkeep.lint import Violation
     from git_memzoi.memkeep.lint import lint as lint_entries
     from git_memzoi.memkeep.staleness import StalenessReport, Unchecked, Verdict
-    from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
+    from git_memzoi.memkeep.store import LoadedStore, Store, StoreNotFound, Unreadable
     from git_memzoi.memkeep.store import cache_for as store_cache
     from git_memzoi.memkeep.store import load as load_store
     from git_memzoi.memkeep.store import locate as locate_store
+    from git_memzoi.memkeep.store import read_config as read_store_config
     from git_memzoi.memkeep.verify import VerifyItem, VerifyResult
 
 __all__ = [
+    "INDEX_HEADER",
     "Entry",
     "IndexResult",
     "LintResult",
@@ -46,6 +51,7 @@ __all__ = [
     "StalenessReport",
     "StatusResult",
     "Store",
+    "StoreNotFound",
     "Unchecked",
     "Unreadable",
     "Verdict",
@@ -53,12 +59,15 @@ __all__ = [
     "VerifyResult",
     "Violation",
     "index",
+    "index_drift",
     "lint",
     "lint_entries",
     "load_store",
     "locate_store",
     "no_cyclic_gc",
     "open_session",
+    "read_store_config",
+    "render_index",
     "report",
     "schema",
     "status",
@@ -86,6 +95,11 @@ _FACE = {
     "Entry": "entries:Entry",
     "LoadedStore": "store:LoadedStore",
     "Store": "store:Store",
+    "StoreNotFound": "store:StoreNotFound",
+    "read_store_config": "store:read_config",
+    "INDEX_HEADER": "index:HEADER",
+    "render_index": "index:render",
+    "index_drift": "index:drift",
     "Unreadable": "store:Unreadable",
     "Unchecked": "staleness:Unchecked",
     "Verdict": "staleness:Verdict",

@@ -28,3 +28,26 @@ def render(entries: Sequence[Entry]) -> str:
 def _line(entry: Entry) -> str:
     cells = (entry.id, entry.type or "?", entry.status or "?", entry.claim)
     return " | ".join(c.replace("|", "\\|") for c in cells)
+
+
+def drift(entries: Sequence[Entry], text: str) -> str:
+    """How INDEX.md's ``text`` differs from :func:`render` of ``entries``, in words for lint and the CI check:
+    ``"not listed or changed: a, b; listed but no such entry: c"`` (at most five ids of each), ``"header
+    or order"`` when the lines agree, ``""`` when the text is what ``render`` writes."""
+    expected = render(entries)
+    text = text.replace("\r\n", "\n")
+    if text == expected:
+        return ""
+    want, have = _rows(expected), _rows(text)
+    parts = []
+    for label, rows in (("not listed or changed", want - have), ("listed but no such entry", have - want)):
+        ids = sorted({row.split(" | ", 1)[0] for row in rows})
+        if label.startswith("listed"):
+            ids = [i for i in ids if i not in {row.split(" | ", 1)[0] for row in want}]
+        if ids:
+            parts.append(f"{label}: {', '.join(ids[:5])}" + (f" and {len(ids) - 5} more" if len(ids) > 5 else ""))
+    return "; ".join(parts) or "header or order"
+
+
+def _rows(text: str) -> set[str]:
+    return {line for line in text.splitlines() if line.strip() and not line.startswith(("#", "<!--"))}

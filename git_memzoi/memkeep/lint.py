@@ -383,6 +383,8 @@ def _cycles(ids: dict[str, Entry]) -> list[Violation]:
 def _index_rules(entries: Sequence[Entry], index_text: str | None, path: str) -> list[Violation]:
     if index_text is None:
         return [Violation(path, "", "index", "index_missing", "INDEX.md is missing; run git memkeep index")]
-    if index_text.replace("\r\n", "\n") != index.render(entries):
-        return [Violation(path, "", "index", "index_drift", "INDEX.md is out of date; run git memkeep lint --fix")]
+    differs = index.drift(entries, index_text)
+    if differs:
+        message = f"INDEX.md does not match what `git memkeep index` writes ({differs}); run git memkeep lint --fix"
+        return [Violation(path, "", "index", "index_drift", message)]
     return []

@@ -28,7 +28,7 @@ from types import MappingProxyType
 from typing import Any, NamedTuple
 
 from git_memzoi.core.clock import Clock
-from git_memzoi.core.gitview import AnchorState, RepoView
+from git_memzoi.core.gitview import HISTORY_HINT, AnchorState, RepoView
 from git_memzoi.core.globs import pattern_problem
 from git_memzoi.core.scope_index import ScopeIndex, combine
 from git_memzoi.memkeep.entries import Entry
@@ -43,6 +43,7 @@ _ANCHOR_HINTS = {
     AnchorState.AMBIGUOUS: "the abbreviated id names several objects; write the full commit id",
     AnchorState.NOT_COMMIT: "the id does not name a commit",
     AnchorState.NO_HEAD: "the repository has no commits yet",
+    AnchorState.HISTORY_UNAVAILABLE: HISTORY_HINT,
 }
 
 
@@ -194,6 +195,9 @@ class _History:
         states = repo.anchor_states(sorted(revs))
         oids = sorted({oid for state, oid in states.values() if state is AnchorState.ANCESTOR and oid})
         changed = dict(repo.changed_since(oids, head)) if head and oids else {}
+        if len(changed) < len(oids):  # a treeless clone: the anchors whose history is unknown say so, one each
+            lost = set(oids) - changed.keys()
+            states = {r: (AnchorState.HISTORY_UNAVAILABLE, s[1]) if s[1] in lost else s for r, s in states.items()}
         return cls(states, changed, ScopeIndex(frozenset().union(*changed.values())))
 
 

@@ -47,7 +47,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall import schema as recall_schema
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
-    from git_memzoi.memzoi.records import envelope, events, okf, secrets
+    from git_memzoi.memzoi.records import conflicts, envelope, events, okf, secrets
     from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.runtime import checkpoint as checkpoints
     from git_memzoi.memzoi.runtime import compact as compact_checkpoint
@@ -67,6 +67,7 @@ _FACE = {
     "export": "export",
     "memory_files": "memory_files",
     "okf": "records.okf",
+    "conflicts": "records.conflicts",
     "envelope": "records.envelope",
     "secrets": "records.secrets",
     "events": "records.events",
@@ -117,6 +118,7 @@ __all__ = [
     "capture_sources",
     "checkpoints",
     "compact_checkpoint",
+    "conflicts",
     "context_pack",
     "doctor",
     "envelope",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from git_memzoi import __version__
 from git_memzoi.core.safe_read import MAX_FILE_BYTES
-from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.layout import LEGACY_LOCAL, Layout
 
 
 @dataclass(frozen=True)
@@ -53,12 +53,13 @@ def run(root: Path, *, which: Callable[[str], str | None] = shutil.which) -> Rep
     """
     layout = Layout(root)
     checks = [_installation(which)]
-    if not layout.records.is_dir():
+    if not layout.initialized:
         checks.append(Check("memory", "fail", "no .memzoi/ here", "run `git memzoi init`"))
         return Report(str(root), tuple(checks))
     checks += [
         _local(layout),
         _records(layout),
+        _conflicts(layout),
         _packets(layout),
         _transactions(layout),
         _leftovers(layout),
@@ -84,11 +85,32 @@ def _installation(which: Callable[[str], str | None]) -> Check:
 
 
 def _local(layout: Layout) -> Check:
+    """Where private memory lives (shared by every worktree), and what a migration of an older ``.memzoi/local/``
+    left: a folder still there (not migrated yet, or files that could not move), files kept as conflicts."""
+    from git_memzoi.memzoi.runtime import migrate
+
     problems = layout.private_problems()  # every other command refuses to run while one is there (bad_layout)
     if problems:
         message = "; ".join(phrase for phrase, _code in problems)
         return Check("local", "fail", message, "move them away; memzoi recreates what it needs")
-    return Check("local", "ok", ".memzoi/local/ holds only what it should")
+    where = f"private memory in {layout.label(layout.private)}/"
+    if migrate.pending(layout):
+        return Check(
+            "local",
+            "warn",
+            f"{where}; {LEGACY_LOCAL}/ of an older version is not migrated yet (or holds what could not move)",
+            f"run any `git memzoi` command to migrate it; move away what stays in {LEGACY_LOCAL}/",
+        )
+    kept = migrate.conflicts(layout)
+    if kept:
+        return Check(
+            "local",
+            "warn",
+            f"{where}; the migration kept {len(kept)} conflicting file(s): " + ", ".join(kept[:5]),
+            "compare each with the file of the same path in the private folder, merge by hand, then remove it",
+        )
+    shared = " (shared by every worktree)" if layout.private != layout.legacy_local else ""
+    return Check("local", "ok", f"{where}{shared} holds only what it should")
 
 
 def _records(layout: Layout) -> Check:
@@ -104,6 +126,23 @@ def _records(layout: Layout) -> Check:
             "fix or remove them; `git memzoi rebuild --json` lists the reasons",
         )
     return Check("records", "ok", f"{len(scan.records)} canonical record(s) readable")
+
+
+def _conflicts(layout: Layout) -> Check:
+    """Conflicting claims merged branches left (records/conflicts.py): a review item, not a failure."""
+    from git_memzoi.memzoi.records import store as record_store
+    from git_memzoi.memzoi.records.conflicts import conflicts_among
+
+    found = conflicts_among(record_store.scan(layout).records)
+    if not found:
+        return Check("conflicts", "ok", "no conflicting claims between records")
+    shown = "; ".join(c.message for c in found[:3]) + (f"; {len(found) - 3} more" if len(found) > 3 else "")
+    return Check(
+        "conflicts",
+        "warn",
+        f"{len(found)} conflicting claim(s) from merged branches: {shown}",
+        "review them: keep one claim with `git memzoi tombstone <id> --reason ...` on the others",
+    )
 
 
 def _packets(layout: Layout) -> Check:
@@ -185,25 +224,34 @@ def _index(layout: Layout) -> Check:
 
 
 def _privacy(layout: Layout) -> Check:
+    """Private memory is never committed: it lives in the git directory, and an older version's ``.memzoi/local/``
+    stays untracked and ignored (the guard refuses a force-added file there)."""
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 
     view = Pygit2RepoView(layout.root)
-    tracked = view.tracked_under(".memzoi/local")
+    tracked = view.tracked_under(LEGACY_LOCAL)
     if tracked:
         return Check(
             "privacy",
             "fail",
-            f"git tracks {len(tracked)} private file(s) under .memzoi/local/: " + ", ".join(tracked[:5]),
-            "git rm --cached -r .memzoi/local  (then commit)",
+            f"git tracks {len(tracked)} private file(s) under {LEGACY_LOCAL}/: " + ", ".join(tracked[:5]),
+            f"git rm --cached -r {LEGACY_LOCAL}  (then commit)",
         )
-    if layout.local.exists() and not view.is_ignored(".memzoi/local/x"):
+    if not view.is_ignored(f"{LEGACY_LOCAL}/x"):
         return Check(
             "privacy",
             "fail",
-            ".memzoi/local/ is not ignored by git",
+            f"{LEGACY_LOCAL}/ is not ignored by git",
             "run `git memzoi init --force` to restore .memzoi/.gitignore",
         )
-    return Check("privacy", "ok", ".memzoi/local/ is ignored and untracked")
+    if layout.private == layout.legacy_local:
+        return Check("privacy", "ok", f"{LEGACY_LOCAL}/ is ignored and untracked")
+    return Check(
+        "privacy",
+        "ok",
+        f"private memory is in the git directory ({layout.label(layout.private)}/), which git never commits; "
+        f"{LEGACY_LOCAL}/ is ignored and untracked",
+    )
 
 
 def _credentials(layout: Layout) -> Check:

@@ -1,6 +1,7 @@
 """Which files are memory files (pure): the one list the pre-commit guard and ``git memzoi doctor`` share.
 
-A repository path is one of: a private file under ``.memzoi/local/`` (never committed); a memzoi memory file
+A repository path is one of: a private file under ``.memzoi/local/`` (an older version's private folder, never
+committed; private memory now lives in the git directory, which git never lists); a memzoi memory file
 (anything else under ``.memzoi/``: records, proposal packets, exports); a memkeep entry (under the store's
 ``entries/``) or the store's generated ``INDEX.md``; or another Markdown file, whose memzoi-managed blocks (an
 ``export <fmt> --file`` projection, an ``integrate`` instructions block) are memory and the rest is not.

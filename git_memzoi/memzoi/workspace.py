@@ -5,6 +5,7 @@ Commands open a :class:`Workspace` and call one core function; results are typed
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +52,10 @@ def open_workspace(
     layout = Layout(find_root(start))
     if initialized:
         layout.require()
+        if os.path.lexists(layout.legacy_local) and layout.private != layout.legacy_local:
+            from git_memzoi.memzoi.runtime import migrate
+
+            migrate.migrate(layout)  # an older version's .memzoi/local/ moves to the git directory (issue 15)
         if layout.interrupted():  # one listing; the lifecycle is loaded only after a crash
             from git_memzoi.memzoi.proposals.lifecycle import heal
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from git_memzoi.memzoi.layout import Layout
 from tests.support import hostile
 from tests.support.repos import PINNED, PROJECT, TODAY, Repo, entry_text, invoke, tree
 
@@ -186,6 +187,21 @@ CASES: dict[str, Case] = {
     "lock-folder": Case("memzoi", PROPOSE, "not_a_regular_file", plant=_replace(".memzoi/local/lifecycle.lock", "dir")),
     "inbox-file": Case("memzoi", PROPOSE, "bad_layout", plant=_replace(".memzoi/local/inbox", "file")),
     "transactions-file": Case("memzoi", PROPOSE, "bad_layout", plant=_replace(".memzoi/local/transactions", "file")),
+    # the same in the git directory's private folders (Layout.private, Layout.derived)
+    "private-file": Case("memzoi", PROPOSE, "bad_layout", plant=_replace(".git/memzoi/local", "file")),
+    "private-index-folder": Case(
+        "memzoi", ("search", "tags"), "not_a_regular_file", plant=_replace(".git/memzoi/worktree/index.sqlite", "dir")
+    ),
+    "private-events-folder": Case(
+        "memzoi", ("rebuild",), "not_a_regular_file", plant=_replace(".git/memzoi/local/events.jsonl", "dir")
+    ),
+    "private-lock-folder": Case(
+        "memzoi", PROPOSE, "not_a_regular_file", plant=_replace(".git/memzoi/local/lifecycle.lock", "dir")
+    ),
+    "private-inbox-file": Case("memzoi", PROPOSE, "bad_layout", plant=_replace(".git/memzoi/local/inbox", "file")),
+    "private-transactions-file": Case(
+        "memzoi", PROPOSE, "bad_layout", plant=_replace(".git/memzoi/worktree/transactions", "file")
+    ),
     # what integrate reads (FIFOs: they hung before)
     "agents-md-fifo": Case(
         "memzoi",
@@ -282,20 +298,27 @@ def test_bad_input_is_exit_2_with_one_line_a_code_and_nothing_written(project: R
 
 def test_a_propose_apply_on_a_broken_local_folder_leaves_no_pending_packet(project: Repo) -> None:
     """The drill's worst case: ``propose --apply`` wrote its packet, then failed on the transaction folder."""
-    _replace(".memzoi/local/transactions", "file")(project.root, contextlib.ExitStack())
+    _replace(".git/memzoi/worktree/transactions", "file")(project.root, contextlib.ExitStack())
     assert memzoi_cli(project, *PROPOSE, codes=(2,)).exit_code == 2
     assert list((project.root / ".memzoi" / "proposals" / "pending").iterdir()) == []
-    assert len(list((project.root / ".memzoi" / "local" / "inbox").iterdir())) == 1  # the fixture's own proposal
+    assert len(list(Layout(project.root).inbox.iterdir())) == 1  # the fixture's own proposal
 
 
-def test_doctor_names_what_is_of_the_wrong_kind_in_local(project: Repo) -> None:
-    _replace(".memzoi/local/index.sqlite", "dir")(project.root, contextlib.ExitStack())
-    _replace(".memzoi/local/inbox", "file")(project.root, contextlib.ExitStack())
+@pytest.mark.parametrize(
+    ("index", "inbox"),
+    [
+        (".git/memzoi/worktree/index.sqlite", ".git/memzoi/local/inbox"),
+        (".memzoi/local/index.sqlite", ".memzoi/local/inbox"),  # an older version's folder, not migrated yet
+    ],
+)
+def test_doctor_names_what_is_of_the_wrong_kind_in_local(project: Repo, index: str, inbox: str) -> None:
+    _replace(index, "dir")(project.root, contextlib.ExitStack())
+    _replace(inbox, "file")(project.root, contextlib.ExitStack())
     result = memzoi_cli(project, "doctor", "--json", codes=(1,))
     checks = {c["name"]: c for c in json.loads(result.stdout)["checks"]}  # type: ignore[attr-defined]
     assert checks["local"]["status"] == "fail"
     assert checks["local"]["message"] == (
-        ".memzoi/local/index.sqlite: a directory, not a regular file; .memzoi/local/inbox: a regular file, not a folder"
+        f"{inbox}: a regular file, not a folder; {index}: a directory, not a regular file"
     )
 
 
@@ -319,7 +342,9 @@ def test_a_title_whose_slug_passes_a_file_name_is_applied_under_a_shorter_id(pro
     title = "abcd " * 59  # 295 characters: valid, but its full slug made a 298-byte file name (ENAMETOOLONG)
     result = memzoi_cli(project, "propose", "--title", title, "--body", "b", "--sensitivity", "repo-safe", "--apply")
     assert result.exit_code == 0, result.stderr  # type: ignore[attr-defined]
-    assert (project.root / ".memzoi" / "records" / ("-".join(["abcd"] * 24) + ".md")).is_file()
+    names = sorted(p.name for p in (project.root / ".memzoi" / "records").iterdir())
+    made = [n for n in names if n.startswith("abcd-")]  # the slug cut to 119 characters, then the id suffix
+    assert len(made) == 1 and made[0][: -len("-123456.md")] == "-".join(["abcd"] * 24), names
 
 
 @pytest.mark.parametrize(

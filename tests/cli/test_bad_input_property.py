@@ -92,3 +92,10 @@ def test_ids_titles_and_queries_are_accepted_or_refused_never_a_crash(project: R
     ):
         if result.exit_code == 2:  # type: ignore[attr-defined]
             assert result.stderr.count("\n") == 1, result.stderr  # type: ignore[attr-defined]
+
+
+def test_a_store_path_with_a_line_break_is_refused_on_one_escaped_line(project: Repo) -> None:
+    """Hypothesis found it: MEMKEEP_STORE=$'\\n' printed the raw line break, a two-line error."""
+    result = _memkeep(project, "status", env={"MEMZOI_TODAY": TODAY, "MEMKEEP_STORE": "\n"})
+    assert result.exit_code == 2  # type: ignore[attr-defined]
+    assert result.stderr == "git-memkeep: error: no memkeep store at \\n: no such folder\n"  # type: ignore[attr-defined]

@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from git_memzoi.memzoi.layout import Layout
 from tests.support import repos
 from tests.support.repos import Repo
 
@@ -179,11 +180,13 @@ def test_import_apply_killed_anywhere_is_applied_exactly_once(project: Repo) -> 
             json.loads(planned.stdout)["plan_id"],
         ]
 
+    layout = Layout(project.root)
+
     def written(n: int) -> list[str]:
         return [
             p.name
-            for folder in ("proposals/pending", "local/runtime/local")
-            for p in (project.root / ".memzoi" / folder).glob("*.md")
+            for folder in (layout.pending, layout.runtime("local"))
+            for p in folder.glob("*.md")
             if f"Import {n} item " in p.read_text("utf-8")
         ]
 

@@ -139,8 +139,12 @@ def test_a_hostile_packet_is_listed_as_unreadable_and_show_is_one_line(memory: R
 # ------------------------------------------------------------------------------------------------ the event log
 
 
-def test_a_fifo_event_log_is_refused_before_anything_is_written(memory: Repo) -> None:
-    log = memory.root / ".memzoi" / "local" / "events.jsonl"
+@pytest.mark.parametrize("rel", [".git/memzoi/local/events.jsonl", ".memzoi/local/events.jsonl"])  # and an old one
+def test_a_fifo_event_log_is_refused_before_anything_is_written(memory: Repo, rel: str) -> None:
+    log = memory.root / rel
+    if log.exists():
+        log.unlink()
+    log.parent.mkdir(parents=True, exist_ok=True)
     with hostile.fifo(log) as made:
         before = tree(memory.root)
         searched = error(memory, "search", "release")
@@ -158,7 +162,7 @@ def test_a_fifo_event_log_is_refused_before_anything_is_written(memory: Repo) ->
         exported = run(memory, "events", "export", "--jsonl")
         after = tree(memory.root)
     assert not made.fired
-    message = ".memzoi/local/events.jsonl: a FIFO, not a regular file; not written"
+    message = f"{rel}: a FIFO, not a regular file; not written"
     assert (searched["code"], searched["message"]) == ("not_a_regular_file", message)
     assert (proposed["code"], proposed["message"]) == ("not_a_regular_file", message)
     # refused where the workspace opens (memzoi/layout.py), before anything is read or written, the index included

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import string
 from pathlib import Path
@@ -18,7 +17,9 @@ def files(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+        if p.is_file()
+        and (".git" not in p.relative_to(root).parts or p.is_relative_to(root / ".git/memzoi/local"))
+        and p.name != "lifecycle.lock"
     }
 
 
@@ -44,7 +45,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
     (candidate,) = plan["candidates"]
     assert candidate["evidence"][0]["span"] == {"byte_start": 0, "byte_end": 74, "line_start": 1, "line_end": 2}
     repo.write(
-        ".memzoi/local/capture/decisions.json",
+        ".git/memzoi/local/capture/decisions.json",
         json.dumps(
             {
                 "schema": "memzoi/capture-review-input-v1",
@@ -68,7 +69,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
         "--plan-file",
         "capture-plan.json",
         "--decisions-file",
-        ".memzoi/local/capture/decisions.json",
+        ".git/memzoi/local/capture/decisions.json",
         "--reviewed-by",
         "zoki",
         "--reviewed-at",
@@ -155,13 +156,3 @@ def test_review_defaults_to_the_git_user_and_now(repo: Repo) -> None:
     repo.git("config", "user.name", "Ada Reviewer")
     rev = ok_json(repo, *review)
     assert (rev["reviewed_by"], rev["reviewed_at"]) == ("Ada Reviewer", NOW)
-    repo.git("config", "--unset", "user.name")
-    home_config = Path(os.environ["HOME"]) / ".gitconfig"  # the hermetic home's (libgit2 reads it, as git does)
-    home_config.write_text(home_config.read_text().replace("\tname = Test\n", ""))
-    unnamed = run(repo, *review, "--json")
-    assert unnamed.exit_code == 2
-    assert json.loads(unnamed.stdout)["error"] == {
-        "code": "invalid_review",
-        "message": "name the reviewer: --reviewed-by NAME (git config user.name is not set)",
-        "exit_code": 2,
-    }

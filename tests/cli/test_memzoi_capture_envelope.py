@@ -11,9 +11,9 @@ from tests.support.repos import NOW_TEXT as NOW
 from tests.support.repos import Repo, ok_json
 
 
-def capture(repo: Repo, *plan_args: str, plan_file: str = ".memzoi/local/capture/plan.json") -> Any:
+def capture(repo: Repo, *plan_args: str, plan_file: str = ".git/memzoi/local/capture/plan.json") -> Any:
     """Plan, accept every candidate, apply; the written packets' envelopes, in write order (a private plan is saved
-    under .memzoi/local/, a repo-safe one outside .memzoi/)."""
+    under .git/memzoi/local/, a repo-safe one outside .memzoi/)."""
     plan = ok_json(repo, "capture", "plan", *plan_args, "--output", plan_file)
     decisions = [
         {
@@ -26,7 +26,7 @@ def capture(repo: Repo, *plan_args: str, plan_file: str = ".memzoi/local/capture
         for c in plan["candidates"]
     ]
     repo.write(
-        ".memzoi/local/capture/decisions.json",
+        ".git/memzoi/local/capture/decisions.json",
         json.dumps({"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": decisions}),
     )
     rev = ok_json(
@@ -36,7 +36,7 @@ def capture(repo: Repo, *plan_args: str, plan_file: str = ".memzoi/local/capture
         "--plan-file",
         plan_file,
         "--decisions-file",
-        ".memzoi/local/capture/decisions.json",
+        ".git/memzoi/local/capture/decisions.json",
         "--reviewed-by",
         "zoki",
         "--reviewed-at",

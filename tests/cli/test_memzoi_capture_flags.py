@@ -22,14 +22,16 @@ DIFF = (
     b"+## Risk: Cold cache\n+The first CI run after a cache purge takes twice as long.\n"
 )
 NOTES = "## Fact: Python floor\nPython 3.11 or newer.\n\n## Decision: Lock\nUse fcntl.flock.\n"
-LOCAL = ".memzoi/local/capture"
+LOCAL = ".git/memzoi/local/capture"
 
 
 def files(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+        if p.is_file()
+        and (".git" not in p.relative_to(root).parts or p.is_relative_to(root / ".git/memzoi/local"))
+        and p.name != "lifecycle.lock"
     }
 
 

@@ -8,6 +8,7 @@ import shutil
 from click.testing import CliRunner
 
 from git_memzoi.cli.memzoi import cli
+from git_memzoi.memzoi.layout import Layout
 from tests.support.repos import Repo
 
 
@@ -34,6 +35,7 @@ def test_a_fresh_memory_is_ready_with_an_index_warning(repo: Repo) -> None:
     assert {k: v for k, v in checks.items() if k != "installation"} == {
         "local": "ok",
         "records": "ok",
+        "conflicts": "ok",
         "proposals": "ok",
         "transactions": "ok",
         "leftovers": "ok",
@@ -56,7 +58,7 @@ def test_a_force_added_private_file_fails_privacy(repo: Repo) -> None:
 def test_a_broken_record_fails_and_an_interrupted_operation_warns(repo: Repo) -> None:
     init(repo)
     repo.write(".memzoi/records/broken.md", "---\nid: broken\n---\nno profile\n")
-    (repo.root / ".memzoi/local/transactions/tx-1").mkdir(parents=True)
+    (Layout(repo.root).transactions / "tx-1").mkdir(parents=True)
     code, checks = doctor(repo)
     assert (code, checks["records"], checks["transactions"]) == (1, "fail", "warn")
 

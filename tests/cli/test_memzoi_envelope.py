@@ -16,7 +16,7 @@ import pytest
 from click.testing import Result
 
 from tests.support import repos
-from tests.support.repos import Repo
+from tests.support.repos import Repo, spec_ids
 
 NOW = "2026-07-10T12:00:00Z"
 TITLE = "Signer sorts keys"
@@ -31,6 +31,7 @@ def root(repo: Repo, tmp_path: Path) -> Repo:
     repo.write("src/signer.py", "def sign(m):\n    return sorted(m)\n")
     repo.write("README.md", "hello\n")
     assert run(repo, tmp_path, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     repo.commit("signer")
     return repo
 
@@ -47,7 +48,7 @@ def ok(repo: Repo, tmp_path: Path, *args: str, now: str = NOW) -> Any:
 
 
 def verify_events(repo: Repo) -> list[tuple[str, str, Any]]:
-    lines = (repo.root / ".memzoi/local/events.jsonl").read_text().splitlines()
+    lines = (repo.root / ".git/memzoi/local/events.jsonl").read_text().splitlines()
     found = [json.loads(line) for line in lines]
     return [(e["event_type"], e["record_id"], e["payload"]) for e in found if e["event_type"].startswith("record_")]
 
@@ -165,6 +166,7 @@ def test_an_empty_repository_or_no_scope_leaves_the_record_valid_and_says_it_is_
 ) -> None:
     (tmp_path / "home").mkdir()
     assert run(repo, tmp_path, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     out = ok(repo, tmp_path, *RISK, "--applies-to", "src/signer.py")
     assert out["watch"] == {
         "watched": False,

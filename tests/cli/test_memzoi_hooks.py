@@ -132,10 +132,15 @@ def test_pre_commit_manifest_offers_the_three_hooks() -> None:
 
 def test_install_says_each_hook_once(repo: Repo) -> None:
     code, output = run(repo, "hooks", "install")
-    assert code == 0 and [line.split()[-1].rsplit("/", 1)[-1] for line in output.splitlines()] == [
+    lines = output.splitlines()
+    assert code == 0 and [line.split()[-1].rsplit("/", 1)[-1] for line in lines[:3]] == [
         "pre-commit",
         "post-merge",
         "post-checkout",
+    ]
+    assert [line.split(":")[0] for line in lines[3:]] == [  # then the merge driver, once (test_team_merge.py)
+        "registered merge driver memzoi in the repository's git config",
+        "added /agent-memory/INDEX.md, /.memzoi/index.md, /.memzoi/records/** to .gitattributes (merge=memzoi)",
     ]
     code, output = run(repo, "hooks", "status")
     assert code == 0 and [line.split()[:2] for line in output.splitlines()] == [

@@ -17,7 +17,7 @@ from click.testing import Result
 
 from git_memzoi.memzoi.proposals import review
 from tests.support import repos
-from tests.support.repos import Repo
+from tests.support.repos import Repo, spec_ids
 
 NOW = "2026-07-10T12:00:00Z"
 TITLE = "Use pnpm for installs"
@@ -27,6 +27,7 @@ SECRET_TITLE = "Opal vault token"
 # sensitive, not a credential: a credential is refused before sensitivity is looked at, private memory included
 SECRET_BODY = "SENTINEL opal notes live in the staging vault."
 MANUAL = '[workflow]\nproposal_approval = "manual" # or "auto"\n'
+SLUG_IDS = '[records]\nids = "slug"\n'  # spec_ids() wrote it; a test that rewrites the file keeps it
 AUTO = '[workflow]\nproposal_approval = "auto"\n'
 DECISION = ("propose", "--type", "decision", "--sensitivity", "repo-safe", "--title", TITLE, "--body", BODY)
 SECRET = ("propose", "--type", "fact", "--sensitivity", "secret", "--title", SECRET_TITLE, "--body", SECRET_BODY)
@@ -42,6 +43,7 @@ def home(tmp_path: Path) -> Path:
 @pytest.fixture
 def root(repo: Repo, home: Path) -> Repo:
     assert run(repo, home, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     repo.commit("memzoi init")
     return repo
 
@@ -160,7 +162,7 @@ def test_policy_layers(
 
 
 def test_propose_apply_end_to_end(root: Repo, home: Path) -> None:
-    root.write(".memzoi/config.toml", MANUAL)  # --apply approves whatever the policy says
+    root.write(".memzoi/config.toml", MANUAL + SLUG_IDS)  # --apply approves whatever the policy says
     out = run_json(root, home, *DECISION, "--source-kind", "url", "--source-ref", "https://example.com/pr/7", "--apply")
     pid = out["proposal"]["id"]
     assert out["proposal"]["status"] == "applied" and out["proposal"]["record_id"] == "use-pnpm-for-installs"
@@ -180,7 +182,7 @@ def test_propose_apply_end_to_end(root: Repo, home: Path) -> None:
     assert f"proposal_id: {pid}\n" in record and "source: url\n" in record and "status: active\n" in record
     assert record.endswith(f"# {TITLE}\n\n{BODY}\n")
     assert git_status(root).splitlines() == [
-        "?? .memzoi/config.toml",
+        "M .memzoi/config.toml",  # committed with spec_ids(), now with the manual policy too
         f"?? .memzoi/proposals/resolved/applied/{pid}.md",
         "?? .memzoi/records/use-pnpm-for-installs.md",
     ]
@@ -354,7 +356,8 @@ def test_non_repo_safe_proposal_stays_private_and_is_never_echoed(root: Repo, ho
     for text in outputs:
         assert SECRET_TITLE not in text and "SENTINEL" not in text
     assert git_status(root) == ""
-    assert f"!! .memzoi/local/proposals/{pid}.md" in root.git("status", "--porcelain", "--ignored", "-uall")
+    assert (root.root / f".git/memzoi/local/proposals/{pid}.md").is_file()
+    assert pid not in root.git("status", "--porcelain", "--ignored", "-uall")  # git never lists its own folder
 
 
 def test_private_visibility_is_never_written_as_repo_memory(root: Repo, home: Path) -> None:

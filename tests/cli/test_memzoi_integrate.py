@@ -13,7 +13,7 @@ from typing import Any
 
 from click.testing import Result
 
-from git_memzoi.integrations import agents
+from git_memzoi.integrations import agents, merge_config
 from tests.support import repos
 from tests.support.repos import PROJECT, Repo
 
@@ -102,6 +102,9 @@ def test_install_says_what_it_added_and_replaced(repo: Repo) -> None:
         "  added PreCompact: memkeep status --hook PreCompact\n"
         "  added PreCompact: memzoi integrate pre-compact\n"
         "  added Stop: memkeep status --hook Stop\n"
+        f"registered merge driver memzoi in the repository's git config: {merge_config.driver_command()}\n"
+        "added /agent-memory/INDEX.md, /.memzoi/index.md, /.memzoi/records/** to .gitattributes (merge=memzoi): "
+        "commit it so every clone merges them the same way\n"
     )
     old = path.read_text()
     legacy = 'git -C "$CLAUDE_PROJECT_DIR" memkeep status --hook Stop'

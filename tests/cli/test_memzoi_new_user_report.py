@@ -25,9 +25,10 @@ from git_memzoi.cli.memzoi import cli
 from git_memzoi.core import atomic
 from git_memzoi.integrations import git_hooks
 from git_memzoi.memzoi.export import begin_marker, end_marker
+from git_memzoi.memzoi.layout import Layout
 from tests.support import repos
 from tests.support.repos import NOW_TEXT as NOW
-from tests.support.repos import PINNED, Repo, entry_text
+from tests.support.repos import PINNED, Repo, entry_text, spec_ids
 
 BIN = Path(sys.executable).parent
 BROKEN_PIPE = 141  # 128 + SIGPIPE
@@ -60,6 +61,7 @@ def fake_token() -> str:
 def memory(repo: Repo) -> Repo:
     """An initialised repository with one commit and two applied records (one bound to src/**)."""
     assert invoke(repo, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     repo.write("src/app.py", "print('v1')\n")
     repo.commit("base")
     for title in ("Deploys run on Fridays", "Cache flushes on deploy"):
@@ -160,7 +162,8 @@ def test_a_broken_pipe_in_process_is_not_an_internal_error(memory: Repo, monkeyp
     ],
 )
 def test_a_path_outside_the_repository_is_bad_input(memory: Repo, args: tuple[str, ...]) -> None:
-    local = memory.root / ".memzoi" / "local"
+    local = Layout(memory.root).private
+    assert local.is_dir()
     before = sorted((p.relative_to(local).as_posix(), p.read_bytes()) for p in local.rglob("*") if p.is_file())
     result = invoke(memory, *args, "--json")
     assert result.exit_code == 2
@@ -332,6 +335,7 @@ def test_an_existing_file_keeps_its_mode(tmp_path: Path, umask: None, kept: int)
 def test_records_written_by_the_cli_get_the_umask_mode(repo: Repo, umask: None) -> None:
     os.umask(0o027)
     assert invoke(repo, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     result = invoke(
         repo, "propose", "--sensitivity", "repo-safe", "--title", "Use pnpm", "--body", "Install.", "--apply", "--json"
     )

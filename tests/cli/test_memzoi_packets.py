@@ -15,7 +15,7 @@ from click.testing import Result
 
 from tests.memzoi.proposals.test_proposal_files import packet_text, record_text
 from tests.support import repos
-from tests.support.repos import Repo
+from tests.support.repos import Repo, spec_ids
 
 ENV = {"MEMZOI_NOW": "2026-07-10T12:00:00Z"}
 SECRET_TITLE = "Opal vault token"
@@ -37,6 +37,7 @@ def run_json(repo: Repo, *args: str, code: int = 0) -> Any:
 @pytest.fixture
 def root(repo: Repo) -> Repo:
     assert run(repo, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     return repo
 
 
@@ -225,7 +226,7 @@ def test_blocked_reject_archives_a_receipt_and_leaks_nothing(root: Repo) -> None
     out = json.loads(result.stdout)
     assert out["redacted"] is True and out["proposal_id"].startswith("redacted-identity-")
     everything = (
-        result.stdout + result.stderr + files_text(root, ".memzoi/proposals") + files_text(root, ".memzoi/local")
+        result.stdout + result.stderr + files_text(root, ".memzoi/proposals") + files_text(root, ".git/memzoi/local")
     )
     for secret in (SECRET_TITLE, "SENTINEL", "staging vault", "mem_secret", "secret-file"):
         assert secret not in everything
@@ -336,7 +337,7 @@ def test_tombstone_command(root: Repo) -> None:
     assert (root.root / ".memzoi/records/legacy-auth.md").read_text() == old.replace(
         "status: active", "status: tombstoned"
     )
-    event = json.loads((root.root / ".memzoi/local/events.jsonl").read_text().splitlines()[-1])
+    event = json.loads((root.root / ".git/memzoi/local/events.jsonl").read_text().splitlines()[-1])
     assert (event["event_type"], event["actor"], event["record_id"]) == ("record_tombstoned", "owner", "legacy-auth")
     private = run(root, "tombstone", "private-note", "--reason", "x", "--json")
     assert private.exit_code == 2 and json.loads(private.stdout)["error"]["code"] == "target_private"

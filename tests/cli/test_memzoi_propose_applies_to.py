@@ -15,7 +15,7 @@ import pytest
 from click.testing import Result
 
 from tests.support import repos
-from tests.support.repos import Repo
+from tests.support.repos import Repo, spec_ids
 
 NOW = "2026-07-10T12:00:00Z"
 TITLE = "Release script deletes dist"
@@ -34,6 +34,7 @@ def root(repo: Repo, tmp_path: Path) -> Repo:
     (tmp_path / "home").mkdir()
     repo.write("scripts/release.sh", "rm -rf dist\n")
     assert run(repo, tmp_path, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     repo.commit("release script")
     return repo
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from tests.cli.test_memzoi_write_gate_secrets import _key, files, refused
-from tests.support.repos import Repo, ok_json, run
+from tests.support.repos import Repo, ok_json, run, spec_ids
 
 WHY = "remove it, secrets never go to git-visible memory"
 PRIVATE_WHY = "remove it, memory never stores credentials, private memory included"
@@ -18,6 +18,7 @@ def leaked(repo: Repo, key: str) -> int:
     """Two repo records (one decision, one risk) about deploy keys; the decision's file is then edited by hand to
     hold ``key``. Returns the line of the file that holds it."""
     assert run(repo, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     for kind, title, body in (
         ("decision", "Deploy keys", "Rotate deploy keys every quarter."),
         ("risk", "Deploy key scope", "Deploy keys must stay read-only."),
@@ -97,12 +98,13 @@ def test_context_and_handoff_leave_the_record_out_and_name_it(repo: Repo) -> Non
     handoff = run(repo, "handoff", "--task", "deploy keys", "--json")
     assert handoff.exit_code == 0 and key not in handoff.stdout + handoff.stderr
     assert json.loads(handoff.stdout)["context"]["omitted"] == pack["omitted"]
-    assert key not in (repo.root / ".memzoi/local/events.jsonl").read_text("utf-8")
+    assert key not in (repo.root / ".git/memzoi/local/events.jsonl").read_text("utf-8")
 
 
 def test_context_leaves_out_a_hand_edited_local_record(repo: Repo) -> None:
     key = _key()
     assert run(repo, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     written = ok_json(repo, "local", "add", "--type", "fact", "--title", "Deploy host", "--body", "Deploy from ci-1.")
     path = repo.root / written["path"]
     path.write_text(path.read_text("utf-8").replace("Deploy from ci-1.", f"Deploy with {key}."), "utf-8")
@@ -135,6 +137,7 @@ def test_doctor_fails_naming_the_file_line_and_rule(repo: Repo) -> None:
 def test_local_add_and_checkpoint_add_refuse_a_credential(repo: Repo) -> None:
     key = _key()
     assert run(repo, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     before = files(repo.root)
     result = run(repo, "local", "add", "--type", "fact", "--title", "my key", "--body", f"key {key}", "--json")
     assert refused(result, key)["message"] == (
@@ -153,12 +156,13 @@ def test_local_add_and_checkpoint_add_refuse_a_credential(repo: Repo) -> None:
     assert refused(result, key)["message"].startswith(f"the checkpoint: --from-file {notes} line 2 holds")
     text = run(repo, "local", "add", "--type", "fact", "--title", "my key", "--body", f"key {key}")
     assert text.exit_code == 2 and key not in text.output + text.stderr
-    assert files(repo.root) == before and not (repo.root / ".memzoi/local/runtime").exists()
+    assert files(repo.root) == before and not (repo.root / ".git/memzoi/local/runtime").exists()
 
 
 def test_session_end_refuses_a_candidate_holding_a_credential(repo: Repo) -> None:
     key = _key()
     assert run(repo, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     before = files(repo.root)
     notes = repo.root.parent / "notes.yml"
     for bad, field in (

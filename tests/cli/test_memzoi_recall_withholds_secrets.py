@@ -12,7 +12,7 @@ import pytest
 from git_memzoi.mcp.server import _Server
 from tests.cli.test_memzoi_write_gate_secrets import _key
 from tests.support.repos import NOW_TEXT as NOW
-from tests.support.repos import Repo, ok_json, run
+from tests.support.repos import Repo, ok_json, run, spec_ids
 
 SHELL = "deploy/rotate.sh"
 
@@ -42,6 +42,7 @@ def seed(repo: Repo, key: str, *hand_edited: str) -> None:
     """A decision and a risk about deploy keys, both bound to ``deploy/rotate.sh``; the files of ``hand_edited``
     (record ids) then get a second body line holding ``key``."""
     assert run(repo, "init").exit_code == 0
+    spec_ids(repo.root)  # records named by their bare slugs (memzoi-spec v0 ids) below
     repo.write(SHELL, "#!/bin/sh\n")  # the bound file exists: no path_not_in_tree note
     for kind, title, body in (
         ("decision", "Deploy keys", "Rotate deploy keys every quarter."),
@@ -89,7 +90,7 @@ def test_search_json_withholds_the_record_and_names_it(repo: Repo) -> None:
     assert payload["warnings"] == [left_out("deploy-keys")]
     only = json.loads(clean(run(repo, "search", "quarter", "--json"), key).stdout)
     assert (only["results"], only["withheld"]) == ([], [withheld("deploy-keys", "decision")])
-    events = (repo.root / ".memzoi/local/events.jsonl").read_text("utf-8")
+    events = (repo.root / ".git/memzoi/local/events.jsonl").read_text("utf-8")
     assert key not in events and '"result_ids": ["deploy-keys"' not in events
 
 
@@ -174,7 +175,7 @@ def test_precheck_keeps_the_warning_but_withholds_its_text(repo: Repo) -> None:
         "  source: record deploy-key-scope\n"  # no source recorded: the record itself, never "- -"
         f"  next: {PRECHECK_WARNING['suggested_next_step']}\n"
     )
-    assert key not in (repo.root / ".memzoi/local/events.jsonl").read_text("utf-8")
+    assert key not in (repo.root / ".git/memzoi/local/events.jsonl").read_text("utf-8")
 
 
 def test_mcp_tools_withhold_as_the_cli_does(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:

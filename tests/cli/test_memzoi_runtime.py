@@ -22,7 +22,9 @@ def files(root: Path) -> dict[str, bytes]:
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts
+        if p.is_file()
+        and (".git" not in p.relative_to(root).parts or p.is_relative_to(root / ".git/memzoi/local"))
+        and p.name != "lifecycle.lock"
     }
 
 
@@ -64,7 +66,7 @@ def test_local_add_list_search(repo: Repo) -> None:
         "origin": {"origin_key": "local-memory:local-terse-answers", "route": "local_memory"},
         "lineage": None,
     }
-    assert added == {"ok": True, "record": record, "path": ".memzoi/local/runtime/local/local-terse-answers.md"}
+    assert added == {"ok": True, "record": record, "path": ".git/memzoi/local/runtime/local/local-terse-answers.md"}
     assert ok_json(repo, "local", "list") == {"destination": "local", "count": 1, "records": [record]}
     assert run(repo, "local", "list").stdout == "local-terse-answers\tpreference\tTerse answers\n"
 
@@ -76,6 +78,7 @@ def test_local_add_list_search(repo: Repo) -> None:
     assert repo.git("status", "--porcelain", "--untracked-files=all").splitlines() == [
         "?? .memzoi/.gitignore",
         "?? .memzoi/index.md",
+        "?? .memzoi/initialized",
     ]
 
 
@@ -93,7 +96,7 @@ def test_checkpoint_add_and_list(repo: Repo, tmp_path: Path) -> None:
     notes = tmp_path / "notes.md"
     notes.write_text("Wired the routes.\n", "utf-8")
     added = ok_json(repo, "checkpoint", "add", "--task", "Implement auth middleware", "--from-file", str(notes))
-    assert added["path"] == ".memzoi/local/runtime/session/session-implement-auth-middleware.md"
+    assert added["path"] == ".git/memzoi/local/runtime/session/session-implement-auth-middleware.md"
     record = added["record"]
     assert {
         k: record[k]
@@ -238,7 +241,7 @@ def test_rebuild_after_deleting_the_index(repo: Repo) -> None:
     initialized(repo)
     run(repo, "local", "add", "--type", "fact", "--title", "Kept", "--body", "Survives.")
     run(repo, "local", "list")
-    (repo.root / ".memzoi/local/index.sqlite").unlink()
+    (repo.root / ".git/memzoi/worktree/index.sqlite").unlink()
 
     out = ok_json(repo, "rebuild")
 
@@ -246,7 +249,7 @@ def test_rebuild_after_deleting_the_index(repo: Repo) -> None:
     assert (out["total"], out["unreadable"], out["runtime_preserved"]) == (1, [], True)
     assert out["proposals"]["pending"] == 0 and out["proposals"]["discarded"] == 0
     assert run(repo, "rebuild").stdout == (
-        "rebuilt .memzoi/local/index.sqlite: 0 repo, 1 local, 0 session records; "
+        "rebuilt .git/memzoi/worktree/index.sqlite: 0 repo, 1 local, 0 session records; "
         "0 unreadable; 0 pending proposal files kept\n"
     )
     assert [r["id"] for r in ok_json(repo, "local", "list")["records"]] == ["local-kept"]

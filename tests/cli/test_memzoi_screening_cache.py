@@ -52,7 +52,7 @@ def cli(repo: Repo, *args: str) -> tuple[dict[str, Any], bool]:
 
 
 def index(repo: Repo) -> Path:
-    return repo.root / ".memzoi/local/index.sqlite"
+    return repo.root / ".git/memzoi/worktree/index.sqlite"
 
 
 def remembered(repo: Repo) -> list[tuple[str | None, str | None]]:

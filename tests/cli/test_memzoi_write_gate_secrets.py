@@ -25,7 +25,7 @@ def files(root: Path) -> dict[str, bytes]:
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
         if p.is_file()
-        and ".git" not in p.relative_to(root).parts
+        and (".git" not in p.relative_to(root).parts or p.is_relative_to(root / ".git/memzoi/local"))
         and p.name != "lifecycle.lock"
         and not p.name.startswith("index.sqlite")
     }

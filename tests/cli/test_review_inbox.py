@@ -22,7 +22,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.proposals import inbox, review
 from tests.support.repos import NOW_TEXT as NOW
-from tests.support.repos import SEED_YAML, Repo, ok_json, run
+from tests.support.repos import SEED_YAML, Repo, ok_json, run, spec_ids
 
 SESSION_ID = "protected-routes-validate-sessions-server-side"
 IMPORT_ID = "mem_import_verify-release-archives"
@@ -102,6 +102,7 @@ def _capture(repo: Repo) -> str:
 def loaded(repo: Repo, tmp_path: Path) -> Repo:
     """One item from each source: a session-end, an import and a capture packet, and a CLI proposal."""
     assert run(repo, "init").exit_code == 0
+    spec_ids(repo.root)
     repo.write("notes/findings.md", CAPTURED)
     repo.write("imports/manifest.yml", MANIFEST)
     repo.commit("seed")

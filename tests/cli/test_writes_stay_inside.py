@@ -20,6 +20,7 @@ import pytest
 from click.testing import Result
 
 from git_memzoi.core.confine import UnsafePath
+from git_memzoi.memzoi.layout import Layout
 from tests.support import repos
 from tests.support.repos import Repo, new_repo
 
@@ -288,10 +289,17 @@ def test_a_repo_safe_capture_artifact_is_not_saved_through_a_committed_symlink(t
     assert json.loads(outside.read_text()) == {"data_class": "repo_safe", "plan_id": "p"}
 
 
+@pytest.mark.parametrize("where", ["git-dir", "legacy"])
 @pytest.mark.parametrize("name", ["events.jsonl", "lifecycle.lock", "index.sqlite"])
-def test_a_private_file_that_is_a_folder_is_refused_and_nothing_is_written(repo: Repo, name: str) -> None:
+def test_a_private_file_that_is_a_folder_is_refused_and_nothing_is_written(repo: Repo, name: str, where: str) -> None:
+    """In the git directory's private folders, and in an older version's .memzoi/local/ (refused before the
+    migration would move anything)."""
     assert repos.run(repo, "init").exit_code == 0
-    (repo.root / ".memzoi" / "local" / name).mkdir()
+    layout = Layout(repo.root)
+    if where == "legacy":
+        (layout.legacy_local / name).mkdir(parents=True)
+    else:
+        {"events.jsonl": layout.events, "lifecycle.lock": layout.lock, "index.sqlite": layout.index}[name].mkdir()
     before = repos.tree(repo.root)
     fields = ["--title", "Use tabs", "--body", "We indent with tabs.", "--type", "decision"]
     writes = [["propose", *fields, "--sensitivity", "repo-safe", "--apply"]] if name != "index.sqlite" else []

@@ -352,5 +352,5 @@ def test_post_checkout_chain_in_either_order(project: Repo, memzoi_first: bool) 
     output = proc.stdout + proc.stderr
     assert proc.returncode == 0, output
     assert output.count("framework-post-checkout-ran") == 1
-    assert output.count("memzoi: rebuilt the derived index (.memzoi/local/index.sqlite)") == 1
+    assert output.count("memzoi: rebuilt the derived index (.git/memzoi/worktree/index.sqlite)") == 1
     assert "migration mode" not in output and "git-memzoi:" not in output

@@ -24,6 +24,7 @@ def project(repo: Repo) -> Repo:
     """A branch ``feature`` off main that changed src/a.py, one staged and one untracked file; a risk on src/a.py."""
     repo.commit("base", **{"src/a.py": "a\n", "src/b.py": "b\n"})
     repos.ok_json(repo, "init", env=None)
+    repos.spec_ids(repo.root)
     propose(repo, "risk", "Token refresh races", "Two refreshes at once log the user out.", "src/a.py")
     repo.commit("memory")
     repo.git("checkout", "-q", "-b", "feature")
@@ -74,10 +75,10 @@ def test_pre_compact_writes_the_branch_state_and_the_next_session_resumes_it(pro
         f"- {project.git('rev-parse', 'HEAD~2')[:12]} base",
     ]
     assert "single-flight" not in written["title"]  # the transcript is read only when the user opted in
-    assert project.git("status", "--porcelain", "--ignored", ".memzoi/local").startswith("!! ")  # private
+    assert written["id"] not in project.git("status", "--porcelain", "--ignored")  # private: in the git directory
     lines = context(project).splitlines()
     assert lines[2] == (
-        f"Resuming: {written['title']} [{written['id']}, .memzoi/local/runtime/session/{written['id']}.md:"
+        f"Resuming: {written['title']} [{written['id']}, .git/memzoi/local/runtime/session/{written['id']}.md:"
         f"{_body_line(project, written['id'])}]"
     )
     assert lines[3:5] == [f"  Branch: feature, forked from main at {fork}", "  Changed on the branch: src/a.py"]
@@ -85,7 +86,7 @@ def test_pre_compact_writes_the_branch_state_and_the_next_session_resumes_it(pro
 
 
 def _body_line(repo: Repo, checkpoint_id: str) -> int:
-    text = (repo.root / ".memzoi/local/runtime/session" / f"{checkpoint_id}.md").read_text("utf-8").splitlines()
+    text = (repo.root / ".git/memzoi/local/runtime/session" / f"{checkpoint_id}.md").read_text("utf-8").splitlines()
     return text.index("---", 1) + 2
 
 
@@ -226,3 +227,16 @@ def test_the_installed_hooks_carry_a_checkpoint_into_the_next_session(project: R
     )
     assert (done.returncode, done.stderr) == (0, "")
     assert "[token-refresh-races]" in validate_output(done.stdout)["hookSpecificOutput"]["additionalContext"]
+
+
+def test_a_retried_pre_compact_of_one_session_reuses_its_checkpoint(project: Repo) -> None:
+    """The hook input's session_id keys the checkpoint (issue 15): the same state noted twice is one checkpoint; a
+    changed working tree is a new event; another session writes its own."""
+    pre_compact(project, hook_input={})
+    pre_compact(project, hook_input={})
+    assert len(checkpoints(project)) == 1
+    project.write("more.txt", "x\n")
+    pre_compact(project, hook_input={})
+    assert len(checkpoints(project)) == 2
+    pre_compact(project, hook_input={"session_id": "s2"})
+    assert len(checkpoints(project)) == 3

@@ -202,7 +202,7 @@ def test_br03_first_stdout_line_is_the_initialize_response(repo: Repo) -> None:
     """BR-03: a malformed record, no index yet; stdout carries JSON-RPC lines only, logs go to stderr."""
     assert CliRunner().invoke(cli, ["-C", str(repo.root), "init"]).exit_code == 0
     repo.write(".memzoi/records/broken.md", "---\nid: broken\ntitle: unclosed frontmatter\n")
-    assert not (repo.root / ".memzoi/local/index.sqlite").exists()
+    assert not (repo.root / ".git/memzoi/worktree/index.sqlite").exists()
     lines = [
         {
             "jsonrpc": "2.0",

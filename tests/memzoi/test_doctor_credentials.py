@@ -37,9 +37,9 @@ def stores(repo: Repo) -> Repo:
 
 
 def test_clean_stores_are_ok_and_count_every_memory_file(stores: Repo) -> None:
-    # .memzoi/.gitignore, .memzoi/index.md, the entry, INDEX.md; src/app.py is not memory
+    # .memzoi/.gitignore, .memzoi/index.md, .memzoi/initialized, the entry, INDEX.md; src/app.py is not memory
     check = _credentials(stores)
-    assert (check.status, check.message) == ("ok", "no credential in 4 git-visible memory file(s)")
+    assert (check.status, check.message) == ("ok", "no credential in 5 git-visible memory file(s)")
 
 
 @pytest.mark.parametrize(

@@ -128,22 +128,38 @@ def new_repo(root: Path) -> Repo:
     return Repo(root)
 
 
-def memzoi_workspace(repo: Repo, *, actor: str = "zoki", now: dt.datetime = NOW) -> Workspace:
-    """``git memzoi init`` in ``repo``, then the project opened as ``actor`` with the clock fixed at ``now``."""
+def memzoi_workspace(repo: Repo, *, actor: str = "zoki", now: dt.datetime = NOW, spec: bool = False) -> Workspace:
+    """``git memzoi init`` in ``repo`` (with ``spec``, choosing the memzoi-spec v0 record ids: :func:`spec_ids`),
+    then the project opened as ``actor`` with the clock fixed at ``now``."""
     from git_memzoi.core.clock import FixedClock
     from git_memzoi.memzoi import workspace
 
     workspace.init(repo.root)
+    if spec:
+        spec_ids(repo.root)
     return workspace.open_workspace(repo.root, clock=FixedClock(now.date(), now), actor=actor)
 
 
+def spec_ids(root: Path) -> None:
+    """Choose the memzoi-spec v0 record ids in the initialised repository at ``root`` (``[records] ids = "slug"``
+    in ``.memzoi/config.toml``, added to what the file holds): for tests that name records by their bare slug
+    and are about something else; the merge-safe default has its own tests (test_team_merge.py)."""
+    config = root / ".memzoi" / "config.toml"
+    before = config.read_text("utf-8") if config.is_file() else ""
+    config.write_text(before + ("\n" if before and not before.endswith("\n") else "") + '[records]\nids = "slug"\n')
+
+
 def tree(root: Path) -> dict[str, bytes]:
-    """Every file but git's and the (empty) lifecycle lock file, which apply creates before it checks: a snapshot
-    to prove that an operation wrote nothing."""
+    """Every file but git's and the (empty) lifecycle lock file, which apply creates before it checks, plus the
+    private memory git's folder holds (``.git/memzoi/local/``, Layout.private): a snapshot to prove that an
+    operation wrote nothing."""
+    private = root / ".git" / "memzoi" / "local"
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts and p.name != "lifecycle.lock"
+        if p.is_file()
+        and (".git" not in p.relative_to(root).parts or p.is_relative_to(private))
+        and p.name != "lifecycle.lock"
     }
 
 

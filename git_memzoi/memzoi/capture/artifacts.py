@@ -77,17 +77,19 @@ def read_request(path: Path) -> dict[str, Any]:
 def save_artifact(ws: Workspace, path: Path, artifact: Mapping[str, Any]) -> Path:
     """Install ``artifact`` at ``path`` without replacing anything, where its data class allows.
 
-    blocked → refused (stdout only); private → only under ``.memzoi/local/``; repo_safe → anywhere in or out of
-    the project except under ``.memzoi/``. Codes ``unsafe_output_path``, ``output_exists``.
+    blocked → refused (stdout only); private → only under the private folder (:attr:`Layout.private`);
+    repo_safe → anywhere in or out of the project except under ``.memzoi/``. Codes ``unsafe_output_path``, ``output_exists``.
     """
     data_class = artifact.get("data_class")
     target = path.parent.resolve() / path.name
     memzoi = ws.layout.base.resolve()
-    local = ws.layout.local.resolve()
+    local = ws.layout.private.resolve()
     if data_class == "blocked":
         raise CaptureError("a blocked plan may only be printed to stdout", "unsafe_output_path")
     if data_class == "private" and not target.is_relative_to(local):
-        raise CaptureError("a private artifact may only be saved under .memzoi/local/", "unsafe_output_path")
+        raise CaptureError(
+            f"a private artifact may only be saved under {ws.layout.label(ws.layout.private)}/", "unsafe_output_path"
+        )
     if data_class != "private" and target.is_relative_to(memzoi):
         raise CaptureError("a repo-safe artifact is never saved under .memzoi/", "unsafe_output_path")
     if os.path.lexists(target):
@@ -97,7 +99,8 @@ def save_artifact(ws: Workspace, path: Path, artifact: Mapping[str, Any]) -> Pat
     # below the repository, the file stays there through real folders (a committed symlink is refused); a path
     # the user named outside it is theirs, symlinks and all
     lexical = Path(os.path.abspath(path))
-    root = ws.layout.root if _below(lexical, ws.layout.root) else lexical.parent
+    inside = _below(lexical, ws.layout.root) or _below(lexical, ws.layout.private)
+    root = ws.layout.root_for(lexical) if inside else lexical.parent
     mode = 0o600 if data_class == "private" else 0o644
     if not write_new(lexical, dump(artifact).encode("utf-8"), root=root, mode=mode, parents=True):
         raise CaptureError(f"{path.name}: the output exists; capture never replaces a file", "output_exists")

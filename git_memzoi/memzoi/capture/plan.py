@@ -187,7 +187,7 @@ def _inventory(ws: Workspace) -> list[dict[str, Any]]:
     for destination in ("local", "session"):
         directory = index_db.runtime_dir(layout, destination)
         for file in sorted(directory.glob("*.md")) if directory.is_dir() and not directory.is_symlink() else ():
-            rel = file.relative_to(layout.root).as_posix()
+            rel = layout.label(file)  # absolute from a linked worktree: private memory is shared
             try:
                 r = index_db.parse_record(file.stem, rel, safe_read.read_bytes(file))  # a FIFO: refused unopened
             except (OSError, MemzoiError):  # an unreadable runtime file is no inventory item, never fatal

@@ -315,9 +315,7 @@ def inventory(ws: Workspace) -> tuple[list[dict[str, Any]], set[str]]:
         directory = index_db.runtime_dir(layout, destination)
         for file in sorted(directory.glob("*.md")) if directory.is_dir() and not directory.is_symlink() else ():
             try:
-                r = index_db.parse_record(
-                    file.stem, file.relative_to(layout.root).as_posix(), safe_read.read_bytes(file)
-                )
+                r = index_db.parse_record(file.stem, layout.label(file), safe_read.read_bytes(file))
             except (OSError, MemzoiError):  # an unreadable runtime file is no inventory item (as capture)
                 continue
             if r.status == "active":

@@ -59,11 +59,13 @@ from git_memzoi.memzoi.proposals.packets import (
     identity_token,
     parse,
     project_record,
+    record_identity,
     render,
 )
 from git_memzoi.memzoi.proposals.receipts import is_receipt, preflight, receipt
 from git_memzoi.memzoi.records import events
 from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.records.ids import new_record_id
 from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
@@ -244,7 +246,7 @@ def identities(layout: Layout) -> Identities:
         InputError, DuplicateIdentity: as :func:`inventory` (which raises the duplicate, with its message).
     """
     roots = _roots(layout)  # refused before anything is read
-    cached, cache_mtime = _read_cache(layout.local / IDENTITY_CACHE)
+    cached, cache_mtime = _read_cache(layout.identity_cache)
     known: list[_Known] = []
     fresh: dict[str, list[object]] = {}
     for state, root in roots:
@@ -288,7 +290,7 @@ def _read_cache(path: Path) -> tuple[dict[str, list[object]], int]:
 def _write_cache(layout: Layout, files: dict[str, list[object]]) -> None:
     data = json.dumps({"version": 1, "files": files}, separators=(",", ":")).encode("utf-8")
     with contextlib.suppress(OSError, MemzoiError):  # a derived cache: the next writer tries again
-        write_bytes_atomic(layout.local / IDENTITY_CACHE, data, root=layout.root, parents=True)
+        write_bytes_atomic(layout.identity_cache, data, root=layout.root_for(layout.identity_cache), parents=True)
 
 
 # ------------------------------------------------------------------------------------------------ read-only commands
@@ -421,7 +423,7 @@ def _target(layout: Layout, entry: Entry, packet: Packet) -> Record | None:
 def _record_steps(layout: Layout, packet: Packet, target: Record | None) -> tuple[list[Step], str]:
     if packet.action == "tombstone" and target is not None:
         return [lifecycle.status_step(layout, target.id, "tombstoned")], target.id
-    record_id = lifecycle.free_record_id(layout, base_record_id(packet))
+    record_id = new_record_id(layout, base_record_id(packet), record_identity(packet))
     record = project_record(
         packet,
         record_id,

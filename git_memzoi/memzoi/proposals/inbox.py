@@ -2,8 +2,8 @@
 
 Upstream keeps this inbox in a database; here the working tree is the only store, so a proposal is two files:
 its content, an OKF create packet (repo-safe: in ``.memzoi/proposals/pending/`` via
-``proposal_files.write_pending_packet``; anything else: privately in ``.memzoi/local/proposals/``, never
-git-visible, never appliable), and its workflow state ``.memzoi/local/inbox/<id>.json`` (status, packet file id,
+``proposal_files.write_pending_packet``; anything else: privately in :attr:`Layout.private_proposals`
+(``.git/memzoi/local/proposals/``), never git-visible, never appliable), and its workflow state :attr:`Layout.inbox` ``/<id>.json`` (status, packet file id,
 who approved, rejected or applied it and when, the reason; classifications only, never a title or a body).
 Transitions only move forward: repeating approve or reject of the current state changes nothing, ``applied`` and
 ``rejected`` are terminal, the opposite outcome is refused. Where the packet lives wins over the state file: a
@@ -69,7 +69,7 @@ class TransitionRefused(InputError):
 @dataclass(frozen=True)
 class Proposal:
     """One inbox proposal's workflow state. ``location`` is ``pending`` (the git-visible packet folder) or
-    ``private`` (``.memzoi/local/proposals/``); ``packet_missing`` is true when its packet file is gone."""
+    ``private`` (:attr:`Layout.private_proposals`); ``packet_missing`` is true when its packet file is gone."""
 
     id: str
     status: str
@@ -113,16 +113,16 @@ class Proposal:
 
 
 def state_dir(layout: Layout) -> Path:
-    """``.memzoi/local/inbox/``: one JSON state file per proposal (packets that are not repo-safe live in
-    ``.memzoi/local/proposals/``, never git-visible)."""
-    return layout.local / "inbox"
+    """:attr:`Layout.inbox`: one JSON state file per proposal (packets that are not repo-safe live in
+    :attr:`Layout.private_proposals`, never git-visible); private memory, shared by every worktree."""
+    return layout.inbox
 
 
 def packet_path(layout: Layout, proposal: Proposal) -> Path:
     """Where the proposal's packet is now: private, pending, resolved/applied or resolved/rejected."""
     name = f"{proposal.file_id}.md"
     if proposal.location == "private":
-        return layout.local / "proposals" / name
+        return layout.private_proposals / name
     folders = (layout.pending, layout.resolved("applied"), layout.resolved("rejected"))
     return next((f / name for f in folders if (f / name).is_file()), layout.pending / name)
 

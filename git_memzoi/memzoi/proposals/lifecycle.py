@@ -7,8 +7,8 @@
 Crash safety (DESIGN.md principle 3). Every write holds the lifecycle lock (:func:`guarded`). A multi-file change
 is a list of :class:`Step` run by :func:`run_steps`, which first saves the old bytes of every file it will touch
 and a content-free journal (operation name, repository-relative paths, whether each file existed) under
-``.memzoi/local/transactions/<txid>/``, then writes each file atomically. A reported failure restores the old
-bytes, byte for byte, and removes new files. A process killed between steps leaves the journal behind:
+``<git dir>/memzoi/worktree/transactions/<txid>/`` (:attr:`Layout.transactions`), then writes each file
+atomically. A reported failure restores the old bytes, byte for byte, and removes new files. A process killed between steps leaves the journal behind:
 :func:`pending_transactions` lists such leftovers (for ``doctor``; no paths or content) and :func:`repair` rolls
 them back. :func:`guarded` runs the repair itself before any new write, so the next command heals the tree, and
 removes the temporary files a killed writer left (:mod:`git_memzoi.core.scratch`).
@@ -38,9 +38,11 @@ from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
 from git_memzoi.core.confine import confined, real_root
 from git_memzoi.errors import InputError, MemzoiError, ToolError
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.proposals.packets import REPO_SAFE, SensitivityBlocked, candidates
+from git_memzoi.memzoi.proposals.packets import REPO_SAFE, SensitivityBlocked
 from git_memzoi.memzoi.records import events, okf, vocab
 from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.records.ids import free_record_id as free_record_id  # re-exported: its old home
+from git_memzoi.memzoi.records.ids import new_record_id
 from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 
 if TYPE_CHECKING:
@@ -117,7 +119,7 @@ def guarded(layout: Layout, timeout_s: float = 30.0) -> Iterator[tuple[Transacti
             before anything is written.
     """
     nested = atomic.holds(layout.lock)
-    with lifecycle_lock(layout.lock, timeout_s, root=layout.root):
+    with lifecycle_lock(layout.lock, timeout_s, root=layout.private_root):
         if nested:
             yield ()
             return
@@ -181,20 +183,21 @@ def write_step(layout: Layout, step: Step) -> None:
     active = _ACTIVE.get((str(layout.root), threading.get_ident()))
     if active is not None:
         _note(layout, active, step.path)
+    root = layout.root_for(step.path)
     if step.data is None:
-        atomic.remove_file(step.path, root=layout.root)
+        atomic.remove_file(step.path, root=root)
     else:
-        write_bytes_atomic(step.path, step.data, root=layout.root, parents=True)
+        write_bytes_atomic(step.path, step.data, root=root, parents=True)
 
 
 def _note(layout: Layout, active: _Active, path: Path) -> None:
-    rel = path.relative_to(layout.root).as_posix()
+    rel = layout.label(path)  # layout.root / rel is the path again, in the private folder too
     if rel in active.seen:
         return
     old = _old_bytes(layout, path)
     entries = active.journal["entries"]
     if old is not None:
-        atomic.write_bytes_atomic(active.txdir / f"{len(entries)}.bak", old, root=layout.root)
+        atomic.write_bytes_atomic(active.txdir / f"{len(entries)}.bak", old, root=layout.root_for(active.txdir))
     entries.append({"path": rel, "existed": old is not None})
     _save_journal(layout, active.txdir, active.journal)
     active.seen.add(rel)
@@ -202,7 +205,7 @@ def _note(layout: Layout, active: _Active, path: Path) -> None:
 
 def _old_bytes(layout: Layout, path: Path) -> bytes | None:
     """The bytes a step will replace (``None``: no file), read only at the confined path (never through a link)."""
-    real = confined(path, layout.root)
+    real = confined(path, layout.root_for(path))
     try:
         return safe_read.read_bytes(real, None)  # a FIFO, a folder or a device is refused before any write
     except FileNotFoundError:
@@ -227,8 +230,8 @@ def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[st
         for n, step in enumerate(steps):
             old = _old_bytes(layout, step.path)
             if old is not None:
-                atomic.write_bytes_atomic(txdir / f"{n}.bak", old, root=layout.root)
-            entries.append({"path": step.path.relative_to(layout.root).as_posix(), "existed": old is not None})
+                atomic.write_bytes_atomic(txdir / f"{n}.bak", old, root=layout.root_for(txdir))
+            entries.append({"path": layout.label(step.path), "existed": old is not None})
         _save_journal(layout, txdir, journal)
     except BaseException:
         _remove_tx(layout, txdir)  # nothing was changed yet
@@ -250,11 +253,11 @@ def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[st
     return tuple(e["path"] for e in entries)
 
 
-def pending_transactions(layout: Layout) -> tuple[Transaction, ...]:
-    """Interrupted operations left under ``.memzoi/local/transactions/`` (read-only; for ``doctor``), the step
+def pending_transactions(layout: Layout, folder: Path | None = None) -> tuple[Transaction, ...]:
+    """Interrupted operations left in :attr:`Layout.transactions` (read-only; for ``doctor``), the step
     journals first (a killed operation's own steps are rolled back before the operation)."""
     found: list[Transaction] = []
-    root = _tx_root(layout)
+    root = folder or _tx_root(layout)
     for txdir in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else ():
         journal = _read_journal(txdir)
         if journal is None:
@@ -307,10 +310,21 @@ def heal(layout: Layout) -> tuple[Transaction, ...]:
         return ()
 
 
-def _repair_locked(layout: Layout) -> tuple[Transaction, ...]:
-    repaired = pending_transactions(layout)
+def repair_folder(layout: Layout, folder: Path) -> tuple[Transaction, ...]:
+    """Roll back the interrupted operations journaled in ``folder`` - an older version's
+    ``.memzoi/local/transactions/``, repaired before its migration (their paths name ``.memzoi/local/`` files) -
+    and remove their journals; the caller holds the lifecycle lock.
+
+    Raises:
+        RollbackError: as :func:`repair`.
+    """
+    return _repair_locked(layout, folder)
+
+
+def _repair_locked(layout: Layout, folder: Path | None = None) -> tuple[Transaction, ...]:
+    repaired = pending_transactions(layout, folder)
     for tx in repaired:
-        txdir = _tx_root(layout) / tx.txid
+        txdir = (folder or _tx_root(layout)) / tx.txid
         journal = _read_journal(txdir)
         if journal is not None and not journal.get("committed"):
             problems = _rollback(layout, txdir, list(journal.get("entries", [])))
@@ -328,9 +342,9 @@ def _rollback(layout: Layout, txdir: Path, entries: Sequence[Mapping[str, Any]])
             if entries[n]["existed"]:
                 old = (txdir / f"{n}.bak").read_bytes()
                 if _old_bytes(layout, path) != old:
-                    write_bytes_atomic(path, old, root=layout.root, parents=True)
+                    write_bytes_atomic(path, old, root=layout.root_for(path), parents=True)
             else:
-                atomic.remove_file(path, root=layout.root)
+                atomic.remove_file(path, root=layout.root_for(path))
         except (OSError, MemzoiError) as exc:
             problems.append(f"{entries[n]['path']}: {exc}")
     return problems
@@ -343,12 +357,12 @@ def _tx_root(layout: Layout) -> Path:
 def _new_txdir(layout: Layout) -> Path:
     # 16 hex digits, as uuid4().hex[:16] (without importing uuid)
     txdir = _tx_root(layout) / os.urandom(8).hex()
-    atomic.make_dirs(txdir, root=layout.root)
+    atomic.make_dirs(txdir, root=layout.root_for(txdir))
     return txdir
 
 
 def _save_journal(layout: Layout, txdir: Path, journal: Mapping[str, Any]) -> None:
-    atomic.write_bytes_atomic(txdir / JOURNAL, json.dumps(journal).encode("utf-8"), root=layout.root)
+    atomic.write_bytes_atomic(txdir / JOURNAL, json.dumps(journal).encode("utf-8"), root=layout.root_for(txdir))
 
 
 def _read_journal(txdir: Path) -> dict[str, Any] | None:
@@ -361,10 +375,11 @@ def _read_journal(txdir: Path) -> dict[str, Any] | None:
 
 def _remove_tx(layout: Layout, txdir: Path) -> None:
     # the journal first: a kill part-way leaves saved bytes without a journal, which repair only removes
-    atomic.remove_file(txdir / JOURNAL, root=layout.root)
+    root = layout.root_for(txdir)
+    atomic.remove_file(txdir / JOURNAL, root=root)
     for item in txdir.iterdir():
-        atomic.remove_file(item, root=layout.root)
-    atomic.remove_dir(txdir, root=layout.root)
+        atomic.remove_file(item, root=root)
+    atomic.remove_dir(txdir, root=root)
 
 
 # ------------------------------------------------------------------------------------------------ steps and checks
@@ -451,15 +466,6 @@ def record_step(layout: Layout, record: Record) -> Step:
     return Step(path, data)
 
 
-def free_record_id(layout: Layout, base: str) -> str:
-    """``base``, else ``base-2``, ``base-3``, … : the first id with no record file."""
-    for candidate in candidates(base):
-        path = record_store.record_path(layout, candidate)
-        if not path.exists() and not path.is_symlink():
-            return candidate
-    raise AssertionError("unreachable: candidates() is unbounded")
-
-
 # ------------------------------------------------------------------------------------------------ direct commands
 
 
@@ -481,8 +487,8 @@ def supersede(
     """``git memzoi supersede``: replace an active, non-private record with a same-scope repo-safe record.
 
     The target keeps every byte but its ``status`` (``superseded``); the replacement (id = concept slug of the
-    title, ``-2``… on collision) is active, has ``supersedes: <target>`` and inherits lane, scope id, tags,
-    applies_to and retention facts. Both files change in one guarded operation. The replacement is a new claim:
+    title plus a content suffix, :func:`new_record_id`) is active, has ``supersedes: <target>`` and inherits
+    lane, scope id, tags, applies_to and retention facts. Both files change in one guarded operation. The replacement is a new claim:
     its earned envelope (``watch``) is anchored at HEAD (or ``watch.anchor``) and verified today; scope, ttl and
     check default to the target's envelope, the scope then to ``applies_to`` (records/envelope.py).
 
@@ -514,7 +520,8 @@ def supersede(
         target = _direct_target(layout, target_id, scope_kind)
         sealed = seal(layout.root, watch or Request(), target.applies_to, ws.clock.today(), inherit=target.memkeep)
         now = format_timestamp(ws.clock.now())
-        new_id = free_record_id(layout, okf.concept_slug(title) or target.id)
+        identity = ("supersede", target.id, title.strip(), body, now, record_type or target.type, actor)
+        new_id = new_record_id(layout, okf.concept_slug(title) or target.id, identity)
         fields = {
             "id": new_id,
             "kind": "memory",

@@ -475,6 +475,21 @@ def base_record_id(packet: Packet) -> str:
     return concept_slug(packet.title) or packet.file_id.replace("_", "-")
 
 
+def record_identity(packet: Packet) -> tuple[str, ...]:
+    """What the id suffix of the record ``packet`` applies as is derived from (records/ids.py): the packet's
+    identity, action, target, title, body and timestamp; the same packet gives the same id on every branch."""
+    return (
+        "packet",
+        packet.id,
+        packet.file_id,
+        packet.action,
+        packet.target_id or "",
+        packet.title,
+        packet.body,
+        packet.timestamp,
+    )
+
+
 def project_record(packet: Packet, record_id: str, *, supersedes: str | None = None, path: str = "") -> Record:
     """The active repo record ``packet`` applies as (memzoi-spec.md §3 Apply), validated like any record.
 

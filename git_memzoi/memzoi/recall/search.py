@@ -445,6 +445,6 @@ def log_event(ws: Workspace, event_type: str, payload: Mapping[str, Any]) -> Non
     from git_memzoi.memzoi.records import events
 
     with lifecycle_lock(
-        ws.layout.lock, root=ws.layout.root, counted=False
+        ws.layout.lock, root=ws.layout.private_root, counted=False
     ):  # the event log is no record: the index stays fresh
         events.append(ws.layout, event_type, ws.actor, ws.clock.now(), payload, durable=False)

@@ -1,4 +1,5 @@
-"""The lifecycle event log: one JSON object per line in ``.memzoi/local/events.jsonl`` (append-only; io).
+"""The lifecycle event log: one JSON object per line in :attr:`Layout.events` (``.git/memzoi/local/events.jsonl``;
+append-only; io).
 
 Seed "Event JSONL export": each event has ``id``, ``event_type``, ``actor``, ``payload``, ``record_id``,
 ``proposal_id`` and ``created_at``. The log is operational runtime state, not canonical memory and not rebuild
@@ -21,8 +22,8 @@ from git_memzoi.memzoi.records.okf import format_timestamp
 
 
 def log_path(layout: Layout) -> Path:
-    """``.memzoi/local/events.jsonl``."""
-    return layout.local / "events.jsonl"
+    """The private, shared event log: :attr:`Layout.events`."""
+    return layout.events
 
 
 def append(
@@ -54,7 +55,9 @@ def append(
     from git_memzoi.core.atomic import open_append
 
     check_log(layout)  # a FIFO or a folder there: refused, named as the user sees it
-    fd = open_append(log_path(layout), root=layout.root)  # never through a symlink, never into a FIFO
+    fd = open_append(
+        log_path(layout), root=layout.root_for(log_path(layout))
+    )  # never through a symlink, never into a FIFO
     try:
         event = {
             "id": f"evt_{os.fstat(fd).st_size:012d}",
@@ -85,7 +88,7 @@ def check_log(layout: Layout) -> None:
     try:
         safe_read.require_regular_or_absent(path)
     except safe_read.FileRefused as exc:
-        raise exc.renamed(path.relative_to(layout.root).as_posix()) from None
+        raise exc.renamed(layout.label(path)) from None
 
 
 def export(layout: Layout) -> Iterator[str]:
@@ -99,7 +102,7 @@ def export(layout: Layout) -> Iterator[str]:
         lines = _lines(path)
         first = next(lines, None)
     except safe_read.FileRefused as exc:
-        raise exc.renamed(path.relative_to(layout.root).as_posix()) from None
+        raise exc.renamed(layout.label(path)) from None
     if first is None:
         return
     for line in itertools.chain((first,), lines):

@@ -34,7 +34,9 @@ LEFT_OUT = "Transcript excerpt left out: it holds a credential."
 
 
 def write(ws: Workspace, hook_input: Mapping[str, Any], *, from_transcript: bool) -> Written:
-    """Write the checkpoint for a PreCompact hook input (``trigger``, ``transcript_path``).
+    """Write the checkpoint for a PreCompact hook input (``trigger``, ``transcript_path``); with the input's
+    ``session_id``, keyed (:mod:`~git_memzoi.memzoi.runtime.replay`): the same state noted again in one session
+    returns the checkpoint already written (``reused``).
 
     Args:
         ws: the workspace.
@@ -45,7 +47,9 @@ def write(ws: Workspace, hook_input: Mapping[str, Any], *, from_transcript: bool
         InputError: the checkpoint cannot be written (a credential in the branch state itself, an invalid record).
     """
     from git_memzoi.memzoi.runtime.checkpoint import add_checkpoint
+    from git_memzoi.memzoi.runtime.replay import ids_from_hook
 
+    session_id, event_id = ids_from_hook(hook_input)  # a retried hook with the same state reuses its checkpoint
     state = _state(ws)
     trigger = str(hook_input.get("trigger") or "compaction")
     requests = _requests(hook_input.get("transcript_path")) if from_transcript else []
@@ -54,12 +58,12 @@ def write(ws: Workspace, hook_input: Mapping[str, Any], *, from_transcript: bool
     if requests:
         try:
             note = "\n".join(["Last requests:", *(f"- {r}" for r in requests), *tree])  # what to resume comes first
-            return add_checkpoint(ws, task=task, note=note)
+            return add_checkpoint(ws, task=task, note=note, session_id=session_id, event_id=event_id)
         except InputError as exc:
             if exc.code != "prohibited_content_detected":
                 raise
             task, tree = _task(state, [], trigger), [*tree, LEFT_OUT]
-    return add_checkpoint(ws, task=task, note="\n".join(tree))
+    return add_checkpoint(ws, task=task, note="\n".join(tree), session_id=session_id, event_id=event_id)
 
 
 def _state(ws: Workspace) -> BranchState | None:

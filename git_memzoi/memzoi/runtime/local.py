@@ -1,9 +1,10 @@
 """Private runtime memory (io): local records and the write path every runtime record takes (seed "Local
 runtime memory").
 
-Runtime records are OKF record files under ``.memzoi/local/runtime/<local|session>/`` (git-ignored; never under
-``.memzoi/records/``), read through the derived index. Every write is atomic, holds the lifecycle lock and
-appends an event carrying ids and classifications only.
+Runtime records are OKF record files in :meth:`Layout.runtime`
+(``<git common dir>/memzoi/local/runtime/<local|session>/``: shared by every worktree, never committed; never under
+``.memzoi/records/``), read through the derived index. Every write is atomic, holds the lifecycle lock and appends
+an event carrying ids and classifications only.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.recall.schema import RecordJson
+    from git_memzoi.memzoi.runtime import replay
     from git_memzoi.memzoi.workspace import Workspace
 
 
@@ -58,14 +60,21 @@ class Draft:
 
 @dataclass(frozen=True)
 class Written:
-    """One runtime record written: its record JSON and repository-relative path."""
+    """One runtime record written: its record JSON and path (:meth:`Layout.label`); for a keyed checkpoint
+    (:mod:`~git_memzoi.memzoi.runtime.replay`) its ids, and ``reused`` when an earlier identical call wrote it."""
 
     record: Mapping[str, Any]
     path: str
+    ids: Mapping[str, str] | None = None
+    reused: bool = False
 
     def to_json(self) -> dict[str, Any]:
-        """The ``local add`` / ``checkpoint add`` ``--json`` object."""
-        return {"ok": True, "record": dict(self.record), "path": self.path}
+        """The ``local add`` / ``checkpoint add`` ``--json`` object (``session_id``, ``event_id`` and ``reused``
+        only for a keyed call)."""
+        out = {"ok": True, "record": dict(self.record), "path": self.path}
+        if self.ids is not None:
+            out.update(self.ids, reused=self.reused)
+        return out
 
 
 def add_local(ws: Workspace, *, memory_type: str, title: str, body: str) -> Written:
@@ -107,7 +116,7 @@ def search_local(ws: Workspace, query: str, *, limit: int = 10) -> dict[str, Any
         else index_db.search_rows(ws.layout, fts, now=ws.clock.now(), destinations=("local",), limit=limit)
     )
     results = [_result(row, query) for row in rows]
-    with lifecycle_lock(ws.layout.lock, root=ws.layout.root):
+    with lifecycle_lock(ws.layout.lock, root=ws.layout.private_root):
         events.append(
             ws.layout,
             "memory.searched",
@@ -153,7 +162,7 @@ def rebuild(ws: Workspace) -> index_db.RebuildResult:
         "unreadable": len(result.unreadable),
         "pending_proposals": result.pending_proposals,
     }
-    with lifecycle_lock(ws.layout.lock, root=ws.layout.root):
+    with lifecycle_lock(ws.layout.lock, root=ws.layout.private_root):
         events.append(ws.layout, "memory.index_rebuilt", ws.actor, ws.clock.now(), payload)
     return result
 
@@ -207,16 +216,19 @@ def check_draft(ws: Workspace, draft: Draft) -> None:
     render_record(ws, draft, base_id(draft))
 
 
-def write_draft(ws: Workspace, draft: Draft, event_type: str) -> Written:
-    """Write ``draft`` as one private runtime record (guarded, atomic) and log ``event_type``.
+def write_draft(ws: Workspace, draft: Draft, event_type: str, key: replay.Key | None = None) -> Written:
+    """Write ``draft`` as one private runtime record (guarded, atomic) and log ``event_type``; with ``key``, as one
+    operation that also stores the result under it (:mod:`~git_memzoi.memzoi.runtime.replay`).
 
     Raises:
         InputError: the record would not be valid or holds a credential (nothing written).
     """
     from git_memzoi.memzoi.proposals import lifecycle
+    from git_memzoi.memzoi.runtime import replay
 
     render_record(ws, draft, base_id(draft))  # validate before taking the lock
-    with lifecycle.guarded(ws.layout):
+    hold = lifecycle.operation(ws.layout, draft.route) if key is not None else lifecycle.guarded(ws.layout)
+    with hold:
         path, data, written = reserve(ws, draft, set())
         lifecycle.write_step(ws.layout, lifecycle.Step(path, data))
         events.append(
@@ -227,6 +239,9 @@ def write_draft(ws: Workspace, draft: Draft, event_type: str) -> Written:
             {"destination": draft.destination, "memory_type": draft.type, "route": draft.route},
             record_id=written.record["id"],
         )
+        if key is not None:
+            written = Written(written.record, written.path, key.ids(), False)
+            lifecycle.write_step(ws.layout, replay.record_step(ws.layout, key, written.to_json()))
     return written
 
 
@@ -294,7 +309,7 @@ def render_record(ws: Workspace, draft: Draft, record_id: str) -> tuple[okf.Reco
     require_clean(text, where, document=True, private=True)
     if len(text.encode("utf-8")) > MAX_RECORD_BYTES:
         raise InputError(f"the record would be larger than {MAX_RECORD_BYTES} bytes", "record_too_large")
-    rel = f".memzoi/local/runtime/{draft.destination}/{record_id}.md"
+    rel = ws.layout.label(index_db.runtime_dir(ws.layout, draft.destination) / f"{record_id}.md")
     parsed = index_db.parse_record(record_id, rel, text.encode("utf-8"))
     decide(parsed, ws.clock.now())
     return parsed, text
@@ -333,7 +348,7 @@ def reserve(ws: Workspace, draft: Draft, taken: set[str]) -> tuple[Path, bytes, 
     batch and adds the id to ``taken``.
     """
     directory = index_db.runtime_dir(ws.layout, draft.destination)
-    make_dirs(directory, root=ws.layout.root)
+    make_dirs(directory, root=ws.layout.root_for(directory))
     base = base_id(draft)
     record_id, n = base, 1
     while record_id in taken or (directory / f"{record_id}.md").exists():
@@ -342,7 +357,7 @@ def reserve(ws: Workspace, draft: Draft, taken: set[str]) -> tuple[Path, bytes, 
     taken.add(record_id)
     record, text = render_record(ws, draft, record_id)
     path = directory / f"{record_id}.md"
-    rel = path.relative_to(ws.layout.root).as_posix()
+    rel = ws.layout.label(path)
     return (
         path,
         text.encode("utf-8"),

@@ -17,6 +17,7 @@ from git_memzoi.memzoi.records import events, okf, vocab
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals.packets import Packet
+    from git_memzoi.memzoi.runtime import replay
     from git_memzoi.memzoi.workspace import Workspace
 from git_memzoi.memzoi.runtime.checkpoint import load_checkpoint
 from git_memzoi.memzoi.runtime.local import (
@@ -75,12 +76,16 @@ class Candidate:
 
 @dataclass(frozen=True)
 class SessionEndResult:
-    """The outcome of ``session-end``: ``promoted`` (writes made) or ``blocked`` (nothing written)."""
+    """The outcome of ``session-end``: ``promoted`` (writes made) or ``blocked`` (nothing written). ``ids`` and
+    ``reused`` are set for a keyed call (:mod:`~git_memzoi.memzoi.runtime.replay`): ``reused`` when the result is
+    the one an earlier identical call made."""
 
     status: str
     task: str | None
     results: tuple[Mapping[str, Any], ...]
     writes: tuple[Mapping[str, Any], ...]
+    ids: Mapping[str, str] | None = None
+    reused: bool = False
 
     @property
     def ok(self) -> bool:
@@ -100,13 +105,35 @@ class SessionEndResult:
             }
         out["results"] = [dict(r) for r in self.results]
         out["writes"] = [dict(w) for w in self.writes]
+        if self.ids is not None:
+            out.update(self.ids, reused=self.reused)
         return out
+
+    @classmethod
+    def stored(cls, data: Mapping[str, Any], ids: Mapping[str, str]) -> SessionEndResult:
+        """The result a keyed call stored (its ``--json`` object), returned again with ``reused``."""
+        return cls(
+            str(data["status"]),
+            data.get("task"),
+            tuple(data.get("results", ())),
+            tuple(data.get("writes", ())),
+            ids,
+            True,
+        )
 
 
 def session_end(
-    ws: Workspace, *, from_file: Path | None = None, from_checkpoint: str | None = None
+    ws: Workspace,
+    *,
+    from_file: Path | None = None,
+    from_checkpoint: str | None = None,
+    session_id: str | None = None,
+    event_id: str | None = None,
 ) -> SessionEndResult:
     """``session-end``: promote explicit structured candidates (seed "Session-end promotion").
+
+    With ``session_id`` (and ``event_id``; default: the batch's digest) the call is idempotent
+    (:mod:`~git_memzoi.memzoi.runtime.replay`): an identical replay returns the stored result, ``reused``.
 
     The whole batch is validated before any write. Any non-repo-safe repo candidate blocks the batch: nothing
     is written and that candidate's title is redacted. Otherwise repo candidates become pending proposal
@@ -114,8 +141,11 @@ def session_end(
     nothing. If a later step fails, runtime files and proposal files created by this run are removed.
 
     Raises:
-        SessionEndError: not structured YAML, unknown keys, invalid values (nothing written).
+        SessionEndError: not structured YAML, unknown keys, invalid values (nothing written). CheckpointConflict:
+            ``checkpoint_mismatch`` (the key ran with another batch), ``checkpoint_in_progress`` (nothing written).
     """
+    from git_memzoi.memzoi.runtime import replay
+
     if (from_file is None) == (from_checkpoint is None):
         raise InputError("give exactly one of --from-file or --from-checkpoint", "bad_usage")
     if from_file is not None:
@@ -124,6 +154,14 @@ def session_end(
         assert from_checkpoint is not None
         label, text = f"checkpoint {from_checkpoint}", load_checkpoint(ws, from_checkpoint).body
     task, candidates = parse_batch(label, text)
+    from dataclasses import asdict
+
+    key = replay.key_for(
+        "session_end", session_id, event_id, {"task": task, "candidates": [asdict(c) for c in candidates]}
+    )
+    prior = replay.lookup(ws.layout, key)
+    if prior is not None and key is not None:
+        return SessionEndResult.stored(prior, key.ids())
     blocked = [c for c in candidates if c.destination == "repo" and c.sensitivity != "repo-safe"]
     if blocked:
         return SessionEndResult("blocked", None, tuple(_blocked_entry(c, c in blocked) for c in candidates), ())
@@ -137,7 +175,11 @@ def session_end(
         except InputError as exc:
             code = exc.code if exc.code == "prohibited_content_detected" else "invalid_session_end"
             raise SessionEndError(f"{label}: candidates[{index}]: {exc.message}", code) from None
-    return _promote(ws, task, candidates, packets, drafts)
+    with replay.claimed(ws.layout, key):
+        prior = replay.lookup(ws.layout, key)  # finished by another process between the first look and the claim
+        if prior is not None and key is not None:
+            return SessionEndResult.stored(prior, key.ids())
+        return _promote(ws, task, candidates, packets, drafts, key)
 
 
 def _promote(
@@ -146,9 +188,11 @@ def _promote(
     candidates: Sequence[Candidate],
     packets: Mapping[int, Packet],
     drafts: Mapping[int, Draft],
+    key: replay.Key | None,
 ) -> SessionEndResult:
     from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.proposals import lifecycle
+    from git_memzoi.memzoi.runtime import replay
 
     writes: dict[int, dict[str, Any]] = {}
     # one operation: a failure, or a kill and the next guarded command, removes every file it created
@@ -159,12 +203,16 @@ def _promote(
                 "kind": "proposal_file",
                 "index": index,
                 "proposal_id": file_id,
-                "path": path.relative_to(ws.layout.root).as_posix(),
+                "path": ws.layout.label(path),
             }
         writes.update(write_batch(ws, drafts.items(), "session_end"))
         _session_end_events(ws, writes, len(candidates))
-    results = tuple(_promoted_entry(c, writes.get(c.index)) for c in candidates)
-    return SessionEndResult("promoted", task, results, tuple(writes[i] for i in sorted(writes)))
+        results = tuple(_promoted_entry(c, writes.get(c.index)) for c in candidates)
+        ids = key.ids() if key is not None else None
+        result = SessionEndResult("promoted", task, results, tuple(writes[i] for i in sorted(writes)), ids)
+        if key is not None:  # last, in the same operation: a killed run loses its key with its writes
+            lifecycle.write_step(ws.layout, replay.record_step(ws.layout, key, result.to_json()))
+    return result
 
 
 def _session_end_events(ws: Workspace, writes: Mapping[int, Mapping[str, Any]], count: int) -> None:

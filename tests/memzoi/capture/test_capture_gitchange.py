@@ -265,21 +265,21 @@ def test_cli_request_file_review_apply(repo: Repo, ctx: Workspace, history: tupl
             "--request-file",
             "req.yaml",
             "--output",
-            ".memzoi/local/plan.json",
+            ".git/memzoi/local/plan.json",
             "--json",
         ],
         env=env,
     )
     assert a.exit_code == 0 and b.exit_code == 0, a.output + b.output
     plan = json.loads(a.output)
-    assert plan == json.loads(b.output) == json.loads((repo.root / ".memzoi/local/plan.json").read_text())
+    assert plan == json.loads(b.output) == json.loads((repo.root / ".git/memzoi/local/plan.json").read_text())
     items = [
         {"candidate_id": c["candidate_id"], "outcome": "edit", "memory": c["memory"], "requested_destination": "repo"}
         if c["evidence"][0]["semantic_location"]["side"] == "new"
         else {"candidate_id": c["candidate_id"], "outcome": "defer"}
         for c in plan["candidates"]
     ]
-    (repo.root / ".memzoi/local/d.json").write_text(
+    (repo.root / ".git/memzoi/local/d.json").write_text(
         json.dumps({"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": items})
     )
     r = runner.invoke(
@@ -290,15 +290,15 @@ def test_cli_request_file_review_apply(repo: Repo, ctx: Workspace, history: tupl
             "capture",
             "review",
             "--plan-file",
-            ".memzoi/local/plan.json",
+            ".git/memzoi/local/plan.json",
             "--decisions-file",
-            ".memzoi/local/d.json",
+            ".git/memzoi/local/d.json",
             "--reviewed-by",
             "zoki",
             "--reviewed-at",
             "2026-07-10T12:00:00Z",
             "--output",
-            ".memzoi/local/review.json",
+            ".git/memzoi/local/review.json",
             "--json",
         ],
         env=env,
@@ -313,9 +313,9 @@ def test_cli_request_file_review_apply(repo: Repo, ctx: Workspace, history: tupl
             "capture",
             "apply",
             "--plan-file",
-            ".memzoi/local/plan.json",
+            ".git/memzoi/local/plan.json",
             "--review-file",
-            ".memzoi/local/review.json",
+            ".git/memzoi/local/review.json",
             "--plan-id",
             plan["plan_id"],
             "--review-id",

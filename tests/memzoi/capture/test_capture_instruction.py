@@ -368,8 +368,8 @@ def test_plan_review_apply_writes_one_pending_proposal(repo: Repo, ctx: Workspac
     (write,) = result["writes"]
     assert write["kind"] == "proposal_file" and write["candidate_id"] == rules["candidate_id"]
     assert write["path"].startswith(".memzoi/proposals/pending/capture-agent-rules-")
-    written = sorted(p for p in set(tree(repo.root)) - set(before) if not p.startswith(".memzoi/local/"))
-    assert written == [write["path"]]  # plus the private event log under .memzoi/local
+    written = sorted(p for p in set(tree(repo.root)) - set(before) if not p.startswith(".git/memzoi/local/"))
+    assert written == [write["path"]]  # plus the private event log under .git/memzoi/local
     text = (repo.root / write["path"]).read_text("utf-8")
     assert "Always review source changes before applying them." in text and "agent-instructions" in text
     assert "memzoi/capture-provenance-v1" in text and "memzoi-instructions" in text

@@ -200,7 +200,7 @@ def test_review_and_apply_route_repo_local_and_session(repo: Repo, ctx: Workspac
     text = (repo.root / proposal["path"]).read_text()
     assert proposal["path"].startswith(".memzoi/proposals/pending/capture-verify-release-archives-")
     assert "memzoi/capture-provenance-v1" in text and "Check the SHA-256 before extracting." in text
-    local = (repo.root / ".memzoi/local/runtime/local/local-terse-answers.md").read_text()
+    local = (repo.root / ".git/memzoi/local/runtime/local/local-terse-answers.md").read_text()
     assert "source: memzoi-capture\nsource_ref: notes/s.md\n" in local and "memzoi/capture-provenance-v1" in local
     assert 'origin_key: "memzoi-capture:local-terse-answers"' in local and "Prefer short replies.\n" in local
     assert "evidence_content_hash:" in local and "      text:" not in local  # evidence kept without its text
@@ -302,7 +302,7 @@ def test_br25_secret_blocks_and_is_never_echoed(repo: Repo, ctx: Workspace) -> N
     out = json.dumps(plan)
     assert not any(token[i : i + 8] in out for i in range(len(token) - 7)) and "123456789012" not in out
     with pytest.raises(CaptureError) as err:
-        capture_artifacts.save_artifact(ctx, repo.root / ".memzoi/local/plan.json", plan)
+        capture_artifacts.save_artifact(ctx, repo.root / ".git/memzoi/local/plan.json", plan)
     assert err.value.code == "unsafe_output_path" and tree(repo.root) == before
     repo.write("ops/placeholder.md", "## Procedure: Database login\nDB password: ${DB_PASSWORD}\n")
     assert capture.plan(ctx, "ops/placeholder.md")["status"] == "ready"
@@ -356,7 +356,7 @@ def test_artifact_output_rules(repo: Repo, ctx: Workspace) -> None:
     with pytest.raises(CaptureError) as err:
         capture_artifacts.save_artifact(ctx, repo.root / "plan.json", plan)
     assert err.value.code == "unsafe_output_path" and not (repo.root / "plan.json").exists()
-    saved = capture_artifacts.save_artifact(ctx, repo.root / ".memzoi/local/capture/plan.json", plan)
+    saved = capture_artifacts.save_artifact(ctx, repo.root / ".git/memzoi/local/capture/plan.json", plan)
     assert capture_artifacts.read_artifact(saved, "memzoi/capture-plan-v1") == plan
     with pytest.raises(CaptureError) as err:
         capture_artifacts.save_artifact(ctx, saved, plan)

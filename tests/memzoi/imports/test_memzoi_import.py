@@ -227,14 +227,19 @@ def test_duplicates_against_inventory_and_earlier_candidates(repo: Repo, ctx: Wo
         "matches": [
             {
                 "kind": "canonical_record",
-                "id": "verify-release-archives",
+                "id": "verify-release-archives-041d83",
                 "destination": "repo",
                 "candidate_index": None,
             }
         ],
     }
     assert second["duplicates"] == [
-        {"kind": "canonical_record", "id": "verify-release-archives", "destination": "repo", "candidate_index": None},
+        {
+            "kind": "canonical_record",
+            "id": "verify-release-archives-041d83",
+            "destination": "repo",
+            "candidate_index": None,
+        },
         {"kind": "earlier_candidate", "id": "candidate-0", "destination": None, "candidate_index": 0},
     ]
 
@@ -364,5 +369,5 @@ def test_apply_routes_and_keeps_private_items_out_of_the_repo(repo: Repo, ctx: W
     for path in staged:
         text = (repo.root / path).read_text("utf-8")
         assert not any(b in text for b in ("Private local body", "Private session body", "Discarded", "Review body"))
-    local = repo.root / ".memzoi/local/runtime/local/local-local-secretless-note.md"
+    local = repo.root / ".git/memzoi/local/runtime/local/local-local-secretless-note.md"
     assert "Private local body." in local.read_text("utf-8")

@@ -26,7 +26,7 @@ from git_memzoi.memzoi.records import policy
 from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.records.policy import ApprovalPolicy, PolicyError
 from git_memzoi.memzoi.workspace import Workspace
-from tests.support.repos import Repo
+from tests.support.repos import Repo, spec_ids
 
 NOW = dt.datetime(2026, 7, 10, 12, 0, tzinfo=dt.UTC)
 LATER = dt.datetime(2026, 7, 10, 12, 5, tzinfo=dt.UTC)
@@ -51,6 +51,7 @@ NON_REPO_SAFE = (
 def init(repo: Repo, when: dt.datetime = NOW) -> Workspace:
     """Initialise ``.memzoi/``, commit it, and return a context with a fixed clock."""
     workspace.init(repo.root)
+    spec_ids(repo.root)  # the records below are named by their bare slugs (memzoi-spec v0 ids)
     repo.commit("memzoi init")
     return context(repo, when)
 
@@ -90,7 +91,7 @@ def git_status(repo: Repo) -> str:
 
 
 def event_types(repo: Repo) -> list[str]:
-    lines = (repo.root / ".memzoi/local/events.jsonl").read_text("utf-8").splitlines()
+    lines = (repo.root / ".git/memzoi/local/events.jsonl").read_text("utf-8").splitlines()
     return [json.loads(line)["event_type"] for line in lines]
 
 
@@ -232,7 +233,7 @@ def test_default_policy_auto_approves_but_does_not_apply(repo: Repo) -> None:
         "2026-07-10T12:00:00Z",
         {"origin_key": f"owner-command:{PNPM_ID}", "route": "owner_command"},
     )
-    state = json.loads((repo.root / f".memzoi/local/inbox/{PNPM_ID}.json").read_text())
+    state = json.loads((repo.root / f".git/memzoi/local/inbox/{PNPM_ID}.json").read_text())
     assert state["schema"] == "memzoi/inbox-proposal-v1" and state["status"] == "approved"
     assert TITLE not in json.dumps(state) and BODY not in json.dumps(state)
     assert event_types(repo) == ["proposal_file_written", "proposal.proposed", "proposal.approved"]
@@ -451,7 +452,7 @@ def test_list_filters_and_rejects_unknown_filters(repo: Repo) -> None:
 def test_unreadable_state_file_is_reported_not_fatal(repo: Repo) -> None:
     ctx = init(repo)
     pid = propose(ctx).proposal.id
-    bogus = repo.write(".memzoi/local/inbox/prop_019f4be6-1e00-7000-8000-000000000000.json", "{not json")
+    bogus = repo.write(".git/memzoi/local/inbox/prop_019f4be6-1e00-7000-8000-000000000000.json", "{not json")
     listing = review.list_items(ctx.layout, "all")
     assert [i.id for i in listing.items] == [pid]
     assert listing.problems == (
@@ -472,7 +473,7 @@ def test_non_repo_safe_proposals_never_touch_git_visible_paths(repo: Repo, sensi
     expected = sensitivity or "unknown"
     assert (p.status, p.sensitivity, p.location, result.auto_approved) == ("pending", expected, "private", False)
     assert result.warnings and "not auto-approved" in result.warnings[0]
-    assert (repo.root / f".memzoi/local/proposals/{p.id}.md").is_file()
+    assert (repo.root / f".git/memzoi/local/proposals/{p.id}.md").is_file()
     assert git_status(repo) == ""
     for call in (
         lambda: inbox.apply_proposal(ctx, p.id, actor="agent"),
@@ -488,15 +489,20 @@ def test_non_repo_safe_proposals_never_touch_git_visible_paths(repo: Repo, sensi
     assert inbox.show(ctx.layout, p.id).packet is None and inbox.show(ctx.layout, p.id).path is None
     assert inbox.reject(ctx, p.id, reason="belongs in local memory", actor="agent").proposal.status == "rejected"
     assert git_status(repo) == ""
-    log = (repo.root / ".memzoi/local/events.jsonl").read_text()
+    log = (repo.root / ".git/memzoi/local/events.jsonl").read_text()
     assert "hunter2" not in log and "Staging" not in log and "belongs in local memory" not in log
     ignored = repo.git("status", "--porcelain", "--ignored", "--untracked-files=all")
-    assert f"!! .memzoi/local/proposals/{p.id}.md" in ignored.splitlines()
+    assert p.id not in ignored  # in the git directory: git never lists it, ignored or not
 
 
-def test_subprocess_git_check_ignore_covers_private_state(repo: Repo) -> None:
+def test_private_state_can_never_be_staged(repo: Repo) -> None:
+    """Private proposals and inbox state live in the git directory: ``git add -f`` stages nothing of them."""
     ctx = init(repo)
     p = propose(ctx, sensitivity="secret", body=SECRET_BODY).proposal
-    paths = [f".memzoi/local/proposals/{p.id}.md", f".memzoi/local/inbox/{p.id}.json"]
-    proc = subprocess.run(["git", "check-ignore", *paths], cwd=repo.root, capture_output=True, text=True)
-    assert proc.stdout.splitlines() == paths
+    files = [ctx.layout.private_proposals / f"{p.id}.md", ctx.layout.inbox / f"{p.id}.json"]
+    paths = [ctx.layout.label(f) for f in files]
+    assert paths == [f".git/memzoi/local/proposals/{p.id}.md", f".git/memzoi/local/inbox/{p.id}.json"]
+    assert all(f.is_file() for f in files)
+    subprocess.run(["git", "add", "-f", *paths], cwd=repo.root, capture_output=True, check=False)
+    proc = subprocess.run(["git", "ls-files", "--cached"], cwd=repo.root, capture_output=True, text=True)
+    assert p.id not in proc.stdout

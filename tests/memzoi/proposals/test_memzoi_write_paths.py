@@ -32,7 +32,7 @@ PAST = 1_700_000_000  # 2023: older than any cache written by a test
 
 @pytest.fixture
 def ctx(repo: Repo) -> Workspace:
-    return memzoi_workspace(repo, actor="reviewer")
+    return memzoi_workspace(repo, actor="reviewer", spec=True)  # records named by bare slugs below
 
 
 def pending(ctx: Workspace, name: str, text: str) -> Path:
@@ -62,7 +62,7 @@ def count_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def cache_file(layout: Layout) -> Path:
-    return layout.local / proposal_files.IDENTITY_CACHE
+    return layout.identity_cache
 
 
 def store(ctx: Workspace) -> None:

@@ -17,6 +17,7 @@ import pytest
 from blake3 import blake3
 
 from git_memzoi.errors import InputError
+from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals import files as proposal_files
 from git_memzoi.memzoi.proposals import lifecycle, packets
 from git_memzoi.memzoi.proposals.lifecycle import TargetError
@@ -90,8 +91,9 @@ def record_text(
 
 
 def init(repo: Repo) -> Workspace:
-    """Initialise ``.memzoi/`` and return a context with the fixed clock."""
-    return memzoi_workspace(repo, actor="reviewer")
+    """Initialise ``.memzoi/`` and return a context with the fixed clock; records get memzoi-spec v0 ids, the
+    shape this module's upstream packets and their expected bytes name."""
+    return memzoi_workspace(repo, actor="reviewer", spec=True)
 
 
 def pending(repo: Repo, name: str, text: str) -> Path:
@@ -103,13 +105,15 @@ def record(repo: Repo, rid: str, **kw: Any) -> Path:
 
 
 def tree(repo: Repo) -> dict[str, bytes]:
-    """Every file under .memzoi/ except the lock and the event log, as bytes."""
+    """Every file under .memzoi/ and the private folder (.git/memzoi/local/) except the lock and the event log,
+    as bytes."""
     base = repo.root / ".memzoi"
-    skip = ("local/lifecycle.lock", "local/events.jsonl")
+    private = Layout(repo.root).private
+    skip = {private / "lifecycle.lock", private / "events.jsonl"}
     return {
-        p.relative_to(base).as_posix(): p.read_bytes()
-        for p in sorted(base.rglob("*"))
-        if p.is_file() and p.relative_to(base).as_posix() not in skip
+        p.relative_to(repo.root).as_posix()[len(".memzoi/") if p.is_relative_to(base) else 0 :]: p.read_bytes()
+        for p in sorted([*base.rglob("*"), *private.rglob("*")])
+        if p.is_file() and p not in skip
     }
 
 
@@ -180,8 +184,8 @@ def test_create_writes_one_active_record_and_resolves_the_packet(repo: Repo, ctx
         'resolution:\n  outcome: applied\n  resolved_by: reviewer\n  resolved_at: "2026-07-10T12:00:00Z"\n'
         "  record_id: use-pnpm-for-installs\n"
     ) in resolved
-    assert not list((repo.root / ".memzoi/local/transactions").iterdir())
-    event = json.loads((repo.root / ".memzoi/local/events.jsonl").read_text().splitlines()[-1])
+    assert not list((repo.root / ".git/memzoi/worktree/transactions").iterdir())
+    event = json.loads((repo.root / ".git/memzoi/local/events.jsonl").read_text().splitlines()[-1])
     assert event["event_type"] == "proposal_file_applied" and event["record_id"] == "use-pnpm-for-installs"
     assert event["payload"] == {"action": "create", "target_id": None}
 
@@ -514,7 +518,7 @@ Original classification hash (BLAKE3): `{cls}`.
 """
     assert (repo.root / result.resolved_path).read_text() == expected
     assert not (repo.root / ".memzoi/proposals/pending/nested/secret-file.md").exists()
-    everything = b"".join(tree(repo).values()) + (repo.root / ".memzoi/local/events.jsonl").read_bytes()
+    everything = b"".join(tree(repo).values()) + (repo.root / ".git/memzoi/local/events.jsonl").read_bytes()
     for secret in (SECRET_TITLE, "SENTINEL", "mem_secret", "secret-file"):
         assert secret.encode() not in everything
     again = proposal_files.reject_packet(ctx, "nested/secret-file", reason="x", actor="reviewer")
@@ -645,7 +649,7 @@ def test_an_interrupted_operation_is_reported_and_repaired(
     assert b"status: superseded" in (repo.root / ".memzoi/records/legacy-auth.md").read_bytes()
     [tx] = proposal_files.pending_transactions(ctx.layout)
     assert (tx.operation, tx.files, tx.committed) == ("proposal_files_apply", 4, False)
-    journal = (repo.root / ".memzoi/local/transactions" / tx.txid / "journal.json").read_text()
+    journal = (repo.root / ".git/memzoi/worktree/transactions" / tx.txid / "journal.json").read_text()
     assert "Evidence body" not in journal and "OAuth" not in journal
     assert proposal_files.repair(ctx.layout) == (tx,)
     assert (repo.root / ".memzoi/records/legacy-auth.md").read_bytes() == old
@@ -709,6 +713,6 @@ def test_two_processes_applying_at_once_both_succeed(repo: Repo, ctx: Workspace)
     scan = record_store.scan(ctx.layout)
     assert [r.id for r in scan.records] == ["concurrent-record-0", "concurrent-record-1"] and scan.problems == ()
     assert proposal_files.list_packets(ctx.layout) == ()
-    lines = (repo.root / ".memzoi/local/events.jsonl").read_text().splitlines()
+    lines = (repo.root / ".git/memzoi/local/events.jsonl").read_text().splitlines()
     assert sorted(json.loads(line)["proposal_id"] for line in lines) == ["mem_proc_0", "mem_proc_1"]
     assert proposal_files.pending_transactions(ctx.layout) == ()

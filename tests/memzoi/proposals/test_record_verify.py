@@ -13,7 +13,7 @@ from git_memzoi.memkeep.checks import CheckResult, Outcome
 from git_memzoi.memkeep.entries import Check
 from git_memzoi.memzoi.proposals import verify as record_verify
 from git_memzoi.memzoi.workspace import Workspace
-from tests.support.repos import Repo, run
+from tests.support.repos import Repo, ok_json
 
 RECORD = """---
 id: a
@@ -68,10 +68,10 @@ class EditingRunner:
 def test_a_record_changed_while_its_check_ran_is_left_alone(repo: Repo, ctx: Workspace) -> None:
     repo.commit("code", **{"src/a.py": "a\n"})
     given = ["--title", "A holds", "--body", "It holds.", "--applies-to", "src/a.py", "--check", "true", "--apply"]
-    assert run(repo, "propose", "--sensitivity", "repo-safe", *given).exit_code == 0
-    path = repo.root / ".memzoi/records/a-holds.md"
+    record_id = ok_json(repo, "propose", "--sensitivity", "repo-safe", *given)["applied"]["record_id"]
+    path = repo.root / f".memzoi/records/{record_id}.md"
     repo.commit("record")
     with pytest.raises(ToolError) as changed:
-        record_verify.verify(ctx, "a-holds", runner=EditingRunner(path))
+        record_verify.verify(ctx, record_id, runner=EditingRunner(path))
     assert changed.value.code == "changed_during_verify"
     assert f"  anchor: {'f' * 40}\n" in path.read_text()

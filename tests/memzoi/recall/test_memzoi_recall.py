@@ -31,7 +31,7 @@ from git_memzoi.memzoi.records import events, okf
 from git_memzoi.memzoi.runtime import checkpoint as checkpoints
 from git_memzoi.memzoi.runtime import local as runtime
 from git_memzoi.memzoi.workspace import Workspace
-from tests.support.repos import Repo
+from tests.support.repos import Repo, spec_ids
 
 NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
 
@@ -39,6 +39,7 @@ NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
 def ctx_of(repo: Repo, now: dt.datetime = NOW) -> Workspace:
     if not (repo.root / ".memzoi").exists():
         workspace.init(repo.root)
+        spec_ids(repo.root)  # the recall-v2 corpus names its records by memzoi-spec v0 ids
     return Workspace(Layout(repo.root), FixedClock(now.date(), now), "tester")
 
 

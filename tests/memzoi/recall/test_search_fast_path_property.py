@@ -66,8 +66,8 @@ def write_store(repo: Repo, count: int, seed: int) -> None:
                 ".memzoi/records",
                 ".memzoi/records",
                 ".memzoi/records",
-                ".memzoi/local/runtime/local",
-                ".memzoi/local/runtime/session",
+                ".git/memzoi/local/runtime/local",
+                ".git/memzoi/local/runtime/session",
             )
         )
         repo.write(f"{folder}/rec-{n:04d}.md", okf.render(record))

@@ -1,6 +1,6 @@
 """Private runtime memory, session-end promotion and the derived SQLite index, on real repositories.
 
-Runtime records are files under ``.memzoi/local/`` (git-ignored); the index at ``.memzoi/local/index.sqlite``
+Runtime records are files in the git directory (``Layout.private``); the index (``Layout.index``)
 is a cache that is rebuilt from the files, refreshed incrementally, and never the only copy of anything.
 """
 
@@ -41,11 +41,14 @@ def context(repo: Repo, now: dt.datetime = NOW) -> Workspace:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    """Every file under ``root`` (except .git) with its bytes: a before/after picture of a command."""
+    """Every file under ``root`` (except git's own, but with the private memory there) with its bytes: a
+    before/after picture of a command."""
     return {
         p.relative_to(root).as_posix(): p.read_bytes()
         for p in sorted(root.rglob("*"))
-        if p.is_file() and ".git" not in p.relative_to(root).parts
+        if p.is_file()
+        and (".git" not in p.relative_to(root).parts or p.is_relative_to(root / ".git/memzoi/local"))
+        and p.name != "lifecycle.lock"
     }
 
 
@@ -77,7 +80,7 @@ def test_local_record_is_a_private_file_that_git_ignores(repo: Repo) -> None:
     ctx = context(repo)
     written = runtime.add_local(ctx, memory_type="preference", title="Terse answers", body="Prefer short replies.")
 
-    assert written.path == ".memzoi/local/runtime/local/local-terse-answers.md"
+    assert written.path == ".git/memzoi/local/runtime/local/local-terse-answers.md"
     assert written.record == {
         "id": "local-terse-answers",
         "memory_type": "preference",
@@ -104,8 +107,9 @@ def test_local_record_is_a_private_file_that_git_ignores(repo: Repo) -> None:
     assert (repo.root / written.path).read_text("utf-8").startswith("---\nid: local-terse-answers\nkind: memory\n")
     assert list((repo.root / ".memzoi" / "records").iterdir()) == []
     status = repo.git("status", "--porcelain", "--untracked-files=all").splitlines()
-    assert status == ["?? .memzoi/.gitignore", "?? .memzoi/index.md"]
-    assert repo.git("check-ignore", written.path) == written.path
+    assert status == ["?? .memzoi/.gitignore", "?? .memzoi/index.md", "?? .memzoi/initialized"]
+    repo.git("add", "-f", written.path)  # in the git directory: git never stages a file of its own folder
+    assert repo.git("ls-files", "--cached") == ""
 
 
 def test_same_title_gets_the_next_free_id(repo: Repo) -> None:
@@ -163,7 +167,7 @@ def test_checkpoints_leave_the_list_after_their_session_lease(repo: Repo) -> Non
         "session-short-task"
     ]
     assert runtime.list_records(context(repo, NOW + dt.timedelta(hours=24)), "session") == []
-    assert (repo.root / ".memzoi/local/runtime/session/session-short-task.md").is_file()  # never rewritten
+    assert (repo.root / ".git/memzoi/local/runtime/session/session-short-task.md").is_file()  # never rewritten
 
 
 def test_local_search_finds_local_records_only(repo: Repo) -> None:
@@ -249,7 +253,7 @@ def test_session_end_seed_example_becomes_one_pending_proposal(repo: Repo, tmp_p
     }
     assert packet.fields["origin"]["route"] == "session_end"
     assert list((repo.root / ".memzoi" / "records").iterdir()) == []
-    assert not (repo.root / ".memzoi/local/runtime").exists()
+    assert not ctx.layout.runtime("local").exists() and not ctx.layout.runtime("session").exists()
     kinds = [json.loads(line)["event_type"] for line in events.export(ctx.layout)]
     assert kinds == ["proposal_file_written", "memory.session_end_completed"]
 
@@ -298,9 +302,7 @@ def test_session_end_routes_every_destination(repo: Repo, tmp_path: Path) -> Non
         "session",
         {"started_at": "2026-07-10T12:00:00Z"},
     )
-    assert not (repo.root / ".memzoi/local/transactions").exists() or not any(
-        (repo.root / ".memzoi/local/transactions").iterdir()
-    )
+    assert not ctx.layout.transactions.exists() or not any(ctx.layout.transactions.iterdir())
 
 
 def test_one_unsafe_repo_candidate_blocks_the_whole_batch(repo: Repo, tmp_path: Path) -> None:
@@ -466,7 +468,7 @@ def test_refresh_rereads_only_changed_files(repo: Repo, monkeypatch: pytest.Monk
     first = index_db.refresh(ctx.layout)
     assert (first.rebuilt, first.scanned) == (True, 4)
     assert sorted(reads) == [
-        ".memzoi/local/runtime/local/local-local-fact.md",
+        ".git/memzoi/local/runtime/local/local-local-fact.md",
         ".memzoi/records/fact-0.md",
         ".memzoi/records/fact-1.md",
         ".memzoi/records/fact-2.md",
@@ -519,7 +521,7 @@ def test_rebuild_after_deleting_the_index_loses_nothing(repo: Repo) -> None:
 
     assert result.to_json() == {
         "ok": True,
-        "index": ".memzoi/local/index.sqlite",
+        "index": ".git/memzoi/worktree/index.sqlite",
         "schema_version": 1,
         "records": {"repo": 1, "local": 1, "session": 1},
         "total": 3,
@@ -533,7 +535,7 @@ def test_rebuild_after_deleting_the_index_loses_nothing(repo: Repo) -> None:
     }
     assert (repo.root / ".memzoi/proposals/pending/open-question.md").is_file()
     assert [r["id"] for r in runtime.list_records(ctx, "local")] == ["local-pnpm-flags"]
-    assert sorted(p.name for p in ctx.layout.local.iterdir() if p.name.startswith(".index")) == []
+    assert sorted(p.name for p in ctx.layout.derived.iterdir() if p.name.startswith(".index")) == []
     assert json.loads(list(events.export(ctx.layout))[-1])["payload"] == {
         "records": {"repo": 1, "local": 1, "session": 1},
         "unreadable": 0,

@@ -50,6 +50,7 @@ def project(corpus: CaptureCorpus, case: Mapping[str, Any]) -> Iterator[Project]
     from git_memzoi.memzoi.eval.recall.run import empty_repository
     from git_memzoi.memzoi.layout import Layout
     from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.records.ids import use_spec_ids
 
     with tempfile.TemporaryDirectory(prefix="memzoi-capture-eval-") as tmp:
         root = Path(tmp) / "project"
@@ -57,6 +58,7 @@ def project(corpus: CaptureCorpus, case: Mapping[str, Any]) -> Iterator[Project]
         renames = _git_history(root, corpus, case) if "git_repository" in case else {}
         layout = Layout(root)
         layout_mod.init(layout, force=True)
+        use_spec_ids(layout)  # the corpora name their expected records by memzoi-spec v0 ids
         for f in case.get("project_files") or ():
             _install(root, root / f["path"], corpus.fixtures[f["fixture"]])
         for f in case.get("record_fixtures") or ():

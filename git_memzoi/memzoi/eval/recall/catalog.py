@@ -290,7 +290,7 @@ def live_catalog(layout: Layout, now: dt.datetime) -> dict[str, Known]:
     for destination in index_db.RUNTIME_DESTINATIONS:
         folder = index_db.runtime_dir(layout, destination)
         for file in sorted(folder.glob("*.md")) if folder.is_dir() else ():
-            rel = file.relative_to(layout.root).as_posix()
+            rel = layout.label(file)
             record = index_db.parse_record(file.name[: -len(".md")], rel, file.read_bytes())
             catalog[record.id] = Known.of(record, destination, now)
     entries = layout.root / ENTRIES_DIR

@@ -76,6 +76,7 @@ def sandbox(corpus: Corpus) -> Iterator[Sandbox]:
     from git_memzoi.core.clock import FixedClock
     from git_memzoi.memzoi import layout as layout_mod
     from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.records.ids import use_spec_ids
 
     with tempfile.TemporaryDirectory(prefix="memzoi-eval-") as tmp:
         root, home = Path(tmp) / "project", Path(tmp) / "home"
@@ -83,6 +84,7 @@ def sandbox(corpus: Corpus) -> Iterator[Sandbox]:
         empty_repository(root)
         layout = Layout(root)
         layout_mod.init(layout, force=True)
+        use_spec_ids(layout)  # the corpora name their expected records by memzoi-spec v0 ids
         if corpus.entries:
             _root_commit(root)
         for fixture in corpus.entries:

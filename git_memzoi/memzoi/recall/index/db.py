@@ -1,8 +1,8 @@
 """The derived SQLite full-text index over every record file (io; the only memzoi module that imports sqlite3).
 
-``.memzoi/local/index.sqlite`` is a disposable cache (DESIGN.md principle 1; aesthetics habit 13). It indexes
-canonical records (``.memzoi/records/``: plane ``git``, destination ``repo``) and private runtime records
-(``.memzoi/local/runtime/local|session/``: plane ``runtime``). Deleting it loses nothing: the next command
+:attr:`Layout.index` (``<git dir>/memzoi/worktree/index.sqlite``, one per worktree) is a disposable cache
+(DESIGN.md principle 1; aesthetics habit 13). It indexes canonical records (``.memzoi/records/``: plane ``git``, destination ``repo``) and private runtime records
+(:meth:`Layout.runtime`, shared by every worktree: plane ``runtime``). Deleting it loses nothing: the next command
 rebuilds it in a temporary file and renames it into place. A foreign ``PRAGMA user_version`` or a corrupt file
 is rebuilt the same way, never migrated. :func:`refresh` re-reads only files whose (size, mtime_ns, inode)
 changed. The FTS5 table holds exactly ``title`` and ``body`` (memzoi-spec.md §4), so bm25 matches upstream.
@@ -120,15 +120,15 @@ class RebuildResult:
 
 
 def index_path(layout: Layout) -> Path:
-    """``.memzoi/local/index.sqlite``."""
-    return layout.local / "index.sqlite"
+    """This worktree's derived index, :attr:`Layout.index`."""
+    return layout.index
 
 
 def runtime_dir(layout: Layout, destination: str) -> Path:
-    """``.memzoi/local/runtime/<local|session>/``: the private runtime record files of ``destination``."""
+    """The private runtime record files of ``destination`` (``local``, ``session``): :meth:`Layout.runtime`."""
     if destination not in RUNTIME_DESTINATIONS:
         raise ValueError(destination)
-    return layout.local / "runtime" / destination
+    return layout.runtime(destination)
 
 
 # ------------------------------------------------------------------------------------------------ refresh
@@ -159,7 +159,7 @@ def refresh(layout: Layout) -> RefreshResult:
             changes: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
             if stored is None or stored[0] != scan.snapshot():
                 with lifecycle_lock(
-                    layout.lock, root=layout.root, counted=False
+                    layout.lock, root=layout.private_root, counted=False
                 ):  # a file changed after the walk: next time
                     changes = _apply(conn, layout, scan, index_path(layout))
             if watcher is not None:
@@ -169,7 +169,7 @@ def refresh(layout: Layout) -> RefreshResult:
             _raise_if_busy(exc)
         finally:
             conn.close()
-    with lifecycle_lock(layout.lock, root=layout.root, counted=False):
+    with lifecycle_lock(layout.lock, root=layout.private_root, counted=False):
         result = _rebuild(layout)
     return RefreshResult(sum(result.records.values()) + len(result.unreadable), (), (), result.unreadable, True)
 
@@ -180,14 +180,14 @@ def rebuild(layout: Layout) -> RebuildResult:
     The old index is never read, so a corrupt one cannot block the rebuild, and runtime memory (files) is
     never touched.
     """
-    with lifecycle_lock(layout.lock, root=layout.root, counted=False):
+    with lifecycle_lock(layout.lock, root=layout.private_root, counted=False):
         return _rebuild(layout)
 
 
 def _rebuild(layout: Layout) -> RebuildResult:
     from git_memzoi.core.atomic import make_dirs
 
-    make_dirs(index_path(layout).parent, root=layout.root)
+    make_dirs(index_path(layout).parent, root=layout.root_for(index_path(layout)))
     target = checked_index(layout)
     # named as every temporary file beside its target (git_memzoi.core.scratch): a killed rebuild's is swept
     tmp = str(target.parent / f".{target.name}.{os.getpid()}-{os.urandom(6).hex()}.tmp")
@@ -223,7 +223,7 @@ def _rebuild(layout: Layout) -> RebuildResult:
     with contextlib.suppress(FileNotFoundError):
         os.unlink(str(target) + "-journal")
     records = {d: int(counts.get(d, 0)) for d in ("repo", *RUNTIME_DESTINATIONS)}
-    rel = target.relative_to(layout.root).as_posix()
+    rel = layout.label(target)
     return RebuildResult(rel, records, problems, _count_pending(layout))
 
 
@@ -236,8 +236,8 @@ def checked_index(layout: Layout) -> Path:
 
     path = index_path(layout)
     for sidecar in ("-journal", "-wal", "-shm"):
-        confined(path.with_name(path.name + sidecar), layout.root)
-    real = confined(path, layout.root)
+        confined(path.with_name(path.name + sidecar), layout.root_for(path))
+    real = confined(path, layout.root_for(path))
     if os.path.lexists(real) and not real.is_file():
         raise NotAFile(f"{real} is not a regular file; remove it and run `git memzoi rebuild`")
     return real
@@ -280,7 +280,7 @@ def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> t
         for rel, walked in changed:
             _forget(conn, rel)
             source = next(s for s in scan.sources if rel.startswith(s.prefix))
-            signature, outcome = read_file(source, rel, f"{layout.root}/{rel}")
+            signature, outcome = read_file(source, rel, os.path.join(layout.root, rel))
             consistent = consistent and signature == walked
             mtimes.append((rel, signature[1]))
             problem = (outcome.code, outcome.reason) if isinstance(outcome, Problem) else (None, None)
@@ -572,7 +572,7 @@ def remember_screened(layout: Layout, rows: Sequence[tuple[str, str | None, str 
     uri = f"{checked_index(layout).as_uri()}?mode=rw"  # never creates a missing index
     with (
         contextlib.suppress(OSError, sqlite3.Error, ToolError),
-        lifecycle_lock(layout.lock, 0, root=layout.root, counted=False),
+        lifecycle_lock(layout.lock, 0, root=layout.private_root, counted=False),
         contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0.05, isolation_level=None)) as conn,
     ):
         if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:  # closing rolls back a failure

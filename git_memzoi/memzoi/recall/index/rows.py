@@ -83,24 +83,30 @@ class Source:
 
 SOURCES = (
     Source("git", "repo", ".memzoi/records/"),
-    *(Source("runtime", d, f".memzoi/local/runtime/{d}/") for d in RUNTIME_DESTINATIONS),
+    *(Source("runtime", d, f".git/memzoi/local/runtime/{d}/") for d in RUNTIME_DESTINATIONS),  # see sources()
 )
 
 
 def sources(layout: Layout) -> tuple[Source, ...]:
-    """The record folders of :data:`SOURCES`, plus the memkeep store's ``entries/`` folder when the repository has
-    one (located from its root as ``git memkeep`` does: ``.memkeep.yml``'s ``store_dir``, else ``agent-memory``;
-    store ``entry``, destination ``repo``). A missing store or a broken ``.memkeep.yml`` only leaves entries out."""
+    """The record folders of :data:`SOURCES` - the runtime ones where :meth:`Layout.runtime` puts them (the git
+    directory's shared private memory: their prefixes are :meth:`Layout.label` s, absolute in a linked worktree) -
+    plus the memkeep store's ``entries/`` folder when the repository has one (located from its root as ``git
+    memkeep`` does: ``.memkeep.yml``'s ``store_dir``, else ``agent-memory``; store ``entry``, destination
+    ``repo``). A missing store or a broken ``.memkeep.yml`` only leaves entries out."""
     from git_memzoi.memkeep.store import locate
 
+    base = (
+        SOURCES[0],
+        *(Source("runtime", d, layout.label(layout.runtime(d)) + "/") for d in RUNTIME_DESTINATIONS),
+    )
     try:
         store = locate(layout.root, layout.root)
     except InputError:
-        return SOURCES
+        return base
     rel = os.path.relpath(store.entries_dir, os.path.realpath(layout.root)).replace(os.sep, "/")
-    if rel.startswith("../") or any(rel.startswith(s.prefix) or s.prefix.startswith(f"{rel}/") for s in SOURCES):
-        return SOURCES
-    return (*SOURCES, Source("git", "repo", f"{rel}/", "entry"))
+    if rel.startswith("../") or any(rel.startswith(s.prefix) or s.prefix.startswith(f"{rel}/") for s in base):
+        return base
+    return (*base, Source("git", "repo", f"{rel}/", "entry"))
 
 
 def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple[Any, ...] | Problem]:

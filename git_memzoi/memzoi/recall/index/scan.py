@@ -36,7 +36,7 @@ class Scan:
         the memkeep store's entries; symlinked files included, never followed)."""
         scan = cls([], [], [], sources(layout))
         for source in scan.sources:
-            walk(f"{layout.root}/{source.prefix}", source.prefix, scan.rels, scan.ints, scan.dirs, links=True)
+            walk(os.path.join(layout.root, source.prefix), source.prefix, scan.rels, scan.ints, scan.dirs, links=True)
         return scan
 
     def signature(self, n: int) -> Signature:

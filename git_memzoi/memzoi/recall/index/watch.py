@@ -3,8 +3,8 @@
 ``refresh`` walks and stats every record file (about 35 ms for 10,000) so that edits made outside the tool are
 never missed. A process that calls :func:`watch` (the MCP server, the recall benchmark; never a one-shot CLI
 command) keeps a watcher (:mod:`git_memzoi.core.fswatch`) on the folders the walk reads: ``.memzoi/records/``
-and ``.memzoi/local/runtime/{local,session}/``, recursively. ``refresh`` then skips the walk only when all of
-these equal what they were just before the last completed walk (the *ticket* it settled):
+and the private runtime folders (:meth:`Layout.runtime`, shared by every worktree), recursively. ``refresh``
+then skips the walk only when all of these equal what they were just before the last completed walk (the *ticket* it settled):
 
 - the watcher is the same one, still alive, and counted no change event since (it started before that walk);
 - this process released no counted lifecycle lock of the layout since (our own writes: synchronous);
@@ -77,7 +77,7 @@ _GUARD = threading.Lock()
 def _roots(layout: Layout) -> tuple[str, ...]:
     from git_memzoi.memzoi.recall.index.rows import sources
 
-    return tuple(f"{layout.root}/{source.prefix}".rstrip("/") for source in sources(layout))
+    return tuple(os.path.join(layout.root, source.prefix).rstrip("/") for source in sources(layout))
 
 
 def _stat(path: str) -> _Stat:
@@ -90,7 +90,7 @@ def _stat(path: str) -> _Stat:
 
 def _index_stat(layout: Layout) -> tuple[int, int, int] | None:
     try:
-        st = os.stat(layout.local / "index.sqlite")
+        st = os.stat(layout.index)
     except OSError:
         return None
     return st.st_size, st.st_mtime_ns, st.st_ino

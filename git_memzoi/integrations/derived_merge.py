@@ -1,0 +1,169 @@
+"""The merge driver of committed derived files and records, and INDEX.md's regeneration after a merge (io; issue 16).
+
+``agent-memory/INDEX.md`` (one generated line per memkeep entry, :mod:`git_memzoi.memkeep.index`) and
+``.memzoi/index.md`` (fixed text written by ``init``) are committed but derived: two branches that each add an
+entry and run ``git memkeep index`` both change INDEX.md, and git's text merge conflicts whenever their lines
+are neighbours. git runs this driver for the paths ``.gitattributes`` marks ``merge=memzoi``
+(:mod:`~git_memzoi.integrations.merge_config` registers it) as ``driver %O %A %B %P``.
+
+Why a line merge rather than a rebuild from the entries: git runs content drivers while it merges in memory,
+before it writes the merged entries to the working tree, so the entries on disk are still ours alone. The
+index is a sorted set of lines, one per entry, so a three-way merge of line sets is exactly what ``index``
+would write from the merged entries whenever those merge cleanly; where both sides changed one entry
+differently (the entry itself conflicts then) both lines are kept, and ``post-merge`` regenerates the file
+from the merged tree (:func:`regenerate`) and says so. The driver never needs a human for an index and exits 0.
+A record file both sides changed is merged field by field (:mod:`~git_memzoi.integrations.record_merge`).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+MEMZOI_INDEX = ".memzoi/index.md"
+RECORDS = ".memzoi/records/"
+# INDEX.md lines are ``id | type | status | claim``; a header line starts with one of these
+_HEADER_STARTS = ("#", "<!--")
+
+
+@dataclass(frozen=True)
+class DriverResult:
+    """What the driver did for one path: ``how`` is ``lines`` (three-way line-set merge of a memkeep INDEX.md),
+    ``fixed`` (``.memzoi/index.md``, rewritten to its generated text), ``record`` (a record both sides changed,
+    merged field by field: :mod:`~git_memzoi.integrations.record_merge`) or ``unknown`` (any other path, or a
+    record only a human can merge: both sides are written between conflict markers, ``conflicts`` 1)."""
+
+    path: str
+    how: str
+    conflicts: int = 0
+
+    @property
+    def exit_code(self) -> int:
+        """What git reads: 0 when the merged file is clean, 1 when it holds conflict markers."""
+        return 1 if self.conflicts else 0
+
+
+def merge_index_lines(base: str, ours: str, theirs: str) -> str:
+    """The INDEX.md text merged three ways (pure): a line is kept when both sides have it, or when one side
+    added it (the ancestor did not have it); a line one side removed or changed goes. The result has
+    memkeep's header and its lines sorted by id, as ``git memkeep index`` writes them.
+
+    Args:
+        base, ours, theirs: the ancestor's, our and their INDEX.md text (``""`` when absent on that side).
+    Returns:
+        The merged text.
+    """
+    from git_memzoi.memkeep import api
+
+    o, a, b = _lines(base), _lines(ours), _lines(theirs)
+    kept = (a & b) | (a - o) | (b - o)
+    ordered = sorted(kept, key=lambda line: (line.split(" | ", 1)[0], line))
+    return api.INDEX_HEADER + "".join(line + "\n" for line in ordered)
+
+
+def _lines(text: str) -> set[str]:
+    return {line for line in text.splitlines() if line.strip() and not line.startswith(_HEADER_STARTS)}
+
+
+def run(ancestor: Path, current: Path, other: Path, path: str) -> DriverResult:
+    """Merge one derived file as git's driver: read git's three temporary files and write the result over
+    ``current`` (``%A``), which git then takes as the merged file.
+
+    Args:
+        ancestor, current, other: git's ``%O``, ``%A`` and ``%B`` temporary files.
+        path: ``%P``, the file's repository-relative path (it decides how the file is merged).
+    Returns:
+        A :class:`DriverResult`; its ``exit_code`` is the driver's.
+    Raises:
+        InputError: a temporary file cannot be read (``unreadable``), or is no regular file / too large.
+    """
+    from git_memzoi.core.atomic import write_bytes_atomic
+
+    name = path.replace("\\", "/")
+    if name == MEMZOI_INDEX or name.endswith("/" + MEMZOI_INDEX):
+        from git_memzoi.memzoi import layout
+
+        write_bytes_atomic(current, layout.INDEX_TEXT.encode("utf-8"), root=current.parent)
+        return DriverResult(name, "fixed")
+    texts = [_read(file) for file in (ancestor, current, other)]
+    if name.startswith(RECORDS) and name.endswith(".md"):
+        from git_memzoi.integrations.record_merge import merge_record
+
+        base, ours, theirs = (text.encode("utf-8") for text in texts)
+        merged_record = merge_record(base, ours, theirs, name[len(RECORDS) : -len(".md")], name)
+        if merged_record is not None:
+            write_bytes_atomic(current, merged_record, root=current.parent)
+            return DriverResult(name, "record")
+    if Path(name).name != "INDEX.md":  # marked by hand, or a record both sides edited: a human settles it
+        markers = f"<<<<<<< ours\n{_ended(texts[1])}=======\n{_ended(texts[2])}>>>>>>> theirs\n"
+        write_bytes_atomic(current, markers.encode("utf-8"), root=current.parent)
+        return DriverResult(name, "unknown", 1)
+    merged = merge_index_lines(*texts)
+    write_bytes_atomic(current, merged.encode("utf-8"), root=current.parent)
+    return DriverResult(name, "lines")
+
+
+def _ended(text: str) -> str:
+    return text if not text or text.endswith("\n") else text + "\n"
+
+
+def _read(file: Path) -> str:
+    from git_memzoi.core import safe_read
+    from git_memzoi.errors import InputError
+
+    try:
+        return safe_read.read_text(file, safe_read.MAX_INDEX_BYTES, errors="replace")
+    except FileNotFoundError:
+        return ""
+    except safe_read.FileRefused as exc:
+        raise InputError(f"{file.name}: {exc.reason}", exc.code) from None
+    except OSError as exc:
+        raise InputError(f"{file.name}: cannot read ({exc.strerror})", "unreadable") from None
+
+
+@dataclass(frozen=True)
+class Regenerated:
+    """The derived files :func:`regenerate` rewrote (repository-relative paths), and why it did."""
+
+    paths: tuple[str, ...]
+
+    def lines(self) -> list[str]:
+        """One line per rewritten file, for the hook's stderr."""
+        return [
+            f"memkeep: regenerated {path} from the merged entries (it did not match them); commit it"
+            for path in self.paths
+        ]
+
+
+def regenerate(start: Path) -> Regenerated:
+    """After a merge: rewrite the memkeep INDEX.md from the merged entries in the working tree when it does not
+    match them (the driver was not installed, or both sides changed one entry). Nothing when the repository has
+    no memkeep store, its store has no INDEX.md, or the index already matches.
+
+    Raises:
+        InputError: whatever ``git memkeep index`` raises (the hook reports it in one line and exits 0).
+    """
+    from git_memzoi.memkeep import api
+
+    root = _top(start)
+    try:
+        store = api.locate_store(start, root)
+    except api.StoreNotFound:
+        return Regenerated(())
+    if not store.index_path.is_file():  # a store that commits no index: not ours to start one
+        return Regenerated(())
+    result = api.index(api.Options(start=start))
+    if not result.changed:
+        return Regenerated(())
+    try:
+        shown = result.path.relative_to(root).as_posix()
+    except ValueError:
+        shown = str(result.path)
+    return Regenerated((shown,))
+
+
+def _top(start: Path) -> Path:
+    from git_memzoi.core.gitview_pygit2 import worktree_root
+
+    return Path(os.path.realpath(worktree_root(start)))

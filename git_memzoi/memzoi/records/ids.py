@@ -1,0 +1,90 @@
+"""Record ids: how a new record is named so that branches merge (io: it looks at the records on disk; issue 16).
+
+A record's id is its path below ``.memzoi/records/`` without ``.md`` (memzoi-spec.md §1), so two branches that
+each create ``use-postgres.md`` with different content meet in an add/add conflict. New ids therefore carry a
+short content-derived suffix (:func:`new_record_id`); ids made before that rule keep resolving unchanged.
+
+``.memzoi/config.toml`` may choose the memzoi-spec v0 ids instead, ``[records] ids = "slug"`` (the bare concept
+slug, ``-2``… on collision): the conformance corpora name their expected records that way, so the eval sandboxes
+use it (:func:`use_spec_ids`); a repository where only one writer ever creates records may too.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+from collections.abc import Sequence
+
+from git_memzoi.core.hashing import short_hash
+from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.records import store as record_store
+
+ID_SUFFIX_CHARS = 6
+STYLES = ("merge-safe", "slug")
+SPEC_CONFIG = '[records]\nids = "slug"\n'
+
+
+def new_record_id(layout: Layout, slug: str, identity: Sequence[object]) -> str:
+    """The id of a record created now: ``<slug>-<6 hex>``, the hex the leading digits of BLAKE3 over
+    ``identity`` (the facts that make the record: its proposal, title, body, instant), then ``-2``… if that
+    file exists here already (issue 16, docs/records.md "Record ids"); under ``[records] ids = "slug"`` the
+    bare ``slug`` (then ``-2``…).
+
+    The suffix is the merge-safety rule, and it works offline: two branches give one id to two records only
+    when the title slugs are equal and 24 bits of content hash collide (1 in 16.7 million per pair of
+    same-titled records); the same proposal applied on two branches gets the same id, so the two files merge
+    as one. Ids made before the rule (a bare slug, ``-2``) stay valid: nothing reads meaning from the suffix.
+    """
+    if id_style(layout) == "slug":
+        return free_record_id(layout, slug)
+    data = json.dumps([str(part) for part in identity], separators=(",", ":"), ensure_ascii=False)
+    suffix = short_hash(b"memzoi/record-id\0" + data.encode("utf-8"), ID_SUFFIX_CHARS)
+    return free_record_id(layout, f"{slug[: okf.MAX_SLUG_CHARS].rstrip('-')}-{suffix}")
+
+
+def free_record_id(layout: Layout, base: str) -> str:
+    """``base``, else ``base-2``, ``base-3``, … : the first id with no record file."""
+    for candidate in itertools.chain((base,), (f"{base}-{n}" for n in itertools.count(2))):
+        path = record_store.record_path(layout, candidate)
+        if not path.exists() and not path.is_symlink():
+            return candidate
+    raise AssertionError("unreachable: the candidates are unbounded")
+
+
+def id_style(layout: Layout) -> str:
+    """``[records] ids`` of ``.memzoi/config.toml``: ``merge-safe`` (the default) or ``slug``.
+
+    Raises:
+        PolicyError: the file is not UTF-8 TOML, ``[records]`` is not a table, or ``ids`` is another value.
+    """
+    import tomllib
+
+    from git_memzoi.core import safe_read
+    from git_memzoi.memzoi.records.policy import PolicyError
+
+    path = layout.config
+    try:
+        data = tomllib.loads(safe_read.read_text(path, follow_symlinks=True))
+    except FileNotFoundError:
+        return STYLES[0]
+    except safe_read.FileRefused as exc:
+        raise PolicyError(f"{path}: {exc.reason}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise PolicyError(f"{path}: not valid TOML ({reason})") from None
+    table = data.get("records", {})
+    if not isinstance(table, dict):
+        raise PolicyError(f"{path}: [records] must be a table")
+    style = table.get("ids", STYLES[0])
+    if style not in STYLES:
+        raise PolicyError(f'{path}: [records] ids must be "merge-safe" or "slug", not {style!r}')
+    return str(style)
+
+
+def use_spec_ids(layout: Layout) -> None:
+    """Write ``.memzoi/config.toml`` choosing the memzoi-spec v0 ids (a fresh eval sandbox: the conformance
+    corpora expect them)."""
+    from git_memzoi.core.atomic import write_bytes_atomic
+
+    write_bytes_atomic(layout.config, SPEC_CONFIG.encode("utf-8"), root=layout.root)
