@@ -16,7 +16,9 @@ of ``{members, policy_inputs}``.
 Extractor versions (a request pins one with ``extractor.version``; ``eval capture`` pins what its corpus
 declares): ``1.1.0`` (the default) also reads the real templates (adr-tools/Nygard numbered titles, MADR 2.x and
 log4brains inline ``* Status:`` / ``- Status:`` lines, MADR 3.x/4.x front-matter ``status:``, MADR's other sections
-and ``### Consequences`` subsections; :mod:`~git_memzoi.memzoi.capture.profiles.adr_forms` has the rules);
+and ``### Consequences`` subsections; a template's status placeholder such as ``[proposed | rejected | …]`` or
+``{…}`` is ``unknown``, and a title that is an HTML comment only is no title;
+:mod:`~git_memzoi.memzoi.capture.profiles.adr_forms` has the rules);
 ``1.0.0`` is upstream's capture-v1 reading, described below, unchanged.
 
 ADR shape (1.0.0): the first heading is ``# ADR: <title>``; its level-2 headings are fields (case-insensitive, a trailing

@@ -98,8 +98,13 @@ def status_v1(text: str) -> str:
 
 def status(text: str) -> str:
     """1.1.0's status of a status's text: as :func:`status_v1` over :data:`STATUSES`, HTML comments, braces and
-    quotes dropped, ``superceded`` read as ``superseded``."""
-    words = _COMMENT.sub(" ", text).split()
+    quotes dropped, ``superceded`` read as ``superseded``. A template's placeholder (a value opening with ``[`` or
+    ``{``, or listing alternatives with ``|``, as MADR's and log4brains' templates do) is ``unknown``: a raw
+    template is no accepted, proposed or draft decision."""
+    value = _COMMENT.sub(" ", text).strip()
+    if value.startswith(("[", "{")) or "|" in value:
+        return "unknown"
+    words = value.split()
     word = words[0].strip(".,;:!()[]{}*_`\"'").lower() if words else ""
     word = STATUS_SPELLINGS.get(word, word)
     return word if word in STATUSES else "unknown"
@@ -143,7 +148,8 @@ def read(data: bytes) -> Reading | None:
     if title is None or title.level != 1:
         return None
     prefix = TITLE_PREFIX.match(title.text)
-    name = title.text[prefix.end() :].strip() if prefix else title.text
+    # MADR 4's bare template titles itself with an HTML comment only: no title, no ADR
+    name = _COMMENT.sub("", title.text[prefix.end() :] if prefix else title.text).strip()
     if not name:
         return None
     reading = Reading(_title_part(data, title), f"ADR: {name}", front_statuses, [])
