@@ -58,7 +58,7 @@ CONFIGURATIONS = {
 VERSIONS = {
     "markdown-deterministic": (md.EXTRACTOR["version"], md.UPSTREAM_V1),
     "instruction-deterministic": ("1.0.0",),
-    "adr-deterministic": ("1.0.0",),
+    "adr-deterministic": ("1.1.0", "1.0.0"),  # adr.VERSIONS (adr imports this module)
     "git-change-deterministic": ("1.0.0",),
 }
 
@@ -115,8 +115,12 @@ def load_request(ws: Any, request: Any, supplied: Mapping[str, bytes]) -> tuple[
     """(profile, source, loaded) of a strict request; ``supplied`` maps source ids to ``--source-bytes``."""
     profile, source = check_request(request)
     module = importlib.import_module(PROFILES[profile])
-    if profile == md.PROFILE:  # the one profile with two extractor versions
-        return profile, source, load(ws, source, supplied, request["extractor"].get("version", VERSIONS[profile][0]))
+    if len(VERSIONS[profile]) > 1:  # markdown (this module's load) and adr: the version the request pins
+        return (
+            profile,
+            source,
+            module.load(ws, source, supplied, request["extractor"].get("version", VERSIONS[profile][0])),
+        )
     return profile, source, module.load(ws, source, supplied)
 
 

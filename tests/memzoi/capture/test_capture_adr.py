@@ -26,10 +26,10 @@ ADR_CASES = ("accepted-adr-decision", "adr-review-burden", "prohibited-policy-in
 ACCEPTED = "# ADR: {title}\n\n## Status\n{status}\n\n## Decision\n{decision}\n"
 
 
-def request(locator: dict[str, Any]) -> dict[str, Any]:
+def request(locator: dict[str, Any], version: str | None = None) -> dict[str, Any]:
     return {
         "schema": "memzoi/capture-request-v1",
-        "extractor": {"profile": "adr-deterministic"},
+        "extractor": {"profile": "adr-deterministic", **({"version": version} if version else {})},
         "sources": [{"source_id": "adrs", "locator": locator, "media_type": "text/markdown"}],
     }
 
@@ -286,11 +286,13 @@ def test_bad_locators(repo: Repo, ctx: Workspace, locator: dict[str, Any], code:
         ("Not accepted", None),
     ],
 )
-def test_status_routes_the_decision(repo: Repo, ctx: Workspace, status: str, routed: str | None) -> None:
+@pytest.mark.parametrize("version", ["1.0.0", "1.1.0"])
+def test_status_routes_the_decision(repo: Repo, ctx: Workspace, status: str, routed: str | None, version: str) -> None:
     repo.write("docs/adr/0001.md", adr("Routing", status))
-    (c,) = capture.plan_request(ctx, request(file("docs/adr/0001.md")))["candidates"]
+    (c,) = capture.plan_request(ctx, request(file("docs/adr/0001.md"), version))["candidates"]
     word = routed or status.split()[0].lower()
-    tag = word if word in ("draft", "rejected", "superseded", "deprecated") or routed else "unknown"
+    known = ("draft", "rejected", "superseded", "deprecated") + (("proposed",) if version == "1.1.0" else ())
+    tag = word if word in known or routed else "unknown"
     assert c["memory"]["tags"] == ["adr", f"adr-status:{tag}", "adr-field:decision"]
     assert {e["semantic_location"]["status"] for e in c["evidence"]} == {tag}
     if routed:
@@ -365,8 +367,21 @@ def test_fences_missing_status_and_non_adr_files(repo: Repo, ctx: Workspace) -> 
     assert [e["section_kind"] for e in c["evidence"]] == ["title", "decision"]
     assert c["memory"]["tags"][1] == "adr-status:unknown" and c["action"]["kind"] == "no_write"
     repo.write("docs/adr/0004.md", "# Decision log\n\n## Decision\nNot an ADR title.\n")
-    plan = capture.plan_request(ctx, request(file("docs/adr/0004.md")))
+    plan = capture.plan_request(ctx, request(file("docs/adr/0004.md"), "1.0.0"))
     assert plan["candidates"] == [] and [d["code"] for d in plan["diagnostics"]] == ["unsupported_adr_content"]
+    # 1.1.0: a plain title with a known field is an ADR of unknown status, for review
+    (c,) = capture.plan_request(ctx, request(file("docs/adr/0004.md")))["candidates"]
+    assert (c["memory"]["title"], c["memory"]["tags"][1], c["action"]["kind"]) == (
+        "ADR: Decision log",
+        "adr-status:unknown",
+        "no_write",
+    )
+    repo.write("docs/adr/0005.md", "# Notes\n\nJust prose, no status and no field.\n")
+    for version in ("1.0.0", "1.1.0"):
+        plan = capture.plan_request(ctx, request(file("docs/adr/0005.md"), version))
+        assert plan["candidates"] == [] and plan["diagnostics"] == [
+            {"code": "unsupported_adr_content", "source_id": "adrs", "path": "docs/adr/0005.md", "line_start": 1}
+        ]
 
 
 # ------------------------------------------------------------------------------------------------ review, apply, safety

@@ -13,7 +13,15 @@ link that would not be a member is never followed. Every ``.gitignore`` read is 
 source_content_hash}]``); its ``byte_length`` and ``source_content_hash`` describe the manifest: canonical JSON
 of ``{members, policy_inputs}``.
 
-ADR shape: the first heading is ``# ADR: <title>``; its level-2 headings are fields (case-insensitive, a trailing
+Extractor versions (a request pins one with ``extractor.version``; ``eval capture`` pins what its corpus
+declares): ``1.1.0`` (the default) also reads the real templates (adr-tools/Nygard numbered titles, MADR 2.x and
+log4brains inline ``* Status:`` / ``- Status:`` lines, MADR 3.x/4.x front-matter ``status:``, MADR's other sections
+and ``### Consequences`` subsections; a template's status placeholder such as ``[proposed | rejected | …]`` or
+``{…}`` is ``unknown``, and a title that is an HTML comment only is no title;
+:mod:`~git_memzoi.memzoi.capture.profiles.adr_forms` has the rules);
+``1.0.0`` is upstream's capture-v1 reading, described below, unchanged.
+
+ADR shape (1.0.0): the first heading is ``# ADR: <title>``; its level-2 headings are fields (case-insensitive, a trailing
 ``:`` dropped): ``Status``; ``Context`` (``Context and problem statement``); ``Decision`` (``Decision outcome``);
 ``Consequences``; ``Risk``/``Risks``; ``Supersedes``/``Superseded by``/``Supersession``. A field runs from its
 heading up to the next heading of level 1 or 2 (deeper headings belong to it), or EOF; the ADR ends at a second
@@ -53,49 +61,56 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.memzoi.capture import sources
+from git_memzoi.memzoi.capture.profiles import adr_forms as forms
 from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, Extraction, canonical_hash
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi.capture.schema import EvidenceJson, ExtractedJson, MemoryJson, SpanJson
+    from git_memzoi.memzoi.capture.schema import DiagnosticJson, EvidenceJson, ExtractedJson, MemoryJson, SpanJson
 
 PROFILE = "adr-deterministic"
-EXTRACTOR = {"kind": "deterministic", "id": "memzoi-adr", "version": "1.0.0"}
+EXTRACTOR = {"kind": "deterministic", "id": "memzoi-adr", "version": "1.1.0"}
+UPSTREAM_V1 = "1.0.0"
 MAX_MEMBERS = 128
 MAX_DEPTH = 8
 MAX_TOTAL_BYTES = 4 * 1024 * 1024
 DIRECTORY_KEYS = ("kind", "path", "recursive", "ignore_policy", "include")
 INCLUDE = ["*.md"]
 REPO_STATUSES = ("accepted", "adopted", "approved")
-STATUSES = (*REPO_STATUSES, "draft", "rejected", "superseded", "deprecated")
-# heading text (casefolded, trailing ':' dropped) → field
-FIELDS = {
-    "status": "status",
-    "context": "context",
-    "context and problem statement": "context",
-    "decision": "decision",
-    "decision outcome": "decision",
-    "consequences": "consequences",
-    "risk": "risk",
-    "risks": "risk",
-    "supersedes": "supersession",
-    "superseded by": "supersession",
-    "supersession": "supersession",
-}
+STATUSES = forms.V1_STATUSES
+FIELDS = forms.V1_FIELDS
 # field → memory type of its candidate (fields not listed are never memories)
 CANDIDATE_FIELDS = {"decision": "decision", "consequences": "fact", "risk": "risk", "supersession": "decision"}
 TITLE_PREFIX = "ADR:"
-# what the extractor's identity hashes (``extractor.configuration_hash``)
+# what the extractor's identity hashes (``extractor.configuration_hash``): upstream's 1.0.0 and 1.1.0's, which
+# also names the forms it reads
 CONFIGURATION = {
     "fields": FIELDS,
     "candidate_fields": CANDIDATE_FIELDS,
     "statuses": STATUSES,
     "repo_statuses": REPO_STATUSES,
 }
+CONFIGURATIONS = {
+    UPSTREAM_V1: CONFIGURATION,
+    EXTRACTOR["version"]: {
+        "fields": forms.FIELDS,
+        "subfields": forms.SUBFIELDS,
+        "candidate_fields": CANDIDATE_FIELDS,
+        "statuses": forms.STATUSES,
+        "status_spellings": forms.STATUS_SPELLINGS,
+        "repo_statuses": REPO_STATUSES,
+        "title_prefix": forms.TITLE_PREFIX.pattern,
+        "status_forms": ["section", "inline", "front_matter"],
+    },
+}
+VERSIONS = (EXTRACTOR["version"], UPSTREAM_V1)
 
 
-def load(ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sources.Loaded:
-    """The adr-deterministic profile over one ``.md`` ``project_path`` or one ``project_directory``.
+def load(
+    ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes], version: str = EXTRACTOR["version"]
+) -> sources.Loaded:
+    """The adr-deterministic profile over one ``.md`` ``project_path`` or one ``project_directory``, extracted by
+    ``version`` (one of :data:`VERSIONS`, checked by the request).
 
     Raises:
         CaptureError: ``unsupported_capture_profile`` (another locator kind), ``invalid_capture_request`` (a
@@ -104,14 +119,16 @@ def load(ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sour
             ``prohibited_policy_input``, ``capture_limit_exceeded``.
     """
     root = ws.layout.root
-    identity = sources.extractor(EXTRACTOR, CONFIGURATION)
+    identity = sources.extractor({**EXTRACTOR, "version": version}, CONFIGURATIONS[version])
     kind = source["locator"].get("kind")
     if kind == "project_path":
         path = sources.project_path(source)
         if not path.endswith(".md"):
             raise CaptureError("the adr profile reads .md files", "unsupported_media_type")
         data = sources.read_source(root, path)
-        return sources.Loaded(sources.snapshot(source, data), extract(source["source_id"], [(path, data)]), identity)
+        return sources.Loaded(
+            sources.snapshot(source, data), extract(source["source_id"], [(path, data)], version), identity
+        )
     if kind != "project_directory":
         raise CaptureError("the adr profile reads a project_path or a project_directory", "unsupported_capture_profile")
     directory, recursive = check_directory(source)
@@ -121,7 +138,7 @@ def load(ws: Any, source: dict[str, Any], supplied: Mapping[str, bytes]) -> sour
         {"members": members, "policy_inputs": policy_inputs}, sort_keys=True, separators=(",", ":"), ensure_ascii=False
     ).encode("utf-8")
     snap = sources.snapshot(source, manifest, members=members, policy_inputs=policy_inputs)
-    return sources.Loaded(snap, extract(source["source_id"], files), identity)
+    return sources.Loaded(snap, extract(source["source_id"], files, version), identity)
 
 
 def check_directory(source: dict[str, Any]) -> tuple[str, bool]:
@@ -233,8 +250,9 @@ def _policy_input(root: Path, directory: str) -> bytes | None:
     return data
 
 
-def extract(source_id: str, files: list[tuple[str, bytes]]) -> Extraction:
-    """Run the profile over ``(path, bytes)`` members (UTF-8 required, code ``invalid_encoding``).
+def extract(source_id: str, files: list[tuple[str, bytes]], version: str = EXTRACTOR["version"]) -> Extraction:
+    """Run the profile's extractor ``version`` over ``(path, bytes)`` members (UTF-8 required, code
+    ``invalid_encoding``).
 
     Prohibited content in any member blocks everything: no candidates, diagnostics without paths or text.
     """
@@ -251,7 +269,7 @@ def extract(source_id: str, files: list[tuple[str, bytes]]) -> Extraction:
         return md.blocked(source_id, findings)
     out = Extraction()
     for path, data in files:
-        _extract_one(source_id, path, data, out)
+        _extract_one(source_id, path, data, out, version)
     if len(out.candidates) > md.MAX_CANDIDATES:
         raise CaptureError(f"the source yields more than {md.MAX_CANDIDATES} candidates", "capture_limit_exceeded")
     if sum(len(e["text"].encode("utf-8")) for c in out.candidates for e in c["evidence"]) > md.MAX_EVIDENCE_TOTAL:
@@ -260,55 +278,28 @@ def extract(source_id: str, files: list[tuple[str, bytes]]) -> Extraction:
 
 
 def status_of(text: str) -> str:
-    """The normalised status of a Status field's text: its first word, lowercased, if known, else ``unknown``."""
-    words = text.split()
-    word = words[0].strip(".,;:!()[]*_`").lower() if words else ""
-    return word if word in STATUSES else "unknown"
+    """1.0.0's normalised status of a Status field's text: its first word, lowercased, if known, else ``unknown``
+    (1.1.0's: :func:`~git_memzoi.memzoi.capture.profiles.adr_forms.status`)."""
+    return forms.status_v1(text)
 
 
-def _extract_one(source_id: str, path: str, data: bytes, out: Extraction) -> None:
-    heads = md.headings(data)
-
-    def unsupported(line: int) -> None:
-        out.diagnostics.append(
-            {"code": "unsupported_adr_content", "source_id": source_id, "path": path, "line_start": line}
-        )
-
-    title = heads[0] if heads else None
-    if (
-        title is None
-        or title.level != 1
-        or not title.text.startswith(TITLE_PREFIX)
-        or not title.text[len(TITLE_PREFIX) :].strip()
-    ):
+def _extract_one(source_id: str, path: str, data: bytes, out: Extraction, version: str) -> None:
+    upstream = version == UPSTREAM_V1
+    reading = forms.read_v1(data) if upstream else forms.read(data)
+    if reading is None:
         if data.strip():
-            unsupported(1)
+            out.diagnostics.append(_unsupported(source_id, path, 1))
         return
-    if data[: title.byte_start].strip():
-        unsupported(1)
-    rest = heads[1:]
-    end_of_adr = next((h.byte_start for h in rest if h.level == 1), len(data))
-    sections = []  # (field, heading, byte_end)
-    tops = [h for h in rest if h.byte_start < end_of_adr and h.level == 2]
-    for i, head in enumerate(tops):
-        end = tops[i + 1].byte_start if i + 1 < len(tops) else end_of_adr
-        field = FIELDS.get(head.text.rstrip(":").strip().casefold())
-        if field is None:
-            if _body(data, head.byte_start, end):
-                unsupported(head.line)
-            continue
-        sections.append((field, head, end))
-    if end_of_adr < len(data) and data[end_of_adr:].strip():
-        unsupported(next(h.line for h in rest if h.byte_start == end_of_adr))
-    statuses = [s for s in sections if s[0] == "status"]
-    status = status_of(_body(data, statuses[0][1].byte_start, statuses[0][2])) if len(statuses) == 1 else "unknown"
+    out.diagnostics.extend(_unsupported(source_id, path, line) for line in reading.unsupported)
+    statuses = reading.statuses
+    read_status = forms.status_v1 if upstream else forms.status
+    status = read_status(statuses[0].body) if len(statuses) == 1 else "unknown"
     locator = {"kind": "project_path", "path": path}
     source_hash = content_hash(data)
-    title_end = data.find(b"\n", title.byte_start)
-    title_end = len(data) if title_end < 0 else title_end + 1
+    extraction = {"profile": PROFILE, **EXTRACTOR, "version": version}
 
-    def evidence(field: str, start: int, end: int, line: int, heading_path: list[str]) -> EvidenceJson:
-        excerpt = data[start:end]
+    def evidence(part: forms.Part) -> EvidenceJson:
+        excerpt = data[part.start : part.end]
         if len(excerpt) > md.MAX_EVIDENCE_ITEM:
             raise CaptureError(
                 f"an evidence item is larger than {md.MAX_EVIDENCE_ITEM} bytes", "capture_limit_exceeded"
@@ -317,25 +308,27 @@ def _extract_one(source_id: str, path: str, data: bytes, out: Extraction) -> Non
             "source_id": source_id,
             "locator": locator,
             "source_content_hash": source_hash,
-            "span": _span(data, start, end, line),
+            "span": _span(data, part.start, part.end, part.line),
             "evidence_content_hash": content_hash(excerpt),
             "text": excerpt.decode("utf-8"),
-            "heading_path": heading_path,
-            "section_kind": field,
-            "semantic_location": {"kind": "adr", "field": field, "status": status},
+            "heading_path": part.heading_path,
+            "section_kind": part.field,
+            "semantic_location": {"kind": "adr", "field": part.field, "status": status},
         }
 
-    shared = [evidence("title", title.byte_start, title_end, title.line, [title.text])]
-    if statuses:
-        _, head, end = statuses[0]
-        shared.append(evidence("status", head.byte_start, end, head.line, [title.text, head.text]))
-    for field, head, end in sections:
-        body = _body(data, head.byte_start, end)
-        if field not in CANDIDATE_FIELDS or not body:
+    shared = [evidence(reading.title), *(evidence(p) for p in statuses[:1])]
+    for part in reading.fields:
+        if part.field not in CANDIDATE_FIELDS or not part.body:
             continue
-        items = [*shared, evidence(field, head.byte_start, end, head.line, [title.text, head.text])]
-        suffix = "" if field == "decision" else f" ({field})"
-        out.candidates.append(_candidate(field, status, title.text + suffix, body, path, items))
+        suffix = "" if part.field == "decision" else f" ({part.field})"
+        title = reading.candidate_title + suffix
+        out.candidates.append(
+            _candidate(part.field, status, title, part.body, path, [*shared, evidence(part)], extraction)
+        )
+
+
+def _unsupported(source_id: str, path: str, line: int) -> DiagnosticJson:
+    return {"code": "unsupported_adr_content", "source_id": source_id, "path": path, "line_start": line}
 
 
 def _span(data: bytes, start: int, end: int, line_start: int) -> SpanJson:
@@ -348,14 +341,14 @@ def _span(data: bytes, start: int, end: int, line_start: int) -> SpanJson:
     }
 
 
-def _body(data: bytes, start: int, end: int) -> str:
-    """The trimmed text of a section after its heading line."""
-    line_end = data.find(b"\n", start, end)
-    return data[line_end + 1 if line_end >= 0 else end : end].decode("utf-8").strip()
-
-
 def _candidate(
-    field: str, status: str, title: str, body: str, path: str, evidence: list[EvidenceJson]
+    field: str,
+    status: str,
+    title: str,
+    body: str,
+    path: str,
+    evidence: list[EvidenceJson],
+    extraction: dict[str, str],
 ) -> ExtractedJson:
     memory: MemoryJson = {
         "type": CANDIDATE_FIELDS[field],
@@ -378,7 +371,7 @@ def _candidate(
         "candidate_id": candidate_id,
         "memory": memory,
         "evidence": evidence,
-        "extraction": {"profile": PROFILE, **EXTRACTOR},
+        "extraction": extraction,
         "confidence": "1.0",
         "routed_destination": routed,
         "suggested_destination": "repo",
