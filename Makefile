@@ -9,12 +9,16 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
+# setuptools' "Editable installation" banner is advice for package authors, not news for a user: filtered by
+# its message (warnings reach the build backend's process through the environment)
+QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
+
 $(VENV)/.installed: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test]'
 	touch $@
 
 $(VENV)/.installed-lint: $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install --quiet -e '.[test,lint]'
+	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test,lint]'
 	touch $@
 
 demo: $(VENV)/.installed
