@@ -194,6 +194,10 @@ def _list(ctx: click.Context, status: str, as_json: bool) -> None:
         click.echo("nothing waits for review" if listing.status == "open" else f"no {listing.status} proposals")
     for item in listing.items:
         click.echo(_line(item))
+    if listing.conflicts:
+        click.echo(f"{len(listing.conflicts)} conflicting claim(s) among the records (supersede or tombstone one):")
+    for conflict in listing.conflicts:
+        click.echo(f"  [{conflict.kind}] {conflict.message}")
 
 
 @click.command("review")

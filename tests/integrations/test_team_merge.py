@@ -262,8 +262,16 @@ def test_two_branches_recording_one_title_merge_and_surface_one_review_item(repo
     assert line in ci.stdout and "1 to review after merges" in ci.stdout
     sarif = json.loads(memkeep("-C", str(repo.root), "status", "--format", "sarif").stdout)
     assert [r["ruleId"] for r in sarif["runs"][0]["results"]] == ["conflict/diverging_claims"]
+    inbox = ok_json(repo, "review")  # the review inbox lists it beside the items, uncounted (no verb resolves it)
+    assert (inbox["count"], inbox["conflicts"]) == (0, [c.as_json() for c in found])
+    text = run(repo, "review").stdout.splitlines()
+    assert text[1:] == [
+        "1 conflicting claim(s) among the records (supersede or tombstone one):",
+        f"  [diverging_claims] {found[0].message}",
+    ]
     run(repo, "tombstone", second, "--reason", "kept the other")
     assert _conflicts(repo) == []
+    assert ok_json(repo, "review")["conflicts"] == []
 
 
 def test_supersedes_of_one_record_on_two_branches_are_a_review_item(repo: Repo) -> None:

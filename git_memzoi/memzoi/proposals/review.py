@@ -36,6 +36,7 @@ from git_memzoi.memzoi.records.okf import format_timestamp
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals.entries import ApplyResult, Entry
+    from git_memzoi.memzoi.records.conflicts import Conflict
     from git_memzoi.memzoi.workspace import Workspace
 
 # packet origin.route -> the source an item is listed with; anything else (a hand-written packet) is "file"
@@ -106,16 +107,21 @@ class Listing:
     status: str
     items: tuple[Item, ...]
     problems: tuple[str, ...] = ()
+    # conflicting claims merged branches left among the records (issue 16): resolved by a supersede or a
+    # tombstone, not by a verb of the inbox, so they are listed beside the items, not counted among them
+    conflicts: tuple[Conflict, ...] = ()
 
     def as_json(self) -> dict[str, Any]:
         """``review --json`` (and the MCP ``review_inbox`` tool): ``{"ok", "status", "count", "proposals",
-        "problems"}``, ``proposals`` being :meth:`Item.as_json` objects, oldest first."""
+        "problems", "conflicts"}``, ``proposals`` being :meth:`Item.as_json` objects, oldest first, and
+        ``conflicts`` :meth:`~git_memzoi.memzoi.records.conflicts.Conflict.as_json` objects."""
         return {
             "ok": True,
             "status": self.status,
             "count": len(self.items),
             "proposals": [i.as_json() for i in self.items],
             "problems": list(self.problems),
+            "conflicts": [c.as_json() for c in self.conflicts],
         }
 
 
@@ -174,7 +180,20 @@ def list_items(layout: Layout, status: str = "open") -> Listing:
         if item is not None and wanted(item.status):
             items.append(item)
     items.sort(key=lambda i: (i.created_at or "", i.id))
-    return Listing(status, tuple(items), tuple(problems))
+    return Listing(status, tuple(items), tuple(problems), _conflicts(layout, problems))
+
+
+def _conflicts(layout: Layout, problems: list[str]) -> tuple[Conflict, ...]:
+    """The conflicting claims among the records (:func:`~git_memzoi.memzoi.records.conflicts.find_conflicts`);
+    none when the records cannot be read (a problem, named)."""
+    from git_memzoi.memzoi.records import conflicts
+    from git_memzoi.memzoi.workspace import Workspace
+
+    try:
+        return tuple(conflicts.find_conflicts(Workspace(layout)))
+    except MemzoiError as exc:
+        problems.append(f"conflicting claims not checked: {exc.message}")
+        return ()
 
 
 def _entries(layout: Layout, status: str, problems: list[str]) -> tuple[Entry, ...]:
