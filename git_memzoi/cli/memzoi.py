@@ -43,7 +43,7 @@ def cli(ctx: click.Context, directory: str | None) -> None:
 @json_option
 @click.pass_context
 def init(ctx: click.Context, force: bool, as_json: bool) -> None:
-    """Create .memzoi/ (records, proposals, git-ignored local/); safe to run again.
+    """Create .memzoi/ (records, proposals; private memory in .git/memzoi/); safe to run again.
 
     Example: git memzoi init
     """

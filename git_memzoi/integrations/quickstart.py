@@ -81,7 +81,7 @@ def survey(start: Path) -> Quickstart:
     initialized = layout.base.is_dir()
     records = initialized and layout.records.is_dir() and any(layout.records.glob("*.md"))
     steps = (
-        Step("init", "git memzoi init", "create .memzoi/ (records, proposals, git-ignored local/)", initialized),
+        Step("init", "git memzoi init", "create .memzoi/ (records, proposals; private memory goes in .git/memzoi/)", initialized),
         Step(
             "record",
             PROPOSE,
