@@ -255,6 +255,7 @@ def write_record(
     memory_type: str = "fact",
     source: str = "test",
     status: str = "active",
+    lane: str = "semantic",
     **fields: Any,
 ) -> None:
     """Write ``.memzoi/records/<concept_id>.md``: a repo-scoped, repo-visible canonical record of ``status`` as
@@ -265,7 +266,7 @@ def write_record(
     rec = okf.Record(
         id=concept_id,
         type=memory_type,
-        lane="semantic",
+        lane=lane,
         title=title,
         scope="repo",
         visibility="repo",

@@ -31,6 +31,7 @@ from git_memzoi.memzoi.records import events, okf
 from git_memzoi.memzoi.runtime import checkpoint as checkpoints
 from git_memzoi.memzoi.runtime import local as runtime
 from git_memzoi.memzoi.workspace import Workspace
+from tests.support import repos
 from tests.support.repos import Repo, spec_ids
 
 NOW = dt.datetime(2026, 7, 10, 12, tzinfo=dt.UTC)
@@ -57,28 +58,20 @@ def record(
     updated: str | None = None,
     retention: Mapping[str, Any] | None = None,
 ) -> None:
-    """Write a valid canonical record through the record writer."""
-    rec = okf.Record(
-        id=concept_id,
-        type=memory_type,
+    """Write a valid canonical record through the record writer (:func:`tests.support.repos.write_record`)."""
+    repos.write_record(
+        repo,
+        concept_id,
+        title,
+        body,
+        memory_type=memory_type,
         lane=lane,
-        title=title,
-        scope="repo",
-        visibility="repo",
-        content_class="general_repo_knowledge",
         status=status,
-        confidence=1.0,
-        timestamp="2026-07-01T00:00:00Z",
         updated=updated,
-        body=body,
         retention=dict(retention or {}),
-        source="test",
-        source_ref=f"test://{concept_id}",
-        origin={"origin_key": f"repository-record:{concept_id}", "route": "repository_materialization"},
         applies_to=applies_to,
         memkeep=memkeep,
     )
-    repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
 
 
 def ids(results: Any) -> list[str]:
