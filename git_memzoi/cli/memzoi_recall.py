@@ -16,7 +16,7 @@ from git_memzoi.cli.app import emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi import Workspace, record_show, recall_schema
+    from git_memzoi.memzoi import Workspace, recall_schema, record_show
 
 _budget = click.option(
     "--token-budget",

@@ -206,6 +206,7 @@ def project(
         HeadingNotFound, AmbiguousHeading: a heading path naming no heading or several.
     """
     paths = validate(projection, heading_paths, max_chars)
+    ranges: list[tuple[tuple[str, ...] | None, int, int]]
     if projection == "sections":
         ranges = [(path, *_section(data, body_start, path)) for path in paths]
         limit: int | None = SECTION_BUDGET if max_chars is None else max_chars

@@ -47,36 +47,43 @@ def test_sections_carry_offsets_and_lines_of_the_file(repo: Repo, record: bytes)
     start, end = _span(record, b"## Context", b"## Consequences")
     later = record.index(b"## Consequences")
     assert out["projection"] == "sections" and "body" not in out
-    assert out["context"] == {
-        "projection": "sections",
-        "slices": [
-            {
-                "heading_path": ["Use pnpm", "Context"],
-                "start_byte": start,
-                "end_byte": end,
-                "start_line": _line(record, start),
-                "end_line": _line(record, end - 1),
-                "original_chars": 64,  # the emoji is two UTF-16 code units
-                "text": record[start:end].decode(),
-                "truncated": False,
+    assert (
+        out["context"]
+        == {
+            "projection": "sections",
+            "slices": [
+                {
+                    "heading_path": ["Use pnpm", "Context"],
+                    "start_byte": start,
+                    "end_byte": end,
+                    "start_line": _line(record, start),
+                    "end_line": _line(record, end - 1),
+                    "original_chars": 64,  # the emoji is two UTF-16 code units
+                    "text": record[start:end].decode(),
+                    "truncated": False,
+                },
+                {
+                    "heading_path": ["Use pnpm", "Consequences"],
+                    "start_byte": later,
+                    "end_byte": len(record),
+                    "start_line": _line(record, later),
+                    "end_line": record.count(b"\n"),
+                    "original_chars": 25,
+                    "text": "## Consequences\n\nFaster.\n",
+                    "truncated": False,
+                },
+            ],
+            "excluded": [],
+            "budget_limit": 6000,
+            "budget_used": 89,
+            "truncated": False,
+            "source": {
+                "bytes": len(record),
+                "lines": record.count(b"\n"),
+                "sha256": hashlib.sha256(record).hexdigest(),
             },
-            {
-                "heading_path": ["Use pnpm", "Consequences"],
-                "start_byte": later,
-                "end_byte": len(record),
-                "start_line": _line(record, later),
-                "end_line": record.count(b"\n"),
-                "original_chars": 25,
-                "text": "## Consequences\n\nFaster.\n",
-                "truncated": False,
-            },
-        ],
-        "excluded": [],
-        "budget_limit": 6000,
-        "budget_used": 89,
-        "truncated": False,
-        "source": {"bytes": len(record), "lines": record.count(b"\n"), "sha256": hashlib.sha256(record).hexdigest()},
-    }
+        }
+    )
     assert (out["id"], out["fields"]["title"], out["lineage"]) == (
         "use-pnpm",
         "Use pnpm",
@@ -101,7 +108,15 @@ def test_one_budget_across_slices_never_splits_an_emoji(repo: Repo, record: byte
     whole = ok_json(repo, "show", "use-pnpm", "--heading", "Use pnpm/Context", "--max-chars", "18")
     assert whole["context"]["slices"][0]["text"] == "## Context\n\nWhy \U0001f600"
     both = ok_json(
-        repo, "show", "use-pnpm", "--heading", "Use pnpm/Context", "--heading", "Use pnpm/Consequences", "--max-chars", "70"
+        repo,
+        "show",
+        "use-pnpm",
+        "--heading",
+        "Use pnpm/Context",
+        "--heading",
+        "Use pnpm/Consequences",
+        "--max-chars",
+        "70",
     )
     first, second = both["context"]["slices"]
     assert (first["truncated"], second["text"], second["truncated"]) == (False, "## Con", True)
@@ -111,7 +126,15 @@ def test_one_budget_across_slices_never_splits_an_emoji(repo: Repo, record: byte
 
 def test_a_spent_budget_excludes_the_rest(repo: Repo, record: bytes) -> None:
     out = ok_json(
-        repo, "show", "use-pnpm", "--heading", "Use pnpm/Context", "--heading", "Use pnpm/Consequences", "--max-chars", "64"
+        repo,
+        "show",
+        "use-pnpm",
+        "--heading",
+        "Use pnpm/Context",
+        "--heading",
+        "Use pnpm/Consequences",
+        "--max-chars",
+        "64",
     )
     assert [s["heading_path"] for s in out["context"]["slices"]] == [["Use pnpm", "Context"]]
     (gone,) = out["context"]["excluded"]
@@ -193,7 +216,9 @@ def test_text_output_names_each_slice(repo: Repo, record: bytes) -> None:
     ],
 )
 def test_selector_refusals_exit_2(repo: Repo, record: bytes, args: list[str], code: str, line: str) -> None:
-    repos.write_record(repo, "use-pnpm", "Use pnpm", BODY + "\n## Twice\n\na\n\n## Twice\n\nb\n", memory_type="decision")
+    repos.write_record(
+        repo, "use-pnpm", "Use pnpm", BODY + "\n## Twice\n\na\n\n## Twice\n\nb\n", memory_type="decision"
+    )
     result = run(repo, "show", "use-pnpm", *args, "--json", prog_name="git-memzoi")
     assert result.exit_code == 2
     assert json.loads(result.stdout)["error"]["code"] == code

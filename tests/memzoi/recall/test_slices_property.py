@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 from git_memzoi.memzoi.recall import slices
 
 TITLES = st.sampled_from(["Context", "Details", "Use pnpm", "Why", "Ünïcode", "\U0001f600 emoji", "a/b"])
-PROSE = st.text(alphabet=st.sampled_from(list("ab #`~\t") + ["é", "\U0001f600", "\u4e2d"]), max_size=12)
+PROSE = st.text(alphabet=st.sampled_from([*"ab #`~\t", "é", "\U0001f600", "\u4e2d"]), max_size=12)
 
 
 @st.composite
