@@ -27,7 +27,9 @@ def served(repo: Repo) -> Repo:
     """Records m1 (with sections Why and How) and r1 (a risk on src/billing/**), the entry billing-rule."""
     assert CliRunner().invoke(cli, ["-C", str(repo.root), "init"]).exit_code == 0
     record(repo, "m1", "Database migrations", BODY)
-    record(repo, "r1", "Settlement order", "Reordering settlement double-charged.", "risk", applies_to=("src/billing/**",))
+    record(
+        repo, "r1", "Settlement order", "Reordering settlement double-charged.", "risk", applies_to=("src/billing/**",)
+    )
     repo.write("agent-memory/entries/billing-rule.md", entry_text("billing-rule", anchor=None, scope=["src/**"]))
     repo.commit("seed")
     return repo
@@ -148,7 +150,10 @@ def test_prompts(served: Repo) -> None:
         "- [high] record r1 (src/billing/**): Settlement order: Reordering settlement double-charged.\n"
         "  next: Review the cited risk before editing and consider a targeted test.\n"
     )
-    assert out["quiet"] == ("user", "No risk, warning or failed attempt in the project memory applies to docs/readme.md.\n")
+    assert out["quiet"] == (
+        "user",
+        "No risk, warning or failed attempt in the project memory applies to docs/readme.md.\n",
+    )
     assert out["outside"] == (-32602, {"code": "path_outside_repo", "prompt": "before_editing"})
 
 
