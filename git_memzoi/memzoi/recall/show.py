@@ -155,18 +155,19 @@ def show(
         TargetNotFound, AmbiguousTarget: see the module docstring.
         InputError: the memory holds a credential (``content_withheld``); the file is not a valid record.
     """
+    from git_memzoi.memzoi.recall.index import db, select
     from git_memzoi.memzoi.recall.search import log_event, store_filter
-    from git_memzoi.memzoi.records import store as record_store
 
     ask = Request(max_chars, projection, tuple(tuple(p) for p in heading_paths)).checked()
     wanted = store_filter(store)
-    records = record_store.scan(ws.layout).by_id() if wanted in (None, "record") else {}
-    entries = _entry_files(ws) if wanted in (None, "entry") else {}
-    kind, found = _resolve(target, records, entries)
-    if kind == "record":
-        shown = _show_record(ws, records[found], records, ask)
-    else:
-        shown = _show_entry(ws, found, entries, ask)
+    with db.read_session(ws.layout):  # the index names the records (one refresh): only the one shown is parsed
+        records = select.supersedes(ws.layout, "repo") if wanted in (None, "record") else {}
+        entries = _entry_files(ws) if wanted in (None, "entry") else {}
+        kind, found = _resolve(target, records, entries)
+        if kind == "record":
+            shown = _show_record(ws, found, records, ask)
+        else:
+            shown = _show_entry(ws, found, entries, ask)
     if log:
         log_event(ws, "memory.shown", {"id": shown.id, "store": shown.store, "projection": ask.projection})
     return shown
@@ -179,10 +180,11 @@ def parse_heading_path(text: str) -> tuple[str, ...]:
     return slices.parse_heading_path(text)
 
 
-def _show_record(ws: Workspace, record: Record, records: Mapping[str, Record], ask: Request) -> Shown:
+def _show_record(ws: Workspace, record_id: str, records: Mapping[str, str | None], ask: Request) -> Shown:
     from git_memzoi.memzoi.recall import suspect
     from git_memzoi.memzoi.records import store
 
+    record = store.load(ws.layout, record_id)
     file = store.record_path(ws.layout, record.id)
     rel = file.relative_to(ws.layout.root).as_posix()
     row = _row(record, rel)
@@ -265,15 +267,16 @@ def _shown(
     )
 
 
-def lineage(record_id: str, records: Mapping[str, Record]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The ``supersedes`` chain of ``record_id`` both ways: ``(older, newer)``, each nearest first.
+def lineage(record_id: str, records: Mapping[str, str | None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ``supersedes`` chain of ``record_id`` both ways: ``(older, newer)``, each nearest first. ``records``
+    maps every record id to its ``supersedes`` (``None``: none).
 
     Older follows each record's ``supersedes`` (an id naming no record ends the chain, but is listed); newer
     lists the records superseding it, breadth first, several successors in id order. A cycle stops each walk.
     """
-    older = _follow(record_id, {rid: r.supersedes for rid, r in records.items() if r.supersedes})
-    newer = _breadth(record_id, _inverse({rid: r.supersedes for rid, r in records.items() if r.supersedes}), older)
-    return older, newer
+    step = {rid: older for rid, older in records.items() if older}
+    older = _follow(record_id, step)
+    return older, _breadth(record_id, _inverse(step), older)
 
 
 def entry_lineage(entry_id: str, successor: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -314,7 +317,7 @@ def _breadth(start: str, children: Mapping[str, list[str]], exclude: tuple[str, 
     return tuple(out)
 
 
-def _resolve(target: str, records: Mapping[str, Record], entries: Mapping[str, Any]) -> tuple[str, str]:
+def _resolve(target: str, records: Mapping[str, Any], entries: Mapping[str, Any]) -> tuple[str, str]:
     """``(store, id)`` of the one memory ``target`` names (exact ids first, then prefixes)."""
     exact = [(kind, target) for kind, ids in (("record", records), ("entry", entries)) if target in ids]
     matches = exact or sorted(
