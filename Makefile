@@ -33,6 +33,7 @@ lint: $(VENV)/.installed-lint
 	$(BIN)/mypy
 
 bench: $(VENV)/.installed
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/startup.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memkeep_status.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memzoi_store.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memzoi_recall.py
