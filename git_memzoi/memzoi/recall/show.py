@@ -371,7 +371,10 @@ def _successors(ws: Workspace, files: Mapping[str, tuple[Any, str]]) -> dict[str
     out: dict[str, str] = {}
     for entry_id, (_source, rel) in files.items():
         try:
-            value = frontmatter.parse(_entry_bytes(ws, rel)).fields.get("superseded_by")
+            data = _entry_bytes(ws, rel)
+            if b"superseded_by" not in data:  # most entries: no field to read, no YAML to parse
+                continue
+            value = frontmatter.parse(data).fields.get("superseded_by")
         except (InputError, frontmatter.FrontmatterError):
             continue
         if isinstance(value, str) and value and value != entry_id:
