@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver.tools import Tool
 from mcp.types import CallToolResult, ToolAnnotations
 
 from git_memzoi import __version__
@@ -41,9 +42,10 @@ INSTRUCTIONS = (
     "Governed project memory kept in this git repository. Search and precheck before editing; build "
     "a context pack for a task; propose_memory records a proposal for human review (pending) and never "
     "applies it; review_inbox lists what waits for review; read_memory (or the memzoi://record/{id} and "
-    "memzoi://entry/{id} resources) reads one memory by id, whole or by heading within a budget. To capture a Markdown file: plan_capture_v1, ask "
-    "your user to accept, edit, reject or defer each candidate, then submit_capture_decisions_v1 with the "
-    "plan_id. Records marked suspect may be stale: verify before relying on them."
+    "memzoi://entry/{id} resources) reads one memory by id, whole or by heading within a budget. To capture a "
+    "Markdown file: plan_capture_v1, ask your user to accept, edit, reject or defer each candidate, then "
+    "submit_capture_decisions_v1 with the plan_id. Records marked suspect may be stale: verify before relying on "
+    "them."
 )
 
 logger = logging.getLogger("git_memzoi.mcp")
@@ -424,10 +426,8 @@ class _Server:
         """
         from git_memzoi.memzoi import record_show
 
-        def body() -> dict[str, Any]:
-            if max_chars is not None and max_chars < 0:
-                raise ToolFailure("max_chars must be 0 or more", "bad_max_chars")
-            return record_show.show(
+        return self.run(
+            lambda: record_show.show(
                 self._context(),
                 memory_id,
                 max_chars=max_chars,
@@ -435,8 +435,7 @@ class _Server:
                 projection=projection,
                 heading_paths=heading_paths or (),
             ).to_json()
-
-        return self.run(body)
+        )
 
 
 def _capture_source(schema: str, sources: list[dict[str, Any]], extractor: dict[str, Any]) -> tuple[str, str]:
@@ -493,8 +492,8 @@ def build_server(project_root: Path, *, watch: bool = False) -> MCPServer:
     from git_memzoi.mcp import prompts, resources
 
     impl = _Server(project_root, watch)
-    tools = [checked(getattr(impl, name), name, _annotations(name)) for name in TOOL_NAMES]
-    server = _Memzoi("memzoi", version=__version__, instructions=INSTRUCTIONS, tools=list(tools), log_level="WARNING")
+    tools: list[Tool] = [checked(getattr(impl, name), name, _annotations(name)) for name in TOOL_NAMES]
+    server = _Memzoi("memzoi", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
     resources.register(server, impl)
     prompts.register(server, impl)
     return server

@@ -166,6 +166,7 @@ def test_read_memory_tool_matches_show(served: Repo) -> None:
             "not_found": {"memory_id": "nope"},
             "no_heading": {"memory_id": "m1", "heading_paths": [["Nope"]]},
             "bad_projection": {"memory_id": "m1", "projection": "outline"},
+            "negative": {"memory_id": "m1", "max_chars": -1},
         }
         return {key: call(await session.call_tool("read_memory", args)) for key, args in calls.items()}
 
@@ -175,10 +176,11 @@ def test_read_memory_tool_matches_show(served: Repo) -> None:
     assert out["sections"] == (False, sections)
     assert sections["context"]["slices"][0]["text"] == "## How\n\n"
     assert out["metadata"] == (False, cli_json(served, "show", "billing-rule", "--projection", "metadata"))
-    assert {key: out[key][1]["error"]["code"] for key in ("not_found", "no_heading", "bad_projection")} == {
+    assert {key: out[key][1]["error"]["code"] for key in ("not_found", "no_heading", "bad_projection", "negative")} == {
         "not_found": "target_not_found",
         "no_heading": "target_not_found",
         "bad_projection": "invalid_projection",
+        "negative": "bad_max_chars",
     }
 
 
