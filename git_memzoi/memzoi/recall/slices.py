@@ -33,6 +33,7 @@ from git_memzoi.errors import InputError
 
 PROJECTIONS = ("metadata", "sections", "full")
 SECTION_BUDGET = 6000  # UTF-16 code units, the seed's default for a section projection
+MAX_LISTED = 10  # heading paths a target_not_found message names
 
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*))?$")
 _CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
@@ -239,13 +240,18 @@ def validate(projection: str, heading_paths: Sequence[Sequence[str]], max_chars:
 
 
 def _section(data: bytes, body_start: int, path: tuple[str, ...]) -> tuple[int, int]:
-    hits = [h for h in headings(data, body_start) if h.path == path]
-    shown = "/".join(t.replace("/", "\\/") for t in path)
+    found = headings(data, body_start)
+    hits = [h for h in found if h.path == path]
     if not hits:
-        raise HeadingNotFound(f"no heading {shown!r} (give the titles from the outermost heading down)")
+        known = list(dict.fromkeys(_shown(h.path) for h in found if all(h.path)))
+        listed = ", ".join(known[:MAX_LISTED]) + (", ..." if len(known) > MAX_LISTED else "")
+        raise HeadingNotFound(
+            f"no heading {_shown(path)!r}: give the titles from the outermost heading down"
+            + (f" ({listed})" if listed else " (the body has no headings)")
+        )
     if len(hits) > 1:
         lines = ", ".join(str(_line_of(data, h.start)) for h in hits)
-        raise AmbiguousHeading(f"heading {shown!r} names {len(hits)} sections (lines {lines})")
+        raise AmbiguousHeading(f"heading {_shown(path)!r} names {len(hits)} sections (lines {lines})")
     return hits[0].start, hits[0].end
 
 
@@ -284,6 +290,11 @@ def _budgeted(
         file_lines=lines,
         sha256=hashlib.sha256(data).hexdigest(),
     )
+
+
+def _shown(path: Sequence[str]) -> str:
+    """A heading path as ``--heading`` takes it (``Title/Section``, a slash in a title as ``\\/``)."""
+    return "/".join(t.replace("/", "\\/") for t in path)
 
 
 def _line_of(data: bytes, offset: int) -> int:

@@ -211,7 +211,12 @@ def test_text_output_names_each_slice(repo: Repo, record: bytes) -> None:
             "heading paths select sections: use the sections projection, not metadata",
         ),
         (["--heading", "Use pnpm//Context"], "invalid_projection", "heading path 'Use pnpm//Context' has an empty"),
-        (["--heading", "Context"], "target_not_found", "no heading 'Context'"),
+        (
+            ["--heading", "Context"],
+            "target_not_found",
+            "no heading 'Context': give the titles from the outermost heading down (Use pnpm, Use pnpm/Context, "
+            "Use pnpm/Context/Details, Use pnpm/Consequences, Use pnpm/Twice)\n",
+        ),
         (["--heading", "Use pnpm/Twice"], "ambiguous_target", "heading 'Use pnpm/Twice' names 2 sections"),
     ],
 )
