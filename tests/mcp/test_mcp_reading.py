@@ -212,3 +212,9 @@ def test_schema_errors_are_structured_with_a_stable_code(served: Repo) -> None:
     assert out["missing"][1]["error"]["message"] == (
         "read_memory: arguments do not fit the tool's schema (memory_id: Field required)"
     )
+
+
+def test_hints_name_exactly_the_registered_tools() -> None:
+    """A tool added to TOOL_NAMES without a row in TOOL_HINTS cannot be served (build_server fails), and a row
+    for a tool that is gone is caught here."""
+    assert sorted(TOOL_HINTS) == sorted(TOOL_NAMES)
