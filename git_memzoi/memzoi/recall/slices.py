@@ -24,21 +24,21 @@ Rules, as vault-memory defines them:
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 
 PROJECTIONS = ("metadata", "sections", "full")
 SECTION_BUDGET = 6000  # UTF-16 code units, the seed's default for a section projection
 MAX_LISTED = 10  # heading paths a target_not_found message names
 
-_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+(.*))?$")
-_CLOSING = re.compile(r"(?:^|[ \t]+)#+[ \t]*$")
-_FENCE = re.compile(r" {0,3}(`{3,}|~{3,})(.*)$")
-_LINE = re.compile(rb"[^\n]*\n|[^\n]+")
+_ATX = lazy(r" {0,3}(#{1,6})(?:[ \t]+(.*))?$")
+_CLOSING = lazy(r"(?:^|[ \t]+)#+[ \t]*$")
+_FENCE = lazy(r" {0,3}(`{3,}|~{3,})(.*)$")
+_LINE = lazy(rb"[^\n]*\n|[^\n]+")
 
 
 class InvalidProjection(InputError):
