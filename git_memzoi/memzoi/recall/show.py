@@ -53,6 +53,8 @@ class Shown:
     cut to ``max_chars`` characters when given (``truncated`` then says whether anything was cut);
     ``budget_used``: characters of body shown. ``supersedes``: older ids, nearest first; ``superseded_by``: newer
     ids, nearest first (for an entry, through its ``superseded_by`` field). ``suspect``: ``{"reasons": [{reason, message, evidence}, ...]}`` or ``None``.
+    ``valid_at``: whether the as-of instant (:meth:`Workspace.recall_at`) lies in its ``[valid_from, valid_to)``;
+    a direct read shows the memory either way (vault-memory F07).
     """
 
     id: str
@@ -67,6 +69,7 @@ class Shown:
     envelope: Mapping[str, Any] | None
     suspect: Mapping[str, Any] | None
     store: str = "record"
+    valid_at: bool = True  # inside its business validity at the as-of instant (records/validity.py)
 
     @property
     def budget_used(self) -> int:
@@ -88,6 +91,7 @@ class Shown:
             "lineage": {"supersedes": list(self.supersedes), "superseded_by": list(self.superseded_by)},
             "envelope": None if self.envelope is None else dict(self.envelope),
             "suspect": None if self.suspect is None else dict(self.suspect),
+            "valid_at": self.valid_at,
         }
 
 
@@ -138,7 +142,15 @@ def _show_record(ws: Workspace, record: Record, records: Mapping[str, Record], m
         (older, newer),
         None if record.memkeep is None else dict(record.memkeep),
         suspect.assess(ws, [row]).get(record.id),
+        _valid_at(ws, fields),
     )
+
+
+def _valid_at(ws: Workspace, fields: Mapping[str, Any]) -> bool:
+    """Whether :meth:`Workspace.recall_at` lies in the interval of ``fields`` (validated when it was read)."""
+    from git_memzoi.memzoi.records import validity
+
+    return validity.interval(fields).contains(ws.recall_at())
 
 
 ENTRY_ENVELOPE = ("anchor", "scope", "verified_at", "ttl_days", "explains", "check")
@@ -168,6 +180,7 @@ def _show_entry(ws: Workspace, entry_id: str, files: Mapping[str, tuple[Any, str
         entry_lineage(entry_id, _successors(ws, files)),
         envelope or None,
         suspect.assess_entries(ws, [entry_id]).get(entry_id),
+        _valid_at(ws, doc.fields),
     )
 
 
@@ -181,6 +194,7 @@ def _shown(
     chain: tuple[tuple[str, ...], tuple[str, ...]],
     envelope: Mapping[str, Any] | None,
     mark: Mapping[str, Any] | None,
+    valid_at: bool = True,
 ) -> Shown:
     shown = body if max_chars is None else body[:max_chars]
     return Shown(
@@ -196,6 +210,7 @@ def _shown(
         envelope=None if envelope is None else _plain(envelope),
         suspect=mark,
         store=kind,
+        valid_at=valid_at,
     )
 
 
