@@ -154,14 +154,11 @@ def options(valid_from: str | None, valid_to: str | None) -> dict[str, str]:
         ValidityError: see :func:`interval` (``invalid_validity``; nothing written).
     """
     given = {k: v for k, v in (("valid_from", valid_from), ("valid_to", valid_to)) if v is not None}
-    opts = {k.replace("_", "-"): v for k, v in given.items()}
     try:
         interval(given)
-    except ValidityError as exc:
-        for key, flag in (("valid_from", "--valid-from"), ("valid_to", "--valid-to")):
-            if exc.message.startswith(key) and flag.lstrip("-") in opts:
-                raise ValidityError(flag + exc.message[len(key) :]) from None
-        raise
+    except ValidityError as exc:  # named as the user typed them
+        text = exc.message.replace("valid_from", "--valid-from").replace("valid_to", "--valid-to")
+        raise ValidityError(text) from None
     return {k: v.strip() for k, v in given.items()}
 
 
