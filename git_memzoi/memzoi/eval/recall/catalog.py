@@ -49,8 +49,12 @@ class Known:
 
     @classmethod
     def of(cls, record: Record, destination: str, now: dt.datetime) -> Known:
-        """The catalog entry of a parsed record (its retention decided at ``now``)."""
+        """The catalog entry of a parsed record (its retention decided at ``now``; outside its business validity
+        at ``now`` it is ``query_only`` too: the corpus's ``expired`` category, records/validity.py)."""
+        from git_memzoi.memzoi.records import validity
         from git_memzoi.memzoi.records.retention import decide
+
+        span = validity.interval({"valid_from": record.valid_from, "valid_to": record.valid_to})
 
         return cls(
             record.id,
@@ -61,7 +65,7 @@ class Known:
             record.visibility,
             tuple(record.applies_to),
             record.status,
-            decide(record, now).state == "query_only",
+            decide(record, now).state == "query_only" or not span.contains(now),
             record.source,
             record.source_ref,
             record.proposal_id,
@@ -190,8 +194,9 @@ def check_semantics(corpus: Corpus) -> None:
 
     Every surface appears; each required forbidden category has an opportunity; relevant and forbidden ids
     (but ``prohibited`` ones, which name records that must not exist) name fixtures; ``stale`` ids are inactive
-    and not expired; ``expired`` ids are ``status: expired`` or past their retention boundary; ``scope`` ids lie
-    outside the case's scope kind, scope id or path; ``destination`` ids live in a plane the case does not read.
+    and not expired; ``expired`` ids are ``status: expired``, past their retention boundary or outside their
+    business validity; ``scope`` ids lie outside the case's scope kind, scope id or path; ``destination`` ids
+    live in a plane the case does not read.
 
     Raises:
         CorpusError: the first violation (``corpus_missing_surface``, ``corpus_missing_opportunity``,
@@ -250,7 +255,7 @@ def _check(case: Case, category: str, known: Known, where: str) -> None:
     if category == "stale" and (known.status in ("active", "expired") or known.query_only):
         problem = "a stale id must be inactive (superseded, tombstoned ...) and not expired"
     elif category == "expired" and not (known.status == "expired" or known.query_only):
-        problem = "an expired id must be status expired or past its retention boundary at evaluated_at"
+        problem = "an expired id must be status expired, past its retention boundary or outside its validity at evaluated_at"
     elif category == "scope" and in_scope(case, known):
         problem = "a scope id must lie outside the case's scope kind, scope id or path"
     elif category == "destination" and known.destination in case.requested_destinations():
