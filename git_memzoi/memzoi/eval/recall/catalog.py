@@ -255,7 +255,9 @@ def _check(case: Case, category: str, known: Known, where: str) -> None:
     if category == "stale" and (known.status in ("active", "expired") or known.query_only):
         problem = "a stale id must be inactive (superseded, tombstoned ...) and not expired"
     elif category == "expired" and not (known.status == "expired" or known.query_only):
-        problem = "an expired id must be status expired, past its retention boundary or outside its validity at evaluated_at"
+        problem = (
+            "an expired id must be status expired, past its retention boundary or outside its validity at evaluated_at"
+        )
     elif category == "scope" and in_scope(case, known):
         problem = "a scope id must lie outside the case's scope kind, scope id or path"
     elif category == "destination" and known.destination in case.requested_destinations():
