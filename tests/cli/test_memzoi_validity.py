@@ -194,3 +194,11 @@ def test_memkeep_entries_take_the_same_interval(root: Repo) -> None:
     violations = [v for v in json.loads(lint.stdout)["violations"] if v["rule"] == "invalid_validity"]
     assert [(v["id"], v["field"]) for v in violations] == [("release-broken", "valid_to")]
     assert violations[0]["message"] == "valid_to: '2026-02-30' is not a calendar date; recall leaves the entry out"
+
+
+def test_expiry_names_the_validity_exclusion(root: Repo) -> None:
+    repos.write_record(root, "release-freeze", "Release freeze", "No release.", valid_to=MIDNIGHT)
+    out = ok_json(root, "expiry", "release-freeze")
+    assert (out["current_assertion"], out["exclusions"]) == (False, [{"kind": "validity", "state": "no_longer_valid"}])
+    later = ok_json(root, "expiry", "release-freeze", env={"MEMZOI_NOW": "2026-07-09T23:59:59.999Z"})
+    assert (later["current_assertion"], later["exclusions"]) == (True, [])
