@@ -1,13 +1,13 @@
 """Locked records: ``locked: true`` protects a human-reviewed record from every governed change (io: reads one file).
 
-vault-memory README "Document locks": only the boolean ``true`` locks (``false`` or an absent field do not; any
-other value makes the record invalid, :func:`~git_memzoi.memzoi.records.okf.record_from_fields`). The lock is read from the record file as it is
-on disk at the moment of the change - never from the derived index, never from the incoming change - so a
-packet carrying ``locked: false`` or a matching ``expected_hash`` cannot get past it. ``supersede``,
-``tombstone``, ``verify`` (heal or mark stale), ``capture apply`` and ``import apply`` refuse with
-``record_locked`` before any other check, and nothing is written. Unlocking is a human edit of the file (the
-commit guard warns when a commit does it, :mod:`git_memzoi.integrations.guard`). Locked records stay readable
-and searchable.
+vault-memory README "Document locks": only the boolean ``true`` locks; ``false`` or an absent field do not, and
+any other value makes the record invalid (:func:`~git_memzoi.memzoi.records.okf.record_from_fields`). The lock
+is read from the record file as it is on disk when the change starts - never from the derived index, never from
+the incoming change, so nothing a caller sends gets past it. ``supersede``, ``tombstone``, ``verify`` (heal or
+mark stale) and the apply of a packet that would change the record (``proposal-files apply``: what capture,
+import and session-end queue) refuse with ``record_locked`` and write nothing; the direct commands and a named
+``verify`` check it before any other check. Unlocking is a human edit of the file (the pre-commit hook warns
+when a commit does it, :mod:`git_memzoi.integrations.guard`). Locked records stay readable and searchable.
 """
 
 from __future__ import annotations
