@@ -335,15 +335,17 @@ def module_level_compiles(module: Path) -> list[int]:
     for node in tree.body:
         value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
         func = value.func if isinstance(value, ast.Call) else None
-        if isinstance(func, ast.Attribute) and func.attr == "compile" and isinstance(func.value, ast.Name):
-            if func.value.id == "re":
-                found.append(node.lineno)
+        is_re = isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id == "re"
+        if is_re and func.attr == "compile":  # type: ignore[union-attr]
+            found.append(node.lineno)
     return found
 
 
 def test_the_module_level_compile_finder_sees_one(tmp_path: Path) -> None:
     module = tmp_path / "m.py"
-    module.write_text("import re\nA = re.compile('a')\nB: object = re.compile('b')\ndef f():\n    return re.compile('c')\n")
+    module.write_text(
+        "import re\nA = re.compile('a')\nB: object = re.compile('b')\ndef f():\n    return re.compile('c')\n"
+    )
     assert module_level_compiles(module) == [2, 3]
 
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_memzoi.cli.app import ID, actor_option, emit_json, json_option
-from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json, watch_options, watch_request
+from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json, validity_options, watch_options, watch_request
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
@@ -88,6 +88,7 @@ def _outcome(verb: str, outcome: review.Outcome, as_json: bool) -> None:
     "search --path and context --path match.",
 )
 @watch_options
+@validity_options
 @click.option("--title", default=None, help="One-line title.")
 @click.option("--body", default=None, help="The memory itself.")
 @actor_option
@@ -110,6 +111,8 @@ def propose(
     ttl_days: int | None,
     check_cmd: str | None,
     check_safe: bool,
+    valid_from: str | None,
+    valid_to: str | None,
     title: str | None,
     body: str | None,
     actor: str | None,
@@ -143,6 +146,8 @@ def propose(
         source_ref=source_ref,
         actor=actor,
         applies_to=applies_to,
+        valid_from=valid_from,
+        valid_to=valid_to,
     )
     watch = watch_request(scope_globs, anchor, ttl_days, check_cmd, check_safe)
     override = "manual" if manual else "auto" if auto_approve else None

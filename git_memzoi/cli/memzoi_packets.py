@@ -47,6 +47,23 @@ def watch_options(command: F) -> F:
     return command
 
 
+def validity_options(command: F) -> F:
+    """Add ``--valid-from`` / ``--valid-to`` (business validity, half-open; records/validity.py)."""
+    for option in (
+        click.option(
+            "--valid-to", default=None, metavar="WHEN", help="Valid until (exclusive): ISO 8601 with a zone, or a date."
+        ),
+        click.option(
+            "--valid-from",
+            default=None,
+            metavar="WHEN",
+            help="Valid from (inclusive): ISO 8601 with a zone, or a date.",
+        ),
+    ):
+        command = option(command)
+    return command
+
+
 def watch_request(
     scope_globs: tuple[str, ...], anchor: str | None, ttl_days: int | None, check_cmd: str | None, check_safe: bool
 ) -> Any:
@@ -256,6 +273,7 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
 @click.option("--source-kind", default=None, help="Evidence kind, e.g. pr, issue, commit.")
 @click.option("--source-ref", default=None, help="Evidence locator, e.g. a URL.")
 @watch_options
+@validity_options
 @actor_option
 @json_option
 @click.pass_context
@@ -275,6 +293,8 @@ def supersede_cmd(
     ttl_days: int | None,
     check_cmd: str | None,
     check_safe: bool,
+    valid_from: str | None,
+    valid_to: str | None,
     actor: str | None,
     as_json: bool,
 ) -> None:
@@ -302,6 +322,8 @@ def supersede_cmd(
             source_kind=source_kind,
             source_ref=source_ref,
             watch=watch,
+            valid_from=valid_from,
+            valid_to=valid_to,
         ),
     )
     if as_json:

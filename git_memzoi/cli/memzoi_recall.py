@@ -33,16 +33,31 @@ _store = click.option(
     show_default=True,
     help="Which memory to read: memzoi records, memkeep entries (agent-memory/entries/), or both.",
 )
+_as_of = click.option(
+    "--as-of",
+    "as_of",
+    default=None,
+    metavar="WHEN",
+    help="Recall as of this instant (ISO 8601 with a zone, or a date = 00:00Z; default now).",
+)
+_history = click.option(
+    "--include-superseded", is_flag=True, help="Also recall superseded records (a historical query)."
+)
 
 
-def _opened(ctx: click.Context, path: str | None) -> tuple[Workspace, str | None]:
-    """The command's workspace and its ``--path`` made repository-relative as a git pathspec is (relative to the
+def _opened(
+    ctx: click.Context, path: str | None, as_of: str | None = None, include_superseded: bool = False
+) -> tuple[Workspace, str | None]:
+    """The command's workspace (recalling as of ``--as-of``, with ``--include-superseded``; a bad ``--as-of`` is
+    ``invalid_as_of``, exit 2) and its ``--path`` made repository-relative as a git pathspec is (relative to the
     start directory), refused (exit 2, ``path_outside_repo``) before anything is read or the index refreshed
     when it leaves the repository."""
     from git_memzoi.cli.workspace import start_dir
     from git_memzoi.core.paths import request_path
+    from git_memzoi.memzoi import validity
 
-    ws = open_workspace(ctx)
+    when = validity.parse_as_of(as_of)
+    ws = open_workspace(ctx).viewing(when, include_superseded)
     return ws, request_path(path, ws.layout.root, start_dir(ctx))
 
 
@@ -89,6 +104,8 @@ def _suspect_note(suspect: recall_schema.SuspectJson | None) -> str:
     show_default=True,
     help="At most this many results (0 means 10, at most 100).",
 )
+@_as_of
+@_history
 @json_option
 @click.pass_context
 def search(
@@ -101,6 +118,8 @@ def search(
     path: str | None,
     store: str,
     limit: int,
+    as_of: str | None,
+    include_superseded: bool,
     as_json: bool,
 ) -> None:
     """Full-text search over current repository records and memkeep entries (never local or session ones).
@@ -112,7 +131,7 @@ def search(
     """
     from git_memzoi.memzoi import search as run
 
-    ws, path = _opened(ctx, path)
+    ws, path = _opened(ctx, path, as_of, include_superseded)
     response = run.search(
         ws,
         query,
@@ -149,6 +168,8 @@ def search(
 @_local
 @_session
 @_store
+@_as_of
+@_history
 @json_option
 @click.pass_context
 def context(
@@ -159,6 +180,8 @@ def context(
     include_local: bool,
     include_session: bool,
     store: str,
+    as_of: str | None,
+    include_superseded: bool,
     as_json: bool,
 ) -> None:
     """Build a prompt-ready context pack for a task, within a size budget; repository records and memkeep
@@ -169,7 +192,7 @@ def context(
     """
     from git_memzoi.memzoi import context_pack as run
 
-    ws, path = _opened(ctx, path)
+    ws, path = _opened(ctx, path, as_of, include_superseded)
     pack = run.build(
         ws,
         task,
@@ -195,6 +218,8 @@ def context(
 @_local
 @_session
 @_store
+@_as_of
+@_history
 @json_option
 @click.pass_context
 def handoff(
@@ -205,6 +230,8 @@ def handoff(
     include_local: bool,
     include_session: bool,
     store: str,
+    as_of: str | None,
+    include_superseded: bool,
     as_json: bool,
 ) -> None:
     """Hand work over to another agent: the context pack plus the open review inbox counts (git memzoi review).
@@ -215,7 +242,7 @@ def handoff(
     """
     from git_memzoi.memzoi import context_pack as run
 
-    ws, path = _opened(ctx, path)
+    ws, path = _opened(ctx, path, as_of, include_superseded)
     result = run.handoff(
         ws,
         task=task,
@@ -238,6 +265,8 @@ def handoff(
 @click.option("--command", "command_text", default=None, help="The command about to run.")
 @click.option("--scope-kind", default=None, help="Only records of this scope kind.")
 @_store
+@_as_of
+@_history
 @json_option
 @click.pass_context
 def precheck(
@@ -247,6 +276,8 @@ def precheck(
     command_text: str | None,
     scope_kind: str | None,
     store: str,
+    as_of: str | None,
+    include_superseded: bool,
     as_json: bool,
 ) -> None:
     """List the risks, warnings and failed attempts that apply to a planned change, and the memkeep entries
@@ -258,7 +289,7 @@ def precheck(
     """
     from git_memzoi.memzoi import precheck as run
 
-    ws, path = _opened(ctx, path)
+    ws, path = _opened(ctx, path, as_of, include_superseded)
     result = run.precheck(ws, path=path, action=action, command=command_text, scope_kind=scope_kind, store=store)
     if as_json:
         emit_json(result.to_json())
@@ -302,6 +333,7 @@ def precheck(
     "the JSON says truncated and budget_used.",
 )
 @_store
+@_as_of
 @json_option
 @click.pass_context
 def show(
@@ -311,6 +343,7 @@ def show(
     headings: tuple[str, ...],
     max_chars: int | None,
     store: str,
+    as_of: str | None,
     as_json: bool,
 ) -> None:
     """Show one repository record or memkeep entry: its fields, body, lineage, envelope and suspect reasons.
@@ -320,10 +353,17 @@ def show(
     Example: git memzoi show use-pnpm --heading "Use pnpm/Context" --max-chars 400 --json
     """
     from git_memzoi.memzoi import record_show as run
+    from git_memzoi.memzoi import validity
 
+    when = validity.parse_as_of(as_of)
     paths = [run.parse_heading_path(h) for h in headings]
     shown = run.show(
-        open_workspace(ctx), target, max_chars=max_chars, store=store, projection=projection, heading_paths=paths
+        open_workspace(ctx).viewing(when),
+        target,
+        max_chars=max_chars,
+        store=store,
+        projection=projection,
+        heading_paths=paths,
     )
     if as_json:
         emit_json(shown.to_json())
@@ -332,6 +372,8 @@ def show(
     title = fields.get("title") if shown.store == "record" else (shown.body.strip().splitlines() or [""])[0]
     click.echo(f"{shown.id}\t{fields.get('type')}\t{fields.get('status')}\t{title}")
     click.echo(f"file: {shown.path}")
+    if not shown.valid_at:
+        click.echo("not valid at the as-of instant (valid_from / valid_to)")
     if shown.supersedes or shown.superseded_by:
         click.echo(f"supersedes: {', '.join(shown.supersedes) or '-'}")
         click.echo(f"superseded by: {', '.join(shown.superseded_by) or '-'}")

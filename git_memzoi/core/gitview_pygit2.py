@@ -304,6 +304,17 @@ class Pygit2RepoView(TreeDiffs):
             return True
         return False
 
+    def head_blob(self, path: str) -> bytes | None:
+        """The bytes of ``path`` in HEAD's tree, or ``None`` (no commits, no such file, not a file)."""
+        head = self.head()
+        if head is None:
+            return None
+        try:
+            obj = self._repo[head].peel(self._pygit2.Tree)[path]
+        except (KeyError, ValueError):
+            return None
+        return bytes(obj.data) if isinstance(obj, self._pygit2.Blob) else None
+
     @property
     def common_dir(self) -> Path:
         """The repository's common git dir: the main ``.git`` of a linked worktree (hooks live there)."""

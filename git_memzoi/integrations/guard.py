@@ -68,6 +68,7 @@ class GuardResult:
     touched: tuple[tuple[str, str], ...] = ()  # (entry id, entry path)
     note: str | None = None  # why there was no memory to check (:func:`memory_store`), said on stderr
     committed: frozenset[str] = frozenset()  # the checked paths read from the working tree, not the index
+    unlocked: tuple[str, ...] = ()  # staged records whose HEAD version says locked: true and this one does not
 
     @property
     def only_committed(self) -> bool:
@@ -106,6 +107,7 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     store, note = memory_store(view.root)
     store_rel = store.rel if store is not None else None
     findings: list[Finding] = []
+    unlocked: list[str] = []
     staged = _Staged()
     files: list[tuple[str, int, Callable[[], bytes]]] = [
         (path, mode, partial(view.blob_bytes, blob)) for path, blob, mode in staged_files
@@ -143,6 +145,8 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
         name = path.rsplit("/", 1)[-1]
         if path.endswith(".md") and path.startswith(memory_files.RECORDS) and name not in _IGNORED_RECORD_FILES:
             findings.extend(_record_findings(view.root, path, data))
+            if _unlocks(view.head_blob(path), data):
+                unlocked.append(path)
         elif path.endswith(".md") and path.startswith(memory_files.PROPOSALS):
             findings.extend(_packet_findings(path, data))
         elif in_store and path.endswith(".md"):
@@ -153,7 +157,21 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
     touched = _touched(entries, sorted(p for p, _, _ in staged_files))
     committed = frozenset(path for path, _, _ in files[len(staged_files) :])
-    return GuardResult(tuple(_unique(findings)), touched, note, committed)
+    return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked))
+
+
+def _unlocks(before: bytes | None, after: bytes) -> bool:
+    """Whether a record's committed version (``before``; ``None``: new) says ``locked: true`` and the staged one
+    (``after``) does not: unlocking is a human edit, which the hook warns about, never blocks (records/lock.py)."""
+    from git_memzoi.memzoi import record_store
+
+    def locked(data: bytes) -> bool:
+        try:
+            return record_store.parse_fields(data)[1].get("locked") is True
+        except MemzoiError:  # an unparsable file: the record findings name it
+            return False
+
+    return before is not None and locked(before) and not locked(after)
 
 
 def _worktree_files(

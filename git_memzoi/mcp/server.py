@@ -94,6 +94,12 @@ class _Server:
         """A fresh :class:`~git_memzoi.memzoi.workspace.Workspace` of the repository (resources and prompts)."""
         return self._context()
 
+    def _view(self, as_of: str | None, include_superseded: bool) -> Any:
+        """The workspace recalling as of ``as_of`` (``invalid_as_of`` when it is no instant or date)."""
+        from git_memzoi.memzoi import validity
+
+        return self._context().viewing(validity.parse_as_of(as_of), include_superseded)
+
     def run(self, body: Callable[[], Mapping[str, Any]]) -> CallToolResult:
         """Call ``body``; its expected failures become structured tool errors, never a crash."""
         try:
@@ -112,13 +118,15 @@ class _Server:
         path_prefix: str | None = None,
         limit: int = 10,
         store: str = "all",
+        as_of: str | None = None,
+        include_superseded: bool = False,
     ) -> CallToolResult:
         """Full-text search over current repository records and memkeep entries, best first; suspect ones are
         marked (and follow trusted ones of equal rank); each result names its store (record or entry).
 
         Args: query (any text); scope_kind|scope; type|memory_type; path|path_prefix (an ancestor,
         descendant or /** glob, repository-relative); limit (0 means 10, at most 100); store (records,
-        entries or all).
+        entries or all); as_of (ISO 8601 instant with a zone, or a date; default now); include_superseded.
         """
         from git_memzoi.memzoi import search
 
@@ -129,7 +137,13 @@ class _Server:
             if limit < 0:
                 raise ToolFailure("limit must be 0 or more", "bad_limit")
             return search.search(
-                self._context(), query, scope_kind=kind, memory_type=mtype, path=where, limit=limit, store=store
+                self._view(as_of, include_superseded),
+                query,
+                scope_kind=kind,
+                memory_type=mtype,
+                path=where,
+                limit=limit,
+                store=store,
             ).to_json()
 
         return self.run(body)
@@ -149,18 +163,21 @@ class _Server:
         include_local: bool = False,
         include_session: bool = False,
         store: str = "all",
+        as_of: str | None = None,
+        include_superseded: bool = False,
     ) -> CallToolResult:
         """A prompt-ready context pack for a task within a size budget (approx_words, default 400).
 
         Repository records and memkeep entries (store: records, entries or all) unless include_local /
         include_session add runtime memory; a suspect memory is packed after trusted ones of the same relevance.
+        as_of (ISO 8601 instant with a zone, or a date; default now) and include_superseded look at the past.
         """
         from git_memzoi.memzoi import context_pack
 
         def body() -> recall_schema.ContextPackJson:
             where = _pick("path", path, path_prefix, "path_prefix")
             return context_pack.build(
-                self._context(),
+                self._view(as_of, include_superseded),
                 task,
                 path=where,
                 token_budget=token_budget,
@@ -194,6 +211,8 @@ class _Server:
         ttl_days: int | None = None,
         check: str | None = None,
         check_safe: bool = False,
+        valid_from: str | None = None,
+        valid_to: str | None = None,
     ) -> CallToolResult:
         """Record a memory proposal for human review: the result's status is pending. Never applies or approves.
 
@@ -205,6 +224,7 @@ class _Server:
         applies_to: repo-relative paths (or folder/**) the memory is about, which precheck_path matches.
         scope_globs, anchor, ttl_days, check, check_safe: the earned envelope (propose --scope, --anchor ...):
         the record turns suspect when a file in scope_globs (default: applies_to) changes after anchor (HEAD).
+        valid_from, valid_to: its business validity [from, to), ISO 8601 with a zone or a date (00:00Z).
         """
         from git_memzoi.memzoi import envelope, inbox
 
@@ -222,6 +242,8 @@ class _Server:
                 source_ref=source_ref,
                 actor=actor or "mcp",
                 applies_to=applies_to or (),
+                valid_from=valid_from,
+                valid_to=valid_to,
             )
             watch = envelope.make_request(
                 scope=scope_globs, anchor=anchor, ttl_days=ttl_days, check=check, check_safe=check_safe
@@ -264,6 +286,7 @@ class _Server:
                 "source_ref": draft.source_ref,
                 "applies_to": list(draft.applies_to),
                 "actor": draft.actor,
+                **dict(draft.validity),
             }
             proposal = result.proposal
             return {
@@ -292,23 +315,44 @@ class _Server:
         scope_kind: str | None = None,
         scope: str | None = None,
         store: str = "all",
+        as_of: str | None = None,
+        include_superseded: bool = False,
     ) -> CallToolResult:
         from git_memzoi.memzoi import precheck
 
         def body() -> recall_schema.PrecheckJson:
             kind = _pick("scope_kind", scope_kind, scope, "scope")
             return precheck.precheck(
-                self._context(), path=path, action=action, command=command, scope_kind=kind, store=store
+                self._view(as_of, include_superseded),
+                path=path,
+                action=action,
+                command=command,
+                scope_kind=kind,
+                store=store,
             ).to_json()
 
         return self.run(body)
 
     def precheck_path(
-        self, path: str, scope_kind: str | None = None, scope: str | None = None, store: str = "all"
+        self,
+        path: str,
+        scope_kind: str | None = None,
+        scope: str | None = None,
+        store: str = "all",
+        as_of: str | None = None,
+        include_superseded: bool = False,
     ) -> CallToolResult:
         """The risks, warnings and failed attempts that apply to changing a path, and the memkeep entries whose
-        scope covers it (store: records, entries or all), each with its citation; suspect ones first."""
-        return self._precheck(path=path, scope_kind=scope_kind, scope=scope, store=store)
+        scope covers it (store: records, entries or all), each with its citation; suspect ones first. as_of
+        (an instant with a zone, or a date; default now) and include_superseded look at the past."""
+        return self._precheck(
+            path=path,
+            scope_kind=scope_kind,
+            scope=scope,
+            store=store,
+            as_of=as_of,
+            include_superseded=include_superseded,
+        )
 
     def precheck_action(
         self,
@@ -317,9 +361,20 @@ class _Server:
         scope_kind: str | None = None,
         scope: str | None = None,
         store: str = "all",
+        as_of: str | None = None,
+        include_superseded: bool = False,
     ) -> CallToolResult:
-        """The memory warnings that apply to a planned action (in words), optionally at a path."""
-        return self._precheck(path=path, action=action, scope_kind=scope_kind, scope=scope, store=store)
+        """The memory warnings that apply to a planned action (in words), optionally at a path (as_of,
+        include_superseded: as precheck_path)."""
+        return self._precheck(
+            path=path,
+            action=action,
+            scope_kind=scope_kind,
+            scope=scope,
+            store=store,
+            as_of=as_of,
+            include_superseded=include_superseded,
+        )
 
     def precheck_command(
         self,
@@ -328,9 +383,20 @@ class _Server:
         scope_kind: str | None = None,
         scope: str | None = None,
         store: str = "all",
+        as_of: str | None = None,
+        include_superseded: bool = False,
     ) -> CallToolResult:
-        """The memory warnings that apply to a command about to run, optionally at a path."""
-        return self._precheck(path=path, command=command, scope_kind=scope_kind, scope=scope, store=store)
+        """The memory warnings that apply to a command about to run, optionally at a path (as_of,
+        include_superseded: as precheck_path)."""
+        return self._precheck(
+            path=path,
+            command=command,
+            scope_kind=scope_kind,
+            scope=scope,
+            store=store,
+            as_of=as_of,
+            include_superseded=include_superseded,
+        )
 
     def plan_capture_v1(
         self, sources: list[dict[str, Any]], extractor: dict[str, Any], schema: str = "memzoi/capture-request-v1"
@@ -412,6 +478,7 @@ class _Server:
         heading_paths: list[list[str]] | None = None,
         max_chars: int | None = None,
         store: str = "all",
+        as_of: str | None = None,
     ) -> CallToolResult:
         """One repository record or memkeep entry by id (or a prefix naming one), as `git memzoi show --json`:
         its fields, lineage (supersedes chain), envelope and suspect reasons, and its body.
@@ -421,14 +488,15 @@ class _Server:
         outermost heading down (imply sections). max_chars: one budget in UTF-16 code units for all text (sections
         default to 6000). Each slice carries start_byte/end_byte and start_line/end_line of the whole file,
         original_chars and truncated; excluded lists what the budget left out. store: records, entries or all.
+        as_of: the instant valid_at is judged at (ISO 8601 with a zone, or a date; default now).
         Errors: target_not_found, ambiguous_target (an id or heading path naming none or several),
-        invalid_projection, content_withheld.
+        invalid_projection, invalid_as_of, content_withheld.
         """
         from git_memzoi.memzoi import record_show
 
         return self.run(
             lambda: record_show.show(
-                self._context(),
+                self._view(as_of, False),
                 memory_id,
                 max_chars=max_chars,
                 store=store,

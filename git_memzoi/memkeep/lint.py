@@ -154,7 +154,21 @@ def _entry_rules(entry: Entry, today: dt.date, size: int | None) -> list[Violati
     out.extend(_check_rules(entry))
     out.extend(_status_rules(entry))
     out.extend(_claim_rules(entry, size))
+    out.extend(_validity_rules(entry))
     return out
+
+
+def _validity_rules(entry: Entry) -> list[Violation]:
+    """``invalid_validity``: a ``valid_from`` / ``valid_to`` recall cannot read (the entry is left out of recall
+    until it is fixed; git_memzoi/memzoi/records/validity.py)."""
+    from git_memzoi.memzoi.records import validity
+
+    try:
+        validity.interval(entry.fields)
+    except validity.ValidityError as exc:
+        field = "valid_to" if exc.message.startswith("valid_to") else "valid_from"
+        return [_v(entry, field, "invalid_validity", f"{exc.message}; recall leaves the entry out")]
+    return []
 
 
 def _id_rules(entry: Entry) -> list[Violation]:

@@ -48,7 +48,8 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall import show as record_show
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
-    from git_memzoi.memzoi.records import conflicts, envelope, events, okf, secrets
+    from git_memzoi.memzoi.records import conflicts, envelope, events, okf, secrets, validity
+    from git_memzoi.memzoi.records import lock as record_lock
     from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.runtime import checkpoint as checkpoints
     from git_memzoi.memzoi.runtime import compact as compact_checkpoint
@@ -73,6 +74,8 @@ _FACE = {
     "secrets": "records.secrets",
     "events": "records.events",
     "record_store": "records.store",
+    "validity": "records.validity",
+    "record_lock": "records.lock",
     "packets": "proposals.packets",
     "proposal_files": "proposals.files",
     "inbox": "proposals.inbox",
@@ -145,6 +148,7 @@ __all__ = [
     "prompt_context",
     "proposal_files",
     "recall_schema",
+    "record_lock",
     "record_show",
     "record_store",
     "record_verify",
@@ -154,6 +158,7 @@ __all__ = [
     "session_config",
     "session_context",
     "session_end",
+    "validity",
     "workspace",
 ]
 

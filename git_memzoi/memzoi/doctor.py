@@ -119,13 +119,19 @@ def _records(layout: Layout) -> Check:
     scan = record_store.scan(layout)
     if scan.problems:
         names = ", ".join(p.path for p in scan.problems[:5])
+        # a hand-edited interval is named with its reason: recall leaves the file out (records/validity.py)
+        invalid = [p.reason for p in scan.problems if p.code == "invalid_validity"][:5]
+        why = f"; invalid validity, left out of recall: {'; '.join(invalid)}" if invalid else ""
         return Check(
             "records",
             "fail",
-            f"{len(scan.problems)} unreadable record file(s): {names}",
+            f"{len(scan.problems)} unreadable record file(s): {names}{why}",
             "fix or remove them; `git memzoi rebuild --json` lists the reasons",
         )
-    return Check("records", "ok", f"{len(scan.records)} canonical record(s) readable")
+    locked = sum(1 for r in scan.records if r.locked)  # records/lock.py: human-reviewed, refused to every change
+    return Check(
+        "records", "ok", f"{len(scan.records)} canonical record(s) readable" + (f", {locked} locked" if locked else "")
+    )
 
 
 def _conflicts(layout: Layout) -> Check:

@@ -5,6 +5,7 @@ Commands open a :class:`Workspace` and call one core function; results are typed
 
 from __future__ import annotations
 
+import datetime as dt
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,11 +18,28 @@ from git_memzoi.memzoi.layout import InitResult, Layout
 
 @dataclass(frozen=True)
 class Workspace:
-    """One command's world: the repository's Memzoi layout, the clock and the acting identity."""
+    """One command's world: the repository's Memzoi layout, the clock and the acting identity.
+
+    A recall may look at the past or the future: ``as_of`` (an aware instant; ``None``: the clock's now) is the
+    instant retention and business validity are judged at (records/validity.py), and ``include_superseded``
+    lets superseded records be recalled too (a historical query). Writes ignore both.
+    """
 
     layout: Layout
     clock: Clock = field(default_factory=SystemClock)
     actor: str = "cli"
+    as_of: dt.datetime | None = None
+    include_superseded: bool = False
+
+    def recall_at(self) -> dt.datetime:
+        """The instant a recall selects rows at: ``as_of``, else the clock's now."""
+        return self.as_of if self.as_of is not None else self.clock.now()
+
+    def viewing(self, as_of: dt.datetime | None = None, include_superseded: bool = False) -> Workspace:
+        """This workspace recalling at ``as_of`` (``None``: now) and with ``include_superseded``."""
+        from dataclasses import replace
+
+        return replace(self, as_of=as_of, include_superseded=include_superseded)
 
 
 def find_root(start: Path) -> Path:

@@ -51,6 +51,7 @@ class Draft:
     source_ref: str | None
     actor: str
     applies_to: tuple[str, ...] = ()
+    validity: tuple[tuple[str, str], ...] = ()  # (valid_from|valid_to, bound) pairs (records/validity.py)
 
     @property
     def repo_safe(self) -> bool:
@@ -63,6 +64,8 @@ class Draft:
         data = asdict(self)
         if not self.applies_to:  # absent when empty, so drafts without paths keep the ids they always had
             del data["applies_to"]
+        if not self.validity:  # the same for drafts without business validity
+            del data["validity"]
         text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return b"memzoi/inbox-proposal-id\0" + text.encode("utf-8")
 
@@ -80,13 +83,20 @@ def make_draft(
     source_ref: str | None = None,
     actor: str | None = None,
     applies_to: Sequence[str] = (),
+    valid_from: str | None = None,
+    valid_to: str | None = None,
 ) -> Draft:
     """Validate ``propose`` input, or raise InputError with a stable code (``invalid_type``, ``empty_title`` ...).
 
     Defaults: type ``fact``, scope and visibility ``repo``, sensitivity ``unknown``, actor ``cli``; the lane
     follows the type (procedure → procedural, episode → episodic, else semantic). ``applies_to`` (the packet's
     ``scope.paths``, the record's ``applies_to``) is trimmed, sorted and deduplicated (``invalid_applies_to``).
+    ``valid_from`` / ``valid_to`` (``--valid-from`` / ``--valid-to``) are checked first (``invalid_validity``,
+    :func:`git_memzoi.memzoi.records.validity.options`).
     """
+    from git_memzoi.memzoi.records.validity import options
+
+    bounds = tuple(options(valid_from, valid_to).items())
     memory_type = _choice("type", type or "fact", vocab.TYPES)
     inferred = {"procedure": "procedural", "episode": "episodic"}.get(memory_type, "semantic")
     return Draft(
@@ -101,6 +111,7 @@ def make_draft(
         source_ref=None if source_ref is None else _line("source_ref", source_ref, MAX_REF),
         actor=_line("actor", actor if actor is not None else "cli", MAX_SHORT),
         applies_to=tuple(sorted({_applies_to(item) for item in applies_to})),
+        validity=bounds,
     )
 
 
@@ -210,4 +221,5 @@ def build_packet(draft: Draft, prop_id: str, now: dt.datetime, *, memkeep: Mappi
         retention=retention,
         content_class=CONTENT_CLASS.get(draft.sensitivity, "unknown"),
         memkeep=memkeep,
+        validity=dict(draft.validity) or None,
     )

@@ -24,7 +24,6 @@ The saved bytes live only in the git-ignored private plane and are deleted when 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import os
 import threading
@@ -39,11 +38,26 @@ from git_memzoi.core.confine import confined, real_root
 from git_memzoi.errors import InputError, MemzoiError, ToolError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals.packets import REPO_SAFE, SensitivityBlocked
+from git_memzoi.memzoi.proposals.steps import (  # re-exported: their old home
+    Step as Step,
+)
+from git_memzoi.memzoi.proposals.steps import (
+    TargetError as TargetError,
+)
+from git_memzoi.memzoi.proposals.steps import (
+    check_target as check_target,
+)
+from git_memzoi.memzoi.proposals.steps import (
+    record_step as record_step,
+)
+from git_memzoi.memzoi.proposals.steps import (
+    status_step as status_step,
+)
 from git_memzoi.memzoi.records import events, okf, vocab
 from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.records.ids import free_record_id as free_record_id  # re-exported: its old home
 from git_memzoi.memzoi.records.ids import new_record_id
-from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
+from git_memzoi.memzoi.records.okf import Record, format_timestamp
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.records.envelope import Sealed, WatchRequest
@@ -52,24 +66,10 @@ if TYPE_CHECKING:
 JOURNAL = "journal.json"
 
 
-class TargetError(InputError):
-    """A supersede/tombstone target that fails a check: missing, inactive, private, cross-scope or newer."""
-
-    default_code = "invalid_target"
-
-
 class RollbackError(ToolError):
     """A failed operation whose rollback failed too; the journal is kept for :func:`repair` (exit 2)."""
 
     default_code = "rollback_failed"
-
-
-@dataclass(frozen=True)
-class Step:
-    """One file change of a guarded operation: write ``data`` to ``path``, or delete ``path`` when ``None``."""
-
-    path: Path
-    data: bytes | None
 
 
 @dataclass(frozen=True)
@@ -382,90 +382,6 @@ def _remove_tx(layout: Layout, txdir: Path) -> None:
     atomic.remove_dir(txdir, root=root)
 
 
-# ------------------------------------------------------------------------------------------------ steps and checks
-
-
-def check_target(
-    layout: Layout,
-    target_id: str,
-    *,
-    scope_kind: str | None,
-    scope_id: str | None,
-    not_after: dt.datetime | None,
-    where: str = "target",
-) -> Record:
-    """The active record ``target_id``, checked before any mutation (memzoi-spec.md §3 Apply).
-
-    Args:
-        scope_kind, scope_id: the scope the change claims; the target must have exactly this scope
-            (``scope_kind=None`` skips the scope check).
-        not_after: the target must not have been updated after this instant (the proposal's ``proposed_at``).
-        where: prefix for messages, e.g. ``".memzoi/proposals/pending/x.md: supersedes"``.
-
-    Raises:
-        TargetError: codes ``target_missing``, ``target_inactive``, ``target_cross_scope``, ``target_newer``.
-        RecordError: the target file is not a valid record.
-    """
-    try:
-        record = record_store.load(layout, target_id)
-    except InputError as exc:
-        if exc.code not in ("unknown_record", "bad_id"):
-            raise
-        raise TargetError(f"{where}: target record {target_id!r} does not exist", "target_missing") from None
-    if record.status != "active":
-        raise TargetError(f"{where}: target record {target_id!r} is {record.status}, not active", "target_inactive")
-    if scope_kind is not None and (record.scope, record.scope_id) != (scope_kind, scope_id):
-        raise TargetError(
-            f"{where}: target record {target_id!r} has scope {_scope(record.scope, record.scope_id)}, "
-            f"not {_scope(scope_kind, scope_id)}",
-            "target_cross_scope",
-        )
-    updated = parse_timestamp(record.updated_at)
-    if not_after is not None and updated is not None and updated > not_after:
-        raise TargetError(
-            f"{where}: target record {target_id!r} was updated at {record.updated_at}, after the "
-            f"proposal ({format_timestamp(not_after)})",
-            "target_newer",
-        )
-    return record
-
-
-def _scope(kind: str, scope_id: str | None) -> str:
-    return f"{kind}/{scope_id}" if scope_id else kind
-
-
-def status_step(layout: Layout, record_id: str, status: str) -> Step:
-    """The byte-stable rewrite of one record's ``status`` line (everything else, evidence included, kept)."""
-    path, _old, new = record_store.update_fields(layout, record_id, {"status": status})
-    return Step(path, new)
-
-
-def record_step(layout: Layout, record: Record) -> Step:
-    """The write of a new record file, checked to read back as the same record and to hold no credential
-    (``prohibited_content_detected``) before anything is written."""
-    from git_memzoi.memzoi.records.secrets import require_clean, require_clean_fields
-
-    text = okf.render(record)
-    path = record_store.record_path(layout, record.id)
-    # the file does not exist yet: name the field (and its line) the text came from, then check the rest
-    where = f"new record {record.id}"
-    require_clean_fields(
-        {
-            "title": record.title,
-            "body": record.body,
-            "source_ref": record.source_ref,
-            "applies_to": record.applies_to,
-            "tags": record.tags,
-        },
-        where,
-    )
-    require_clean(text, where, document=True)
-    data = text.encode("utf-8")
-    parts, fields = record_store.parse_fields(data)
-    okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), fields, parts.body)
-    return Step(path, data)
-
-
 # ------------------------------------------------------------------------------------------------ direct commands
 
 
@@ -483,6 +399,8 @@ def supersede(
     source_kind: str | None = None,
     source_ref: str | None = None,
     watch: WatchRequest | None = None,
+    valid_from: str | None = None,
+    valid_to: str | None = None,
 ) -> SupersedeResult:
     """``git memzoi supersede``: replace an active, non-private record with a same-scope repo-safe record.
 
@@ -491,18 +409,25 @@ def supersede(
     lane, scope id, tags, applies_to and retention facts. Both files change in one guarded operation. The replacement is a new claim:
     its earned envelope (``watch``) is anchored at HEAD (or ``watch.anchor``) and verified today; scope, ttl and
     check default to the target's envelope, the scope then to ``applies_to`` (records/envelope.py).
+    ``valid_from`` / ``valid_to`` give the replacement its business validity (records/validity.py); it never
+    inherits the target's.
 
     Raises:
-        SensitivityBlocked: ``sensitivity`` is not ``repo-safe`` (checked first; nothing echoed).
+        RecordLocked: the target's stored file says ``locked: true`` (``record_locked``; checked before anything).
+        SensitivityBlocked: ``sensitivity`` is not ``repo-safe`` (checked next; nothing echoed).
+        ValidityError: bad ``valid_from`` / ``valid_to`` (``invalid_validity``).
         TargetError: the target is missing, inactive, private or of another scope. InputError: bad options,
             ``--anchor`` naming no commit (``unknown_rev``), or
             a credential in ``--title``, ``--body`` or ``--source-ref`` (``prohibited_content_detected``; the field
             and its line are named, never the value; nothing written).
     """
+    from git_memzoi.memzoi.records import lock
     from git_memzoi.memzoi.records.envelope import WatchRequest as Request
     from git_memzoi.memzoi.records.envelope import seal
     from git_memzoi.memzoi.records.secrets import require_clean_fields
+    from git_memzoi.memzoi.records.validity import options
 
+    lock.require_unlocked(ws.layout, target_id, "supersede")
     _check_choice("--sensitivity", sensitivity, vocab.SENSITIVITIES)
     if sensitivity != REPO_SAFE:
         raise SensitivityBlocked("supersede", sensitivity)
@@ -510,6 +435,7 @@ def supersede(
         if not value or not value.strip():
             raise InputError(f"{name} must not be empty", "missing_option")
     require_clean_fields({"--title": title, "--body": body, "--source-ref": source_ref}, "the replacement")
+    bounds = options(valid_from, valid_to)
     _check_choice("--type", record_type, vocab.TYPES)
     _check_choice("--scope-kind", scope_kind, vocab.SCOPE_KINDS)
     _check_choice("--visibility", visibility, vocab.VISIBILITIES)
@@ -545,6 +471,7 @@ def supersede(
             "retention": dict(target.retention),
             "origin": {"origin_key": f"owner-command:supersede:{target.id}", "route": "owner_command"},
             "memkeep": dict(sealed.envelope) if sealed.envelope is not None else None,
+            **bounds,
         }
         rel = record_store.record_path(layout, new_id).relative_to(layout.root).as_posix()
         record = okf.record_from_fields(new_id, rel, {k: v for k, v in fields.items() if v is not None}, body)
@@ -558,8 +485,12 @@ def tombstone(ws: Workspace, target_id: str, *, reason: str, actor: str) -> Tomb
     """``git memzoi tombstone``: mark an active, non-private record ``tombstoned``, keeping all its evidence.
 
     Raises:
+        RecordLocked: the target's stored file says ``locked: true`` (``record_locked``; checked first).
         TargetError: the target is missing, inactive or private. InputError: an empty reason.
     """
+    from git_memzoi.memzoi.records import lock
+
+    lock.require_unlocked(ws.layout, target_id, "tombstone")
     if not reason or not reason.strip():
         raise InputError("--reason must not be empty", "missing_reason")
     layout = ws.layout

@@ -20,15 +20,15 @@ from git_memzoi.core.hashing import content_hash
 from git_memzoi.core.patterns import lazy
 from git_memzoi.core.yamlio import TOO_COMPLEX
 from git_memzoi.errors import ExitCode, InputError, MemzoiError
-from git_memzoi.memzoi.records import okf_subset, vocab
+from git_memzoi.memzoi.proposals.packet_writer import RESOLUTION_KEYS as RESOLUTION_KEYS
+from git_memzoi.memzoi.proposals.packet_writer import SOURCE_KEYS as SOURCE_KEYS
+from git_memzoi.memzoi.proposals.packet_writer import render as render  # re-exported: its old home
+from git_memzoi.memzoi.records import okf_subset, validity, vocab
 from git_memzoi.memzoi.records.okf import (
     Record,
     RecordError,
-    first_line,
     format_timestamp,
     parse_timestamp,
-    scalar,
-    yaml_lines,
 )
 from git_memzoi.memzoi.records.provenance import capture_ref, compact_capture
 
@@ -56,6 +56,8 @@ TOP_KEYS = (
     "origin",
     "lineage",
     "memkeep",
+    "valid_from",  # business validity, as the record has it (records/validity.py)
+    "valid_to",
 )
 REQUIRED = (
     "id",
@@ -75,8 +77,6 @@ REQUIRED = (
 )
 PROPOSAL_KEYS = ("action", "proposed_by", "proposed_at", "reason", "confidence", "target")
 SCOPE_KEYS = ("kind", "id", "paths")
-SOURCE_KEYS = ("path", "url", "ref")
-RESOLUTION_KEYS = ("outcome", "resolved_by", "resolved_at", "reason", "record_id", "target_id")
 REPO_SAFE = "repo-safe"
 TOKEN_PREFIX = "redacted-identity-"
 GUIDANCE = {
@@ -192,6 +192,7 @@ class Packet:
     retention: Mapping[str, Any] = field(default_factory=dict)
     lineage: Mapping[str, Any] | None = None
     memkeep: Mapping[str, Any] | None = None  # the earned envelope the record is written with (records/envelope.py)
+    validity: Mapping[str, str] | None = None  # valid_from / valid_to the record gets (records/validity.py)
 
     @property
     def target_id(self) -> str | None:
@@ -315,6 +316,7 @@ def packet_from_fields(file_id: str, path: str, fields: Mapping[str, Any], body:
         retention=_plain_mapping(path, "retention", f["retention"]),
         lineage=None if f.get("lineage") is None else _plain_mapping(path, "lineage", f["lineage"]),
         memkeep=None if f.get("memkeep") is None else _plain_mapping(path, "memkeep", f["memkeep"]),
+        validity={k: str(validity.normalized(f[k])) for k in validity.KEYS if f.get(k) is not None} or None,
     )
     _check_resolution(path, packet)
     project_record(packet, packet.id, path=path)  # retention, origin, lineage and paths as the record checks them
@@ -527,6 +529,7 @@ def project_record(packet: Packet, record_id: str, *, supersedes: str | None = N
         "lineage": dict(packet.lineage) if packet.lineage is not None else None,
         "capture": compact_capture(packet.capture),
         "memkeep": dict(packet.memkeep) if packet.memkeep is not None else None,
+        **dict(packet.validity or {}),  # invalid bounds raise ValidityError (invalid_validity)
     }
     if packet.capture is not None:
         fields["source"], fields["source_ref"] = "memzoi-capture", capture_ref(packet.capture)
@@ -541,55 +544,3 @@ def project_record(packet: Packet, record_id: str, *, supersedes: str | None = N
     except retention.RetentionError as exc:
         raise PacketError(path, "retention", exc.message.split(": ", 1)[-1]) from None
     return record
-
-
-# ------------------------------------------------------------------------------------------------ writer
-
-
-def render(packet: Packet) -> str:
-    """The file text of ``packet`` in the writer's key order (memzoi-spec.md §3 Writer, plus ``resolution``)."""
-    proposal = {
-        "action": packet.action,
-        "proposed_by": packet.proposed_by,
-        "proposed_at": packet.proposed_at,
-        "reason": packet.reason,
-        "confidence": packet.confidence,
-        "target": packet.target,
-    }
-    scope = {"kind": packet.scope_kind, "id": packet.scope_id, "paths": list(packet.paths) or None}
-    lines = ["---"]
-    for key, value in (
-        ("id", packet.id),
-        ("kind", "proposal"),
-        ("profile", "memzoi"),
-        ("type", packet.type),
-        ("lane", packet.lane),
-        ("title", packet.title),
-        ("description", packet.description or first_line(packet.body)),
-        ("status", packet.status),
-    ):
-        lines.append(f"{key}: {scalar(value)}")
-    lines += yaml_lines("proposal", _present(proposal)) + yaml_lines("scope", _present(scope))
-    if packet.tags:
-        lines += yaml_lines("tags", list(packet.tags))
-    lines.append(f"timestamp: {scalar(packet.timestamp)}")
-    if packet.created_by is not None:
-        lines.append(f"created_by: {scalar(packet.created_by)}")
-    if packet.sources:
-        lines += yaml_lines("sources", [_present({k: getattr(s, k) for k in SOURCE_KEYS}) for s in packet.sources])
-    lines += yaml_lines("supersedes", list(packet.supersedes))
-    lines += [f"sensitivity: {scalar(packet.sensitivity)}", f"content_class: {scalar(packet.content_class)}"]
-    if packet.resolution is not None:
-        lines += yaml_lines("resolution", _present({k: getattr(packet.resolution, k) for k in RESOLUTION_KEYS}))
-    if packet.capture is not None:
-        lines += yaml_lines("capture", packet.capture)
-    lines += yaml_lines("retention", packet.retention) + yaml_lines("origin", packet.origin)
-    for name, block in (("lineage", packet.lineage), ("memkeep", packet.memkeep)):
-        if block is not None:
-            lines += yaml_lines(name, block)
-    lines += ["---", "", f"# {packet.title.strip()}", "", packet.body.strip(), ""]
-    return "\n".join(lines)
-
-
-def _present(mapping: Mapping[str, Any]) -> dict[str, Any]:
-    return {k: v for k, v in mapping.items() if v is not None}

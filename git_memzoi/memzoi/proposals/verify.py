@@ -52,6 +52,8 @@ def verify(
         in a dry run, else 0).
 
     Raises:
+        RecordLocked: the named record's stored file says ``locked: true`` (``record_locked``, checked first;
+            ``all_safe`` skips a locked record instead).
         InputError: bad flag combinations (``bad_usage``), no commits (``no_commits``), an unknown record
             (``unknown_record``), one that is not current (``not_current``) or has no envelope (``not_watched``),
             no check without ``manual`` (``no_check``).
@@ -61,7 +63,10 @@ def verify(
     from git_memzoi.memkeep.checks import ShellRunner
     from git_memzoi.memkeep.commands import check_verify_flags
     from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.records import lock
 
+    if record_id:  # a locked record is refused before any other check, on its stored file (records/lock.py)
+        lock.require_unlocked(ws.layout, record_id, "verify (heal or mark stale)")
     check_verify_flags(record_id, all_safe=all_safe, dry_run=dry_run, manual=manual)
     view = suspect.repo_view(ws)
     head = view.head()
@@ -76,13 +81,26 @@ def verify(
     plan = verify_mod.Plan(head, ws.clock.today(), all_safe, dry_run, manual)
     writer = RecordWriter(ws, reasons)
     run = runner or ShellRunner()
-    items = [verify_mod.verify_entry(e, reasons.get(e.id, ()), plan, run, writer) for e in targets]
+    locked = {e.id for e in targets if lock.is_locked(ws.layout, e.id)}
+    items = [
+        _locked_item(e, reasons.get(e.id, ()))
+        if e.id in locked
+        else verify_mod.verify_entry(e, reasons.get(e.id, ()), plan, run, writer)
+        for e in targets
+    ]
     if any(i.action == "healed" for i in items):
         left: dict[str, list[str]] = {}
         for verdict in staleness.compute(suspect.current_entries(ws), view, ws.clock).verdicts:
             left.setdefault(verdict.id, []).append(verdict.message)
         items = [_still(i, left) for i in items]
     return verify_mod.VerifyResult(head, dry_run, tuple(items))
+
+
+def _locked_item(entry: Entry, reasons: tuple[str, ...]) -> VerifyItem:
+    """What ``--all-safe`` does with a locked record: skips it (a human reviews and edits it)."""
+    from git_memzoi.memkeep.verify import VerifyItem
+
+    return VerifyItem(entry.id, entry.path, "skipped", "locked (locked: true); a human re-tests it", reasons=reasons)
 
 
 def _still(item: VerifyItem, left: Mapping[str, list[str]]) -> VerifyItem:
@@ -138,8 +156,11 @@ class RecordWriter:
             ToolError: the envelope changed while the check ran (``changed_during_verify``), or it is not in the
                 writer's block form (``not_rewritable``).
         """
+        from git_memzoi.memzoi.records import lock
+
         layout = self.ws.layout
         with lifecycle.guarded(layout):
+            lock.require_unlocked(layout, entry.id, "verify (heal or mark stale)")  # locked since the check began
             path = record_store.record_path(layout, entry.id)
             data = record_store.read_bytes(path, entry.path)  # a FIFO or a link there is refused, never opened
             _parts, fields = record_store.parse_fields(data)

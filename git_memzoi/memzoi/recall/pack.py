@@ -224,7 +224,14 @@ def _candidates(
             bound.append(("repo", "entry", scope_covers))
         for destination, store, match in bound:
             rows = index_db.path_rows(
-                ws.layout, destination, path, match, now=ws.clock.now(), limit=CANDIDATE_LIMIT, store=store
+                ws.layout,
+                destination,
+                path,
+                match,
+                now=ws.recall_at(),
+                limit=CANDIDATE_LIMIT,
+                store=store,
+                include_superseded=ws.include_superseded,
             )
             for row in rows:
                 if key(row) not in merged:

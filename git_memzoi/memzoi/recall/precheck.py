@@ -151,15 +151,24 @@ def _path_hits(ws: Workspace, path: str, scope_kind: str | None, only: str | Non
     from git_memzoi.memzoi.recall.suspect import key
 
     hits: dict[str, _Hit] = {}
-    now = ws.clock.now()
+    now, history = ws.recall_at(), ws.include_superseded  # the as-of view (workspace.py)
     if only != "entry":
         for row in index_db.path_rows(
-            ws.layout, "repo", path, path_matches_request, now=now, types=tuple(GOVERNANCE), scope_kind=scope_kind
+            ws.layout,
+            "repo",
+            path,
+            path_matches_request,
+            now=now,
+            types=tuple(GOVERNANCE),
+            scope_kind=scope_kind,
+            include_superseded=history,
         ):
             score, best = best_path(json.loads(row["applies_to"]), path)
             hits[key(row)] = _Hit(row, score, best)
     if only != "record" and scope_kind in (None, "repo"):
-        for row in index_db.path_rows(ws.layout, "repo", path, scope_covers, now=now, store="entry"):
+        for row in index_db.path_rows(
+            ws.layout, "repo", path, scope_covers, now=now, store="entry", include_superseded=history
+        ):
             score, best = scope_score(json.loads(row["applies_to"]), path)
             if score:
                 hits[key(row)] = _Hit(row, score, best)

@@ -41,6 +41,9 @@ class RecordJson(TypedDict):
     retention: dict[str, Any]
     origin: dict[str, Any]
     lineage: dict[str, Any] | None
+    valid_from: NotRequired[str]  # records/validity.py; present only when set
+    valid_to: NotRequired[str]
+    locked: NotRequired[bool]  # records/lock.py; present (true) only on a locked record
 
 
 class CitationJson(TypedDict):

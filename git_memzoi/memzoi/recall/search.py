@@ -226,7 +226,8 @@ def search_rows(
     if not phrases or limit <= 0:
         return []
     path = path.strip() if path else None
-    kwargs: dict[str, Any] = {"now": ws.clock.now(), "destinations": (destination,), "filters": filters or {}}
+    kwargs: dict[str, Any] = {"now": ws.recall_at(), "destinations": (destination,), "filters": filters or {}}
+    kwargs["include_superseded"] = ws.include_superseded  # the workspace's as-of view (workspace.py)
     if path:
         kwargs.update(path=path, path_match=path_matches_request, entry_match=scope_covers)
     first: list[dict[str, Any]] = []

@@ -57,6 +57,8 @@ class Shown:
     [{reason, message, evidence}, ...]}`` or ``None``. ``compact``: the projection asked for (``--projection`` /
     ``--heading``, :mod:`~git_memzoi.memzoi.recall.slices`); with it the JSON carries ``projection`` and
     ``context`` instead of ``body``.
+    ``valid_at``: whether the as-of instant (:meth:`Workspace.recall_at`) lies in its ``[valid_from, valid_to)``;
+    a direct read shows the memory either way (vault-memory F07).
     """
 
     id: str
@@ -72,6 +74,7 @@ class Shown:
     suspect: Mapping[str, Any] | None
     store: str = "record"
     compact: Compact | None = None
+    valid_at: bool = True  # inside its business validity at the as-of instant (records/validity.py)
 
     @property
     def budget_used(self) -> int:
@@ -87,6 +90,7 @@ class Shown:
             "lineage": {"supersedes": list(self.supersedes), "superseded_by": list(self.superseded_by)},
             "envelope": None if self.envelope is None else dict(self.envelope),
             "suspect": None if self.suspect is None else dict(self.suspect),
+            "valid_at": self.valid_at,
         }
         if self.compact is not None:
             return {**head, "projection": self.compact.projection, "context": self.compact.to_json(), **tail}
@@ -200,7 +204,15 @@ def _show_record(ws: Workspace, record_id: str, records: Mapping[str, str | None
         (older, newer),
         None if record.memkeep is None else dict(record.memkeep),
         suspect.assess(ws, [row]).get(record.id),
+        _valid_at(ws, fields),
     )
+
+
+def _valid_at(ws: Workspace, fields: Mapping[str, Any]) -> bool:
+    """Whether :meth:`Workspace.recall_at` lies in the interval of ``fields`` (validated when it was read)."""
+    from git_memzoi.memzoi.records import validity
+
+    return validity.interval(fields).contains(ws.recall_at())
 
 
 ENTRY_ENVELOPE = ("anchor", "scope", "verified_at", "ttl_days", "explains", "check")
@@ -228,6 +240,7 @@ def _show_entry(ws: Workspace, entry_id: str, files: Mapping[str, tuple[Any, str
         entry_lineage(entry_id, _successors(ws, files)),
         envelope or None,
         suspect.assess_entries(ws, [entry_id]).get(entry_id),
+        _valid_at(ws, doc.fields),
     )
 
 
@@ -239,6 +252,7 @@ def _shown(
     chain: tuple[tuple[str, ...], tuple[str, ...]],
     envelope: Mapping[str, Any] | None,
     mark: Mapping[str, Any] | None,
+    valid_at: bool = True,
 ) -> Shown:
     """``where``: (store, id, repository-relative path); ``content``: the file's bytes and its body text."""
     from git_memzoi.memzoi.recall import slices
@@ -264,6 +278,7 @@ def _shown(
         suspect=mark,
         store=kind,
         compact=compact,
+        valid_at=valid_at,
     )
 
 

@@ -53,6 +53,9 @@ OPTIONAL = (
     "capture",
     "materialization",
     EXTENSION_KEY,
+    "valid_from",  # records/validity.py
+    "valid_to",
+    "locked",  # records/lock.py
 )
 RETENTION_KEYS = (
     "occurred_at",
@@ -115,6 +118,9 @@ class Record:
     capture: Mapping[str, Any] | None = None
     materialization: Mapping[str, Any] | None = None
     memkeep: Mapping[str, Any] | None = None
+    valid_from: str | None = None  # business validity [valid_from, valid_to), records/validity.py
+    valid_to: str | None = None
+    locked: bool = False  # records/lock.py
 
     @property
     def updated_at(self) -> str:
@@ -228,7 +234,27 @@ def record_from_fields(concept_id: str, path: str, fields: Mapping[str, Any], bo
         capture=_mapping(path, "capture", f.get("capture")),
         materialization=_mapping(path, "materialization", f.get("materialization")),
         memkeep=_memkeep(path, f.get(EXTENSION_KEY)),
+        **_validity_and_lock(path, f),
     )
+
+
+def _validity_and_lock(path: str, f: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``valid_from`` / ``valid_to`` / ``locked`` fields (records/validity.py, records/lock.py).
+
+    Raises:
+        ValidityError: a bad interval (``invalid_validity``). RecordError: ``locked`` not a boolean.
+    """
+    from git_memzoi.memzoi.records import validity
+
+    validity.interval(f, path)
+    locked = f.get("locked", False)
+    if locked is not True and locked is not False:  # only the boolean locks; "true", null, 1 are mistakes
+        raise RecordError(path, "locked", "must be the boolean true or false")
+    return {
+        "valid_from": validity.normalized(f.get("valid_from")),
+        "valid_to": validity.normalized(f.get("valid_to")),
+        "locked": locked,
+    }
 
 
 def _expect(path: str, f: Mapping[str, Any], key: str, allowed: Sequence[str]) -> None:
@@ -383,6 +409,11 @@ def render(record: Record) -> str:
             lines += [f"{key}:", *(f"  - {scalar(i)}" for i in items)]
     if record.supersedes:
         lines.append(_kv("supersedes", record.supersedes))
+    for key in ("valid_from", "valid_to"):
+        if getattr(record, key) is not None:
+            lines.append(_kv(key, getattr(record, key)))
+    if record.locked:
+        lines.append("locked: true")
     lines += yaml_lines("retention", record.retention)
     lines += yaml_lines("origin", record.origin)
     for key in ("lineage", "materialization", EXTENSION_KEY):

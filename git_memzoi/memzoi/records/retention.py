@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from git_memzoi.errors import InputError
+from git_memzoi.memzoi.records import validity
 from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 
 EPISODIC_WINDOW = dt.timedelta(days=30)
@@ -95,13 +96,17 @@ def _required(record: Record, facts: dict[str, dt.datetime | None], key: str) ->
 
 
 def current_assertion(record: Record, now: dt.datetime) -> tuple[bool, list[dict[str, Any]]]:
-    """Whether ``record`` is a current assertion (active and retention current) and the exclusions if not."""
+    """Whether ``record`` is a current assertion (active, retention current, ``now`` inside its business validity)
+    and the exclusions if not (``lifecycle_status``, ``retention``, ``validity``)."""
     exclusions: list[dict[str, Any]] = []
     if record.status != "active":
         exclusions.append({"kind": "lifecycle_status", "status": record.status})
     decision = decide(record, now)
     if decision.state != "current":
         exclusions.append({"kind": "retention", "reason": decision.reason})
+    state = validity.interval({"valid_from": record.valid_from, "valid_to": record.valid_to}).state(now)
+    if state != "valid":  # the one time rule of records/validity.py: both ends are the first instant it is out
+        exclusions.append({"kind": "validity", "state": state})
     return not exclusions, exclusions
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import struct
 from pathlib import Path
@@ -325,7 +326,10 @@ def test_semantic_coverage_rules(tmp_path: Path) -> None:
         text[: text.index("  # ---------------------------------------------------------------- write")], "utf-8"
     )
     assert code_of(corpus) == "corpus_missing_surface"
-    corpus = edit(own_copy(tmp_path / "b"), "    forbidden:\n      expired: [temporary-deploy-freeze]\n", "")
+    corpus = own_copy(tmp_path / "b")  # every expired opportunity removed (the retention and the validity ones)
+    text = corpus.read_text("utf-8")
+    assert text.count("      expired: [") == 7
+    corpus.write_text(re.sub(r"    forbidden:\n      expired: \[[^\]]*\]\n", "", text), "utf-8")
     assert code_of(corpus) == "corpus_missing_opportunity"
 
 
@@ -435,3 +439,19 @@ def test_a_missing_or_broken_baseline_is_an_input_error(tmp_path: Path) -> None:
     with pytest.raises(eval_report.BaselineError) as info:
         eval_recall.run(OWN / "corpus.yaml", baseline=tmp_path / "bad.json")
     assert info.value.code == "invalid_baseline"
+
+
+def test_an_as_of_case_checks_its_forbidden_ids_at_its_own_instant(tmp_path: Path) -> None:
+    # at 2026-09-01T12:00:00Z the freeze has ended: forbidding the rule then in force is a contradiction
+    corpus = edit(own_copy(tmp_path), '    as_of: "2026-09-01T11:59:59.999Z"\n', '    as_of: "2026-09-01T12:00:00Z"\n')
+    with pytest.raises(CorpusError) as info:
+        eval_catalog.load(corpus)
+    assert (info.value.code, info.value.message) == (
+        "corpus_forbidden_semantics",
+        "cases[52] (as-of-one-millisecond-before-the-freeze-ends).forbidden.expired: 'refunds-need-a-second-reviewer':"
+        " an expired id must be status expired, past its retention boundary or outside its validity at its as_of",
+    )
+    bad = edit(own_copy(tmp_path / "b"), '    as_of: "2026-09-02"\n', '    as_of: "2026-09-02T00:00:00"\n')
+    with pytest.raises(CorpusError) as zone:
+        eval_catalog.load(bad)
+    assert zone.value.code == "corpus_invalid_value" and "has no zone" in zone.value.message

@@ -94,6 +94,7 @@ def test_show_record_json(repo: Repo, chain: str) -> None:
                 }
             ]
         },
+        "valid_at": True,
     }
 
 
@@ -243,6 +244,7 @@ def test_show_entry_json(repo: Repo, entries: str) -> None:
                 }
             ]
         },
+        "valid_at": True,
     }
     old = ok_json(repo, "show", "old-timeout")
     assert (old["store"], old["lineage"]) == ("entry", {"supersedes": [], "superseded_by": ["http-timeouts"]})

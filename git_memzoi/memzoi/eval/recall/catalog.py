@@ -11,13 +11,14 @@ from __future__ import annotations
 import datetime as dt
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.eval.recall.corpus import NEEDS_OPPORTUNITY, SURFACES, Case, Corpus, CorpusError
 from git_memzoi.memzoi.records.okf import Record
+from git_memzoi.memzoi.records.validity import Interval
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
@@ -41,6 +42,14 @@ class Known:
     source_kind: str | None = None
     source_ref: str | None = None
     proposal_id: str | None = None
+    boundary: dt.datetime | None = None  # the retention boundary (query_only from it on)
+    span: Interval = field(default_factory=Interval)  # the business validity (records/validity.py)
+
+    def query_only_at(self, when: dt.datetime | None) -> bool:
+        """:attr:`query_only` at ``when`` (a case's ``as_of``; ``None``: at ``evaluated_at``, the field itself)."""
+        if when is None:
+            return self.query_only
+        return (self.boundary is not None and when >= self.boundary) or not self.span.contains(when)
 
     @property
     def plane(self) -> str:
@@ -49,8 +58,13 @@ class Known:
 
     @classmethod
     def of(cls, record: Record, destination: str, now: dt.datetime) -> Known:
-        """The catalog entry of a parsed record (its retention decided at ``now``)."""
+        """The catalog entry of a parsed record (its retention decided at ``now``; outside its business validity
+        at ``now`` it is ``query_only`` too: the corpus's ``expired`` category, records/validity.py)."""
+        from git_memzoi.memzoi.records import validity
         from git_memzoi.memzoi.records.retention import decide
+
+        span = validity.interval({"valid_from": record.valid_from, "valid_to": record.valid_to})
+        boundary = decide(record, now).effective_boundary
 
         return cls(
             record.id,
@@ -61,10 +75,12 @@ class Known:
             record.visibility,
             tuple(record.applies_to),
             record.status,
-            decide(record, now).state == "query_only",
+            decide(record, now).state == "query_only" or not span.contains(now),
             record.source,
             record.source_ref,
             record.proposal_id,
+            None if boundary is None else validity.parse_bound(boundary, "retention"),
+            span,
         )
 
 
@@ -186,12 +202,14 @@ def load(path: Path) -> Corpus:
 
 
 def check_semantics(corpus: Corpus) -> None:
-    """The cross-checks of memzoi-spec.md §10.1 at ``evaluated_at``, on the fixture catalog.
+    """The cross-checks of memzoi-spec.md §10.1 at ``evaluated_at`` (a case's ``as_of`` for its forbidden ids),
+    on the fixture catalog.
 
     Every surface appears; each required forbidden category has an opportunity; relevant and forbidden ids
     (but ``prohibited`` ones, which name records that must not exist) name fixtures; ``stale`` ids are inactive
-    and not expired; ``expired`` ids are ``status: expired`` or past their retention boundary; ``scope`` ids lie
-    outside the case's scope kind, scope id or path; ``destination`` ids live in a plane the case does not read.
+    and not expired; ``expired`` ids are ``status: expired``, past their retention boundary or outside their
+    business validity; ``scope`` ids lie outside the case's scope kind, scope id or path; ``destination`` ids
+    live in a plane the case does not read.
 
     Raises:
         CorpusError: the first violation (``corpus_missing_surface``, ``corpus_missing_opportunity``,
@@ -247,10 +265,12 @@ def _known(catalog: Catalog, record_id: str, where: str) -> Known:
 
 def _check(case: Case, category: str, known: Known, where: str) -> None:
     problem = None
-    if category == "stale" and (known.status in ("active", "expired") or known.query_only):
+    query_only = known.query_only_at(case.as_of)
+    if category == "stale" and (known.status in ("active", "expired") or query_only):
         problem = "a stale id must be inactive (superseded, tombstoned ...) and not expired"
-    elif category == "expired" and not (known.status == "expired" or known.query_only):
-        problem = "an expired id must be status expired or past its retention boundary at evaluated_at"
+    elif category == "expired" and not (known.status == "expired" or query_only):
+        at = "its as_of" if case.as_of is not None else "evaluated_at"
+        problem = f"an expired id must be status expired, past its retention boundary or outside its validity at {at}"
     elif category == "scope" and in_scope(case, known):
         problem = "a scope id must lie outside the case's scope kind, scope id or path"
     elif category == "destination" and known.destination in case.requested_destinations():

@@ -12,7 +12,8 @@ digests and runs exactly as before): ``entries_root`` (default ``entries``) and 
 installed under ``agent-memory/entries/`` (digested as ``entries/<path>`` after the proposals); and, on search,
 precheck and context cases, ``store`` (``records``, ``entries``, ``all``), ``expect_suspect`` (id → the reason
 its first suspect verdict must give), ``expect_trusted`` (ids that must come back unflagged) and
-``expect_before`` (``[earlier, later]`` id pairs, both returned, in that order).
+``expect_before`` (``[earlier, later]`` id pairs, both returned, in that order). Issue 19 adds ``as_of`` and
+``include_superseded`` to the same cases (:mod:`~git_memzoi.memzoi.eval.recall.case_extensions`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.core.patterns import lazy
+from git_memzoi.memzoi.eval.recall.case_extensions import STALENESS_KEYS, extensions
 from git_memzoi.memzoi.eval.values import (
     CorpusError,
     as_bool,
@@ -82,8 +84,6 @@ TOP_KEYS = (
     "entries_root",
     "entries",
 )
-STALENESS_KEYS = ("store", "expect_suspect", "expect_trusted", "expect_before")
-STORES = ("records", "entries", "all")
 TOP_REQUIRED = ("version", "name", "evaluated_at", "records", "runtime_fixtures", "thresholds", "cases")
 PROPOSAL_KEYS = (
     "path",
@@ -211,6 +211,8 @@ class Case:
     expect_suspect: Mapping[str, str] = field(default_factory=dict)
     expect_trusted: tuple[str, ...] = ()
     expect_before: tuple[tuple[str, str], ...] = ()
+    as_of: dt.datetime | None = None  # the case's instant (case_extensions.py); None: evaluated_at
+    include_superseded: bool = False
 
     @property
     def staleness_ids(self) -> tuple[str, ...]:
@@ -482,7 +484,7 @@ def _case(n: int, item: Any) -> Case:
     }
     if "scope_kind" in item:
         common["scope_kind"] = as_choice(f"{where}.scope_kind", item["scope_kind"], vocab.SCOPE_KINDS)
-    common.update(_staleness(where, item))
+    common.update(extensions(where, item))
     if surface == "search":
         return Case(
             **common,
@@ -509,32 +511,6 @@ def _case(n: int, item: Any) -> Case:
         include_local=as_bool(f"{where}.include_local", item.get("include_local", False)),
         include_session=as_bool(f"{where}.include_session", item.get("include_session", False)),
     )
-
-
-def _staleness(where: str, item: Mapping[str, Any]) -> dict[str, Any]:
-    """The extension fields of a case (module docstring): ``store`` and the staleness expectations."""
-    out: dict[str, Any] = {}
-    if "store" in item:
-        out["store"] = as_choice(f"{where}.store", item["store"], STORES)
-    if "expect_suspect" in item:
-        value = item["expect_suspect"]
-        if not isinstance(value, dict) or not value:
-            raise CorpusError(f"{where}.expect_suspect", "must map record or entry ids to a suspect reason")
-        out["expect_suspect"] = {
-            as_record_id(f"{where}.expect_suspect", k): as_choice(f"{where}.expect_suspect.{k}", v, SUSPECT_REASONS)
-            for k, v in value.items()
-        }
-    if "expect_trusted" in item:
-        out["expect_trusted"] = as_ids(f"{where}.expect_trusted", item["expect_trusted"])
-    if "expect_before" in item:
-        pairs = as_list(f"{where}.expect_before", item["expect_before"])
-        if not all(isinstance(p, list) and len(p) == 2 for p in pairs):
-            raise CorpusError(f"{where}.expect_before", "must be a list of [earlier, later] id pairs")
-        out["expect_before"] = tuple(tuple(as_ids(f"{where}.expect_before", p)) for p in pairs)
-    return out
-
-
-SUSPECT_REASONS = ("scope_hit", "ttl_expired", "dependency_suspect", "anchor_unreachable", "ref_missing")
 
 
 def _write_gate(where: str, case_id: str, item: Mapping[str, Any]) -> Case:

@@ -215,11 +215,19 @@ def observe(box: Sandbox, case: Case) -> Observation:
 _Call = tuple[Sequence[tuple[str, tuple[Mapping[str, Any], ...]]], int | None, dict[str, bool]]
 
 
+def _view(box: Sandbox, case: Case) -> Workspace:
+    """The sandbox's workspace recalling at the case's ``as_of`` (default ``evaluated_at``, the fixed clock) and
+    with its ``include_superseded`` (records/validity.py; case_extensions.py)."""
+    if case.as_of is None and not case.include_superseded:
+        return box.ws
+    return box.ws.viewing(case.as_of, case.include_superseded)
+
+
 def _search(box: Sandbox, case: Case) -> _Call:
     from git_memzoi.memzoi.recall import search
 
     response = search.search(
-        box.ws,
+        _view(box, case),
         case.query or "",
         scope_kind=case.scope_kind,
         scope_id=case.scope_id,
@@ -254,7 +262,12 @@ def _precheck(box: Sandbox, case: Case) -> _Call:
     from git_memzoi.memzoi.recall import precheck
 
     result = precheck.precheck(
-        box.ws, path=case.path, action=case.action, command=case.command, scope_kind=case.scope_kind, store=case.store
+        _view(box, case),
+        path=case.path,
+        action=case.action,
+        command=case.command,
+        scope_kind=case.scope_kind,
+        store=case.store,
     )
     warnings = _field(result, "warnings")
     retrieved = [(w["record_id"], tuple(w["citations"])) for w in warnings]
@@ -268,7 +281,7 @@ def _context(box: Sandbox, case: Case) -> _Call:
 
     pack = _json(
         context_pack.build(
-            box.ws,
+            _view(box, case),
             task=case.task or "",
             path=case.path,
             token_budget=case.token_budget,

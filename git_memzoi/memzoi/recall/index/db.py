@@ -30,7 +30,7 @@ from git_memzoi.core.atomic import lifecycle_lock
 from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index import schema as _schema
-from git_memzoi.memzoi.recall.index.query import CURRENT, FILTERS, fts_query, search_sql, search_where
+from git_memzoi.memzoi.recall.index.query import FILTERS, at, current, fts_query, search_sql, search_where
 from git_memzoi.memzoi.recall.index.rows import (  # re-exported
     RUNTIME_DESTINATIONS,
     SOURCES,
@@ -365,6 +365,7 @@ def search_rows(
     limit: int = 10,
     entry_match: Callable[[str, str], bool] | None = None,
     meta_query: str | None = None,
+    include_superseded: bool = False,
 ) -> list[dict[str, Any]]:
     """Current-assertion records of ``destinations`` matching the FTS5 ``query`` (see :func:`fts_query`) in their
     title, body, tags, type or paths; with ``meta_query``, only those matching ``query`` in their title or body,
@@ -373,7 +374,8 @@ def search_rows(
 
     ``filters`` (exact values of :data:`FILTERS`) and ``path`` (kept when ``path_match(stored, path)`` holds for
     one of the record's ``applies_to``; for an entry, ``entry_match``, default ``path_match``, on its scope
-    globs) apply inside the candidate set, before ``limit`` (memzoi-spec.md §4).
+    globs) apply inside the candidate set, before ``limit`` (memzoi-spec.md §4), as do the instant ``now`` (the
+    as-of instant: retention and business validity) and ``include_superseded`` (superseded rows too).
     Rows come best first: rank (the weighted bm25 of both FTS5 tables), ``updated_at`` newest first, id. Each
     row is a dict of the records columns plus ``rank`` (lower is better). Refreshes the index first (once per :func:`read_session`).
 
@@ -383,7 +385,9 @@ def search_rows(
     """
     _ensure_fresh(layout)
     now_us = micros(okf.format_timestamp(now))
-    where, params, functions = search_where(destinations, now_us, filters or {}, path, path_match, entry_match)
+    where, params, functions = search_where(
+        destinations, now_us, filters or {}, path, path_match, entry_match, include_superseded
+    )
     matches = (query, query if meta_query is None else meta_query)
     if 0 < limit <= MAX_FAST_LIMIT:
         top = _top_size(limit)
@@ -413,15 +417,17 @@ def _top_is_exact(rows: list[dict[str, Any]], limit: int, top: int) -> bool:
     return count < top or (len(rows) == limit and rows[-1]["rank"] < edge)
 
 
-def list_rows(layout: Layout, destination: str, *, now: dt.datetime, store: str = "record") -> list[dict[str, Any]]:
-    """Current-assertion rows of one destination and store (``record`` or ``entry``), newest first (``updated_at``
-    DESC, id). Refreshes first."""
+def list_rows(
+    layout: Layout, destination: str, *, now: dt.datetime, store: str = "record", include_superseded: bool = False
+) -> list[dict[str, Any]]:
+    """Current-assertion rows of one destination and store (``record`` or ``entry``) at ``now``, newest first
+    (``updated_at`` DESC, id); superseded ones too with ``include_superseded``. Refreshes first."""
     _ensure_fresh(layout)
     sql = (
-        f"SELECT r.* FROM records r WHERE r.destination = ? AND r.store = ? AND {CURRENT}"
+        f"SELECT r.* FROM records r WHERE r.destination = ? AND r.store = ? AND {current(include_superseded)}"
         " ORDER BY r.updated_us DESC, r.id"
     )
-    return _query(layout, sql, (destination, store, micros(okf.format_timestamp(now))))
+    return _query(layout, sql, (destination, store, *at(micros(okf.format_timestamp(now)))))
 
 
 def path_rows(
@@ -435,14 +441,16 @@ def path_rows(
     scope_kind: str | None = None,
     limit: int = -1,
     store: str = "record",
+    include_superseded: bool = False,
 ) -> list[dict[str, Any]]:
-    """Current-assertion records of one destination and ``store`` with an ``applies_to`` path ``path_match(stored,
-    path)`` accepts (an entry's ``applies_to`` holds its scope globs), only of ``types``/``scope_kind`` when given;
-    newest first (``updated_at`` DESC, id), at most ``limit`` (-1: all). Refreshes first."""
+    """Current-assertion records of one destination and ``store`` at ``now`` with an ``applies_to`` path
+    ``path_match(stored, path)`` accepts (an entry's ``applies_to`` holds its scope globs), only of
+    ``types``/``scope_kind`` when given, superseded ones too with ``include_superseded``; newest first
+    (``updated_at`` DESC, id), at most ``limit`` (-1: all). Refreshes first."""
     _ensure_fresh(layout)
-    where = ["r.destination = ?", "r.store = ?", CURRENT, "r.applies_to != '[]'"]
+    where = ["r.destination = ?", "r.store = ?", current(include_superseded), "r.applies_to != '[]'"]
     where.append("memzoi_path_match(r.applies_to, ?)")
-    params: list[Any] = [destination, store, micros(okf.format_timestamp(now)), path]
+    params: list[Any] = [destination, store, *at(micros(okf.format_timestamp(now))), path]
     if types:
         where.append(f"r.type IN ({', '.join('?' * len(types))})")
         params += types

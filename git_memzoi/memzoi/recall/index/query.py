@@ -14,7 +14,28 @@ from typing import Any
 
 from git_memzoi.memzoi.recall.index.schema import FTS_COLUMNS, META_COLUMNS, WEIGHTS
 
-CURRENT = "r.status = 'active' AND (r.retention_boundary_us IS NULL OR r.retention_boundary_us > ?)"
+# A row is recalled at instant t (three parameters, each t in microseconds: :func:`at`) iff it is active, its
+# retention boundary is after t (expiry is inclusive: at the boundary it is out) and t lies in its business
+# validity [valid_from, valid_to) - one rule, both ends "the first instant it is out" (records/validity.py).
+_IN_TIME = (
+    "(r.retention_boundary_us IS NULL OR r.retention_boundary_us > ?)"
+    " AND (r.valid_from_us IS NULL OR r.valid_from_us <= ?) AND (r.valid_to_us IS NULL OR r.valid_to_us > ?)"
+)
+CURRENT = f"r.status = 'active' AND {_IN_TIME}"
+HISTORY = f"r.status IN ('active', 'superseded') AND {_IN_TIME}"  # --include-superseded: replaced claims too
+
+
+def current(include_superseded: bool = False) -> str:
+    """The current-assertion condition (alias ``r``): :data:`CURRENT`, or :data:`HISTORY` with
+    ``include_superseded`` (tombstoned, expired, rejected ... rows stay out either way)."""
+    return HISTORY if include_superseded else CURRENT
+
+
+def at(at_us: int) -> list[int]:
+    """The parameters of :func:`current` for the instant ``at_us`` (microseconds since 1970)."""
+    return [at_us, at_us, at_us]
+
+
 FILTERS = ("scope_kind", "scope_id", "type", "lane", "store")  # store: record or entry (absent: both)
 
 
@@ -53,16 +74,18 @@ def search_where(
     path: str | None,
     path_match: Callable[[str, str], bool] | None,
     entry_match: Callable[[str, str], bool] | None,
+    include_superseded: bool = False,
 ) -> tuple[list[str], list[Any], dict[str, Callable[..., Any]]]:
     """The WHERE conditions of a search over current rows of ``destinations`` (alias ``r``), their parameters
-    and the SQL functions they call: exact ``filters`` of :data:`FILTERS`, and ``path`` kept where
+    and the SQL functions they call (``now_us``: the as-of instant; ``include_superseded``: :data:`HISTORY`):
+    exact ``filters`` of :data:`FILTERS`, and ``path`` kept where
     ``path_match(stored, path)`` (an entry: ``entry_match``, default ``path_match``) holds for one stored path.
 
     Raises:
         ValueError: an unknown filter, or a ``path`` without ``path_match``.
     """
-    where = [f"r.destination IN ({', '.join('?' * len(destinations))})", CURRENT]
-    params: list[Any] = [*destinations, now_us]
+    where = [f"r.destination IN ({', '.join('?' * len(destinations))})", current(include_superseded)]
+    params: list[Any] = [*destinations, *at(now_us)]
     for key, value in filters.items():
         if key not in FILTERS:
             raise ValueError(f"unknown search filter {key!r}")

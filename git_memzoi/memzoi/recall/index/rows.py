@@ -20,7 +20,7 @@ from git_memzoi.core import frontmatter, safe_read
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.core.safe_read import NOT_REGULAR, TOO_LARGE
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi.records import okf, okf_subset
+from git_memzoi.memzoi.records import okf, okf_subset, validity
 from git_memzoi.memzoi.records.retention import decide
 from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES, SYMLINK_REASON, Problem
 
@@ -65,6 +65,11 @@ COLUMNS = (
     "content_hash",
     "store",
     "line",
+    "valid_from",  # business validity, records/validity.py: as written, and in microseconds for the filter
+    "valid_to",
+    "valid_from_us",
+    "valid_to_us",
+    "locked",  # 1 when the file says locked: true (records/lock.py)
 )
 STORES = ("record", "entry")  # the two stores recall reads (DESIGN.md "One memory"); ``store`` column values
 
@@ -178,6 +183,10 @@ def entry_values(source: Source, rel: str, data: bytes) -> tuple[Any, ...] | Pro
     updated = f"{verified.isoformat()}T00:00:00Z" if verified else created
     envelope = {k: doc.fields[k] for k in _ENVELOPE if k in doc.fields}
     body = doc.body.strip()
+    try:
+        span = validity.interval(doc.fields, rel)
+    except validity.ValidityError as exc:
+        return Problem(rel, exc.message, exc.code)
     return (
         rel,
         entry.id,
@@ -213,6 +222,8 @@ def entry_values(source: Source, rel: str, data: bytes) -> tuple[Any, ...] | Pro
         content_hash(body.encode("utf-8")).removeprefix("blake3:"),
         source.store,
         line,
+        *_validity_values(doc.fields.get("valid_from"), doc.fields.get("valid_to"), span),
+        0,
     )
 
 
@@ -282,7 +293,16 @@ def row_values(
         content_hash(r.body.strip().encode("utf-8")).removeprefix("blake3:"),
         source.store,
         line,
+        *_validity_values(
+            r.valid_from, r.valid_to, validity.interval({"valid_from": r.valid_from, "valid_to": r.valid_to})
+        ),
+        1 if r.locked else 0,
     )
+
+
+def _validity_values(start: Any, end: Any, span: validity.Interval) -> tuple[Any, ...]:
+    """The four validity columns: both bounds as written (normalized text) and in microseconds."""
+    return (validity.normalized(start), validity.normalized(end), *span.micros())
 
 
 def record_row(destination: str, rel: str, record: okf.Record) -> dict[str, Any]:
@@ -337,7 +357,17 @@ def record_json(row: Mapping[str, Any]) -> RecordJson:
         "retention": json.loads(row["retention"]),
         "origin": json.loads(row["origin"]),
         "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
+        **_extras(row),  # type: ignore[typeddict-item]
     }
+
+
+def _extras(row: Mapping[str, Any]) -> dict[str, Any]:
+    """The record JSON's optional keys, present only when set (so records without them read as before):
+    ``valid_from`` / ``valid_to`` (records/validity.py) and ``locked: true`` (records/lock.py)."""
+    out: dict[str, Any] = {k: row[k] for k in ("valid_from", "valid_to") if row.get(k) is not None}
+    if row.get("locked"):
+        out["locked"] = True
+    return out
 
 
 def applies_to_matcher(path_match: Callable[[str, str], bool]) -> Callable[[str, str], bool]:

@@ -24,7 +24,7 @@ from typing import Any
 
 from git_memzoi.memzoi.recall.index.rows import COLUMNS
 
-SCHEMA_VERSION = 4  # the file's PRAGMA user_version; another one is rebuilt, never migrated (4: weighted columns)
+SCHEMA_VERSION = 5  # the file's PRAGMA user_version; another one is rebuilt, never migrated (5: validity, locks)
 FTS_COLUMNS = ("title", "body")  # records_fts
 META_COLUMNS = ("tags", "type", "paths")  # records_meta
 WEIGHTS: dict[str, float] = {"title": 4.0, "body": 1.0, "tags": 4.0, "type": 0.25, "paths": 1.0}
@@ -42,7 +42,8 @@ CREATE TABLE records (
     tags TEXT NOT NULL, source_kind TEXT, source_ref TEXT, proposal_id TEXT, supersedes_id TEXT,
     created_at TEXT NOT NULL, updated_at TEXT NOT NULL, updated_us INTEGER NOT NULL, retention TEXT NOT NULL,
     retention_boundary_us INTEGER, retention_reason TEXT NOT NULL, origin TEXT NOT NULL, lineage TEXT,
-    capture TEXT, memkeep TEXT, content_hash TEXT NOT NULL, store TEXT NOT NULL, line INTEGER
+    capture TEXT, memkeep TEXT, content_hash TEXT NOT NULL, store TEXT NOT NULL, line INTEGER,
+    valid_from TEXT, valid_to TEXT, valid_from_us INTEGER, valid_to_us INTEGER, locked INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX files_with_problems ON files(path) WHERE problem_code IS NOT NULL;
 CREATE INDEX records_by_id ON records(id);
