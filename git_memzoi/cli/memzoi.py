@@ -20,6 +20,7 @@ from git_memzoi.cli import (
     memzoi_integrate,
     memzoi_packets,
     memzoi_recall,
+    memzoi_related,
     memzoi_runtime,
 )
 from git_memzoi.cli.app import ID, AppGroup, accept_directory_anywhere, add_help_command, emit_json, json_option
@@ -124,6 +125,7 @@ for _area in (
     memzoi_inbox,
     memzoi_runtime,
     memzoi_recall,
+    memzoi_related,
     memzoi_eval,
     memzoi_export,
     memzoi_hooks,

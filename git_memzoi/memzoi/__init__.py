@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals import inbox, lifecycle, packets, review
     from git_memzoi.memzoi.proposals import verify as record_verify
     from git_memzoi.memzoi.recall import pack as context_pack
-    from git_memzoi.memzoi.recall import precheck, prompt_context, search, session_context
+    from git_memzoi.memzoi.recall import precheck, prompt_context, related, search, session_context
     from git_memzoi.memzoi.recall import schema as recall_schema
     from git_memzoi.memzoi.recall import show as record_show
     from git_memzoi.memzoi.recall.index import db as index_db
@@ -84,6 +84,7 @@ _FACE = {
     "search": "recall.search",
     "context_pack": "recall.pack",
     "precheck": "recall.precheck",
+    "related": "recall.related",
     "session_context": "recall.session_context",
     "prompt_context": "recall.prompt_context",
     "recall_schema": "recall.schema",
@@ -146,6 +147,7 @@ __all__ = [
     "proposal_files",
     "recall_schema",
     "record_show",
+    "related",
     "record_store",
     "record_verify",
     "review",

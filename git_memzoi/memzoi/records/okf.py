@@ -19,7 +19,8 @@ from typing import Any
 
 from git_memzoi.core import clock
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi.records import vocab
+from git_memzoi.memzoi.records import relations, vocab
+from git_memzoi.memzoi.records.relations import Relation
 
 EXTENSION_KEY = "memkeep"
 REQUIRED = (
@@ -51,6 +52,7 @@ OPTIONAL = (
     "lineage",
     "capture",
     "materialization",
+    "relations",
     EXTENSION_KEY,
 )
 RETENTION_KEYS = (
@@ -114,6 +116,7 @@ class Record:
     capture: Mapping[str, Any] | None = None
     materialization: Mapping[str, Any] | None = None
     memkeep: Mapping[str, Any] | None = None
+    relations: tuple[Relation, ...] = ()  # records/relations.py
 
     @property
     def updated_at(self) -> str:
@@ -227,6 +230,7 @@ def record_from_fields(concept_id: str, path: str, fields: Mapping[str, Any], bo
         capture=_mapping(path, "capture", f.get("capture")),
         materialization=_mapping(path, "materialization", f.get("materialization")),
         memkeep=_memkeep(path, f.get(EXTENSION_KEY)),
+        relations=_relations(path, f.get("relations")),
     )
 
 
@@ -335,6 +339,19 @@ def _mapping(path: str, key: str, value: Any) -> Mapping[str, Any] | None:
     return dict(value)
 
 
+def _relations(path: str, value: Any) -> tuple[Relation, ...]:
+    try:
+        return relations.parse(value)
+    except relations.RelationError as exc:
+        raise RelationFieldError(path, "relations", exc.message.removeprefix("relations: ")) from None
+
+
+class RelationFieldError(RecordError):
+    """A record whose ``relations:`` list has an invalid shape (records/relations.py; code ``invalid_relation``)."""
+
+    default_code = relations.CODE
+
+
 def _memkeep(path: str, value: Any) -> Mapping[str, Any] | None:
     envelope = _mapping(path, EXTENSION_KEY, value)
     if envelope is None:
@@ -382,6 +399,8 @@ def render(record: Record) -> str:
             lines += [f"{key}:", *(f"  - {scalar(i)}" for i in items)]
     if record.supersedes:
         lines.append(_kv("supersedes", record.supersedes))
+    if record.relations:
+        lines += yaml_lines("relations", relations.items(record.relations))
     lines += yaml_lines("retention", record.retention)
     lines += yaml_lines("origin", record.origin)
     for key in ("lineage", "materialization", EXTENSION_KEY):
