@@ -17,6 +17,7 @@ import click
 
 from git_memzoi.cli.app import ID, actor_option, emit_json, json_option
 from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json, watch_options, watch_request
+from git_memzoi.cli.memzoi_related import relation_option, relations_of
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
@@ -88,6 +89,7 @@ def _outcome(verb: str, outcome: review.Outcome, as_json: bool) -> None:
     "search --path and context --path match.",
 )
 @watch_options
+@relation_option
 @click.option("--title", default=None, help="One-line title.")
 @click.option("--body", default=None, help="The memory itself.")
 @actor_option
@@ -110,6 +112,7 @@ def propose(
     ttl_days: int | None,
     check_cmd: str | None,
     check_safe: bool,
+    relation_args: tuple[str, ...],
     title: str | None,
     body: str | None,
     actor: str | None,
@@ -143,6 +146,7 @@ def propose(
         source_ref=source_ref,
         actor=actor,
         applies_to=applies_to,
+        relations=relations_of(relation_args) or (),
     )
     watch = watch_request(scope_globs, anchor, ttl_days, check_cmd, check_safe)
     override = "manual" if manual else "auto" if auto_approve else None

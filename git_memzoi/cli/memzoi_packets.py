@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from git_memzoi.cli.app import ID, actor_option, emit_json, json_option, one_line
+from git_memzoi.cli.memzoi_related import relation_option, relations_of
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
@@ -256,6 +257,7 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
 @click.option("--source-kind", default=None, help="Evidence kind, e.g. pr, issue, commit.")
 @click.option("--source-ref", default=None, help="Evidence locator, e.g. a URL.")
 @watch_options
+@relation_option
 @actor_option
 @json_option
 @click.pass_context
@@ -275,16 +277,20 @@ def supersede_cmd(
     ttl_days: int | None,
     check_cmd: str | None,
     check_safe: bool,
+    relation_args: tuple[str, ...],
     actor: str | None,
     as_json: bool,
 ) -> None:
     """Atomically supersede an active, non-private repo record with a same-scope repo-safe replacement.
+
+    The replacement keeps the target's relations unless --relation gives its own.
 
     Example: git memzoi supersede use-npm --title "Use pnpm" --body "..." --sensitivity repo-safe
     """
     from git_memzoi.memzoi import lifecycle
 
     watch = watch_request(scope_globs, anchor, ttl_days, check_cmd, check_safe)
+    relations = relations_of(relation_args)
     c = open_workspace(ctx, actor=actor)
     r = guard_sensitivity(
         ctx,
@@ -302,6 +308,7 @@ def supersede_cmd(
             source_kind=source_kind,
             source_ref=source_ref,
             watch=watch,
+            relations=relations,
         ),
     )
     if as_json:

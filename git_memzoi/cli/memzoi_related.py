@@ -6,10 +6,15 @@ Parses the options, calls :func:`~git_memzoi.memzoi.recall.related.related` and 
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any, TypeVar
+
 import click
 
 from git_memzoi.cli.app import emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace
+
+F = TypeVar("F", bound=Callable[..., Any])
 
 
 @click.command()
@@ -64,6 +69,26 @@ def _excluded(item: dict[str, object]) -> str:
     if item["code"] == "target_not_current":
         return f"{item['from']} {item['role']} {item['target']}: that record is {item['status']} (target_not_current)"
     return f"{item['record_id']} holds a credential and is left out (content_withheld)"
+
+
+def relation_option(command: F) -> F:
+    """Add the repeatable ``--relation ROLE=TARGET`` option of a command that writes a record; the command passes
+    the values to :func:`relations_of`."""
+    return click.option(
+        "--relation",
+        "relation_args",
+        multiple=True,
+        metavar="ROLE=TARGET",
+        help="A relation of the record, e.g. depends_on=<record-id> or owns=<path glob> (repeatable).",
+    )(command)
+
+
+def relations_of(values: tuple[str, ...]) -> Any:
+    """The validated relations of ``--relation`` values (``None`` when none was given; exit 2 with
+    ``invalid_relation`` for a bad one, before anything is written)."""
+    from git_memzoi.memzoi import record_relations
+
+    return record_relations.from_options(values)
 
 
 def register(cli: click.Group) -> None:

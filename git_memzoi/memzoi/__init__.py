@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
     from git_memzoi.memzoi.records import conflicts, envelope, events, okf, secrets
+    from git_memzoi.memzoi.records import relations as record_relations
     from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.runtime import checkpoint as checkpoints
     from git_memzoi.memzoi.runtime import compact as compact_checkpoint
@@ -73,6 +74,7 @@ _FACE = {
     "secrets": "records.secrets",
     "events": "records.events",
     "record_store": "records.store",
+    "record_relations": "records.relations",
     "packets": "proposals.packets",
     "proposal_files": "proposals.files",
     "inbox": "proposals.inbox",
@@ -146,10 +148,11 @@ __all__ = [
     "prompt_context",
     "proposal_files",
     "recall_schema",
+    "record_relations",
     "record_show",
-    "related",
     "record_store",
     "record_verify",
+    "related",
     "review",
     "search",
     "secrets",

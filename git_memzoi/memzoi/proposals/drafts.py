@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from git_memzoi.memzoi.proposals.packets import Packet
+    from git_memzoi.memzoi.records.relations import Relation
 
 REPO_SAFE = "repo-safe"
 ID_PATTERN = re.compile(r"^prop_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
@@ -50,6 +51,7 @@ class Draft:
     source_ref: str | None
     actor: str
     applies_to: tuple[str, ...] = ()
+    relations: tuple[Relation, ...] = ()  # records/relations.py
 
     @property
     def repo_safe(self) -> bool:
@@ -60,8 +62,9 @@ class Draft:
     def identity(self) -> bytes:
         """The canonical bytes the id's hash bits come from (sorted-key compact JSON, domain-tagged)."""
         data = asdict(self)
-        if not self.applies_to:  # absent when empty, so drafts without paths keep the ids they always had
-            del data["applies_to"]
+        for key in ("applies_to", "relations"):  # absent when empty: drafts without them keep the ids they had
+            if not data[key]:
+                del data[key]
         text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return b"memzoi/inbox-proposal-id\0" + text.encode("utf-8")
 
@@ -79,12 +82,14 @@ def make_draft(
     source_ref: str | None = None,
     actor: str | None = None,
     applies_to: Sequence[str] = (),
+    relations: Sequence[Relation] = (),
 ) -> Draft:
     """Validate ``propose`` input, or raise InputError with a stable code (``invalid_type``, ``empty_title`` ...).
 
     Defaults: type ``fact``, scope and visibility ``repo``, sensitivity ``unknown``, actor ``cli``; the lane
     follows the type (procedure → procedural, episode → episodic, else semantic). ``applies_to`` (the packet's
-    ``scope.paths``, the record's ``applies_to``) is trimmed, sorted and deduplicated (``invalid_applies_to``).
+    ``scope.paths``, the record's ``applies_to``) is trimmed, sorted and deduplicated (``invalid_applies_to``);
+    ``relations`` (validated by :func:`~git_memzoi.memzoi.records.relations.from_options`) are kept in order.
     """
     memory_type = _choice("type", type or "fact", vocab.TYPES)
     inferred = {"procedure": "procedural", "episode": "episodic"}.get(memory_type, "semantic")
@@ -100,6 +105,7 @@ def make_draft(
         source_ref=None if source_ref is None else _line("source_ref", source_ref, MAX_REF),
         actor=_line("actor", actor if actor is not None else "cli", MAX_SHORT),
         applies_to=tuple(sorted({_applies_to(item) for item in applies_to})),
+        relations=tuple(relations),
     )
 
 
@@ -184,6 +190,7 @@ def build_packet(draft: Draft, prop_id: str, now: dt.datetime, *, memkeep: Mappi
     (packets have no source-kind field; the inbox state keeps the kind).
     """
     from git_memzoi.memzoi.proposals.packets import Packet, Source
+    from git_memzoi.memzoi.records.relations import items
 
     stamp = format_timestamp(now)
     kind = draft.source_kind if draft.source_kind in ("path", "url") else "ref"
@@ -209,4 +216,5 @@ def build_packet(draft: Draft, prop_id: str, now: dt.datetime, *, memkeep: Mappi
         retention=retention,
         content_class=CONTENT_CLASS.get(draft.sensitivity, "unknown"),
         memkeep=memkeep,
+        relations=items(draft.relations),
     )

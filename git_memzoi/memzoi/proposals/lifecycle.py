@@ -47,6 +47,7 @@ from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timest
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.records.envelope import Sealed, WatchRequest
+    from git_memzoi.memzoi.records.relations import Relation
     from git_memzoi.memzoi.workspace import Workspace
 
 JOURNAL = "journal.json"
@@ -483,6 +484,7 @@ def supersede(
     source_kind: str | None = None,
     source_ref: str | None = None,
     watch: WatchRequest | None = None,
+    relations: Sequence[Relation] | None = None,
 ) -> SupersedeResult:
     """``git memzoi supersede``: replace an active, non-private record with a same-scope repo-safe record.
 
@@ -490,7 +492,8 @@ def supersede(
     title plus a content suffix, :func:`new_record_id`) is active, has ``supersedes: <target>`` and inherits
     lane, scope id, tags, applies_to and retention facts. Both files change in one guarded operation. The replacement is a new claim:
     its earned envelope (``watch``) is anchored at HEAD (or ``watch.anchor``) and verified today; scope, ttl and
-    check default to the target's envelope, the scope then to ``applies_to`` (records/envelope.py).
+    check default to the target's envelope, the scope then to ``applies_to`` (records/envelope.py); ``relations``
+    (``None``: the target's) are the replacement's ``relations:`` list (records/relations.py).
 
     Raises:
         SensitivityBlocked: ``sensitivity`` is not ``repo-safe`` (checked first; nothing echoed).
@@ -501,6 +504,7 @@ def supersede(
     """
     from git_memzoi.memzoi.records.envelope import WatchRequest as Request
     from git_memzoi.memzoi.records.envelope import seal
+    from git_memzoi.memzoi.records.relations import items
     from git_memzoi.memzoi.records.secrets import require_clean_fields
 
     _check_choice("--sensitivity", sensitivity, vocab.SENSITIVITIES)
@@ -545,6 +549,7 @@ def supersede(
             "retention": dict(target.retention),
             "origin": {"origin_key": f"owner-command:supersede:{target.id}", "route": "owner_command"},
             "memkeep": dict(sealed.envelope) if sealed.envelope is not None else None,
+            "relations": items(target.relations if relations is None else relations),
         }
         rel = record_store.record_path(layout, new_id).relative_to(layout.root).as_posix()
         record = okf.record_from_fields(new_id, rel, {k: v for k, v in fields.items() if v is not None}, body)

@@ -55,6 +55,7 @@ TOP_KEYS = (
     "origin",
     "lineage",
     "memkeep",
+    "relations",
 )
 REQUIRED = (
     "id",
@@ -191,6 +192,7 @@ class Packet:
     retention: Mapping[str, Any] = field(default_factory=dict)
     lineage: Mapping[str, Any] | None = None
     memkeep: Mapping[str, Any] | None = None  # the earned envelope the record is written with (records/envelope.py)
+    relations: Any = None  # the record's relations: list as written, checked as the record checks it
 
     @property
     def target_id(self) -> str | None:
@@ -314,6 +316,7 @@ def packet_from_fields(file_id: str, path: str, fields: Mapping[str, Any], body:
         retention=_plain_mapping(path, "retention", f["retention"]),
         lineage=None if f.get("lineage") is None else _plain_mapping(path, "lineage", f["lineage"]),
         memkeep=None if f.get("memkeep") is None else _plain_mapping(path, "memkeep", f["memkeep"]),
+        relations=f.get("relations"),
     )
     _check_resolution(path, packet)
     project_record(packet, packet.id, path=path)  # retention, origin, lineage and paths as the record checks them
@@ -526,6 +529,7 @@ def project_record(packet: Packet, record_id: str, *, supersedes: str | None = N
         "lineage": dict(packet.lineage) if packet.lineage is not None else None,
         "capture": compact_capture(packet.capture),
         "memkeep": dict(packet.memkeep) if packet.memkeep is not None else None,
+        "relations": packet.relations,
     }
     if packet.capture is not None:
         fields["source"], fields["source_ref"] = "memzoi-capture", capture_ref(packet.capture)
@@ -583,7 +587,7 @@ def render(packet: Packet) -> str:
     if packet.capture is not None:
         lines += yaml_lines("capture", packet.capture)
     lines += yaml_lines("retention", packet.retention) + yaml_lines("origin", packet.origin)
-    for name, block in (("lineage", packet.lineage), ("memkeep", packet.memkeep)):
+    for name, block in (("lineage", packet.lineage), ("memkeep", packet.memkeep), ("relations", packet.relations)):
         if block is not None:
             lines += yaml_lines(name, block)
     lines += ["---", "", f"# {packet.title.strip()}", "", packet.body.strip(), ""]

@@ -73,14 +73,19 @@ class Related:
     broken: list[dict[str, Any]] = field(default_factory=list)
     excluded: list[dict[str, Any]] = field(default_factory=list)
     suspects: Mapping[str, Any] = field(default_factory=dict)
+    statements: Mapping[str, Any] = field(default_factory=dict)  # record id -> recall/statements.py of_file
 
     def to_json(self) -> dict[str, Any]:
         """The ``related --json`` object."""
         from git_memzoi.memzoi.recall.search import result
 
         def one(row: Mapping[str, Any], via: Mapping[str, Any] | None = None) -> dict[str, Any]:
-            found = dict(result(row, "", None, self.suspects.get(row["id"])))
-            return {**found, "via": via} if via is not None else found
+            found: dict[str, Any] = dict(result(row, "", None, self.suspects.get(row["id"])))
+            found["statements"] = self.statements.get(row["id"])
+            if via is None:
+                return found
+            found["rationale"] = f"related: {via['from']} {via['role']} {via['to']} (hop {via['hop']})"
+            return {**found, "via": via}
 
         return {
             "schema_version": SCHEMA_VERSION,
@@ -124,7 +129,7 @@ def related(
         InputError: bad options (:func:`check`); ``target_not_found`` when no current repository record has the
             id; ``content_withheld`` when it holds a credential (as ``show``).
     """
-    from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall import statements, suspect
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.search import withhold
 
@@ -141,8 +146,9 @@ def related(
         shown = {row["id"] for row in kept}
         found.reached = [(row, via) for row, via in found.reached if row["id"] in shown]
         found.excluded += [{"code": "content_withheld", "record_id": w["record_id"]} for w in withheld]
-        marks = suspect.assess(ws, [start, *(row for row, _ in found.reached)])
-        found.suspects = marks
+        rows = [start, *(row for row, _ in found.reached)]
+        found.suspects = suspect.assess(ws, rows)
+        found.statements = {row["id"]: statements.of_file(ws.layout, row["path"]) for row in rows}
     return found
 
 
@@ -221,7 +227,7 @@ def edges(
         where.append(f"l.role IN ({', '.join('?' * len(roles))})")
         params += roles
     sql = (
-        f"SELECT {_EDGE_COLUMNS} FROM relations l JOIN records r ON r.path = l.path"  # noqa: S608 - no user text
+        f"SELECT {_EDGE_COLUMNS} FROM relations l JOIN records r ON r.path = l.path"
         f" JOIN link_sources s ON s.path = l.path WHERE {' AND '.join(where)} ORDER BY l.path, l.ordinal"
     )
     checked = {} if checked is None else checked
@@ -246,7 +252,7 @@ def current_rows(ws: Workspace, ids: Iterable[str]) -> dict[str, Mapping[str, An
     if not wanted:
         return {}
     sql = (
-        "SELECT r.* FROM records r WHERE r.destination = 'repo' AND r.store = 'record' AND"  # noqa: S608
+        "SELECT r.* FROM records r WHERE r.destination = 'repo' AND r.store = 'record' AND"
         f" r.id IN ({', '.join('?' * len(wanted))}) AND {CURRENT}"
     )
     now = index_db.micros(okf.format_timestamp(ws.clock.now()))

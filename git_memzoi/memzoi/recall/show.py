@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import InputError
@@ -67,6 +67,7 @@ class Shown:
     envelope: Mapping[str, Any] | None
     suspect: Mapping[str, Any] | None
     store: str = "record"
+    statements: Mapping[str, Any] | None = None  # a record's categorized statements (recall/statements.py)
 
     @property
     def budget_used(self) -> int:
@@ -88,6 +89,7 @@ class Shown:
             "lineage": {"supersedes": list(self.supersedes), "superseded_by": list(self.superseded_by)},
             "envelope": None if self.envelope is None else dict(self.envelope),
             "suspect": None if self.suspect is None else dict(self.suspect),
+            "statements": None if self.statements is None else dict(self.statements),
         }
 
 
@@ -119,7 +121,7 @@ def show(ws: Workspace, target: str, *, max_chars: int | None = None, store: str
 
 
 def _show_record(ws: Workspace, record: Record, records: Mapping[str, Record], max_chars: int | None) -> Shown:
-    from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall import statements, suspect
     from git_memzoi.memzoi.records import store
 
     file = store.record_path(ws.layout, record.id)
@@ -128,7 +130,7 @@ def _show_record(ws: Workspace, record: Record, records: Mapping[str, Record], m
     _refuse_withheld(ws, row)
     parts, fields = store.parse_fields(store.read_bytes(file, rel))
     older, newer = lineage(record.id, records)
-    return _shown(
+    shown = _shown(
         "record",
         record.id,
         rel,
@@ -139,6 +141,7 @@ def _show_record(ws: Workspace, record: Record, records: Mapping[str, Record], m
         None if record.memkeep is None else dict(record.memkeep),
         suspect.assess(ws, [row]).get(record.id),
     )
+    return replace(shown, statements=statements.of_file(ws.layout, rel))
 
 
 ENTRY_ENVELOPE = ("anchor", "scope", "verified_at", "ttl_days", "explains", "check")

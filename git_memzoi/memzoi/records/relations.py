@@ -146,3 +146,29 @@ def item_lines(yaml_text: str, count: int, first_line: int) -> list[int]:
         if re.match(r"^\s*-\s", line + " "):
             dashes.append(first_line + n)
     return dashes if len(dashes) == count else [first_line + key] * count
+
+
+@dataclass(frozen=True)
+class Broken:
+    """A relation of an active record towards a record id no record file has (``broken_relation``)."""
+
+    source: str
+    role: str
+    target: str
+
+
+def broken(records: Iterable[Any], known: Iterable[str] = ()) -> list[Broken]:
+    """The broken relations among ``records`` (:class:`~git_memzoi.memzoi.records.okf.Record` s, every status):
+    each role of an active record naming a record id none of them has (nor ``known``: the ids of record files
+    that could not be read, reported on their own), sorted by source, role and target. A superseded or
+    tombstoned target is not broken (the dependent is ``dependency_suspect`` instead)."""
+    every = list(records)
+    ids = {r.id for r in every} | set(known)
+    found = {
+        Broken(r.id, rel.role, rel.target)
+        for r in every
+        if r.status == "active"
+        for rel in r.relations
+        if not rel.targets_path and rel.target not in ids
+    }
+    return sorted(found, key=lambda b: (b.source, b.role, b.target))

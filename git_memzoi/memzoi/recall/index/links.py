@@ -94,4 +94,4 @@ def insert(conn: Any, path: str, row: Sequence[Any]) -> None:
 def forget(conn: Any, path: str) -> None:
     """Remove the rows of the file ``path`` (changed, removed or unreadable now)."""
     for table in ("link_sources", "relations", "statements"):
-        conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))  # noqa: S608 - table names are constants
+        conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
