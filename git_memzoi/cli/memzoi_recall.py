@@ -149,6 +149,9 @@ def search(
 @_local
 @_session
 @_store
+@click.option(
+    "--expand", is_flag=True, help="Also pack the records the candidates' relations reach (same budget; cited)."
+)
 @json_option
 @click.pass_context
 def context(
@@ -159,6 +162,7 @@ def context(
     include_local: bool,
     include_session: bool,
     store: str,
+    expand: bool,
     as_json: bool,
 ) -> None:
     """Build a prompt-ready context pack for a task, within a size budget; repository records and memkeep
@@ -178,6 +182,7 @@ def context(
         include_local=include_local,
         include_session=include_session,
         store=store,
+        expand=expand,
     )
     if as_json:
         emit_json(pack.to_json())

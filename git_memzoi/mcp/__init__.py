@@ -19,4 +19,5 @@ TOOL_NAMES = (
     "submit_capture_decisions_v1",
     "memory_status",
     "review_inbox",
+    "related_memory",
 )

@@ -37,7 +37,8 @@ def graph(ws: Workspace, ids: Iterable[str]) -> Graph | None:
     """The dependency graph when one of ``ids`` declares a ``depends_on`` role, else ``None`` (nothing to do)."""
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index.query import CURRENT
-    from git_memzoi.memzoi.recall.related import current_rows, record_status
+    from git_memzoi.memzoi.recall.index.rows import micros
+    from git_memzoi.memzoi.recall.linked import current_rows, record_status
     from git_memzoi.memzoi.records import okf
 
     sql = (
@@ -45,7 +46,7 @@ def graph(ws: Workspace, ids: Iterable[str]) -> Graph | None:
         f" AND l.target_kind = 'record' AND r.destination = 'repo' AND r.store = 'record' AND {CURRENT}"
         " ORDER BY l.path, l.ordinal"
     )
-    now = index_db.micros(okf.format_timestamp(ws.clock.now()))
+    now = micros(okf.format_timestamp(ws.clock.now()))
     edges: dict[str, list[str]] = {}
     for row in index_db.select(ws.layout, sql, [ROLE, now]):
         edges.setdefault(row["source_id"], []).append(row["target"])
@@ -78,9 +79,9 @@ def apply(marks: dict[str, SuspectJson], found: Graph, base: Mapping[str, str], 
                 bad[dependent] = "suspect"
                 todo.append(dependent)
     for record_id in ids:
-        deps = [d for d in found.edges.get(record_id, ()) if d != record_id and (d in bad or d in found.unresolved)]
-        if deps:
-            _add(marks, record_id, sorted(set(deps)), {**bad, **found.unresolved})
+        hit = [d for d in found.edges.get(record_id, ()) if d != record_id and (d in bad or d in found.unresolved)]
+        if hit:
+            _add(marks, record_id, sorted(set(hit)), {**bad, **found.unresolved})
 
 
 def _add(marks: dict[str, SuspectJson], record_id: str, deps: list[str], states: Mapping[str, str]) -> None:

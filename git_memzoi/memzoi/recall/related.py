@@ -131,6 +131,7 @@ def related(
     """
     from git_memzoi.memzoi.recall import statements, suspect
     from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.recall.linked import current_rows
     from git_memzoi.memzoi.recall.search import withhold
 
     direction, depth, roles = check(direction, depth, roles)
@@ -155,6 +156,8 @@ def related(
 def walk(ws: Workspace, found: Related, start: Sequence[str]) -> None:
     """Breadth-first over ``found.depth`` hops from the ids ``start``, filling ``found`` (each record at its
     nearest hop; edges in (hop, direction, role, id, file, line) order)."""
+    from git_memzoi.memzoi.recall.linked import current_rows
+
     seen = set(start)
     frontier = list(start)
     checked: dict[str, bool] = {}
@@ -188,6 +191,8 @@ def walk(ws: Workspace, found: Related, start: Sequence[str]) -> None:
 
 
 def _unreached(ws: Workspace, found: Related, edge: Edge, to: str) -> None:
+    from git_memzoi.memzoi.recall.linked import record_status
+
     status = record_status(ws.layout, to)
     item = {"role": edge.role, "from": edge.source, "target": to, "file": edge.path, "line": edge.line}
     if status is None:
@@ -211,6 +216,8 @@ def edges(
     ``checked`` remembers each file's verdict between calls."""
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index.query import CURRENT
+    from git_memzoi.memzoi.recall.index.rows import micros
+    from git_memzoi.memzoi.recall.linked import source_fresh
     from git_memzoi.memzoi.records import okf
 
     if not ids:
@@ -222,7 +229,7 @@ def edges(
     if direction != "outgoing":
         sides.append(f"(l.target_kind = 'record' AND l.target IN ({marks}))")
     where = [f"({' OR '.join(sides)})", "r.destination = 'repo'", "r.store = 'record'", CURRENT]
-    params: list[Any] = [*ids] * len(sides) + [index_db.micros(okf.format_timestamp(now))]
+    params: list[Any] = [*ids] * len(sides) + [micros(okf.format_timestamp(now))]
     if roles:
         where.append(f"l.role IN ({', '.join('?' * len(roles))})")
         params += roles
@@ -240,43 +247,3 @@ def edges(
         if checked[row["path"]]:
             out.append(Edge(row["path"], row["source_id"], row["role"], row["target"], row["target_kind"], row["line"]))
     return out
-
-
-def current_rows(ws: Workspace, ids: Iterable[str]) -> dict[str, Mapping[str, Any]]:
-    """The current repository record rows of ``ids``, by id (ids without one are absent)."""
-    from git_memzoi.memzoi.recall.index import db as index_db
-    from git_memzoi.memzoi.recall.index.query import CURRENT
-    from git_memzoi.memzoi.records import okf
-
-    wanted = sorted(set(ids))
-    if not wanted:
-        return {}
-    sql = (
-        "SELECT r.* FROM records r WHERE r.destination = 'repo' AND r.store = 'record' AND"
-        f" r.id IN ({', '.join('?' * len(wanted))}) AND {CURRENT}"
-    )
-    now = index_db.micros(okf.format_timestamp(ws.clock.now()))
-    return {row["id"]: row for row in index_db.select(ws.layout, sql, [*wanted, now])}
-
-
-def record_status(layout: Layout, record_id: str) -> str | None:
-    """The status of the repository record ``record_id`` in the index (``active`` for one whose retention ended),
-    or ``None`` when no record has that id: a broken relation."""
-    from git_memzoi.memzoi.recall.index import db as index_db
-
-    sql = "SELECT status FROM records WHERE destination = 'repo' AND store = 'record' AND id = ?"
-    rows = index_db.select(layout, sql, [record_id])
-    return None if not rows else str(rows[0]["status"])
-
-
-def source_fresh(layout: Layout, rel: str, indexed_hash: str) -> bool:
-    """Whether the file ``rel`` still has the bytes it was indexed with (BLAKE3 of the whole file)."""
-    from git_memzoi.core import safe_read
-    from git_memzoi.core.hashing import content_hash
-    from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES
-
-    try:
-        data = safe_read.read_bytes(layout.root / rel, MAX_RECORD_BYTES)
-    except (OSError, safe_read.FileRefused):
-        return False
-    return content_hash(data) == indexed_hash

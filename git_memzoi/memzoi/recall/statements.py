@@ -21,7 +21,7 @@ def of_file(layout: Layout, rel: str) -> dict[str, Any]:
     """``{"state", "source_hash", "statements": [{"category", "text", "lines": [start, end]}, ...]}`` of the
     record file ``rel`` (repository-relative), statements in file order; none unless ``state`` is ``indexed``."""
     from git_memzoi.memzoi.recall.index import db as index_db
-    from git_memzoi.memzoi.recall.related import source_fresh
+    from git_memzoi.memzoi.recall.linked import source_fresh
 
     marker = index_db.select(layout, "SELECT source_hash FROM link_sources WHERE path = ?", [rel])
     if not marker:

@@ -30,6 +30,9 @@ PATH_ROLES = ("owns",)  # roles whose target is a path glob; every other role na
 MAX_RELATIONS = 64
 MAX_TARGET_CHARS = 400
 CODE = "invalid_relation"
+MAX_ID_CHARS = 400
+# the shape okf.concept_id_problem accepts (not imported from there: okf imports this module)
+_RECORD_ID = re.compile(r"^[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?(?:/[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?)*$")
 
 
 class RelationError(InputError):
@@ -63,7 +66,6 @@ class Relation:
 def problem(role: Any, target: Any) -> str | None:
     """Why ``role: target`` is not a valid relation, or ``None``."""
     from git_memzoi.core.globs import pattern_problem
-    from git_memzoi.memzoi.records.okf import concept_id_problem
 
     if not isinstance(role, str) or not ROLE.match(role):
         return f"role {role!r} must match [a-z][a-z0-9_]* (e.g. depends_on, owns)"
@@ -77,8 +79,10 @@ def problem(role: Any, target: Any) -> str | None:
             return f"{role}: {target!r} must be a path glob inside the repository"
         glob = pattern_problem(clean)
         return None if glob is None else f"{role}: {target!r} is not a path glob ({glob})"
-    found = concept_id_problem(target.strip().replace("_", "-"))
-    return None if found is None else f"{role}: {target!r} is not a record id ({found})"
+    clean = target.strip()
+    if len(clean) > MAX_ID_CHARS or not _RECORD_ID.match(clean):
+        return f"{role}: {target!r} is not a record id (lowercase letters, digits, '-' and '_', '/'-separated)"
+    return None
 
 
 def parse(value: Any, where: str = "relations") -> tuple[Relation, ...]:
