@@ -76,7 +76,7 @@ class Shown:
 
     def to_json(self) -> dict[str, Any]:
         """The ``show --json`` object."""
-        return {
+        out = {
             "id": self.id,
             "store": self.store,
             "path": self.path,
@@ -89,8 +89,10 @@ class Shown:
             "lineage": {"supersedes": list(self.supersedes), "superseded_by": list(self.superseded_by)},
             "envelope": None if self.envelope is None else dict(self.envelope),
             "suspect": None if self.suspect is None else dict(self.suspect),
-            "statements": None if self.statements is None else dict(self.statements),
         }
+        if self.statements is not None:  # a record's (an entry has none)
+            out["statements"] = dict(self.statements)
+        return out
 
 
 def show(ws: Workspace, target: str, *, max_chars: int | None = None, store: str = "all") -> Shown:
