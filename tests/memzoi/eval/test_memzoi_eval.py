@@ -119,6 +119,22 @@ def test_own_corpus_passes_and_its_baseline_is_current() -> None:
     assert len(cases) >= 30 and {c["surface"] for c in cases} == {"search", "precheck", "context", "write_gate"}
     assert sum(c["id"].startswith("adversarial-") for c in cases) >= 8
     assert sum(c["id"].startswith("staleness-") for c in cases) == 2
+    assert sum(c["id"].startswith("relation-") for c in cases) == 5
+
+
+def test_own_relation_cases_follow_depends_on() -> None:
+    from git_memzoi.memzoi import related
+
+    corpus = eval_catalog.load(OWN / "corpus.yaml")
+    with eval_recall.sandbox(corpus) as box:
+        found = related.related(box.ws, "sandbox-keys-record", direction="incoming").to_json()
+        assert [(r["record"]["id"], r["via"]["role"]) for r in found["related"]] == [
+            ("quota-alerts-page-at-forty-requests", "depends_on")
+        ]
+        assert found["related"][0]["suspect"]["reasons"][0]["message"] == "depends on sandbox-keys-record (suspect)"
+        missing = related.related(box.ws, "billing-retries-follow-the-queue-backoff").to_json()
+        assert [b["target"] for b in missing["broken"]] == ["billing-queue-draft"]
+        assert missing["record"]["statements"]["statements"][0]["category"] == "fact"
 
 
 def test_own_staleness_cases_rank_suspect_records_below_current_ones() -> None:
