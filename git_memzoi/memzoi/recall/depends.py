@@ -34,26 +34,23 @@ class Graph:
 
 
 def graph(ws: Workspace, ids: Iterable[str]) -> Graph | None:
-    """The dependency graph when one of ``ids`` declares a ``depends_on`` role, else ``None`` (nothing to do)."""
-    from git_memzoi.memzoi.recall.index import db as index_db
-    from git_memzoi.memzoi.recall.index.query import CURRENT
-    from git_memzoi.memzoi.recall.index.rows import micros
-    from git_memzoi.memzoi.recall.linked import current_rows, record_status
-    from git_memzoi.memzoi.records import okf
+    """The dependency graph when one of ``ids`` declares a ``depends_on`` role, else ``None`` (nothing to do).
 
-    sql = (
-        "SELECT l.source_id, l.target FROM relations l JOIN records r ON r.path = l.path WHERE l.role = ?"
-        f" AND l.target_kind = 'record' AND r.destination = 'repo' AND r.store = 'record' AND {CURRENT}"
-        " ORDER BY l.path, l.ordinal"
-    )
-    now = micros(okf.format_timestamp(ws.clock.now()))
-    edges: dict[str, list[str]] = {}
-    for row in index_db.select(ws.layout, sql, [ROLE, now]):
-        edges.setdefault(row["source_id"], []).append(row["target"])
-    if not set(ids) & edges.keys():
+    The relations table alone is read first (it is small, and empty in most stores: one indexed lookup, no scan of
+    the records); the declaring records are then kept only when current repository records."""
+    from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.recall.linked import current_rows, record_status
+
+    sql = "SELECT source_id, target FROM relations WHERE role = ? AND target_kind = 'record' ORDER BY path, ordinal"
+    declared = index_db.select(ws.layout, sql, [ROLE])
+    if not declared or not set(ids) & {row["source_id"] for row in declared}:
         return None
+    current = current_rows(ws, {row["source_id"] for row in declared} | {row["target"] for row in declared})
+    edges: dict[str, list[str]] = {}
+    for row in declared:
+        if row["source_id"] in current:
+            edges.setdefault(row["source_id"], []).append(row["target"])
     targets = {t for deps in edges.values() for t in deps}
-    current = current_rows(ws, targets)
     unresolved = {t: record_status(ws.layout, t) or "missing" for t in sorted(targets - current.keys())}
     return Graph({s: tuple(dict.fromkeys(d)) for s, d in edges.items()}, unresolved)
 

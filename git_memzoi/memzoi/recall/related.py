@@ -234,8 +234,9 @@ def edges(
         where.append(f"l.role IN ({', '.join('?' * len(roles))})")
         params += roles
     sql = (
-        f"SELECT {_EDGE_COLUMNS} FROM relations l JOIN records r ON r.path = l.path"
-        f" JOIN link_sources s ON s.path = l.path WHERE {' AND '.join(where)} ORDER BY l.path, l.ordinal"
+        # CROSS JOIN keeps the (small) relations table the outer loop: never a scan of the records
+        f"SELECT {_EDGE_COLUMNS} FROM relations l CROSS JOIN records r ON r.path = l.path"
+        f" CROSS JOIN link_sources s ON s.path = l.path WHERE {' AND '.join(where)} ORDER BY l.path, l.ordinal"
     )
     checked = {} if checked is None else checked
     out = []

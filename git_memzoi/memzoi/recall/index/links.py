@@ -24,6 +24,7 @@ CREATE TABLE relations (
 ) WITHOUT ROWID;
 CREATE INDEX relations_by_target ON relations(target);
 CREATE INDEX relations_by_source ON relations(source_id);
+CREATE INDEX relations_by_role ON relations(role);
 CREATE TABLE statements (
     path TEXT NOT NULL, ordinal INTEGER NOT NULL, record_id TEXT NOT NULL, category TEXT NOT NULL, text TEXT NOT NULL,
     line_start INTEGER NOT NULL, line_end INTEGER NOT NULL, PRIMARY KEY (path, ordinal)
@@ -56,21 +57,22 @@ def with_links(values: tuple[Any, ...], links: Links) -> Row:
     return row
 
 
-def extract(record: Any, data: bytes) -> Links:
+def extract(record: Any, data: bytes, parts: Any) -> Links:
     """The :class:`Links` of a valid record (an :class:`~git_memzoi.memzoi.records.okf.Record`) read from
-    ``data`` (the file's bytes): relation lines from its frontmatter, statement lines from its body."""
-    from git_memzoi.core import frontmatter
+    ``data`` (the file's bytes, cut into ``parts`` by :func:`~git_memzoi.core.frontmatter.split`): relation
+    lines from its frontmatter, statement lines from its body."""
     from git_memzoi.core.hashing import content_hash
     from git_memzoi.memzoi.records import relations, statements
 
-    parts = frontmatter.split(data)
-    first_yaml_line = 1 + parts.opening.count("\n")
-    lines = relations.item_lines(parts.yaml_text, len(record.relations), first_yaml_line)
-    rels = tuple(
-        (r.role, r.target, "path" if r.targets_path else "record", line)
-        for r, line in zip(record.relations, lines, strict=True)
-    )
-    found = statements.parse(parts.body, parts.body_start_line)
+    rels: tuple[tuple[str, str, str, int], ...] = ()
+    if record.relations:
+        first_yaml_line = 1 + parts.opening.count("\n")
+        lines = relations.item_lines(parts.yaml_text, len(record.relations), first_yaml_line)
+        rels = tuple(
+            (r.role, r.target, "path" if r.targets_path else "record", line)
+            for r, line in zip(record.relations, lines, strict=True)
+        )
+    found = statements.parse(parts.body, parts.body_start_line) if "[" in parts.body else ()
     stmts = tuple((s.category, s.text, s.line_start, s.line_end) for s in found)
     return Links(record.id, content_hash(data), rels, stmts)
 
@@ -81,17 +83,20 @@ def insert(conn: Any, path: str, row: Sequence[Any]) -> None:
     if links is None:
         return
     conn.execute("INSERT INTO link_sources VALUES (?, ?, ?)", (path, links.record_id, links.source_hash))
-    conn.executemany(
-        "INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(path, n, links.record_id, *rel) for n, rel in enumerate(links.relations)],
-    )
-    conn.executemany(
-        "INSERT INTO statements VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(path, n, links.record_id, *stmt) for n, stmt in enumerate(links.statements)],
-    )
+    if links.relations:  # most records have none: no statement to run
+        conn.executemany(
+            "INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(path, n, links.record_id, *rel) for n, rel in enumerate(links.relations)],
+        )
+    if links.statements:
+        conn.executemany(
+            "INSERT INTO statements VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(path, n, links.record_id, *stmt) for n, stmt in enumerate(links.statements)],
+        )
 
 
 def forget(conn: Any, path: str) -> None:
     """Remove the rows of the file ``path`` (changed, removed or unreadable now)."""
-    for table in ("link_sources", "relations", "statements"):
-        conn.execute(f"DELETE FROM {table} WHERE path = ?", (path,))
+    if conn.execute("DELETE FROM link_sources WHERE path = ?", (path,)).rowcount:  # only an indexed record has rows
+        conn.execute("DELETE FROM relations WHERE path = ?", (path,))
+        conn.execute("DELETE FROM statements WHERE path = ?", (path,))
