@@ -259,6 +259,9 @@ def test_dependency_on_a_withdrawn_or_missing_record_and_on_a_cycle(repo: Repo) 
     ]
     assert ok_json(repo, "show", "b")["suspect"]["reasons"][0]["evidence"]["unresolved"] == {"ghost": "missing"}
     assert reasons(repo, "c") is None and reasons(repo, "d") is None
+    record(repo, "self", ("depends_on", "self"))  # a record depending on itself is not its own suspect
+    assert reasons(repo, "self") is None
+    assert ok_json(repo, "related", "self")["related"] == []
     record(repo, "d", ("depends_on", "c"), ("depends_on", "gone"))
     assert reasons(repo, "c") == ["dependency_suspect"] and reasons(repo, "d") == ["dependency_suspect"]
     warning = ok_json(repo, "precheck", "--action", "Title")
