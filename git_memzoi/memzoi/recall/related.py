@@ -211,8 +211,9 @@ def edges(
     excluded: list[dict[str, Any]] | None = None,
 ) -> list[Edge]:
     """The indexed relations of current repository records touching ``ids`` in ``direction`` (outgoing: declared
-    by one of them; incoming: naming one of them), of ``roles`` only when given, current at ``now``. An edge whose declaring file
-    changed since it was indexed is left out and its file added once to ``excluded`` (``stale_relation``);
+    by one of them; incoming: naming one of them), of ``roles`` only when given, current at ``now``. An edge
+    whose declaring file changed since it was indexed is left out and its file added once to ``excluded``
+    (``stale_relation``);
     ``checked`` remembers each file's verdict between calls."""
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index.query import CURRENT

@@ -10,9 +10,10 @@ file in its scope changed since its anchor commit (``scope_hit``), ``verified_at
 commits), or a record it ``explains`` from is suspect, withdrawn (superseded, tombstoned, expired) or missing
 (``dependency_suspect``). An ``explains`` id naming a current record without an envelope is a claim nobody
 watches, so it is not followed. A record whose check failed at ``git memzoi verify`` carries ``status: stale`` in
-its envelope: it is suspect with the reason ``stale`` (evidence ``{"status": "stale"}``) until a verify heals it. Records without an envelope are suspect only
-through their ``depends_on`` relations (``dependency_suspect``, :mod:`~git_memzoi.memzoi.recall.depends`); when
-no recalled record has an envelope or such a relation, git is not read at all (the common path stays fast).
+its envelope: it is suspect with the reason ``stale`` (evidence ``{"status": "stale"}``) until a verify heals it.
+Records without an envelope are suspect only through their ``depends_on`` relations (``dependency_suspect``,
+:mod:`~git_memzoi.memzoi.recall.depends`); when no recalled record has an envelope or such a relation, git is not
+read at all (the common path stays fast).
 
 A recalled memkeep entry (index rows of store ``entry``) is judged by memkeep itself: :func:`mark` opens the
 store through :mod:`git_memzoi.memkeep.api` (``open_session``, ``report``: the very report ``git memkeep status``
