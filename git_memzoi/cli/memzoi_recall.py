@@ -8,7 +8,8 @@ record) exit 0, whatever they find.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -320,6 +321,20 @@ def show(ctx: click.Context, target: str, max_chars: int | None, store: str, as_
     click.echo(shown.body.rstrip("\n"))
     if shown.truncated:
         click.echo(f"[truncated: {shown.budget_used} of {shown.body_chars} characters]")
+    _statements(shown.statements)
+
+
+def _statements(found: Mapping[str, Any] | None) -> None:
+    """A record's categorized statements after its body: one line each, or why there are none to trust."""
+    if not found or not (found["statements"] or found["state"] != "indexed"):
+        return
+    click.echo("")
+    if found["state"] != "indexed":
+        click.echo(f"statements: {found['state']} (the file changed since it was indexed; run the command again)")
+    for item in found["statements"]:
+        start, end = item["lines"]
+        where = f"line {start}" if start == end else f"lines {start}-{end}"
+        click.echo(f"[{item['category']}] {item['text'].splitlines()[0]} ({where})")
 
 
 def register(cli: click.Group) -> None:

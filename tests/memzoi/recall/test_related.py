@@ -164,6 +164,7 @@ def test_a_changed_declaring_source_is_not_followed_until_indexed(graph: Repo) -
 
 def test_statements_are_indexed_with_exact_lines_and_stale_ones_are_hidden(repo: Repo) -> None:
     from git_memzoi.memzoi import index_db, record_show, workspace
+    from git_memzoi.memzoi.recall.statements import statement_id
 
     assert run(repo, "init").exit_code == 0
     body = "- [fact] Deploys run at noon\n  on weekdays\n- [ ] not one\n```\n- [fact] code\n```\n- [decision] Use blue"
@@ -172,10 +173,15 @@ def test_statements_are_indexed_with_exact_lines_and_stale_ones_are_hidden(repo:
     first = text.index("- [fact] Deploys run at noon") + 1
     out = ok_json(repo, "show", "deploy")["statements"]
     assert out["state"] == "indexed"
+    fact_id = statement_id("deploy", "fact", "Deploys run at noon\non weekdays", 1)
     assert out["statements"] == [
-        {"category": "fact", "text": "Deploys run at noon\non weekdays", "lines": [first, first + 1]},
-        {"category": "decision", "text": "Use blue", "lines": [first + 6, first + 6]},
-    ]
+        {"id": fact_id, "category": "fact", "text": "Deploys run at noon\non weekdays", "lines": [first, first + 1]},
+        {"id": statement_id("deploy", "decision", "Use blue", 1), "category": "decision", "text": "Use blue",
+         "lines": [first + 6, first + 6]},
+    ]  # fmt: skip
+    assert run(repo, "show", "deploy").stdout.endswith(
+        f"\n\n[fact] Deploys run at noon (lines {first}-{first + 1})\n[decision] Use blue (line {first + 6})\n"
+    )
     ws = workspace.open_workspace(repo.root, clock=FixedClock(repos.NOW.date(), repos.NOW))
     with index_db.read_session(ws.layout):
         path = repo.root / ".memzoi/records/deploy.md"
@@ -184,8 +190,21 @@ def test_statements_are_indexed_with_exact_lines_and_stale_ones_are_hidden(repo:
     assert shown == {"state": "stale", "source_hash": out["source_hash"], "statements": []}
     again = ok_json(repo, "show", "deploy")["statements"]
     assert again["state"] == "indexed"
-    assert again["statements"][1] == {"category": "decision", "text": "Use green", "lines": [first + 6, first + 6]}
+    assert again["statements"][1] == {
+        "id": statement_id("deploy", "decision", "Use green", 1),
+        "category": "decision",
+        "text": "Use green",
+        "lines": [first + 6, first + 6],
+    }
     assert again["source_hash"] != out["source_hash"]
+    assert ok_json(repo, "rebuild")["ok"] is True  # an identical snapshot keeps the statement ids
+    assert ok_json(repo, "show", "deploy")["statements"] == again
+    path.write_text(path.read_text().replace("\n- [fact] Deploys", "\nA new line of prose.\n\n- [fact] Deploys"))
+    moved = ok_json(repo, "show", "deploy")["statements"]["statements"]
+    assert [(m["id"], m["lines"]) for m in moved] == [
+        (fact_id, [first + 2, first + 3]),  # moved down two lines, the same statement: the same id
+        (statement_id("deploy", "decision", "Use green", 1), [first + 8, first + 8]),
+    ]
 
 
 def test_a_record_without_statements_is_indexed_with_none(repo: Repo) -> None:
