@@ -19,6 +19,7 @@ _AREAS = {
     "memzoi_inbox": ("propose", "review", "proposals", "approve", "reject", "apply"),
     "memzoi_runtime": ("local", "checkpoint", "session-end", "events", "rebuild"),
     "memzoi_recall": ("search", "context", "handoff", "precheck", "show"),
+    "memzoi_related": ("related",),
     "memzoi_eval": ("eval",),
     "memzoi_export": ("export",),
     "memzoi_hooks": ("hooks", "hook", "merge-driver"),

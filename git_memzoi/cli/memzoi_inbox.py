@@ -17,6 +17,7 @@ import click
 
 from git_memzoi.cli.app import ID, actor_option, emit_json, json_option
 from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json, validity_options, watch_options, watch_request
+from git_memzoi.cli.memzoi_related import relation_option, relations_of
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ def _outcome(verb: str, outcome: review.Outcome, as_json: bool) -> None:
 )
 @watch_options
 @validity_options
+@relation_option
 @click.option("--title", default=None, help="One-line title.")
 @click.option("--body", default=None, help="The memory itself.")
 @actor_option
@@ -113,6 +115,7 @@ def propose(
     check_safe: bool,
     valid_from: str | None,
     valid_to: str | None,
+    relation_args: tuple[str, ...],
     title: str | None,
     body: str | None,
     actor: str | None,
@@ -148,6 +151,7 @@ def propose(
         applies_to=applies_to,
         valid_from=valid_from,
         valid_to=valid_to,
+        relations=relations_of(relation_args) or (),
     )
     watch = watch_request(scope_globs, anchor, ttl_days, check_cmd, check_safe)
     override = "manual" if manual else "auto" if auto_approve else None

@@ -14,7 +14,7 @@ import click
 
 from git_memzoi.cli.app import emit_json, json_option
 
-SAMPLE = {
+SAMPLE: dict[str, Any] = {
     "title": "Project memory lives in .memzoi/records",
     "body": "Reviewed project memory is committed under .memzoi/records/. Agents propose new memories with "
     "`git memzoi propose`; a person applies them after review.",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import click
 
 from git_memzoi.cli.app import ID, actor_option, emit_json, json_option, one_line
+from git_memzoi.cli.memzoi_related import relation_option, relations_of
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
@@ -274,6 +275,7 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
 @click.option("--source-ref", default=None, help="Evidence locator, e.g. a URL.")
 @watch_options
 @validity_options
+@relation_option
 @actor_option
 @json_option
 @click.pass_context
@@ -295,16 +297,20 @@ def supersede_cmd(
     check_safe: bool,
     valid_from: str | None,
     valid_to: str | None,
+    relation_args: tuple[str, ...],
     actor: str | None,
     as_json: bool,
 ) -> None:
     """Atomically supersede an active, non-private repo record with a same-scope repo-safe replacement.
+
+    The replacement keeps the target's relations unless --relation gives its own.
 
     Example: git memzoi supersede use-npm --title "Use pnpm" --body "..." --sensitivity repo-safe
     """
     from git_memzoi.memzoi import lifecycle
 
     watch = watch_request(scope_globs, anchor, ttl_days, check_cmd, check_safe)
+    relations = relations_of(relation_args)
     c = open_workspace(ctx, actor=actor)
     r = guard_sensitivity(
         ctx,
@@ -324,6 +330,7 @@ def supersede_cmd(
             watch=watch,
             valid_from=valid_from,
             valid_to=valid_to,
+            relations=relations,
         ),
     )
     if as_json:

@@ -8,7 +8,8 @@ record) exit 0, whatever they find.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -170,6 +171,9 @@ def search(
 @_store
 @_as_of
 @_history
+@click.option(
+    "--expand", is_flag=True, help="Also pack the records the candidates' relations reach (same budget; cited)."
+)
 @json_option
 @click.pass_context
 def context(
@@ -182,6 +186,7 @@ def context(
     store: str,
     as_of: str | None,
     include_superseded: bool,
+    expand: bool,
     as_json: bool,
 ) -> None:
     """Build a prompt-ready context pack for a task, within a size budget; repository records and memkeep
@@ -201,6 +206,7 @@ def context(
         include_local=include_local,
         include_session=include_session,
         store=store,
+        expand=expand,
     )
     if as_json:
         emit_json(pack.to_json())
@@ -387,6 +393,20 @@ def show(
     click.echo(shown.body.rstrip("\n"))
     if shown.truncated:
         click.echo(f"[truncated: {shown.budget_used} of {shown.body_chars} characters]")
+    _statements(shown.statements)
+
+
+def _statements(found: Mapping[str, Any] | None) -> None:
+    """A record's categorized statements after its body: one line each, or why there are none to trust."""
+    if not found or not (found["statements"] or found["state"] != "indexed"):
+        return
+    click.echo("")
+    if found["state"] != "indexed":
+        click.echo(f"statements: {found['state']} (the file changed since it was indexed; run the command again)")
+    for item in found["statements"]:
+        start, end = item["lines"]
+        where = f"line {start}" if start == end else f"lines {start}-{end}"
+        click.echo(f"[{item['category']}] {item['text'].splitlines()[0]} ({where})")
 
 
 def _slices(shown: record_show.Shown) -> None:

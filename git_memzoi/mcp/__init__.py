@@ -23,4 +23,5 @@ TOOL_NAMES = (
     "memory_status",
     "review_inbox",
     "read_memory",
+    "related_memory",
 )

@@ -44,4 +44,5 @@ TOOL_HINTS: dict[str, Hints] = {
     "memory_status": _reads("Memkeep suspect set"),
     "review_inbox": _reads("List the review inbox"),
     "read_memory": _reads("Read one memory by id"),
+    "related_memory": _reads("Follow the relations of one record"),
 }

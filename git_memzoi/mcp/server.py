@@ -165,12 +165,15 @@ class _Server:
         store: str = "all",
         as_of: str | None = None,
         include_superseded: bool = False,
+        expand: bool = False,
     ) -> CallToolResult:
         """A prompt-ready context pack for a task within a size budget (approx_words, default 400).
 
         Repository records and memkeep entries (store: records, entries or all) unless include_local /
         include_session add runtime memory; a suspect memory is packed after trusted ones of the same relevance.
         as_of (ISO 8601 instant with a zone, or a date; default now) and include_superseded look at the past.
+        expand: also pack the records the candidates' relations reach, in the same budget, each cited with its
+        relation (included[].relation), as context --expand.
         """
         from git_memzoi.memzoi import context_pack
 
@@ -184,9 +187,25 @@ class _Server:
                 include_local=include_local,
                 include_session=include_session,
                 store=store,
+                expand=expand,
             ).to_json()
 
         return self.run(body)
+
+    def related_memory(
+        self, record_id: str, role: list[str] | None = None, direction: str = "both", depth: int = 1
+    ) -> CallToolResult:
+        """The current records a record's relations reach (and those naming it), each with the relation that
+        brought it (via): the same object as `git memzoi related --json`. Read-only; broken relations are listed
+        under broken, never invented. role: only these roles (every hop); direction: outgoing, incoming or both;
+        depth: 1 or 2."""
+        from git_memzoi.memzoi import related
+
+        return self.run(
+            lambda: related.related(
+                self._context(), record_id, roles=role or (), direction=direction, depth=depth
+            ).to_json()
+        )
 
     def propose_memory(
         self,
@@ -213,6 +232,7 @@ class _Server:
         check_safe: bool = False,
         valid_from: str | None = None,
         valid_to: str | None = None,
+        relations: list[str] | None = None,
     ) -> CallToolResult:
         """Record a memory proposal for human review: the result's status is pending. Never applies or approves.
 
@@ -225,8 +245,9 @@ class _Server:
         scope_globs, anchor, ttl_days, check, check_safe: the earned envelope (propose --scope, --anchor ...):
         the record turns suspect when a file in scope_globs (default: applies_to) changes after anchor (HEAD).
         valid_from, valid_to: its business validity [from, to), ISO 8601 with a zone or a date (00:00Z).
+        relations: "role=target" items (propose --relation), e.g. "depends_on=<record-id>", "owns=src/auth/**".
         """
-        from git_memzoi.memzoi import envelope, inbox
+        from git_memzoi.memzoi import envelope, inbox, record_relations
 
         def run() -> dict[str, Any]:
             if approval_mode not in (None, "auto", "manual"):
@@ -244,6 +265,7 @@ class _Server:
                 applies_to=applies_to or (),
                 valid_from=valid_from,
                 valid_to=valid_to,
+                relations=record_relations.from_options(relations or ()) or (),
             )
             watch = envelope.make_request(
                 scope=scope_globs, anchor=anchor, ttl_days=ttl_days, check=check, check_safe=check_safe

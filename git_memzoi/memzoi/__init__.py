@@ -43,13 +43,14 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals import inbox, lifecycle, packets, review
     from git_memzoi.memzoi.proposals import verify as record_verify
     from git_memzoi.memzoi.recall import pack as context_pack
-    from git_memzoi.memzoi.recall import precheck, prompt_context, search, session_context
+    from git_memzoi.memzoi.recall import precheck, prompt_context, related, search, session_context
     from git_memzoi.memzoi.recall import schema as recall_schema
     from git_memzoi.memzoi.recall import show as record_show
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
     from git_memzoi.memzoi.records import conflicts, envelope, events, okf, secrets, validity
     from git_memzoi.memzoi.records import lock as record_lock
+    from git_memzoi.memzoi.records import relations as record_relations
     from git_memzoi.memzoi.records import store as record_store
     from git_memzoi.memzoi.runtime import checkpoint as checkpoints
     from git_memzoi.memzoi.runtime import compact as compact_checkpoint
@@ -76,6 +77,7 @@ _FACE = {
     "record_store": "records.store",
     "validity": "records.validity",
     "record_lock": "records.lock",
+    "record_relations": "records.relations",
     "packets": "proposals.packets",
     "proposal_files": "proposals.files",
     "inbox": "proposals.inbox",
@@ -87,6 +89,7 @@ _FACE = {
     "search": "recall.search",
     "context_pack": "recall.pack",
     "precheck": "recall.precheck",
+    "related": "recall.related",
     "session_context": "recall.session_context",
     "prompt_context": "recall.prompt_context",
     "recall_schema": "recall.schema",
@@ -149,9 +152,11 @@ __all__ = [
     "proposal_files",
     "recall_schema",
     "record_lock",
+    "record_relations",
     "record_show",
     "record_store",
     "record_verify",
+    "related",
     "review",
     "search",
     "secrets",

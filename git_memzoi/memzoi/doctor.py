@@ -59,6 +59,7 @@ def run(root: Path, *, which: Callable[[str], str | None] = shutil.which) -> Rep
     checks += [
         _local(layout),
         _records(layout),
+        _relations(layout),
         _conflicts(layout),
         _packets(layout),
         _transactions(layout),
@@ -132,6 +133,36 @@ def _records(layout: Layout) -> Check:
     return Check(
         "records", "ok", f"{len(scan.records)} canonical record(s) readable" + (f", {locked} locked" if locked else "")
     )
+
+
+def _relations(layout: Layout) -> Check:
+    """Relations between records (records/relations.py): a record file whose ``relations:`` list has an invalid
+    shape (``invalid_relation``: it is left out of recall) fails; a role naming no record (``broken_relation``)
+    warns. Neither is ever repaired or invented here."""
+    from git_memzoi.memzoi.records import store as record_store
+    from git_memzoi.memzoi.records.relations import CODE, broken
+
+    scan = record_store.scan(layout)
+    invalid = [p.path for p in scan.problems if p.code == CODE]
+    if invalid:
+        return Check(
+            "relations",
+            "fail",
+            f"{len(invalid)} record file(s) with an invalid relations: list ({CODE}): {', '.join(invalid[:5])}",
+            "write each item as '- role: target' (role [a-z][a-z0-9_]*, a record id, or a path glob for owns)",
+        )
+    stems = [p.path.rsplit("/", 1)[-1].removesuffix(".md") for p in scan.problems]
+    found = broken(scan.records, stems)
+    if found:
+        named = ", ".join(f"{b.source} {b.role} {b.target}" for b in found[:5])
+        return Check(
+            "relations",
+            "warn",
+            f"{len(found)} relation(s) name no record (broken_relation): {named}",
+            "fix the id in the record's relations: list, or supersede the record without it",
+        )
+    count = sum(len(r.relations) for r in scan.records if r.status == "active")
+    return Check("relations", "ok", f"{count} relation(s) of active records, none broken")
 
 
 def _conflicts(layout: Layout) -> Check:

@@ -127,6 +127,11 @@ CASES: dict[str, Case] = {
         "memzoi", ("context", "--task", "tags"), "invalid_clock", {"MEMZOI_NOW": "9999-12-31T23:59:59Z"}
     ),
     # arguments
+    "relation-bad-role": Case("memzoi", (*PROPOSE, "--relation", "Depends=sign-tags"), "invalid_relation"),
+    "relation-no-equals": Case("memzoi", (*PROPOSE, "--relation", "depends_on"), "invalid_relation"),
+    "relation-owns-absolute": Case("memzoi", (*PROPOSE, "--relation", "owns=/etc/**"), "invalid_relation"),
+    "related-missing": Case("memzoi", ("related", "no-such-record"), "target_not_found"),
+    "related-bad-role": Case("memzoi", ("related", "sign-tags", "--role", "Bad"), "invalid_relation"),
     "check-run-nul": Case("memkeep", ("verify", "one"), "check_format", plant=lambda r, s: _entry(r, s, "a\0b")),
     "title-not-utf8": Case("memzoi", ("propose", "--title", BAD_UTF8, "--body", "b", "--apply"), "invalid_argument"),
     "task-not-utf8": Case("memzoi", ("context", "--task", BAD_UTF8), "invalid_argument"),

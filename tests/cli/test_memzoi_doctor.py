@@ -35,6 +35,7 @@ def test_a_fresh_memory_is_ready_with_an_index_warning(repo: Repo) -> None:
     assert {k: v for k, v in checks.items() if k != "installation"} == {
         "local": "ok",
         "records": "ok",
+        "relations": "ok",
         "conflicts": "ok",
         "proposals": "ok",
         "transactions": "ok",

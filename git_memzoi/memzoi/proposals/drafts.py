@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from git_memzoi.memzoi.proposals.packets import Packet
+    from git_memzoi.memzoi.records.relations import Relation
 
 REPO_SAFE = "repo-safe"
 ID_PATTERN = lazy(r"^prop_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
@@ -52,6 +53,7 @@ class Draft:
     actor: str
     applies_to: tuple[str, ...] = ()
     validity: tuple[tuple[str, str], ...] = ()  # (valid_from|valid_to, bound) pairs (records/validity.py)
+    relations: tuple[Relation, ...] = ()  # records/relations.py
 
     @property
     def repo_safe(self) -> bool:
@@ -62,10 +64,9 @@ class Draft:
     def identity(self) -> bytes:
         """The canonical bytes the id's hash bits come from (sorted-key compact JSON, domain-tagged)."""
         data = asdict(self)
-        if not self.applies_to:  # absent when empty, so drafts without paths keep the ids they always had
-            del data["applies_to"]
-        if not self.validity:  # the same for drafts without business validity
-            del data["validity"]
+        for key in ("applies_to", "relations", "validity"):  # absent when empty: drafts without them keep their ids
+            if not data[key]:
+                del data[key]
         text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         return b"memzoi/inbox-proposal-id\0" + text.encode("utf-8")
 
@@ -85,6 +86,7 @@ def make_draft(
     applies_to: Sequence[str] = (),
     valid_from: str | None = None,
     valid_to: str | None = None,
+    relations: Sequence[Relation] = (),
 ) -> Draft:
     """Validate ``propose`` input, or raise InputError with a stable code (``invalid_type``, ``empty_title`` ...).
 
@@ -93,6 +95,7 @@ def make_draft(
     ``scope.paths``, the record's ``applies_to``) is trimmed, sorted and deduplicated (``invalid_applies_to``).
     ``valid_from`` / ``valid_to`` (``--valid-from`` / ``--valid-to``) are checked first (``invalid_validity``,
     :func:`git_memzoi.memzoi.records.validity.options`).
+    ``relations`` (validated by :func:`~git_memzoi.memzoi.records.relations.from_options`) are kept in order.
     """
     from git_memzoi.memzoi.records.validity import options
 
@@ -112,6 +115,7 @@ def make_draft(
         actor=_line("actor", actor if actor is not None else "cli", MAX_SHORT),
         applies_to=tuple(sorted({_applies_to(item) for item in applies_to})),
         validity=bounds,
+        relations=tuple(relations),
     )
 
 
@@ -196,6 +200,7 @@ def build_packet(draft: Draft, prop_id: str, now: dt.datetime, *, memkeep: Mappi
     (packets have no source-kind field; the inbox state keeps the kind).
     """
     from git_memzoi.memzoi.proposals.packets import Packet, Source
+    from git_memzoi.memzoi.records.relations import items
 
     stamp = format_timestamp(now)
     kind = draft.source_kind if draft.source_kind in ("path", "url") else "ref"
@@ -222,4 +227,5 @@ def build_packet(draft: Draft, prop_id: str, now: dt.datetime, *, memkeep: Mappi
         content_class=CONTENT_CLASS.get(draft.sensitivity, "unknown"),
         memkeep=memkeep,
         validity=dict(draft.validity) or None,
+        relations=items(draft.relations),
     )

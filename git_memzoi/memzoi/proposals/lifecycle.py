@@ -61,6 +61,7 @@ from git_memzoi.memzoi.records.okf import Record, format_timestamp
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.records.envelope import Sealed, WatchRequest
+    from git_memzoi.memzoi.records.relations import Relation
     from git_memzoi.memzoi.workspace import Workspace
 
 JOURNAL = "journal.json"
@@ -401,6 +402,7 @@ def supersede(
     watch: WatchRequest | None = None,
     valid_from: str | None = None,
     valid_to: str | None = None,
+    relations: Sequence[Relation] | None = None,
 ) -> SupersedeResult:
     """``git memzoi supersede``: replace an active, non-private record with a same-scope repo-safe record.
 
@@ -408,7 +410,8 @@ def supersede(
     title plus a content suffix, :func:`new_record_id`) is active, has ``supersedes: <target>`` and inherits
     lane, scope id, tags, applies_to and retention facts. Both files change in one guarded operation. The replacement is a new claim:
     its earned envelope (``watch``) is anchored at HEAD (or ``watch.anchor``) and verified today; scope, ttl and
-    check default to the target's envelope, the scope then to ``applies_to`` (records/envelope.py).
+    check default to the target's envelope, the scope then to ``applies_to`` (records/envelope.py);
+    ``relations`` (``None``: the target's) are the replacement's ``relations:`` list (records/relations.py).
     ``valid_from`` / ``valid_to`` give the replacement its business validity (records/validity.py); it never
     inherits the target's.
 
@@ -424,6 +427,7 @@ def supersede(
     from git_memzoi.memzoi.records import lock
     from git_memzoi.memzoi.records.envelope import WatchRequest as Request
     from git_memzoi.memzoi.records.envelope import seal
+    from git_memzoi.memzoi.records.relations import items
     from git_memzoi.memzoi.records.secrets import require_clean_fields
     from git_memzoi.memzoi.records.validity import options
 
@@ -472,6 +476,7 @@ def supersede(
             "origin": {"origin_key": f"owner-command:supersede:{target.id}", "route": "owner_command"},
             "memkeep": dict(sealed.envelope) if sealed.envelope is not None else None,
             **bounds,
+            "relations": items(target.relations if relations is None else relations),
         }
         rel = record_store.record_path(layout, new_id).relative_to(layout.root).as_posix()
         record = okf.record_from_fields(new_id, rel, {k: v for k, v in fields.items() if v is not None}, body)

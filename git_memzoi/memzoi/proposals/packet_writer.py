@@ -58,7 +58,7 @@ def render(packet: Packet) -> str:
     for key, value in (packet.validity or {}).items():  # business validity (records/validity.py)
         lines.append(f"{key}: {scalar(value)}")
     lines += yaml_lines("retention", packet.retention) + yaml_lines("origin", packet.origin)
-    for name, block in (("lineage", packet.lineage), ("memkeep", packet.memkeep)):
+    for name, block in (("lineage", packet.lineage), ("memkeep", packet.memkeep), ("relations", packet.relations)):
         if block is not None:
             lines += yaml_lines(name, block)
     lines += ["---", "", f"# {packet.title.strip()}", "", packet.body.strip(), ""]

@@ -58,6 +58,7 @@ TOP_KEYS = (
     "memkeep",
     "valid_from",  # business validity, as the record has it (records/validity.py)
     "valid_to",
+    "relations",
 )
 REQUIRED = (
     "id",
@@ -193,6 +194,7 @@ class Packet:
     lineage: Mapping[str, Any] | None = None
     memkeep: Mapping[str, Any] | None = None  # the earned envelope the record is written with (records/envelope.py)
     validity: Mapping[str, str] | None = None  # valid_from / valid_to the record gets (records/validity.py)
+    relations: Any = None  # the record's relations: list as written, checked as the record checks it
 
     @property
     def target_id(self) -> str | None:
@@ -317,6 +319,7 @@ def packet_from_fields(file_id: str, path: str, fields: Mapping[str, Any], body:
         lineage=None if f.get("lineage") is None else _plain_mapping(path, "lineage", f["lineage"]),
         memkeep=None if f.get("memkeep") is None else _plain_mapping(path, "memkeep", f["memkeep"]),
         validity={k: str(validity.normalized(f[k])) for k in validity.KEYS if f.get(k) is not None} or None,
+        relations=f.get("relations"),
     )
     _check_resolution(path, packet)
     project_record(packet, packet.id, path=path)  # retention, origin, lineage and paths as the record checks them
@@ -530,6 +533,7 @@ def project_record(packet: Packet, record_id: str, *, supersedes: str | None = N
         "capture": compact_capture(packet.capture),
         "memkeep": dict(packet.memkeep) if packet.memkeep is not None else None,
         **dict(packet.validity or {}),  # invalid bounds raise ValidityError (invalid_validity)
+        "relations": packet.relations,
     }
     if packet.capture is not None:
         fields["source"], fields["source_ref"] = "memzoi-capture", capture_ref(packet.capture)

@@ -105,6 +105,7 @@ class _Candidate:
     suspect: SuspectJson | None = None
     estimate: int = 0
     line: str = ""
+    via: dict[str, Any] | None = None  # the relation that brought it (context --expand, recall/expand.py)
 
 
 @fresh_index
@@ -118,9 +119,12 @@ def build(
     include_session: bool = False,
     log: bool = True,
     store: str = "all",
+    expand: bool = False,
 ) -> ContextPack:
     """``git memzoi context``: the context pack for ``task`` (and ``path``) within ``token_budget`` approx_words
-    (default 400; 0 gives an empty pack). Appends a ``memory.context_pack_built`` event (ids and counts).
+    (default 400; 0 gives an empty pack). Appends a ``memory.context_pack_built`` event (ids and counts). With
+    ``expand``, the records the candidates' relations reach come right after them, in the same budget
+    (:mod:`~git_memzoi.memzoi.recall.expand`), each cited with its relation (``included[].relation``).
 
     Raises:
         InputError: a negative budget (``bad_budget``), neither a task nor a path (``bad_usage``), a path
@@ -147,6 +151,10 @@ def build(
         candidate.suspect = suspects.get(suspect.key(candidate.row))
         _score(candidate, path)
     ranked = _dedupe(sorted(candidates, key=_order))
+    if expand:
+        from git_memzoi.memzoi.recall import expand as expansion
+
+        ranked = expansion.insert(ws, ranked, lambda row, via, mark: _related(row, via, mark, task, path))
     selected = _walk(ranked, effective)
     prompt, shown, partial = _render(selected, effective)
     shown_ids = {id(c) for c in shown}
@@ -294,6 +302,22 @@ def _score(c: _Candidate, path: str | None) -> None:
     )
 
 
+def _related(
+    row: Mapping[str, Any], via: dict[str, Any], mark: SuspectJson | None, task: str, path: str | None
+) -> _Candidate:
+    """A candidate a relation brought into the pack: scored as any other, its rationale naming the relation."""
+    from git_memzoi.memzoi.recall.search import result
+
+    c = _Candidate(row, False, result(row, task, path), mark, via=via)
+    _score(c, path)
+    c.result["rationale"] += f"; {_relation(via)}"
+    return c
+
+
+def _relation(via: Mapping[str, Any]) -> str:
+    return f"related: {via['from']} {via['role']} {via['to']}"
+
+
 def _order(c: _Candidate) -> tuple[Any, ...]:
     """Trusted memories first; then score, destination priority, newest, store (records first), id (memzoi-spec.md
     §5 step 6; the budget rule of the module docstring)."""
@@ -340,6 +364,8 @@ def _line(c: _Candidate) -> str:
             f"- [{row['id']}] ({row['type']}/provenance={plane}/destination={row['destination']}/"
             f"scope={row['scope_kind']}) {row['title']}: {row['body']}\n  Source: {source}"
         )
+    if c.via:
+        line += f"\n  Related: {_relation(c.via).removeprefix('related: ')}"
     if c.suspect:
         reasons = ", ".join(r["reason"] for r in c.suspect["reasons"])
         line += f"\n  Suspect: {reasons}; re-verify before relying on it"
@@ -357,6 +383,8 @@ def _walk(ranked: Sequence[_Candidate], budget: int) -> list[_Candidate]:
         c.estimate = units.record_estimate("" if entry else c.row["title"], c.row["body"])
         if c.suspect:
             c.estimate += units.estimate(c.line.rpartition("\n")[2])
+        if c.via:
+            c.estimate += units.estimate(f"Related: {_relation(c.via).removeprefix('related: ')}")
         if not selected or used + c.estimate <= budget:
             selected.append(c)
             used += c.estimate
@@ -409,7 +437,7 @@ def _budget(
 def _included(c: _Candidate, partial: bool) -> IncludedJson:
     result, row = c.result, c.row
     paths = result["paths"]
-    return {
+    included: IncludedJson = {
         "record_id": row["id"],
         "title": row["title"],
         "type": row["type"],
@@ -426,6 +454,9 @@ def _included(c: _Candidate, partial: bool) -> IncludedJson:
         "suspect": result["suspect"],
         "store": result["store"],
     }
+    if c.via is not None:
+        included["relation"] = c.via
+    return included
 
 
 def _omitted(c: _Candidate) -> OmittedJson:

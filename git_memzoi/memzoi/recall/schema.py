@@ -231,6 +231,7 @@ class IncludedJson(TypedDict):
     truncated: bool
     suspect: SuspectJson | None
     store: str
+    relation: NotRequired[dict[str, Any]]  # context --expand: the relation that brought it (recall/expand.py)
 
 
 class OmittedJson(TypedDict):

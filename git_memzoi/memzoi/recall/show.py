@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import datetime as dt
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import InputError
@@ -75,6 +75,7 @@ class Shown:
     store: str = "record"
     compact: Compact | None = None
     valid_at: bool = True  # inside its business validity at the as-of instant (records/validity.py)
+    statements: Mapping[str, Any] | None = None  # a record's categorized statements (recall/statements.py)
 
     @property
     def budget_used(self) -> int:
@@ -86,12 +87,14 @@ class Shown:
     def to_json(self) -> dict[str, Any]:
         """The ``show --json`` object."""
         head: dict[str, Any] = {"id": self.id, "store": self.store, "path": self.path, "fields": dict(self.fields)}
-        tail = {
+        tail: dict[str, Any] = {
             "lineage": {"supersedes": list(self.supersedes), "superseded_by": list(self.superseded_by)},
             "envelope": None if self.envelope is None else dict(self.envelope),
             "suspect": None if self.suspect is None else dict(self.suspect),
             "valid_at": self.valid_at,
         }
+        if self.statements is not None:  # a record's (an entry has none)
+            tail["statements"] = dict(self.statements)
         if self.compact is not None:
             return {**head, "projection": self.compact.projection, "context": self.compact.to_json(), **tail}
         body = {
@@ -185,7 +188,7 @@ def parse_heading_path(text: str) -> tuple[str, ...]:
 
 
 def _show_record(ws: Workspace, record_id: str, records: Mapping[str, str | None], ask: Request) -> Shown:
-    from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall import statements, suspect
     from git_memzoi.memzoi.records import store
 
     record = store.load(ws.layout, record_id)
@@ -196,7 +199,7 @@ def _show_record(ws: Workspace, record_id: str, records: Mapping[str, str | None
     data = store.read_bytes(file, rel)
     parts, fields = store.parse_fields(data)
     older, newer = lineage(record.id, records)
-    return _shown(
+    shown = _shown(
         ("record", record.id, rel),
         fields,
         (data, parts.body),
@@ -206,6 +209,8 @@ def _show_record(ws: Workspace, record_id: str, records: Mapping[str, str | None
         suspect.assess(ws, [row]).get(record.id),
         _valid_at(ws, fields),
     )
+    return replace(shown, statements=statements.of_file(ws.layout, rel))
+    return replace(shown, statements=statements.of_file(ws.layout, rel))
 
 
 def _valid_at(ws: Workspace, fields: Mapping[str, Any]) -> bool:

@@ -10,8 +10,10 @@ file in its scope changed since its anchor commit (``scope_hit``), ``verified_at
 commits), or a record it ``explains`` from is suspect, withdrawn (superseded, tombstoned, expired) or missing
 (``dependency_suspect``). An ``explains`` id naming a current record without an envelope is a claim nobody
 watches, so it is not followed. A record whose check failed at ``git memzoi verify`` carries ``status: stale`` in
-its envelope: it is suspect with the reason ``stale`` (evidence ``{"status": "stale"}``) until a verify heals it. Records without an envelope are never suspect, and when no recalled record has
-one, nothing is read at all (the common path stays fast).
+its envelope: it is suspect with the reason ``stale`` (evidence ``{"status": "stale"}``) until a verify heals it.
+Records without an envelope are suspect only through their ``depends_on`` relations (``dependency_suspect``,
+:mod:`~git_memzoi.memzoi.recall.depends`); when no recalled record has an envelope or such a relation, git is not
+read at all (the common path stays fast).
 
 A recalled memkeep entry (index rows of store ``entry``) is judged by memkeep itself: :func:`mark` opens the
 store through :mod:`git_memzoi.memkeep.api` (``open_session``, ``report``: the very report ``git memkeep status``
@@ -183,24 +185,29 @@ def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]], *, current: bool = 
 
     Each reason is ``{"reason", "message", "evidence"}`` (a memkeep verdict; reasons in the core's order:
     scope_hit, ttl_expired, dependency_suspect, anchor_unreachable). Records that are not suspect are absent.
-    Returns ``{}`` without touching git when no row has an envelope. ``current``: ``rows`` are every current repo
-    record already (they are not read again).
+    Returns ``{}`` without touching git when no row has an envelope nor a ``depends_on`` relation; a record that
+    depends on a suspect one is ``dependency_suspect`` (:mod:`~git_memzoi.memzoi.recall.depends`), envelope or
+    not. ``current``: ``rows`` are every current repo record already (they are not read again).
     """
+    from git_memzoi.memzoi.recall import depends
+
     rows = list(rows)
-    wanted = [row for row in rows if envelope(row) is not None and (row.get("store") or "record") == "record"]
-    if not wanted:
+    records = [row for row in rows if (row.get("store") or "record") == "record"]
+    wanted = [row for row in records if envelope(row) is not None]
+    relations = depends.graph(ws, [row["id"] for row in records]) if records else None
+    if not wanted and relations is None:
         return {}
     from git_memzoi.memkeep import staleness
 
     entries = _entries(ws, {row["id"]: row for row in rows}) if current else current_entries(ws, wanted)
-    report = staleness.compute(entries, repo_view(ws), ws.clock)
+    report = staleness.compute(entries, repo_view(ws), ws.clock) if entries else None
     wanted_ids = {row["id"] for row in wanted}
     out: dict[str, SuspectJson] = {}
-    for record_id in report.stale:  # a failed check (git memzoi verify): worse than suspect, never trusted
+    for record_id in report.stale if report else ():  # a failed check (git memzoi verify): never trusted
         if record_id in wanted_ids:
             mark: VerdictJson = {"reason": "stale", "message": STALE_MESSAGE, "evidence": {"status": "stale"}}
             out[record_id] = {"reasons": [mark]}
-    for verdict in report.verdicts:
+    for verdict in report.verdicts if report else ():
         if verdict.id in wanted_ids:
             reason: VerdictJson = {
                 "reason": verdict.reason,
@@ -208,7 +215,15 @@ def assess(ws: Workspace, rows: Iterable[Mapping[str, Any]], *, current: bool = 
                 "evidence": dict(verdict.evidence),
             }
             out.setdefault(verdict.id, {"reasons": []})["reasons"].append(reason)
+    if relations is not None:  # staleness follows depends_on relations (recall/depends.py)
+        base = {} if report is None else {**dict.fromkeys(report.suspect_ids, "suspect"), **_stale(report)}
+        depends.apply(out, relations, base, [row["id"] for row in records])
     return out
+
+
+def _stale(report: Any) -> dict[str, str]:
+    """The ids of a report whose check failed, as the state their dependents name."""
+    return dict.fromkeys(report.stale, "stale")
 
 
 STALE_MESSAGE = "its check failed at git memzoi verify: fix the claim, supersede it, or verify it again"

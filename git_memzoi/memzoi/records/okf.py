@@ -20,7 +20,8 @@ from typing import Any
 from git_memzoi.core import clock
 from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi.records import vocab
+from git_memzoi.memzoi.records import relations, vocab
+from git_memzoi.memzoi.records.relations import Relation
 
 EXTENSION_KEY = "memkeep"
 REQUIRED = (
@@ -52,6 +53,7 @@ OPTIONAL = (
     "lineage",
     "capture",
     "materialization",
+    "relations",
     EXTENSION_KEY,
     "valid_from",  # records/validity.py
     "valid_to",
@@ -121,6 +123,7 @@ class Record:
     valid_from: str | None = None  # business validity [valid_from, valid_to), records/validity.py
     valid_to: str | None = None
     locked: bool = False  # records/lock.py
+    relations: tuple[Relation, ...] = ()  # records/relations.py
 
     @property
     def updated_at(self) -> str:
@@ -235,6 +238,7 @@ def record_from_fields(concept_id: str, path: str, fields: Mapping[str, Any], bo
         materialization=_mapping(path, "materialization", f.get("materialization")),
         memkeep=_memkeep(path, f.get(EXTENSION_KEY)),
         **_validity_and_lock(path, f),
+        relations=_relations(path, f.get("relations")),
     )
 
 
@@ -362,6 +366,19 @@ def _mapping(path: str, key: str, value: Any) -> Mapping[str, Any] | None:
     return dict(value)
 
 
+def _relations(path: str, value: Any) -> tuple[Relation, ...]:
+    try:
+        return relations.parse(value)
+    except relations.RelationError as exc:
+        raise RelationFieldError(path, "relations", exc.message.removeprefix("relations: ")) from None
+
+
+class RelationFieldError(RecordError):
+    """A record whose ``relations:`` list has an invalid shape (records/relations.py; code ``invalid_relation``)."""
+
+    default_code = relations.CODE
+
+
 def _memkeep(path: str, value: Any) -> Mapping[str, Any] | None:
     envelope = _mapping(path, EXTENSION_KEY, value)
     if envelope is None:
@@ -414,6 +431,8 @@ def render(record: Record) -> str:
             lines.append(_kv(key, getattr(record, key)))
     if record.locked:
         lines.append("locked: true")
+    if record.relations:
+        lines += yaml_lines("relations", relations.items(record.relations))
     lines += yaml_lines("retention", record.retention)
     lines += yaml_lines("origin", record.origin)
     for key in ("lineage", "materialization", EXTENSION_KEY):

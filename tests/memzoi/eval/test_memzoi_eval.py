@@ -120,6 +120,22 @@ def test_own_corpus_passes_and_its_baseline_is_current() -> None:
     assert len(cases) >= 30 and {c["surface"] for c in cases} == {"search", "precheck", "context", "write_gate"}
     assert sum(c["id"].startswith("adversarial-") for c in cases) >= 8
     assert sum(c["id"].startswith("staleness-") for c in cases) == 2
+    assert sum(c["id"].startswith("relation-") for c in cases) == 5
+
+
+def test_own_relation_cases_follow_depends_on() -> None:
+    from git_memzoi.memzoi import related
+
+    corpus = eval_catalog.load(OWN / "corpus.yaml")
+    with eval_recall.sandbox(corpus) as box:
+        found = related.related(box.ws, "sandbox-keys-record", direction="incoming").to_json()
+        assert [(r["record"]["id"], r["via"]["role"]) for r in found["related"]] == [
+            ("quota-alerts-page-at-forty-requests", "depends_on")
+        ]
+        assert found["related"][0]["suspect"]["reasons"][0]["message"] == "depends on sandbox-keys-record (suspect)"
+        missing = related.related(box.ws, "billing-retries-follow-the-queue-backoff").to_json()
+        assert [b["target"] for b in missing["broken"]] == ["billing-queue-draft"]
+        assert missing["record"]["statements"]["statements"][0]["category"] == "fact"
 
 
 def test_own_staleness_cases_rank_suspect_records_below_current_ones() -> None:
@@ -448,7 +464,7 @@ def test_an_as_of_case_checks_its_forbidden_ids_at_its_own_instant(tmp_path: Pat
         eval_catalog.load(corpus)
     assert (info.value.code, info.value.message) == (
         "corpus_forbidden_semantics",
-        "cases[52] (as-of-one-millisecond-before-the-freeze-ends).forbidden.expired: 'refunds-need-a-second-reviewer':"
+        "cases[57] (as-of-one-millisecond-before-the-freeze-ends).forbidden.expired: 'refunds-need-a-second-reviewer':"
         " an expired id must be status expired, past its retention boundary or outside its validity at its as_of",
     )
     bad = edit(own_copy(tmp_path / "b"), '    as_of: "2026-09-02"\n', '    as_of: "2026-09-02T00:00:00"\n')

@@ -11,6 +11,7 @@ import sys
 from typing import Any
 
 import pytest
+from blake3 import blake3
 
 from tests.support import repos
 from tests.support.repos import PINNED, Repo, entry_text, ok_json, run
@@ -52,6 +53,9 @@ def chain(repo: Repo) -> str:
 def test_show_record_json(repo: Repo, chain: str) -> None:
     out = ok_json(repo, "show", "use-pnpm-a1b2c3")
     envelope = {"anchor": chain, "scope": [SIGNER], "verified_at": "2026-07-01"}
+    data = (repo.root / ".memzoi/records/use-pnpm-a1b2c3.md").read_bytes()
+    hashed = "blake3:" + blake3(data).hexdigest()
+    assert out.pop("statements") == {"state": "indexed", "source_hash": hashed, "statements": []}
     assert out == {
         "id": "use-pnpm-a1b2c3",
         "store": "record",

@@ -29,6 +29,7 @@ from typing import Any
 from git_memzoi.core.atomic import lifecycle_lock
 from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.recall.index import links as _links
 from git_memzoi.memzoi.recall.index import schema as _schema
 from git_memzoi.memzoi.recall.index.query import FILTERS, at, current, fts_query, search_sql, search_where
 from git_memzoi.memzoi.recall.index.rows import (  # re-exported
@@ -187,7 +188,7 @@ def _rebuild(layout: Layout) -> RebuildResult:
         try:
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
-            conn.executescript(_schema.DDL)
+            conn.executescript(_schema.DDL + _links.DDL)
             _apply(conn, layout, _Scan.of(layout), Path(tmp))
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             counts = dict(
@@ -276,6 +277,7 @@ def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> t
                 rowid = conn.execute(_schema.INSERT_RECORD, outcome).lastrowid
                 conn.execute(_schema.INSERT_FTS, (rowid, *_schema.fts_values(outcome)))
                 conn.execute(_schema.INSERT_META, (rowid, *_schema.meta_values(outcome)))
+                _links.insert(conn, rel, outcome)
         snapshot = scan.snapshot() if consistent else None
         conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
         conn.execute("COMMIT")
@@ -307,6 +309,7 @@ def _forget(conn: sqlite3.Connection, path: str) -> None:
         conn.execute("DELETE FROM records_meta WHERE rowid = ?", row)
         conn.execute("DELETE FROM records WHERE rowid = ?", row)
     conn.execute("DELETE FROM files WHERE path = ?", (path,))
+    _links.forget(conn, path)
 
 
 def _problems(conn: sqlite3.Connection) -> tuple[Problem, ...]:
@@ -460,6 +463,13 @@ def path_rows(
     match = {"memzoi_path_match": applies_to_matcher(path_match)}
     sql = f"SELECT r.* FROM records r WHERE {' AND '.join(where)} ORDER BY r.updated_us DESC, r.id LIMIT ?"
     return _query(layout, sql, (*params, limit), match)
+
+
+def select(layout: Layout, sql: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+    """The rows (dicts) of a read-only ``sql`` over the index, e.g. its link tables
+    (:mod:`~git_memzoi.memzoi.recall.index.links`); refreshes first (once per :func:`read_session`)."""
+    _ensure_fresh(layout)
+    return _query(layout, sql, params)
 
 
 def _query(

@@ -152,8 +152,11 @@ def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple
         return signature, Problem(rel, exc.message, exc.code)
     except (ValueError, TypeError, KeyError) as exc:  # a value the validators did not foresee: never a crash
         return signature, Problem(rel, f"{rel}: unreadable record ({type(exc).__name__})", "invalid_record")
-    line = frontmatter.split(data).body_start_line
-    return signature, row_values(source, rel, record, decision.effective_boundary, decision.reason, line)
+    from git_memzoi.memzoi.recall.index import links
+
+    parts = frontmatter.split(data)
+    values = row_values(source, rel, record, decision.effective_boundary, decision.reason, parts.body_start_line)
+    return signature, links.with_links(values, links.extract(record, data, parts))
 
 
 def entry_values(source: Source, rel: str, data: bytes) -> tuple[Any, ...] | Problem:

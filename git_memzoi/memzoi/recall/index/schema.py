@@ -24,7 +24,9 @@ from typing import Any
 
 from git_memzoi.memzoi.recall.index.rows import COLUMNS
 
-SCHEMA_VERSION = 5  # the file's PRAGMA user_version; another one is rebuilt, never migrated (5: validity, locks)
+SCHEMA_VERSION = (
+    6  # the file's PRAGMA user_version; another one is rebuilt, never migrated (5: validity, locks; 6: link tables)
+)
 FTS_COLUMNS = ("title", "body")  # records_fts
 META_COLUMNS = ("tags", "type", "paths")  # records_meta
 WEIGHTS: dict[str, float] = {"title": 4.0, "body": 1.0, "tags": 4.0, "type": 0.25, "paths": 1.0}
