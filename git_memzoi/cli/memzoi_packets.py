@@ -181,7 +181,6 @@ def apply_cmd(ctx: click.Context, proposal_id: str, actor: str | None, as_json: 
     if as_json:
         emit_json(
             {
-                "ok": True,
                 "schema_version": SCHEMA_VERSION,
                 "proposal_id": r.proposal_id,
                 "file_id": r.file_id,
@@ -225,7 +224,6 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
     if as_json:
         emit_json(
             {
-                "ok": True,
                 "schema_version": SCHEMA_VERSION,
                 "proposal_id": r.proposal_id,
                 "file_id": r.file_id,
@@ -307,7 +305,6 @@ def supersede_cmd(
     if as_json:
         emit_json(
             {
-                "ok": True,
                 "schema_version": SCHEMA_VERSION,
                 "record_id": r.record_id,
                 "superseded": r.target_id,
@@ -337,7 +334,6 @@ def tombstone_cmd(ctx: click.Context, record_id: str, reason: str, actor: str | 
     if as_json:
         emit_json(
             {
-                "ok": True,
                 "schema_version": SCHEMA_VERSION,
                 "record_id": r.record_id,
                 "status": "tombstoned",

@@ -53,6 +53,7 @@ def test_show_record_json(repo: Repo, chain: str) -> None:
     out = ok_json(repo, "show", "use-pnpm-a1b2c3")
     envelope = {"anchor": chain, "scope": [SIGNER], "verified_at": "2026-07-01"}
     assert out == {
+        "ok": True,
         "id": "use-pnpm-a1b2c3",
         "store": "record",
         "path": ".memzoi/records/use-pnpm-a1b2c3.md",
@@ -213,6 +214,7 @@ def entries(repo: Repo) -> str:
 def test_show_entry_json(repo: Repo, entries: str) -> None:
     out = ok_json(repo, "show", "http-timeouts")
     assert out == {
+        "ok": True,
         "id": "http-timeouts",
         "store": "entry",
         "path": "agent-memory/entries/http-timeouts.md",
