@@ -37,7 +37,11 @@ def status_text(result: StatusResult, *, verbose_clean: bool = True) -> str:
         lines.append("Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim.")
     if report.unchecked:
         lines.append("Unchecked entries are not watched until their fields are fixed (see git memkeep lint).")
-    if verbose_clean and not (report.verdicts or report.stale or report.unchecked or result.unreadable):
+    if verbose_clean and not report.entries and not result.unreadable:
+        lines.append(
+            f"No entries yet: write a first one as {result.store.rel}/entries/<id>.md, then git memkeep index."
+        )
+    elif verbose_clean and not (report.verdicts or report.stale or report.unchecked or result.unreadable):
         lines.append("All claims hold as far as git can tell.")
     return "\n".join(lines)
 

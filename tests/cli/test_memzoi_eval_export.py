@@ -63,7 +63,7 @@ def test_invalid_corpus_exits_2_without_a_report(repo: Repo, tmp_path: Path) -> 
             "code": "corpus_unknown_field",
             "message": json.loads(result.stdout)["error"]["message"],
             "exit_code": 2,
-        }
+        },
     }
     assert "extra: unknown field" in result.stderr
     plain = run(repo, "eval", "recall", "--corpus", str(corpus / "corpus.yaml"))

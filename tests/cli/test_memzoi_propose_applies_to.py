@@ -110,7 +110,7 @@ def test_applies_to_reaches_the_record_and_precheck_warns(root: Repo, tmp_path: 
                     "store": "record",
                     "claim": TITLE,
                 }
-            ]
+            ],
         }
     )
     folder = run(root, tmp_path, "precheck", "--path", "scripts", "--json")
@@ -145,7 +145,7 @@ def test_bad_applies_to_exits_2_and_writes_nothing(root: Repo, tmp_path: Path, b
             "exit_code": 2,
             "message": f"applies_to {bad!r} must be a repository-relative path (or prefix/**) without . or .. "
             "components",
-        }
+        },
     }
     assert sorted(p.relative_to(root.root).as_posix() for p in (root.root / ".memzoi").rglob("*")) == before
 

@@ -9,7 +9,9 @@ memkeep entries whose ``scope`` covers it (git's glob rules; any entry type) are
 (``store: entry``), unless ``store`` is ``records``; ``entries`` keeps only them. A memory that is suspect (a
 record's memkeep envelope, an entry's memkeep report) is cited as such (``suspect`` and a note in
 ``suggested_next_step``) and ranked first, for review: a possibly outdated risk is still a risk to look at,
-and the one most likely to mislead. A path neither tracked nor present adds a ``path_not_in_tree`` note. So does a record holding a credential (a
+and the one most likely to mislead. A path neither tracked nor present adds a ``path_not_in_tree`` note (most often a
+typo), unless a memory is bound to it (a file still to be written: the memory says more than the note would).
+So does a record holding a credential (a
 hand-edited record file), withheld as ``context`` and ``search`` withhold it: its warning names the record, field
 and rule instead of its text, and the result lists it in ``withheld``; the value is never printed.
 """
@@ -113,6 +115,8 @@ def precheck(
     filters = check_filters(scope_kind=scope_kind)
     only = store_filter(store)
     hits = _path_hits(ws, path, scope_kind, only) if path is not None else {}
+    # a memory bound to the path names a file still to be written, not a typo: no path_not_in_tree note (issue 20)
+    notes = () if hits else tuple(path_notes(ws, path))
     if query and only != "entry":
         for row in search_rows(ws, query, filters={**filters, "store": "record"}, path=path, limit=LEXICAL_LIMIT):
             if row["type"] in GOVERNANCE:
@@ -142,7 +146,7 @@ def precheck(
                 "suspect_ids": [w["record_id"] for w in warnings if w["suspect"]],
             },
         )
-    return PrecheckResult(warnings, tuple(withheld.values()), tuple(path_notes(ws, path)))
+    return PrecheckResult(warnings, tuple(withheld.values()), notes)
 
 
 def _path_hits(ws: Workspace, path: str, scope_kind: str | None, only: str | None) -> dict[str, _Hit]:
