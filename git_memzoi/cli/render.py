@@ -39,7 +39,7 @@ def status_text(result: StatusResult, *, verbose_clean: bool = True) -> str:
         lines.append("Unchecked entries are not watched until their fields are fixed (see git memkeep lint).")
     if verbose_clean and not report.entries and not result.unreadable:
         lines.append(
-            f"No entries yet: write a first one as {result.store.rel}/entries/<id>.md, then git memkeep index."
+            f"No entries yet: git memkeep index lists them once you write a first one, {result.store.rel}/entries/<id>.md"
         )
     elif verbose_clean and not (report.verdicts or report.stale or report.unchecked or result.unreadable):
         lines.append("All claims hold as far as git can tell.")
