@@ -170,3 +170,35 @@ def test_precheck_on_a_file_a_record_names_before_it_exists(root: Repo, tmp_path
     typo = run(root, "precheck", "--path", "scripts/deploi.sh")
     assert typo.stdout == "No memory warnings.\n"
     assert typo.stderr.endswith("no memory can be bound to it (path_not_in_tree)\n")
+
+
+# ------------------------------------------------------------------------------------------------ capture
+
+
+def test_capture_says_the_next_command_at_each_step(root: Repo, tmp_path: Path) -> None:
+    root.commit("note", **{"notes/uv.md": "# Decision: Use uv\n\nWe install dependencies with uv sync.\n"})
+    shown = run(root, "capture", "plan", "--source", "notes/uv.md")
+    assert shown.stdout.splitlines()[-1] == (
+        "next: save the plan (--output FILE, or --json > FILE), then git memzoi capture review --plan-file "
+        "<plan.json> --decisions-file <decisions.json> (its shape: git memzoi help capture review)"
+    )
+    plan_file, review_file, decisions = tmp_path / "plan.json", tmp_path / "review.json", tmp_path / "d.json"
+    saved = run(root, "capture", "plan", "--source", "notes/uv.md", "--output", str(plan_file))
+    assert saved.stdout.splitlines()[-1].startswith(f"next: git memzoi capture review --plan-file {plan_file} ")
+    plan = json.loads(plan_file.read_text("utf-8"))
+    choices = [{"candidate_id": c["candidate_id"], "outcome": "accept"} for c in plan["candidates"]]
+    body = {"schema": "memzoi/capture-review-input-v1", "plan_id": plan["plan_id"], "decisions": choices}
+    decisions.write_text(json.dumps(body), "utf-8")
+    review_args = ("--plan-file", str(plan_file), "--decisions-file", str(decisions), "--output", str(review_file))
+    reviewed = run(root, "capture", "review", *review_args)
+    review_id = json.loads(review_file.read_text("utf-8"))["review_id"]
+    ids = f"--plan-id {plan['plan_id']} --review-id {review_id}"
+    assert reviewed.stdout.splitlines()[-1] == (
+        f"next: git memzoi capture apply --plan-file <plan.json> --review-file {review_file} {ids}"
+    )
+    applied = run(
+        root, "capture", "apply", "--plan-file", str(plan_file), "--review-file", str(review_file), *ids.split()
+    )
+    packet = applied.stdout.splitlines()[1].split()[1]
+    assert applied.stdout.splitlines()[-1] == f"next: git memzoi apply {packet}"
+    assert run(root, "apply", packet).stdout.startswith(f"applied {packet} as record use-uv-")

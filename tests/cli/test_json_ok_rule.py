@@ -22,10 +22,9 @@ from tests.support.repos import Repo, run
 
 NOTE = "# Decision: Use uv\n\nWe install dependencies with uv sync.\n"
 MANIFEST = """\
-schema: memzoi/import-v1
-source:
-  kind: file
-  ref: notes/team.md
+version: memzoi/import-v1
+sources:
+  - path: notes/uv.md
 candidates:
   - destination: repo
     reason: team convention
@@ -68,7 +67,7 @@ ARGS: dict[str, list[str]] = {
     "rebuild": [],
     "verify": ["--all-safe", "--dry-run"],
     "local add": ["--type", "preference", "--title", "Terse answers", "--body", "Keep answers short."],
-    "checkpoint add": ["--task", "cut a release"],
+    "checkpoint add": ["--task", "cut a release", "--note", "tagged v1"],
     "session-end": [],  # exit 2: nothing to promote
     "propose": ["--type", "fact", "--title", "Docs live in docs", "--body", "Reference docs are under docs/."],
     "approve": ["{pending}"],
@@ -77,7 +76,13 @@ ARGS: dict[str, list[str]] = {
     "proposals apply": ["--all-approved"],
     "proposal-files apply": ["missing-packet"],  # exit 2
     "proposal-files reject": ["missing-packet", "--reason", "x"],  # exit 2
-    "supersede": ["{record}", "--title", "Release script cleans dist", "--body", "It wipes dist/ first."],
+    "supersede": [
+        "{record}",
+        "--title",
+        "Release script cleans dist",
+        "--body",
+        "It wipes dist/ first.",
+    ],  # exit 1: refused
     "tombstone": ["{other}", "--reason", "no longer true"],
     "export": ["agents-md", "--file", "AGENTS.md"],
     "integrate instructions": ["--profile", "codex"],
