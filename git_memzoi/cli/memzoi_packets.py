@@ -373,7 +373,7 @@ def verify_cmd(
 
     c = open_workspace(ctx, actor=actor)
     result = record_verify.verify(c, record_id, all_safe=all_safe, dry_run=dry_run, manual=manual)
-    emit_json(api.schema.verify_json(result)) if as_json else click.echo(render.verify_text(result))
+    emit_json(api.schema.verify_json(result)) if as_json else click.echo(render.verify_text(result, "record"))
     ctx.exit(result.exit_code)
 
 

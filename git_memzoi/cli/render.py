@@ -79,10 +79,11 @@ def lint_text(result: LintResult) -> str:
     return "\n".join(lines)
 
 
-def verify_text(result: VerifyResult) -> str:
-    """``verify`` for people; dry runs are grouped by what would happen."""
+def verify_text(result: VerifyResult, noun: str = "entry") -> str:
+    """``verify`` for people; dry runs are grouped by what would happen. ``noun``: what is verified (``entry``
+    for ``git memkeep``, ``record`` for ``git memzoi``)."""
     if not result.items:
-        return "nothing to verify: no suspect entry"
+        return f"nothing to verify: no suspect {noun}"
     if result.dry_run:
         return _grouped(result)
     lines = []
