@@ -266,6 +266,7 @@ RAW_WRITERS = {
     "core/atomic.py": None,  # the guarded writers themselves
     "core/scratch.py": None,  # temporary files in the git directory's own folder
     "cli/app.py": {"os.open for writing"},  # /dev/null over a closed stdout
+    "cli/entry.py": {"os.open for writing"},  # the same, for the help answered before click loads
     "cli/memkeep.py": {"open(mode='a')"},  # $GITHUB_STEP_SUMMARY, a file the CI runner names
     "core/gitview_pygit2.py": {".chmod()", ".unlink()"},  # drop_object: a loose object of the eval's own repository
     "integrations/git_hooks.py": {".mkdir()", ".chmod()", ".unlink()", "os.replace"},  # the hooks folder git names

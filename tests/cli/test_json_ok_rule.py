@@ -93,8 +93,13 @@ ARGS: dict[str, list[str]] = {
 
 
 def json_commands(group: click.Group = cli, prefix: tuple[str, ...] = ()) -> Iterator[str]:
-    """Every ``git memzoi`` command with a ``--json`` option, as its words (``proposal-files list``)."""
-    for name, command in sorted(group.commands.items()):
+    """Every ``git memzoi`` command with a ``--json`` option, as its words (``proposal-files list``), asked of
+    each group as click asks it (the top group imports a command's module when it is first named)."""
+    ctx = click.Context(group)
+    for name in group.list_commands(ctx):
+        command = group.get_command(ctx, name)
+        if command is None:
+            continue
         if isinstance(command, click.Group):
             yield from json_commands(command, (*prefix, name))
         elif any("--json" in getattr(p, "opts", ()) for p in command.params):
