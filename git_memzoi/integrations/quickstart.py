@@ -90,7 +90,8 @@ def survey(start: Path) -> Quickstart:
             "and `git memzoi apply <id>` writes it; an agent's proposal waits for your review)",
             records,
         ),
-        Step("review", "git memzoi review", "approve or reject what waits for review", _inbox_empty(layout, initialized)),
+        Step("review", "git memzoi review", "approve or reject what waits for review; an approved proposal is "
+             "written by git memzoi apply <id> (or proposals apply --all-approved)", _inbox_empty(layout, initialized)),
         _memkeep_step(root),
         Step("hooks", "git memzoi hooks install", "the pre-commit guard and the post-merge/post-checkout notices",
              _hooked(root)),

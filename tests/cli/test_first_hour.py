@@ -98,6 +98,8 @@ def test_a_proposal_not_applied_names_the_command_that_applies_it(root: Repo) ->
     held = propose(root, "--manual", "--type", "fact", "--title", "Tabs", "--body", "Indent with tabs.")
     held_id = held["proposal"]["id"]  # type: ignore[index]
     assert held["next"] == f"git memzoi approve {held_id} && git memzoi apply {held_id}"
+    (review,) = [s for s in quickstart.survey(root.root).steps if s.name == "review"]
+    assert not review.done and "git memzoi apply <id>" in review.purpose  # approved waits for apply, not review
     applied = run(root, "apply", prop_id)
     assert applied.stdout.startswith(f"applied {prop_id} as record verify-release-archives-")
     now = propose(
