@@ -172,6 +172,13 @@ def test_precheck_on_a_file_a_record_names_before_it_exists(root: Repo, tmp_path
     typo = run(root, "precheck", "--path", "scripts/deploi.sh")
     assert typo.stdout == "No memory warnings.\n"
     assert typo.stderr.endswith("no memory can be bound to it (path_not_in_tree)\n")
+    # a glob only covers a path, it names none: a typo under it is still reported
+    broad = ("--type", "warning", "--title", "Scripts run in CI", "--body", "Every script runs in CI.")
+    propose(root, *broad, "--applies-to", "scripts/**", "--sensitivity", "repo-safe", "--apply")
+    covered = json.loads(run(root, "precheck", "--path", "scripts/deploi.sh", "--json").stdout)
+    assert [w["claim"] for w in covered["warnings"]] == ["Scripts run in CI"]
+    assert [n["code"] for n in covered["notes"]] == ["path_not_in_tree"]
+    assert "notes" not in json.loads(run(root, "precheck", "--path", "scripts/deploy.sh", "--json").stdout)
 
 
 # ------------------------------------------------------------------------------------------------ capture
