@@ -27,14 +27,28 @@ from git_memzoi.errors import ExitCode, InputError, MemzoiError
 
 JSON_KEY = "memzoi.json"
 _ARGV_KEY = "memzoi.argv"
+_ENVELOPE_KEY = "memzoi.envelope"  # this tool's --json objects carry "ok" (set by the root group)
+_PENDING_KEY = "memzoi.pending_json"  # objects emit_json held back until the exit code is known
 
 
 class AppGroup(click.Group):
-    """A click group whose commands' errors become one line and an exit code, never a traceback."""
+    """A click group whose commands' errors become one line and an exit code, never a traceback.
+
+    With ``json_envelope=True`` (``git memzoi``; not ``git memkeep``, whose JSON is upstream's schema) every
+    object :func:`emit_json` prints carries ``"ok"`` first, true exactly when the command exits 0: the object is
+    held until the command ends and printed then, the one place the rule is applied (docs/memzoi.md, "JSON
+    output").
+    """
+
+    def __init__(self, *args: Any, json_envelope: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.json_envelope = json_envelope
 
     def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
         """Parse the group's own options; a usage error is one line (and JSON under ``--json``)."""
         ctx.meta.setdefault(_ARGV_KEY, list(args))
+        if self.json_envelope:
+            ctx.meta[_ENVELOPE_KEY] = True
         if ctx.parent is None:
             _check_arguments(ctx, args)
         try:
@@ -54,7 +68,13 @@ class AppGroup(click.Group):
 
         name_command(self._command_words(ctx))  # how a lock timeout elsewhere names this process
         try:
-            return super().invoke(ctx)
+            try:
+                result = super().invoke(ctx)
+            except click.exceptions.Exit as done:
+                _flush_json(ctx, done.exit_code)
+                raise
+            _flush_json(ctx, 0)
+            return result
         except click.exceptions.NoArgsIsHelpError:
             raise
         except click.UsageError as exc:
@@ -282,14 +302,20 @@ def one_line(message: str) -> str:
 
 
 def fail(ctx: click.Context, message: str, code: str, exit_code: int) -> None:
-    """Report one error (stderr line; JSON object on stdout under ``--json``) and exit."""
+    """Report one error (stderr line; JSON object on stdout under ``--json``) and exit.
+
+    The error object replaces anything the command had emitted but not yet printed; under the envelope rule it
+    is ``{"ok": false, "error": {code, message, exit_code}}``.
+    """
     prog = ctx.find_root().info_name or "git-memzoi"
     click.echo(f"{prog}: error: {one_line(message)}", err=True)
+    ctx.meta.pop(_PENDING_KEY, None)
     if ctx.meta.get(JSON_KEY):
+        error: dict[str, Any] = {"error": {"code": code, "message": message, "exit_code": exit_code}}
+        if ctx.meta.get(_ENVELOPE_KEY):
+            error = {"ok": False, **error}
         try:
-            click.echo(
-                jsonout.dumps({"error": {"code": code, "message": message, "exit_code": exit_code}}, ascii_only=True)
-            )
+            click.echo(jsonout.dumps(error, ascii_only=True))
         except BrokenPipeError:  # the error stands; only its JSON copy had no reader
             _detach_stdout()
     ctx.exit(exit_code)
@@ -355,6 +381,31 @@ def json_option(func: Callable[..., Any]) -> Callable[..., Any]:
     )(func)
 
 
-def emit_json(payload: Mapping[str, Any]) -> None:
-    """Print ``payload`` as one line of JSON (UTF-8, not ASCII-escaped)."""
+def emit_json(payload: Mapping[str, Any], *, indent: int | None = None) -> None:
+    """Print ``payload`` as one JSON object (one line unless ``indent``; UTF-8, not ASCII-escaped).
+
+    Under ``git memzoi`` the object is printed when the command ends, with ``"ok"`` as its first key: true exactly
+    when the exit code is 0 (a value the payload gave ``ok`` is replaced). Elsewhere it is printed at once as is.
+    Documents that are not results (the ``.mcp.json`` of ``mcp config``) use :func:`emit_document`.
+    """
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and ctx.meta.get(_ENVELOPE_KEY):
+        ctx.meta.setdefault(_PENDING_KEY, []).append((payload, indent))
+        return
+    click.echo(jsonout.dumps(payload, indent=indent))
+
+
+def emit_document(payload: Mapping[str, Any]) -> None:
+    """Print ``payload`` as JSON exactly as given, at once: a file's content (``mcp config``), not a result."""
     click.echo(jsonout.dumps(payload))
+
+
+def envelope(payload: Mapping[str, Any], exit_code: int) -> dict[str, Any]:
+    """``payload`` with ``"ok": exit_code == 0`` as its first key (any ``ok`` it had is replaced)."""
+    return {"ok": exit_code == 0, **{key: value for key, value in payload.items() if key != "ok"}}
+
+
+def _flush_json(ctx: click.Context, exit_code: int | None) -> None:
+    """Print what :func:`emit_json` held back, each object under the envelope rule for ``exit_code``."""
+    for payload, indent in ctx.meta.pop(_PENDING_KEY, ()):
+        click.echo(jsonout.dumps(envelope(payload, exit_code or 0), indent=indent))

@@ -35,6 +35,7 @@ LAZY = {name: f"git_memzoi.cli.{area}" for area, names in _AREAS.items() for nam
     cls=LazyGroup,
     lazy=LAZY,
     after_load=accept_directory_anywhere,
+    json_envelope=True,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
 @click.option("-C", "directory", type=click.Path(file_okay=False), help="Run as if started in DIR.")
@@ -61,7 +62,7 @@ def init(ctx: click.Context, force: bool, as_json: bool) -> None:
 
     result = workspace.init(start_dir(ctx), force=force)
     if as_json:
-        emit_json({"ok": True, "root": str(result.root), "created": list(result.created), "forced": result.forced})
+        emit_json({"root": str(result.root), "created": list(result.created), "forced": result.forced})
     else:
         click.echo(f"initialized {result.root / '.memzoi'}" if result.created else "already initialized")
 
@@ -98,7 +99,7 @@ def doctor(ctx: click.Context, project_root: str | None, as_json: bool) -> None:
 
     report = run_doctor.run(workspace.find_root(Path(project_root) if project_root else start_dir(ctx)))
     if as_json:
-        emit_json({"ok": report.exit_code == 0, "root": report.root, "checks": [vars(c) for c in report.checks]})
+        emit_json({"root": report.root, "checks": [vars(c) for c in report.checks]})
     else:
         for check in report.checks:
             hint = f" -> {check.next_step}" if check.next_step else ""

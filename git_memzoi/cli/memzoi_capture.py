@@ -57,6 +57,24 @@ def _finish(ctx: click.Context, core: Any, artifact: Mapping[str, Any], output: 
         click.echo(f"  {diag['code']} at {where}" + (f" ({', '.join(rules)})" if rules else ""))
     if saved is not None:
         click.echo(f"wrote {saved}")
+    step = _next_step(kind, artifact, output)
+    if step:
+        click.echo(f"next: {step}")
+
+
+def _next_step(kind: str, artifact: Mapping[str, Any], output: str | None) -> str | None:
+    """The command after a plan or review in text output: a plan printed and nowhere saved left a new user with
+    no way on (issue 20, the README re-run)."""
+    if artifact.get("status", "ready") != "ready" or not artifact.get("candidates", artifact.get("decisions")):
+        return None
+    if kind.startswith("capture-plan"):
+        plan = output or "<plan.json>"
+        saved = "" if output else "save the plan (--output FILE, or --json > FILE), then "
+        return f"{saved}git memzoi capture review --plan-file {plan} --decisions-file <decisions.json> (its shape: git memzoi help capture review)"
+    if kind.startswith("capture-review"):
+        ids = f"--plan-id {artifact.get('plan_id')} --review-id {artifact.get('review_id')}"
+        return f"git memzoi capture apply --plan-file <plan.json> --review-file {output or '<review.json>'} {ids}"
+    return None
 
 
 @click.group()
@@ -214,6 +232,12 @@ def apply(
     click.echo(f"applied {review_id}: {len(result['writes'])} write(s)")
     for w in result["writes"]:
         click.echo(f"  {w['kind']}  {w.get('proposal_id') or w.get('record_id')}")
+    pending = [w["proposal_id"] for w in result["writes"] if w["kind"] == "proposal_file" and w.get("proposal_id")]
+    if pending:  # the proposal packets wait in pending/: what writes them as records
+        click.echo(
+            f"next: git memzoi apply {pending[0]}"
+            + (f" (and {len(pending) - 1} more: git memzoi review)" if len(pending) > 1 else "")
+        )
 
 
 def register(cli: click.Group) -> None:

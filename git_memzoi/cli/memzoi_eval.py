@@ -13,8 +13,7 @@ from typing import Any
 
 import click
 
-from git_memzoi.cli.app import json_option
-from git_memzoi.core import jsonout
+from git_memzoi.cli.app import emit_json, json_option
 
 
 @click.group("eval")
@@ -55,7 +54,10 @@ def _run(
     result = run(
         start / Path(corpus), baseline=start / Path(baseline) if baseline else None, update_baseline=update_baseline
     )
-    click.echo(jsonout.dumps(result.report, indent=2) if as_json else render(result.report))
+    if as_json:
+        emit_json(result.report, indent=2)
+    else:
+        click.echo(render(result.report))
     if update_baseline and not result.baseline_written:
         prog = ctx.find_root().info_name or "git-memzoi"
         click.echo(f"{prog}: error: a {gate} failed, so the baseline was not written", err=True)

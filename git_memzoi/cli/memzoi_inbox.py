@@ -55,7 +55,6 @@ def _outcome(verb: str, outcome: review.Outcome, as_json: bool) -> None:
     if as_json:
         emit_json(
             {
-                "ok": True,
                 "id": item.id,
                 "source": item.source,
                 "status": item.status,
@@ -138,6 +137,12 @@ def propose(
 
     if manual and auto_approve:
         raise InputError("--manual and --auto-approve cannot be combined", "conflicting_options")
+    if apply_now and sensitivity is None:  # omitted is unknown, which apply always refuses: say so up front (exit 2)
+        raise InputError(
+            "--apply needs --sensitivity repo-safe: only repo-safe content is written to .memzoi/records/ "
+            "(leave out --apply to propose it unclassified, for review)",
+            "sensitivity_required",
+        )
     draft = inbox.make_draft(
         title=title,
         body=body,
@@ -164,10 +169,10 @@ def propose(
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     p = result.proposal
+    step = _next_step(p.id, p.status, result.applied is not None)
     if as_json:
         emit_json(
             {
-                "ok": True,
                 "proposal": p.as_json(),
                 "created": result.created,
                 "policy": result.policy.to_json(),
@@ -175,6 +180,7 @@ def propose(
                 "applied": _apply_json(result.applied),
                 "warnings": list(result.warnings),
                 "watch": result.watch.as_json() if result.watch is not None else None,
+                "next": step,
             }
         )
         return
@@ -182,6 +188,19 @@ def propose(
     click.echo(f"{'proposed' if result.created else 'already proposed'} {p.id}: {p.status} ({how})")
     if result.applied is not None:
         click.echo(f"applied as record {result.applied.record_id}")
+    elif step:
+        click.echo(f"next: {step}")
+
+
+def _next_step(proposal_id: str, status: str, applied: bool) -> str | None:
+    """The command that moves a new proposal on: approved is not written yet (issue 20: nothing said so)."""
+    if applied:
+        return None
+    if status == "approved":
+        return f"git memzoi apply {proposal_id}"
+    if status in ("pending", "validated"):
+        return f"git memzoi approve {proposal_id} && git memzoi apply {proposal_id}"
+    return None
 
 
 _STATUS_HELP = (
@@ -262,7 +281,6 @@ def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
         packet = None if entry.redacted else packet_json(entry.packet)
         emit_json(
             {
-                "ok": True,
                 "proposal": None,
                 "item": shown.item.as_json(),
                 "path": entry.shown_path,
@@ -284,7 +302,6 @@ def _show_proposal(item: review.Item, shown: Any, as_json: bool) -> None:
         packet = packet_json(shown.packet) if shown.packet is not None else None
         emit_json(
             {
-                "ok": True,
                 "proposal": p.as_json(),
                 "item": item.as_json(),
                 "path": shown.path,
@@ -334,7 +351,7 @@ def apply_all(ctx: click.Context, all_approved: bool, actor: str | None, as_json
     if as_json:
         applied = [{"proposal_id": o.item.id, **(_apply_json(o.applied) or {})} for o in result.applied]
         failed = [{"proposal_id": i, "code": e.code, "message": e.message} for i, e in result.failed]
-        emit_json({"ok": not result.failed, "applied": applied, "failed": failed})
+        emit_json({"applied": applied, "failed": failed})
     else:
         for o in result.applied:
             record_id = o.applied.record_id if o.applied is not None else None

@@ -12,7 +12,7 @@ from typing import Any
 
 import click
 
-from git_memzoi.cli.app import emit_json, json_option
+from git_memzoi.cli.app import emit_document, emit_json, json_option
 
 SAMPLE: dict[str, Any] = {
     "title": "Project memory lives in .memzoi/records",
@@ -65,7 +65,7 @@ def mcp_config(ctx: click.Context, project_root: str | None) -> None:
     """
     from git_memzoi.integrations import agents
 
-    emit_json(agents.mcp_config(_root(ctx, project_root)))
+    emit_document(agents.mcp_config(_root(ctx, project_root)))  # the file itself: no envelope
 
 
 @click.group("integrate")
@@ -328,7 +328,7 @@ def quickstart(ctx: click.Context, apply_sample: bool, as_json: bool) -> None:
     sample = _apply_sample(ctx) if apply_sample else None
     found = core.survey(start_dir(ctx))
     if as_json:
-        emit_json({"ok": True, **found.as_json(), "sample": sample})
+        emit_json({**found.as_json(), "sample": sample})
         return
     marks = {"done": "[x]", "next": "[>]", "todo": "[ ]"}
     for number, step in enumerate(found.steps, 1):

@@ -199,7 +199,6 @@ def apply_cmd(ctx: click.Context, proposal_id: str, actor: str | None, as_json: 
     if as_json:
         emit_json(
             {
-                "ok": True,
                 "schema_version": SCHEMA_VERSION,
                 "proposal_id": r.proposal_id,
                 "file_id": r.file_id,
@@ -243,7 +242,6 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
     if as_json:
         emit_json(
             {
-                "ok": True,
                 "schema_version": SCHEMA_VERSION,
                 "proposal_id": r.proposal_id,
                 "file_id": r.file_id,
@@ -336,7 +334,6 @@ def supersede_cmd(
     if as_json:
         emit_json(
             {
-                "ok": True,
                 "schema_version": SCHEMA_VERSION,
                 "record_id": r.record_id,
                 "superseded": r.target_id,
@@ -366,7 +363,6 @@ def tombstone_cmd(ctx: click.Context, record_id: str, reason: str, actor: str | 
     if as_json:
         emit_json(
             {
-                "ok": True,
                 "schema_version": SCHEMA_VERSION,
                 "record_id": r.record_id,
                 "status": "tombstoned",
@@ -406,7 +402,7 @@ def verify_cmd(
 
     c = open_workspace(ctx, actor=actor)
     result = record_verify.verify(c, record_id, all_safe=all_safe, dry_run=dry_run, manual=manual)
-    emit_json(api.schema.verify_json(result)) if as_json else click.echo(render.verify_text(result))
+    emit_json(api.schema.verify_json(result)) if as_json else click.echo(render.verify_text(result, "record"))
     ctx.exit(result.exit_code)
 
 

@@ -17,7 +17,7 @@ from git_memzoi.cli.app import emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi import Workspace, recall_schema, record_show
+    from git_memzoi.memzoi import Workspace, context_pack, recall_schema, record_show
 
 _budget = click.option(
     "--token-budget",
@@ -150,11 +150,12 @@ def search(
     _notes(list(response.notes))
     if not response.results:
         click.echo("No matching memories.")
-    for found in response.results:
+    shares = run.relevance([found["score"] for found in response.results])
+    for found, share in zip(response.results, shares, strict=True):
         record = found["record"]
         entry = f"\tentry {_where(found['citations'][0])}" if found["store"] == "entry" else ""
         click.echo(
-            f"{record['id']}\t{record['memory_type']}\t{found['score']:.3f}\t{record['title']}"
+            f"{record['id']}\t{record['memory_type']}\t{share:.2f}\t{record['title']}"
             + entry
             + _suspect_note(found["suspect"])
         )
@@ -214,7 +215,15 @@ def context(
     _notes(pack.payload["notes"])
     for warning in pack.payload["warnings"]:
         click.echo(f"warning: {warning}", err=True)
-    click.echo(pack.prompt)
+    click.echo(pack.prompt or _empty_pack(pack))
+
+
+def _empty_pack(pack: context_pack.ContextPack) -> str:
+    """What an empty pack says instead of a bare empty line: nothing matched, or nothing fitted the budget."""
+    budget = pack.payload["budget"]
+    if not budget["candidate_records"]:
+        return "No matching memories."
+    return f"No matching memory fits the token budget ({budget['effective']}): raise --token-budget."
 
 
 @click.command()

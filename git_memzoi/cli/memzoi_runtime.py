@@ -93,8 +93,11 @@ def local_search(ctx: click.Context, query: str, limit: int, as_json: bool) -> N
     if as_json:
         emit_json(result)
         return
-    for item in result["results"]:
-        click.echo(f"{item['record']['id']}\t{item['score']:.3f}\t{item['record']['title']}")
+    from git_memzoi.memzoi import search
+
+    shares = search.relevance([item["score"] for item in result["results"]])
+    for item, share in zip(result["results"], shares, strict=True):
+        click.echo(f"{item['record']['id']}\t{share:.2f}\t{item['record']['title']}")
     if not result["results"]:
         click.echo("no matching local records")
 

@@ -37,7 +37,11 @@ def status_text(result: StatusResult, *, verbose_clean: bool = True) -> str:
         lines.append("Re-check with `git memkeep verify <id>` (or --all-safe), or edit the claim.")
     if report.unchecked:
         lines.append("Unchecked entries are not watched until their fields are fixed (see git memkeep lint).")
-    if verbose_clean and not (report.verdicts or report.stale or report.unchecked or result.unreadable):
+    if verbose_clean and not report.entries and not result.unreadable:
+        lines.append(
+            f"No entries yet: git memkeep index lists them once you write a first one, {result.store.rel}/entries/<id>.md"
+        )
+    elif verbose_clean and not (report.verdicts or report.stale or report.unchecked or result.unreadable):
         lines.append("All claims hold as far as git can tell.")
     return "\n".join(lines)
 
@@ -75,10 +79,11 @@ def lint_text(result: LintResult) -> str:
     return "\n".join(lines)
 
 
-def verify_text(result: VerifyResult) -> str:
-    """``verify`` for people; dry runs are grouped by what would happen."""
+def verify_text(result: VerifyResult, noun: str = "entry") -> str:
+    """``verify`` for people; dry runs are grouped by what would happen. ``noun``: what is verified (``entry``
+    for ``git memkeep``, ``record`` for ``git memzoi``)."""
     if not result.items:
-        return "nothing to verify: no suspect entry"
+        return f"nothing to verify: no suspect {noun}"
     if result.dry_run:
         return _grouped(result)
     lines = []

@@ -30,4 +30,24 @@ def open_workspace(ctx: click.Context, *, actor: str | None = None, initialized:
     from git_memzoi.memzoi import workspace
 
     clock = clocks.from_environment(os.environ)  # a MEMZOI_NOW that is no instant is bad input (invalid_clock)
-    return workspace.open_workspace(start_dir(ctx), clock=clock, actor=actor, initialized=initialized)
+    ws = workspace.open_workspace(start_dir(ctx), clock=clock, actor=actor, initialized=initialized)
+    _refresh_after_writes(ctx, ws)
+    return ws
+
+
+def _refresh_after_writes(ctx: click.Context, ws: Workspace) -> None:
+    """When the command ends having written memory (it released the lifecycle lock that every writer holds),
+    refresh the derived index if it is built: reads refresh it anyway, but ``doctor`` right after an ``apply``
+    warned of drift the apply itself had made (issue 20)."""
+    from git_memzoi.core.atomic import releases
+
+    lock = ws.layout.lock
+    before = releases(lock)
+
+    def settle() -> None:
+        if releases(lock) != before:
+            from git_memzoi.memzoi import index_db
+
+            index_db.refresh_if_built(ws.layout)
+
+    ctx.call_on_close(settle)

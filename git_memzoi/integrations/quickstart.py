@@ -6,7 +6,8 @@ policy (issue 20). Now each step is looked up: done or not, and the first one no
 
 Steps, in order: ``init`` (``.memzoi/`` exists), a first record (a file under ``.memzoi/records/``), an empty
 review inbox (``review.pending_count``), a first memkeep entry (a store with an
-entry under ``entries/``), the git hooks (``hooks status`` has nothing left to recommend), and an agent connected
+entry under ``entries/``; before one, the step says how to start it rather than ``git memkeep status``, which
+exits 2 without a store), the git hooks (``hooks status`` has nothing left to recommend), and an agent connected
 (the Claude Code hooks in ``.claude/settings.json`` or a memzoi block in ``AGENTS.md`` / ``CLAUDE.md``). Recall
 (``search``, ``context``) is the last line, available once a record exists.
 """
@@ -89,14 +90,9 @@ def survey(start: Path) -> Quickstart:
             "and `git memzoi apply <id>` writes it; an agent's proposal waits for your review)",
             records,
         ),
-        Step("review", "git memzoi review", "approve or reject what waits for review", _inbox_empty(layout, initialized)),
-        Step(
-            "memkeep",
-            "git memkeep status",
-            "earned memory: write a first entry under agent-memory/entries/ (README: 'Your first entry'); "
-            "status flags it the moment its code changes",
-            _has_entries(root),
-        ),
+        Step("review", "git memzoi review", "approve or reject what waits for review; an approved proposal is "
+             "written by git memzoi apply <id> (or proposals apply --all-approved)", _inbox_empty(layout, initialized)),
+        _memkeep_step(root),
         Step("hooks", "git memzoi hooks install", "the pre-commit guard and the post-merge/post-checkout notices",
              _hooked(root)),
         Step("agent", "git memzoi integrate install --profile claude-code", "connect Claude Code (or: integrate "
@@ -118,15 +114,32 @@ def _inbox_empty(layout: Layout, initialized: bool) -> bool:
         return False
 
 
-def _has_entries(root: Path) -> bool:
-    """A memkeep store with at least one entry file, found as ``git memkeep`` finds it from the root."""
+def _memkeep_step(root: Path) -> Step:
+    """The memkeep step for the store's state: none yet (``git memkeep status`` would exit 2, "no memkeep store
+    found", so the step says to start one), no entry yet (write the first), or entries (``status`` watches them)."""
     from git_memzoi.memkeep import api
 
     try:
         store = api.locate_store(root, root)
     except (InputError, OSError):  # StoreNotFound is an InputError
-        return False
-    return store.entries_dir.is_dir() and any(store.entries_dir.glob("*.md"))
+        store = None
+    write = "write a first entry, agent-memory/entries/<id>.md (a claim, its evidence, anchor and scope; README "
+    if store is None:
+        return Step(
+            "memkeep",
+            "mkdir -p agent-memory/entries",
+            f"earned memory: {write}'Your first entry'), then "
+            "git memkeep index && git memkeep status: it flags the entry the moment its code changes",
+            False,
+        )
+    if not any(store.entries_dir.glob("*.md")):
+        return Step(
+            "memkeep",
+            f"$EDITOR {store.rel}/entries/<id>.md",
+            f"earned memory: {write}'Your first entry'), then git memkeep index && git memkeep status",
+            False,
+        )
+    return Step("memkeep", "git memkeep status", "earned memory: flags an entry the moment its code changes", True)
 
 
 def _hooked(root: Path) -> bool:

@@ -124,7 +124,8 @@ def locate(start: Path, root: Path, *, store: str | None = None, store_dir: str 
             return _real_entries(Store(root, candidate.resolve(), config))
     raise StoreNotFound(
         f"no memkeep store found: looked for {name}/entries/ from {start} up to {root} "
-        f"(create it, or pass --store / --store-dir)"
+        f"(start one: mkdir -p {name}/entries, write a first entry there, git memkeep index; "
+        f"or pass --store / --store-dir)"
     )
 
 

@@ -248,8 +248,8 @@ def _index(layout: Layout) -> Check:
     from git_memzoi.memzoi.recall.index import db as index_db
 
     state = index_db.drift(layout)
-    if state == "missing":
-        return Check("index", "warn", "the derived search index is not built", "run `git memzoi rebuild`")
+    if state == "missing":  # derived and built on demand: not built yet is no problem (issue 20), drift is
+        return Check("index", "ok", "the derived search index is not built yet; the first search builds it")
     if state == "stale":
         return Check(
             "index",

@@ -41,7 +41,7 @@ def test_plan_review_apply_round_trip(repo: Repo) -> None:
     # a typed repo section routes to a pending proposal: the plan is repo-safe, saved outside .memzoi/
     assert plan["data_class"] == "repo_safe" and plan["candidates"][0]["action"]["kind"] == "create_proposal"
     assert set(files(repo.root)) - set(before) == {"capture-plan.json"}
-    assert json.loads((repo.root / "capture-plan.json").read_text()) == plan
+    assert {"ok": True, **json.loads((repo.root / "capture-plan.json").read_text())} == plan  # saved: no envelope
     (candidate,) = plan["candidates"]
     assert candidate["evidence"][0]["span"] == {"byte_start": 0, "byte_end": 74, "line_start": 1, "line_end": 2}
     repo.write(

@@ -112,7 +112,7 @@ def test_a_failing_check_marks_the_record_stale_and_a_passing_one_heals_it(root:
     assert out["watch"]["envelope"]["check"] == {"run": check, "safe": True}
     root.commit("record")
     preview = run(root, tmp_path, "verify", "--all-safe", "--dry-run")
-    assert (preview.exit_code, preview.stdout) == (0, "nothing to verify: no suspect entry\n")
+    assert (preview.exit_code, preview.stdout) == (0, "nothing to verify: no suspect record\n")
 
     root.commit("unsorted", **{"src/signer.py": "def sign(m):\n    return m\n"})
     preview = run(root, tmp_path, "verify", "--all-safe", "--dry-run")

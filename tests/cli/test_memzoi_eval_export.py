@@ -29,7 +29,7 @@ def test_eval_recall_json_report_and_exit_0(repo: Repo) -> None:
     report = json.loads(result.stdout)
     assert report["version"] == "memzoi-recall-report/v2" and report["passed"] is True
     assert report["baseline"]["status"] == "match" and report["runtime"]["isolated_state"] is True
-    assert result.stdout.startswith('{\n  "version"')  # pretty JSON, like upstream
+    assert result.stdout.startswith('{\n  "ok": true,\n  "version"')  # pretty JSON, like upstream; ok first
 
 
 def test_eval_recall_human_output(repo: Repo) -> None:
@@ -58,11 +58,12 @@ def test_invalid_corpus_exits_2_without_a_report(repo: Repo, tmp_path: Path) -> 
     result = run(repo, "eval", "recall", "--corpus", str(corpus / "corpus.yaml"), "--json")
     assert result.exit_code == 2
     assert json.loads(result.stdout) == {
+        "ok": False,
         "error": {
             "code": "corpus_unknown_field",
             "message": json.loads(result.stdout)["error"]["message"],
             "exit_code": 2,
-        }
+        },
     }
     assert "extra: unknown field" in result.stderr
     plain = run(repo, "eval", "recall", "--corpus", str(corpus / "corpus.yaml"))

@@ -123,13 +123,16 @@ def test_propose_auto_approves_by_default(root: Repo, home: Path) -> None:
             "message": "no --scope or --applies-to path: no change in the repository can flag this record",
             "envelope": None,
         },
+        "next": f"git memzoi apply {PNPM_ID}",  # approved is not written yet: the command that writes it
     }
     assert git_status(root) == f"?? .memzoi/proposals/pending/{PNPM_ID}.md"
     assert not list((root.root / ".memzoi/records").iterdir())
     text = run(root, home, *DECISION[:-4], "--title", "Second", "--body", "Another.")
     assert text.exit_code == 0
     assert text.stdout.startswith("proposed prop_019f4be6-1e00-7")
-    assert text.stdout.endswith(": approved (approval auto from default)\n")
+    first, second = text.stdout.splitlines()
+    assert first.endswith(": approved (approval auto from default)")
+    assert second == f"next: git memzoi apply {first.split()[1].rstrip(':')}"
 
 
 @pytest.mark.parametrize(

@@ -57,6 +57,7 @@ def test_list_show_validate_json(root: Repo) -> None:
     pending(root, "create-one", packet_text())
     listed = run_json(root, "proposal-files", "list")
     assert listed == {
+        "ok": True,
         "schema_version": 1,
         "proposals": [
             {
@@ -88,6 +89,7 @@ def test_list_show_validate_json(root: Repo) -> None:
     assert shown["proposal"]["sources"] == [{"url": "https://example.com/pr/7"}]
     assert shown["proposal"]["body"] == "Install dependencies with pnpm, never npm."
     assert run_json(root, "proposal-files", "validate") == {
+        "ok": True,
         "schema_version": 1,
         "valid": True,
         "proposals": [

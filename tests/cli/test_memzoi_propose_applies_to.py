@@ -81,6 +81,7 @@ def test_applies_to_reaches_the_record_and_precheck_warns(root: Repo, tmp_path: 
     assert (
         as_json
         == {
+            "ok": True,
             "warnings": [
                 {
                     "id": "warn_release-script-deletes-dist",
@@ -109,7 +110,7 @@ def test_applies_to_reaches_the_record_and_precheck_warns(root: Repo, tmp_path: 
                     "store": "record",
                     "claim": TITLE,
                 }
-            ]
+            ],
         }
     )
     folder = run(root, tmp_path, "precheck", "--path", "scripts", "--json")
@@ -138,12 +139,13 @@ def test_bad_applies_to_exits_2_and_writes_nothing(root: Repo, tmp_path: Path, b
     result = run(root, tmp_path, *RISK, "--applies-to", bad, "--json")
     assert result.exit_code == 2
     assert json.loads(result.stdout) == {
+        "ok": False,
         "error": {
             "code": "invalid_applies_to",
             "exit_code": 2,
             "message": f"applies_to {bad!r} must be a repository-relative path (or prefix/**) without . or .. "
             "components",
-        }
+        },
     }
     assert sorted(p.relative_to(root.root).as_posix() for p in (root.root / ".memzoi").rglob("*")) == before
 

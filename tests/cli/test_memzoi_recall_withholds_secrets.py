@@ -82,6 +82,7 @@ def test_search_json_withholds_the_record_and_names_it(repo: Repo) -> None:
     seed(repo, key, "deploy-keys")
     payload = json.loads(clean(run(repo, "search", "deploy keys", "--json"), key).stdout)
     assert list(payload) == [
+        "ok",  # the --json envelope (issue 20)
         *("query", "destination", "limit", "filters", "path", "results", "withheld", "warnings"),
         *("store", "notes"),  # wave 2: both stores; added after the older fields
     ]
@@ -131,7 +132,7 @@ def test_clean_search_and_precheck_keep_their_shape(repo: Repo) -> None:
     assert [r["record"]["id"] for r in payload["results"]] == ["deploy-keys", "deploy-key-scope"]
     assert (payload["withheld"], payload["warnings"]) == ([], [])
     checked = ok_json(repo, "precheck", "--path", SHELL)
-    assert list(checked) == ["warnings"] and [w["record_id"] for w in checked["warnings"]] == ["deploy-key-scope"]
+    assert list(checked) == ["ok", "warnings"] and [w["record_id"] for w in checked["warnings"]] == ["deploy-key-scope"]
     assert checked["warnings"][0]["message"] == "Deploy key scope: Deploy keys must stay read-only."
 
 
@@ -167,7 +168,11 @@ def test_precheck_keeps_the_warning_but_withholds_its_text(repo: Repo) -> None:
     seed(repo, key, "deploy-key-scope")
     for args in (["--path", SHELL], ["--action", "rotate deploy keys"], ["--path", SHELL, "--command", "read-only"]):
         payload = json.loads(clean(run(repo, "precheck", *args, "--json"), key).stdout)
-        assert payload == {"warnings": [PRECHECK_WARNING], "withheld": [withheld("deploy-key-scope", "risk")]}
+        assert payload == {
+            "ok": True,
+            "warnings": [PRECHECK_WARNING],
+            "withheld": [withheld("deploy-key-scope", "risk")],
+        }
     text = clean(run(repo, "precheck", "--path", SHELL), key)
     assert text.stdout == (
         "[high] deploy-key-scope: [withheld] its body line 2 holds a credential (AWS Access Key; not printed); "
@@ -187,14 +192,14 @@ def test_mcp_tools_withhold_as_the_cli_does(repo: Repo, monkeypatch: pytest.Monk
     checked = server.precheck_path(SHELL)
     for result in (searched, checked):
         assert not result.is_error and key not in result.content[0].text
-    assert searched.structured_content == ok_json(repo, "search", "deploy keys")
+    assert {"ok": True, **searched.structured_content} == ok_json(repo, "search", "deploy keys")
     assert searched.structured_content["results"] == []
     assert searched.structured_content["withheld"] == [
         withheld("deploy-key-scope", "risk"),
         withheld("deploy-keys", "decision"),
     ]
     assert searched.structured_content["warnings"] == [left_out("deploy-key-scope"), left_out("deploy-keys")]
-    assert checked.structured_content == ok_json(repo, "precheck", "--path", SHELL)
+    assert {"ok": True, **checked.structured_content} == ok_json(repo, "precheck", "--path", SHELL)
     assert checked.structured_content == {
         "warnings": [PRECHECK_WARNING],
         "withheld": [withheld("deploy-key-scope", "risk")],

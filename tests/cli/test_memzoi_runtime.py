@@ -67,7 +67,7 @@ def test_local_add_list_search(repo: Repo) -> None:
         "lineage": None,
     }
     assert added == {"ok": True, "record": record, "path": ".git/memzoi/local/runtime/local/local-terse-answers.md"}
-    assert ok_json(repo, "local", "list") == {"destination": "local", "count": 1, "records": [record]}
+    assert ok_json(repo, "local", "list") == {"ok": True, "destination": "local", "count": 1, "records": [record]}
     assert run(repo, "local", "list").stdout == "local-terse-answers\tpreference\tTerse answers\n"
 
     found = ok_json(repo, "local", "search", "short replies", "--limit", "5")

@@ -49,7 +49,10 @@ def record(repo: Repo, concept_id: str, title: str, body: str, memory_type: str 
 def cli_json(repo: Repo, *args: str, tool: Any = cli) -> Any:
     result = CliRunner().invoke(tool, ["-C", str(repo.root), *args, "--json"], env={"MEMZOI_NOW": NOW})
     assert result.exit_code in (0, 1), (result.stdout, result.stderr)
-    return json.loads(result.stdout)
+    payload = json.loads(result.stdout)
+    if tool is cli:  # git memzoi's --json envelope; an MCP tool result is the object without it (isError says it)
+        assert payload.pop("ok") is (result.exit_code == 0)
+    return payload
 
 
 @pytest.fixture

@@ -236,7 +236,9 @@ def ok_json(repo: Repo, *args: str, env: dict[str, str] | None = PINNED) -> Any:
 
     result = run(repo, *args, "--json", env=env)
     assert result.exit_code == 0, (result.stdout, result.stderr)
-    return json.loads(result.stdout)
+    payload = json.loads(result.stdout)
+    assert payload["ok"] is True, payload  # the envelope rule: ok is true exactly when the exit code is 0
+    return payload
 
 
 def memkeep(*args: str, env: dict[str, str] | None = None) -> Result:

@@ -37,7 +37,11 @@ def _with_article(what: str) -> str:
 
 
 def read_artifact(path: Path, schema: str | None = None) -> dict[str, Any]:
-    """A JSON artifact: a regular, non-symlink UTF-8 file ≤ 2 MiB holding one object (``invalid_artifact``)."""
+    """A JSON artifact: a regular, non-symlink UTF-8 file ≤ 2 MiB holding one object (``invalid_artifact``).
+
+    A top-level boolean ``ok`` is dropped: it is the ``--json`` envelope's (docs/memzoi.md, "JSON output"), so
+    ``capture plan --json > plan.json`` saves a plan that ``capture review --plan-file plan.json`` takes as it is.
+    No artifact schema has an ``ok`` of its own."""
     from git_memzoi.core.safe_read import JsonTooComplex, load_json
 
     data = small_file(path, "artifact", "invalid_artifact")
@@ -48,6 +52,8 @@ def read_artifact(path: Path, schema: str | None = None) -> dict[str, Any]:
         raise CaptureError(f"{path.name}: {why}", "invalid_artifact") from None
     if not isinstance(value, dict) or (schema is not None and value.get("schema") != schema):
         raise CaptureError(f"{path.name}: expected a {schema} object", "invalid_artifact")
+    if isinstance(value.get("ok"), bool):  # saved from `--json` stdout: the envelope's ok is no part of it
+        value = {key: item for key, item in value.items() if key != "ok"}
     return value
 
 

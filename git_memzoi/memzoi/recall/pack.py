@@ -359,10 +359,10 @@ def _line(c: _Candidate) -> str:
             f"scope={row['scope_kind']}/store=entry) {row['body']}\n  Source: {row['path']}:{row['line']}"
         )
     else:
-        source = row["source_ref"] or "unknown" if row["destination"] == "repo" else RUNTIME_SOURCE[row["destination"]]
+        source = _source(row)
         line = (
             f"- [{row['id']}] ({row['type']}/provenance={plane}/destination={row['destination']}/"
-            f"scope={row['scope_kind']}) {row['title']}: {row['body']}\n  Source: {source}"
+            f"scope={row['scope_kind']}) {row['title']}: {row['body']}" + (f"\n  Source: {source}" if source else "")
         )
     if c.via:
         line += f"\n  Related: {_relation(c.via).removeprefix('related: ')}"
@@ -370,6 +370,17 @@ def _line(c: _Candidate) -> str:
         reasons = ", ".join(r["reason"] for r in c.suspect["reasons"])
         line += f"\n  Suspect: {reasons}; re-verify before relying on it"
     return line
+
+
+def _source(row: Mapping[str, Any]) -> str | None:
+    """Where a record came from, for its ``Source:`` line: its evidence (``source_ref``), else the proposal that
+    made it (``proposal prop_…``: ``git memzoi show <id>`` has the rest), else ``None`` (no line: "unknown" told a
+    reader nothing, issue 20). Local and session records name their plane."""
+    if row["destination"] != "repo":
+        return RUNTIME_SOURCE[row["destination"]]
+    if row["source_ref"]:
+        return str(row["source_ref"])
+    return f"proposal {row['proposal_id']}" if row.get("proposal_id") else None
 
 
 def _walk(ranked: Sequence[_Candidate], budget: int) -> list[_Candidate]:

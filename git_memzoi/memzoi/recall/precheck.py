@@ -9,7 +9,10 @@ memkeep entries whose ``scope`` covers it (git's glob rules; any entry type) are
 (``store: entry``), unless ``store`` is ``records``; ``entries`` keeps only them. A memory that is suspect (a
 record's memkeep envelope, an entry's memkeep report) is cited as such (``suspect`` and a note in
 ``suggested_next_step``) and ranked first, for review: a possibly outdated risk is still a risk to look at,
-and the one most likely to mislead. A path neither tracked nor present adds a ``path_not_in_tree`` note. So does a record holding a credential (a
+and the one most likely to mislead. A path neither tracked nor present adds a ``path_not_in_tree`` note (most often a
+typo), unless a memory names that very path (a record's ``applies_to``, an entry's literal scope: a file still to be
+written); a glob that only covers it (``src/**``) keeps the note.
+So does a record holding a credential (a
 hand-edited record file), withheld as ``context`` and ``search`` withhold it: its warning names the record, field
 and rule instead of its text, and the result lists it in ``withheld``; the value is never printed.
 """
@@ -23,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.paths import request_path
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request, scope_covers, scope_score
+from git_memzoi.memzoi.recall.pathmatch import EXACT, best_path, path_matches_request, scope_covers, scope_score
 from git_memzoi.memzoi.recall.search import fresh_index
 
 if TYPE_CHECKING:
@@ -113,6 +116,9 @@ def precheck(
     filters = check_filters(scope_kind=scope_kind)
     only = store_filter(store)
     hits = _path_hits(ws, path, scope_kind, only) if path is not None else {}
+    # a memory naming the very path names a file still to be written, not a typo: no path_not_in_tree note (issue
+    # 20); a glob that merely covers it (src/**) names nothing, so a typo under it is still reported
+    notes = () if any(h.path_score == EXACT for h in hits.values()) else tuple(path_notes(ws, path))
     if query and only != "entry":
         for row in search_rows(ws, query, filters={**filters, "store": "record"}, path=path, limit=LEXICAL_LIMIT):
             if row["type"] in GOVERNANCE:
@@ -142,7 +148,7 @@ def precheck(
                 "suspect_ids": [w["record_id"] for w in warnings if w["suspect"]],
             },
         )
-    return PrecheckResult(warnings, tuple(withheld.values()), tuple(path_notes(ws, path)))
+    return PrecheckResult(warnings, tuple(withheld.values()), notes)
 
 
 def _path_hits(ws: Workspace, path: str, scope_kind: str | None, only: str | None) -> dict[str, _Hit]:

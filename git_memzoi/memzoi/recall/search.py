@@ -196,6 +196,18 @@ def trusted_first(rows: list[T], suspect: Callable[[T], bool], rank: Callable[[T
     return out
 
 
+def relevance(scores: Sequence[float]) -> list[float]:
+    """Each score (``-bm25``, higher is better) as a share of the best one: 1.0 for the best match, 0.5 for one
+    half as relevant. What text output prints: a raw bm25 magnitude says nothing on its own, since it shrinks
+    with the index (FTS5 floors a word's idf at 1e-6 when half the records or more hold it, so on a one-record
+    index an exact match scores 0.000003). ``[]`` for no scores; all 1.0 when the best is not above 0.
+    """
+    best = max(scores, default=0.0)
+    if best <= 0:
+        return [1.0 for _ in scores]
+    return [max(score, 0.0) / best for score in scores]
+
+
 def effective_limit(limit: int) -> int:
     """``limit`` as applied: 0 means 10, at most 100.
 

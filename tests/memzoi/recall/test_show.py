@@ -57,6 +57,7 @@ def test_show_record_json(repo: Repo, chain: str) -> None:
     hashed = "blake3:" + blake3(data).hexdigest()
     assert out.pop("statements") == {"state": "indexed", "source_hash": hashed, "statements": []}
     assert out == {
+        "ok": True,
         "id": "use-pnpm-a1b2c3",
         "store": "record",
         "path": ".memzoi/records/use-pnpm-a1b2c3.md",
@@ -218,6 +219,7 @@ def entries(repo: Repo) -> str:
 def test_show_entry_json(repo: Repo, entries: str) -> None:
     out = ok_json(repo, "show", "http-timeouts")
     assert out == {
+        "ok": True,
         "id": "http-timeouts",
         "store": "entry",
         "path": "agent-memory/entries/http-timeouts.md",

@@ -162,6 +162,19 @@ def refresh(layout: Layout) -> RefreshResult:
     return RefreshResult(sum(result.records.values()) + len(result.unreadable), (), (), result.unreadable, True)
 
 
+def refresh_if_built(layout: Layout) -> bool:
+    """:func:`refresh` when the index exists, after a command wrote memory files: the write leaves no drift for
+    ``doctor`` to warn about (issue 20). A missing index stays missing (the first read builds it). Never raises:
+    what this cannot refresh, the next read does. Returns whether a refresh ran."""
+    try:
+        if not checked_index(layout).is_file():
+            return False
+        refresh(layout)
+    except (InputError, ToolError, OSError, sqlite3.Error):
+        return False
+    return True
+
+
 def rebuild(layout: Layout) -> RebuildResult:
     """Build the index from scratch into a temporary file and rename it into place (atomic), under the lock.
 
