@@ -52,21 +52,20 @@ from git_memzoi.memzoi.proposals.packets import (
     PacketError,
     Resolution,
     SensitivityBlocked,
-    base_record_id,
     candidates,
     check_shape,
     identifier_problem,
     identity_token,
     parse,
-    project_record,
-    record_identity,
     render,
 )
 from git_memzoi.memzoi.proposals.receipts import is_receipt, preflight, receipt
+from git_memzoi.memzoi.proposals.steps import applicable as _applicable
+from git_memzoi.memzoi.proposals.steps import packet_steps as _record_steps
+from git_memzoi.memzoi.proposals.steps import packet_target as _target
 from git_memzoi.memzoi.records import events
 from git_memzoi.memzoi.records import store as record_store
-from git_memzoi.memzoi.records.ids import new_record_id
-from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
+from git_memzoi.memzoi.records.okf import Record, format_timestamp
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.workspace import Workspace
@@ -392,46 +391,6 @@ def apply_packet(ws: Workspace, proposal_id: str, *, actor: str) -> ApplyResult:
     return ApplyResult(
         packet.id, packet.file_id, packet.action, record_id, resolution.target_id, False, _rel(layout, dest), written
     )
-
-
-def _applicable(entry: Entry) -> Packet:
-    """The packet of a pending entry that may be applied: repo-safe first, then parsed, then ``proposed``."""
-    if entry.redacted:
-        raise SensitivityBlocked("proposal_files_apply", entry.pre.sensitivity)
-    if entry.packet is None:
-        raise entry.problem or PacketError(entry.rel, "file", "cannot be read")
-    if entry.packet.status != "proposed":
-        raise PacketError(entry.rel, "status", f"a pending packet must be proposed, not {entry.packet.status}")
-    return entry.packet
-
-
-def _target(layout: Layout, entry: Entry, packet: Packet) -> Record | None:
-    target_id = packet.target_id
-    if packet.action == "create" or target_id is None:
-        return None
-    where = f"{entry.rel}: {'supersedes' if packet.action == 'supersede' else 'proposal.target'}"
-    return lifecycle.check_target(
-        layout,
-        target_id,
-        scope_kind=packet.scope_kind,
-        scope_id=packet.scope_id,
-        not_after=parse_timestamp(packet.proposed_at),
-        where=where,
-    )
-
-
-def _record_steps(layout: Layout, packet: Packet, target: Record | None) -> tuple[list[Step], str]:
-    if packet.action == "tombstone" and target is not None:
-        return [lifecycle.status_step(layout, target.id, "tombstoned")], target.id
-    record_id = new_record_id(layout, base_record_id(packet), record_identity(packet))
-    record = project_record(
-        packet,
-        record_id,
-        supersedes=target.id if target else None,
-        path=_rel(layout, record_store.record_path(layout, record_id)),
-    )
-    steps = [lifecycle.status_step(layout, target.id, "superseded")] if target is not None else []
-    return [*steps, lifecycle.record_step(layout, record)], record_id
 
 
 def _replay_apply(ws: Workspace, entry: Entry, actor: str) -> ApplyResult:

@@ -24,7 +24,6 @@ The saved bytes live only in the git-ignored private plane and are deleted when 
 from __future__ import annotations
 
 import contextlib
-import datetime as dt
 import json
 import os
 import threading
@@ -39,11 +38,16 @@ from git_memzoi.core.confine import confined, real_root
 from git_memzoi.errors import InputError, MemzoiError, ToolError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals.packets import REPO_SAFE, SensitivityBlocked
+from git_memzoi.memzoi.proposals.steps import Step as Step  # re-exported: the steps' old home
+from git_memzoi.memzoi.proposals.steps import TargetError as TargetError
+from git_memzoi.memzoi.proposals.steps import check_target as check_target
+from git_memzoi.memzoi.proposals.steps import record_step as record_step
+from git_memzoi.memzoi.proposals.steps import status_step as status_step
 from git_memzoi.memzoi.records import events, okf, vocab
 from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.records.ids import free_record_id as free_record_id  # re-exported: its old home
 from git_memzoi.memzoi.records.ids import new_record_id
-from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
+from git_memzoi.memzoi.records.okf import Record, format_timestamp
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.records.envelope import Sealed, WatchRequest
@@ -52,24 +56,10 @@ if TYPE_CHECKING:
 JOURNAL = "journal.json"
 
 
-class TargetError(InputError):
-    """A supersede/tombstone target that fails a check: missing, inactive, private, cross-scope or newer."""
-
-    default_code = "invalid_target"
-
-
 class RollbackError(ToolError):
     """A failed operation whose rollback failed too; the journal is kept for :func:`repair` (exit 2)."""
 
     default_code = "rollback_failed"
-
-
-@dataclass(frozen=True)
-class Step:
-    """One file change of a guarded operation: write ``data`` to ``path``, or delete ``path`` when ``None``."""
-
-    path: Path
-    data: bytes | None
 
 
 @dataclass(frozen=True)
@@ -181,8 +171,31 @@ def write_step(layout: Layout, step: Step) -> None:
     """Perform one file change (write, or delete when ``step.data`` is ``None``) confined to the repository; inside
     an :func:`operation`, its old bytes are journaled first. The caller holds the lifecycle lock."""
     active = _ACTIVE.get((str(layout.root), threading.get_ident()))
-    if active is not None:
-        _note(layout, active, step.path)
+    if active is not None and _note(layout, active, step.path):
+        _save_journal(layout, active.txdir, active.journal)
+    _perform(layout, step)
+
+
+def write_steps(layout: Layout, steps: Sequence[Step]) -> None:
+    """Perform many file changes inside the running :func:`operation`: the old bytes of every file are journaled
+    first, with one journal save for the batch (a save per file made a bulk apply quadratic), then each file is
+    written atomically in order. A failure or a kill part-way rolls the whole operation back, as for
+    :func:`write_step`.
+
+    Raises:
+        ToolError: no operation is running on this thread (``no_operation``; nothing written). The error of the
+            failing step (the operation rolls back).
+    """
+    active = _ACTIVE.get((str(layout.root), threading.get_ident()))
+    if active is None:
+        raise ToolError("write_steps runs inside lifecycle.operation only", "no_operation")
+    if any([_note(layout, active, step.path) for step in steps]):  # a list: note every path before the save
+        _save_journal(layout, active.txdir, active.journal)
+    for step in steps:
+        _perform(layout, step)
+
+
+def _perform(layout: Layout, step: Step) -> None:
     root = layout.root_for(step.path)
     if step.data is None:
         atomic.remove_file(step.path, root=root)
@@ -190,17 +203,18 @@ def write_step(layout: Layout, step: Step) -> None:
         write_bytes_atomic(step.path, step.data, root=root, parents=True)
 
 
-def _note(layout: Layout, active: _Active, path: Path) -> None:
+def _note(layout: Layout, active: _Active, path: Path) -> bool:
+    """Journal ``path``'s old bytes (the journal itself is saved by the caller); False when already journaled."""
     rel = layout.label(path)  # layout.root / rel is the path again, in the private folder too
     if rel in active.seen:
-        return
+        return False
     old = _old_bytes(layout, path)
     entries = active.journal["entries"]
     if old is not None:
         atomic.write_bytes_atomic(active.txdir / f"{len(entries)}.bak", old, root=layout.root_for(active.txdir))
     entries.append({"path": rel, "existed": old is not None})
-    _save_journal(layout, active.txdir, active.journal)
     active.seen.add(rel)
+    return True
 
 
 def _old_bytes(layout: Layout, path: Path) -> bytes | None:
@@ -382,91 +396,8 @@ def _remove_tx(layout: Layout, txdir: Path) -> None:
     atomic.remove_dir(txdir, root=root)
 
 
-# ------------------------------------------------------------------------------------------------ steps and checks
-
-
-def check_target(
-    layout: Layout,
-    target_id: str,
-    *,
-    scope_kind: str | None,
-    scope_id: str | None,
-    not_after: dt.datetime | None,
-    where: str = "target",
-) -> Record:
-    """The active record ``target_id``, checked before any mutation (memzoi-spec.md §3 Apply).
-
-    Args:
-        scope_kind, scope_id: the scope the change claims; the target must have exactly this scope
-            (``scope_kind=None`` skips the scope check).
-        not_after: the target must not have been updated after this instant (the proposal's ``proposed_at``).
-        where: prefix for messages, e.g. ``".memzoi/proposals/pending/x.md: supersedes"``.
-
-    Raises:
-        TargetError: codes ``target_missing``, ``target_inactive``, ``target_cross_scope``, ``target_newer``.
-        RecordError: the target file is not a valid record.
-    """
-    try:
-        record = record_store.load(layout, target_id)
-    except InputError as exc:
-        if exc.code not in ("unknown_record", "bad_id"):
-            raise
-        raise TargetError(f"{where}: target record {target_id!r} does not exist", "target_missing") from None
-    if record.status != "active":
-        raise TargetError(f"{where}: target record {target_id!r} is {record.status}, not active", "target_inactive")
-    if scope_kind is not None and (record.scope, record.scope_id) != (scope_kind, scope_id):
-        raise TargetError(
-            f"{where}: target record {target_id!r} has scope {_scope(record.scope, record.scope_id)}, "
-            f"not {_scope(scope_kind, scope_id)}",
-            "target_cross_scope",
-        )
-    updated = parse_timestamp(record.updated_at)
-    if not_after is not None and updated is not None and updated > not_after:
-        raise TargetError(
-            f"{where}: target record {target_id!r} was updated at {record.updated_at}, after the "
-            f"proposal ({format_timestamp(not_after)})",
-            "target_newer",
-        )
-    return record
-
-
-def _scope(kind: str, scope_id: str | None) -> str:
-    return f"{kind}/{scope_id}" if scope_id else kind
-
-
-def status_step(layout: Layout, record_id: str, status: str) -> Step:
-    """The byte-stable rewrite of one record's ``status`` line (everything else, evidence included, kept)."""
-    path, _old, new = record_store.update_fields(layout, record_id, {"status": status})
-    return Step(path, new)
-
-
-def record_step(layout: Layout, record: Record) -> Step:
-    """The write of a new record file, checked to read back as the same record and to hold no credential
-    (``prohibited_content_detected``) before anything is written."""
-    from git_memzoi.memzoi.records.secrets import require_clean, require_clean_fields
-
-    text = okf.render(record)
-    path = record_store.record_path(layout, record.id)
-    # the file does not exist yet: name the field (and its line) the text came from, then check the rest
-    where = f"new record {record.id}"
-    require_clean_fields(
-        {
-            "title": record.title,
-            "body": record.body,
-            "source_ref": record.source_ref,
-            "applies_to": record.applies_to,
-            "tags": record.tags,
-        },
-        where,
-    )
-    require_clean(text, where, document=True)
-    data = text.encode("utf-8")
-    parts, fields = record_store.parse_fields(data)
-    okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), fields, parts.body)
-    return Step(path, data)
-
-
 # ------------------------------------------------------------------------------------------------ direct commands
+# (the steps and checks they build on live in proposals/steps.py)
 
 
 def supersede(
