@@ -80,6 +80,7 @@ __all__ = [
     "ProposalNotFound",
     "RejectResult",
     "apply_packet",
+    "first_free_id",
     "identities",
     "inventory",
     "list_packets",
@@ -532,7 +533,7 @@ def write_pending_packet(ws: Workspace, packet: Packet) -> tuple[str, Path]:
     with lifecycle.guarded(layout):
         known = identities(layout)
         taken = known.taken()
-        file_id = next(c for c in candidates(packet.id) if _free(layout, c, taken))
+        file_id = first_free_id(layout, packet.id, taken)
         path = layout.pending / f"{file_id}.md"
         fresh = replace(packet, id=file_id, file_id=file_id, status="proposed", resolution=None)
         text = render(fresh)
@@ -547,7 +548,13 @@ def write_pending_packet(ws: Workspace, packet: Packet) -> tuple[str, Path]:
     return file_id, path
 
 
-def _free(layout: Layout, candidate: str, taken: frozenset[str]) -> bool:
+def first_free_id(layout: Layout, base: str, taken: Collection[str]) -> str:
+    """The identity a new packet ``base`` gets: ``base``, else ``base-2``, … (the first one no packet file in
+    pending or resolved holds and not in ``taken``, a set of :func:`identity_token` values)."""
+    return next(c for c in candidates(base) if _free(layout, c, taken))
+
+
+def _free(layout: Layout, candidate: str, taken: Collection[str]) -> bool:
     if identity_token(candidate) in taken:
         return False
     paths = [layout.pending / f"{candidate}.md"] + [layout.resolved(s) / f"{candidate}.md" for s in STATES[1:]]

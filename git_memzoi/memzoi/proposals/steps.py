@@ -96,13 +96,19 @@ def status_step(layout: Layout, record_id: str, status: str) -> Step:
     return Step(path, new)
 
 
-def record_step(layout: Layout, record: Record) -> Step:
+def record_step(layout: Layout, record: Record, *, scan: bool = True) -> Step:
     """The write of a new record file, checked to read back as the same record and to hold no credential
-    (``prohibited_content_detected``) before anything is written."""
+    (``prohibited_content_detected``) before anything is written. ``scan=False`` skips the credential scan, for a
+    record projected from a packet whose whole text this process scanned a moment ago (a bulk import)."""
     from git_memzoi.memzoi.records.secrets import require_clean, require_clean_fields
 
     text = okf.render(record)
     path = record_store.record_path(layout, record.id)
+    data = text.encode("utf-8")
+    parts, fields = record_store.parse_fields(data)
+    okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), fields, parts.body)
+    if not scan:
+        return Step(path, data)
     # the file does not exist yet: name the field (and its line) the text came from, then check the rest
     where = f"new record {record.id}"
     require_clean_fields(
@@ -116,9 +122,6 @@ def record_step(layout: Layout, record: Record) -> Step:
         where,
     )
     require_clean(text, where, document=True)
-    data = text.encode("utf-8")
-    parts, fields = record_store.parse_fields(data)
-    okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), fields, parts.body)
     return Step(path, data)
 
 
@@ -167,9 +170,11 @@ def packet_steps(
     *,
     reserved: Collection[str] = (),
     style: str | None = None,
+    scan: bool = True,
 ) -> tuple[list[Step], str]:
     """The record steps of applying ``packet`` (the target's status rewrite, the new record) and the record id;
-    ``reserved`` and ``style`` as :func:`~git_memzoi.memzoi.records.ids.new_record_id` takes them.
+    ``reserved`` and ``style`` as :func:`~git_memzoi.memzoi.records.ids.new_record_id` takes them, ``scan`` as
+    :func:`record_step`.
 
     Raises:
         PacketError: the packet does not project to a valid record. InputError: a credential in the record
@@ -185,4 +190,4 @@ def packet_steps(
         path=record_store.record_path(layout, record_id).relative_to(layout.root).as_posix(),
     )
     steps = [status_step(layout, target.id, "superseded")] if target is not None else []
-    return [*steps, record_step(layout, record)], record_id
+    return [*steps, record_step(layout, record, scan=scan)], record_id
