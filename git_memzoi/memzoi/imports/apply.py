@@ -89,7 +89,8 @@ def apply(
 def _write(
     ws: Workspace, live: dict[str, Any], items: list[tuple[int, Any]], approved: bool
 ) -> tuple[list[dict[str, Any]], int]:
-    """Install the packets (one batch), apply them when ``approved`` (one batch), then the runtime records as one
+    """Install the packets (one batch), or when ``approved`` apply them (one batch, straight into
+    ``resolved/applied/``), then the runtime records as one
     journaled step list, inside the caller's operation (which removes them all on a failure), and last append
     every event of it at once (one fsync; none when a write failed). Returns the writes and how many packets
     were applied."""
@@ -100,13 +101,13 @@ def _write(
     writes: list[dict[str, Any]] = []
     log: list[events.Event] = []
     routed = [(i, p) for i, p in items if isinstance(p, packets.Packet)]
-    entries = bulk.write_pending(ws, [p for _, p in routed], log)
+    entries = bulk.write_pending(ws, [p for _, p in routed], log, install=not approved, scanned=approved)
     for (index, packet), entry in zip(routed, entries, strict=True):
         if entry.packet is None or entry.packet.id != packet.id:  # cannot happen under the lock: the plan reserved it
             raise ImportManifestError("stale import plan: a reserved proposal id is taken", "stale_import_plan")
         writes.append({"kind": "proposal_file", "index": index, "proposal_id": packet.id, "path": entry.rel})
     if approved and entries:
-        done = bulk.apply_entries(ws, entries, log, actor=ws.actor, scanned=True)
+        done = bulk.apply_entries(ws, entries, log, actor=ws.actor, staged=True)
         for write, result in zip(writes, done, strict=True):
             write.update(path=result.resolved_path, record_id=result.record_id)
     drafts = ((i, d) for i, d in items if isinstance(d, local.Draft))

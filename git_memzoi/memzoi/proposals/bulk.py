@@ -52,9 +52,16 @@ class BulkApply:
     indexed: int | None
 
 
-def write_pending(ws: Workspace, packets: Sequence[Packet], log: list[events.Event]) -> list[Entry]:
+def write_pending(
+    ws: Workspace, packets: Sequence[Packet], log: list[events.Event], *, install: bool = True, scanned: bool = False
+) -> list[Entry]:
     """Install ``packets`` in ``pending/`` as :func:`~git_memzoi.memzoi.proposals.files.write_pending_packet`
-    does one (first free identity, ``status: proposed``, validated, scanned), in one batch. The caller runs a
+    does one (first free identity, ``status: proposed``, validated, scanned), in one batch; ``install=False``
+    writes no file (the caller applies the entries at once, ``apply_entries(..., staged=True)``: a pending file
+    that would be removed a moment later is never written). ``scanned``: this operation scanned every content
+    field of the packets already (``import apply`` recomputes the import plan, which classifies each manifest
+    field and refuses a plan with any finding, under the same lock); each packet's text is then not scanned a
+    second time, only the actors the packets add. The caller runs a
     :func:`~git_memzoi.memzoi.proposals.lifecycle.operation` and appends ``log``, to which the batch's events are
     added, once its last file is written (:func:`~git_memzoi.memzoi.records.events.append_many`): a batch
     rolled back leaves no event behind.
@@ -70,6 +77,9 @@ def write_pending(ws: Workspace, packets: Sequence[Packet], log: list[events.Eve
     layout = ws.layout
     known = files.identities(layout)
     taken = set(known.taken())
+    if scanned:
+        for actor in sorted({a for p in packets for a in (p.proposed_by, p.created_by) if a}):
+            require_clean(actor, "--actor")
     entries: list[Entry] = []
     steps: list[Step] = []
     for packet in packets:
@@ -83,28 +93,30 @@ def write_pending(ws: Workspace, packets: Sequence[Packet], log: list[events.Eve
         path = layout.pending / f"{file_id}.md"
         rel = layout.label(path)
         text = render(replace(packet, id=file_id, file_id=file_id, status="proposed", resolution=None))
-        require_clean(text, f"new proposal {file_id}", document=True)  # not written yet: name the field
+        if not scanned:
+            require_clean(text, f"new proposal {file_id}", document=True)  # not written yet: name the field
         data = text.encode("utf-8")
         written = parse(file_id, rel, data)
         check_shape(written, rel)
         entries.append(Entry("pending", path, rel, preflight(file_id, data), written, None, written.tokens))
         steps.append(Step(path, data))
-    lifecycle.write_steps(layout, steps)
-    known.save()
+    if install:
+        lifecycle.write_steps(layout, steps)
+        known.save()
     log += [("proposal_file_written", ws.actor, {"action": _packet(e).action}, None, _packet(e).id) for e in entries]
     return entries
 
 
 def apply_entries(
-    ws: Workspace, entries: Sequence[Entry], log: list[events.Event], *, actor: str, scanned: bool = False
+    ws: Workspace, entries: Sequence[Entry], log: list[events.Event], *, actor: str, staged: bool = False
 ) -> list[ApplyResult]:
     """Apply the pending ``entries`` as :func:`~git_memzoi.memzoi.proposals.files.apply_packet` applies one
     (record changes, the packet moved to ``resolved/applied/``), all or nothing: every packet is checked and
     every file built before the first write. The caller runs a
     :func:`~git_memzoi.memzoi.proposals.lifecycle.operation` and appends ``log`` (as :func:`write_pending`).
-    ``scanned``: the entries are
-    :func:`write_pending`'s, whose whole text was scanned for credentials just now; their records (the same
-    fields) are not scanned again.
+    ``staged``: the entries are
+    ``write_pending(..., install=False)``'s: their whole text was scanned for credentials just now, so their
+    records (the same fields) are not scanned again, and they have no pending file to remove.
 
     Returns:
         One result per entry, in order.
@@ -130,7 +142,7 @@ def apply_entries(
                 "target_inactive",
             )
         target = packet_target(layout, entry, packet)
-        own, record_id = packet_steps(layout, packet, target, reserved=reserved, style=style, scan=not scanned)
+        own, record_id = packet_steps(layout, packet, target, reserved=reserved, style=style, scan=not staged)
         reserved.add(record_id)
         if target is not None:
             touched.add(target.id)
@@ -139,7 +151,7 @@ def apply_entries(
         )
         dest = layout.resolved("applied") / f"{packet.file_id}.md"
         resolved = replace(packet, status="applied", resolution=resolution)
-        own += [Step(dest, render(resolved).encode("utf-8")), Step(entry.path, None)]
+        own += [Step(dest, render(resolved).encode("utf-8"))] + ([] if staged else [Step(entry.path, None)])
         steps += own
         written = tuple(layout.label(s.path) for s in own)
         results.append(

@@ -219,6 +219,8 @@ def _note(layout: Layout, active: _Active, path: Path) -> bool:
 
 def _old_bytes(layout: Layout, path: Path) -> bytes | None:
     """The bytes a step will replace (``None``: no file), read only at the confined path (never through a link)."""
+    if not os.path.lexists(path):  # most steps of a bulk apply create files; the write itself is confined
+        return None
     real = confined(path, layout.root_for(path))
     try:
         return safe_read.read_bytes(real, None)  # a FIFO, a folder or a device is refused before any write

@@ -117,14 +117,14 @@ def test_a_failure_mid_batch_rolls_every_file_back(
 
     def failing(layout: Any, step: lifecycle.Step) -> None:
         calls.append(step.path)
-        if len(calls) == N + 5:  # all packets written, five record files of the apply batch in
+        if len(calls) == 5:  # two records and their resolved packets written (no pending file: applied at once)
             raise OSError(28, "No space left on device")
         real(layout, step)
 
     monkeypatch.setattr(lifecycle, "_perform", failing)
     with pytest.raises(OSError):
         importer_apply.apply(ctx, raw, plan_id=plan["plan_id"], actor="cli", approve=True, memzoi_home=tmp_path)
-    assert len(calls) == N + 5
+    assert len(calls) == 5
     assert tree(repo.root) == before  # no record, no packet, no event, no runtime record
     assert lifecycle.pending_transactions(ctx.layout) == ()
 
@@ -155,10 +155,10 @@ apply.apply(ws, raw, plan_id=planned["plan_id"], actor="cli", approve=True, memz
 def test_a_kill_mid_batch_is_rolled_back_by_the_next_command(repo: Repo, ctx: Workspace) -> None:
     before = tree(repo.root)
     raw = json.dumps(manifest())
-    proc = subprocess.run([sys.executable, "-c", KILL, str(repo.root), raw, str(N + 7)], capture_output=True)
+    proc = subprocess.run([sys.executable, "-c", KILL, str(repo.root), raw, "7"], capture_output=True)
     assert proc.returncode == 9, proc.stderr
-    # killed at write N + 7: the N packets, then record, resolved packet, pending removal: two records in
-    assert len(list((repo.root / ".memzoi/records").glob("*.md"))) == 2
+    # killed at write 7: a record, its resolved packet, a record, …: three records in
+    assert len(list((repo.root / ".memzoi/records").glob("*.md"))) == 3
     (left,) = lifecycle.pending_transactions(ctx.layout)
     assert (left.operation, left.kind) == ("import_apply", "operation")
     run(repo, "proposal-files", "list")  # any command heals first
