@@ -137,7 +137,7 @@ def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple
         return signature, entry_values(source, rel, data)
     concept_id = rel[len(source.prefix) : -len(".md")]
     try:
-        record = parse_record(concept_id, rel, data)
+        record, line = parse_record_at(concept_id, rel, data)
         if source.plane == "git" and record.content_class == "unknown":
             raise InputError(
                 f"{rel}: content_class: canonical records need an explicit classification", "unclassified_record"
@@ -147,7 +147,6 @@ def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple
         return signature, Problem(rel, exc.message, exc.code)
     except (ValueError, TypeError, KeyError) as exc:  # a value the validators did not foresee: never a crash
         return signature, Problem(rel, f"{rel}: unreadable record ({type(exc).__name__})", "invalid_record")
-    line = frontmatter.split(data).body_start_line
     return signature, row_values(source, rel, record, decision.effective_boundary, decision.reason, line)
 
 
@@ -231,6 +230,15 @@ def parse_record(concept_id: str, rel: str, data: bytes) -> okf.Record:
     Raises:
         RecordError, FrontmatterError: the file is not a valid record.
     """
+    return parse_record_at(concept_id, rel, data)[0]
+
+
+def parse_record_at(concept_id: str, rel: str, data: bytes) -> tuple[okf.Record, int]:
+    """:func:`parse_record` and the file line its body starts at (one frontmatter split for both).
+
+    Raises:
+        RecordError, FrontmatterError: as :func:`parse_record`.
+    """
     parts = frontmatter.split(data)
     if not parts.has_frontmatter:
         raise okf.RecordError(rel, "frontmatter", "a record starts with a --- frontmatter block")
@@ -240,7 +248,7 @@ def parse_record(concept_id: str, rel: str, data: bytes) -> okf.Record:
     record = okf.record_from_fields(concept_id, rel, fields, parts.body)
     if record.id != concept_id:
         raise okf.RecordError(rel, "id", f"must equal the file's concept id {concept_id!r}")
-    return record
+    return record, parts.body_start_line
 
 
 def row_values(
@@ -297,6 +305,8 @@ def record_row(destination: str, rel: str, record: okf.Record) -> dict[str, Any]
 def _json(value: Any) -> str | None:
     if value is None:
         return None
+    if not value and type(value) in (dict, list):  # most retention, tags, lineage: skip the encoder
+        return "{}" if type(value) is dict else "[]"
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
 
 
