@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from git_memzoi.errors import InputError
 from git_memzoi.memzoi.imports import apply as importer_apply
 from git_memzoi.memzoi.imports import plan as importer
 from git_memzoi.memzoi.proposals import lifecycle
@@ -229,3 +230,30 @@ def test_cli_import_apply_approve(repo: Repo, ctx: Workspace) -> None:
     text = run(repo, "import", "apply", "--from-file", where, "--plan-id", plan["plan_id"], "--approve").stdout
     assert "approved: 4 proposal(s) applied into records, 0 left for review (approval policy auto, default)" in text
     assert len(list((repo.root / ".memzoi/records").glob("*.md"))) == 4
+
+
+def test_approve_scans_the_actor_it_adds_to_every_packet(repo: Repo, ctx: Workspace, tmp_path: Path) -> None:
+    token = "ghp_" + "Zq3" * 12
+    raw = manifest(2, local=False)
+    plan = importer.plan(ctx, raw, actor=token)
+    before = tree(repo.root)
+    with pytest.raises(InputError) as err:
+        importer_apply.apply(ctx, raw, plan_id=plan["plan_id"], actor=token, approve=True, memzoi_home=tmp_path)
+    assert err.value.code == "prohibited_content_detected" and token not in err.value.message
+    assert tree(repo.root) == before
+
+
+def test_two_packets_of_one_batch_cannot_change_one_target(repo: Repo, ctx: Workspace) -> None:
+    from tests.memzoi.proposals.test_proposal_files import packet_text, pending, record, supersede_packet
+
+    record(repo, "legacy-auth")
+    pending(repo, "replace", supersede_packet())
+    drop = "  reason: obsolete\n  target: legacy-auth\n"
+    pending(repo, "drop", packet_text("mem_drop", action="tombstone", proposal_extra=drop))
+    before = tree(repo.root)
+    out = run(repo, "proposal-files", "apply", "replace", "mem_drop", "--json")
+    assert out.exit_code == 2 and json.loads(out.stdout)["error"]["code"] == "target_inactive"
+    assert "changed by another packet of this batch" in out.stderr
+    assert tree(repo.root) == before
+    done = ok_json(repo, "proposal-files", "apply", "replace")  # alone, each applies as it always did
+    assert (done["action"], done["target_id"]) == ("supersede", "legacy-auth")
