@@ -95,21 +95,25 @@ def _write(
     every event of it at once (one fsync; none when a write failed). Returns the writes and how many packets
     were applied."""
     from git_memzoi.memzoi.proposals import bulk, packets
+    from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.records import events
     from git_memzoi.memzoi.runtime import local
 
     writes: list[dict[str, Any]] = []
     log: list[events.Event] = []
     routed = [(i, p) for i, p in items if isinstance(p, packets.Packet)]
-    entries = bulk.write_pending(ws, [p for _, p in routed], log, install=not approved, scanned=approved)
+    known = proposal_files.identities(ws.layout)  # one listing for both batches, saved once
+    batch = [p for _, p in routed]
+    entries = bulk.write_pending(ws, batch, log, install=not approved, scanned=approved, known=known)
     for (index, packet), entry in zip(routed, entries, strict=True):
         if entry.packet is None or entry.packet.id != packet.id:  # cannot happen under the lock: the plan reserved it
             raise ImportManifestError("stale import plan: a reserved proposal id is taken", "stale_import_plan")
         writes.append({"kind": "proposal_file", "index": index, "proposal_id": packet.id, "path": entry.rel})
     if approved and entries:
-        done = bulk.apply_entries(ws, entries, log, actor=ws.actor, staged=True)
+        done = bulk.apply_entries(ws, entries, log, actor=ws.actor, staged=True, known=known)
         for write, result in zip(writes, done, strict=True):
             write.update(path=result.resolved_path, record_id=result.record_id)
+    known.save()
     drafts = ((i, d) for i, d in items if isinstance(d, local.Draft))
     writes += local.write_batch(ws, drafts, "import_apply").values()
     for w in writes:

@@ -306,7 +306,7 @@ def inventory(ws: Workspace) -> tuple[list[dict[str, Any]], set[str]]:
     for r in record_store.scan(layout).records:
         if r.status == "active":
             items.append({"kind": "canonical_record", "id": r.id, "destination": "repo", "hash": body_hash(r.body)})
-    packets = proposal_files.inventory(layout)
+    packets = proposal_files.identities(layout)  # reads only packet files changed since its cache was saved
     for entry in packets.pending():
         p = entry.packet
         if p is not None and not entry.redacted:

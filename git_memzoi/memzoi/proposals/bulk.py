@@ -53,7 +53,13 @@ class BulkApply:
 
 
 def write_pending(
-    ws: Workspace, packets: Sequence[Packet], log: list[events.Event], *, install: bool = True, scanned: bool = False
+    ws: Workspace,
+    packets: Sequence[Packet],
+    log: list[events.Event],
+    *,
+    install: bool = True,
+    scanned: bool = False,
+    known: files.Identities | None = None,
 ) -> list[Entry]:
     """Install ``packets`` in ``pending/`` as :func:`~git_memzoi.memzoi.proposals.files.write_pending_packet`
     does one (first free identity, ``status: proposed``, validated, scanned), in one batch; ``install=False``
@@ -64,7 +70,8 @@ def write_pending(
     second time, only the actors the packets add. The caller runs a
     :func:`~git_memzoi.memzoi.proposals.lifecycle.operation` and appends ``log``, to which the batch's events are
     added, once its last file is written (:func:`~git_memzoi.memzoi.records.events.append_many`): a batch
-    rolled back leaves no event behind.
+    rolled back leaves no event behind. ``known``: the caller's identity listing, which learns the new files and
+    which the caller saves (without it the packets are listed, and the listing saved, here).
 
     Returns:
         The pending entries written, in ``packets`` order (each packet's id is its file id).
@@ -75,8 +82,8 @@ def write_pending(
     from git_memzoi.memzoi.records.secrets import require_clean
 
     layout = ws.layout
-    known = files.identities(layout)
-    taken = set(known.taken())
+    listed = known or files.identities(layout)
+    taken = set(listed.taken())
     if scanned:
         for actor in sorted({a for p in packets for a in (p.proposed_by, p.created_by) if a}):
             require_clean(actor, "--actor")
@@ -102,18 +109,27 @@ def write_pending(
         steps.append(Step(path, data))
     if install:
         lifecycle.write_steps(layout, steps)
-        known.save()
+        listed.remember([(e.path, e.tokens) for e in entries])
+        if known is None:
+            listed.save()
     log += [("proposal_file_written", ws.actor, {"action": _packet(e).action}, None, _packet(e).id) for e in entries]
     return entries
 
 
 def apply_entries(
-    ws: Workspace, entries: Sequence[Entry], log: list[events.Event], *, actor: str, staged: bool = False
+    ws: Workspace,
+    entries: Sequence[Entry],
+    log: list[events.Event],
+    *,
+    actor: str,
+    staged: bool = False,
+    known: files.Identities | None = None,
 ) -> list[ApplyResult]:
     """Apply the pending ``entries`` as :func:`~git_memzoi.memzoi.proposals.files.apply_packet` applies one
     (record changes, the packet moved to ``resolved/applied/``), all or nothing: every packet is checked and
     every file built before the first write. The caller runs a
-    :func:`~git_memzoi.memzoi.proposals.lifecycle.operation` and appends ``log`` (as :func:`write_pending`).
+    :func:`~git_memzoi.memzoi.proposals.lifecycle.operation` and appends ``log`` (as :func:`write_pending`);
+    ``known``, the caller's identity listing, learns the resolved files (the caller saves it).
     ``staged``: the entries are
     ``write_pending(..., install=False)``'s: their whole text was scanned for credentials just now, so their
     records (the same fields) are not scanned again, and they have no pending file to remove.
@@ -167,6 +183,9 @@ def apply_entries(
             )
         )
     lifecycle.write_steps(layout, steps)
+    if known is not None:  # the caller saves it: the next listing reads none of these packets again
+        moved = [(layout.resolved("applied") / f"{e.pre.file_id}.md", e.tokens) for e in entries]
+        known.remember(moved, gone=[] if staged else [e.path for e in entries])
     log += [
         ("proposal_file_applied", actor, {"action": r.action, "target_id": r.target_id}, r.record_id, r.proposal_id)
         for r in results
@@ -198,7 +217,7 @@ def apply_named(ws: Workspace, proposal_ids: Sequence[str], *, actor: str) -> Bu
             found.append(entry)
         pending = [e for e in found if e.state == "pending"]
         log: list[events.Event] = []
-        applied = iter(apply_entries(ws, pending, log, actor=actor))
+        applied = iter(apply_entries(ws, pending, log, actor=actor, known=known))
         results = [
             next(applied) if e.state == "pending" else files.apply_packet(ws, e.shown_file_id, actor=actor)
             for e in found

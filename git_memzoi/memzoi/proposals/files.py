@@ -207,7 +207,7 @@ class _Known(NamedTuple):
     entry: Entry | None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Identities:
     """Every packet file's identity tokens, checked unique (see :func:`identities`)."""
 
@@ -235,6 +235,27 @@ class Identities:
     def taken(self) -> frozenset[str]:
         """Every identity token in use (as :meth:`Inventory.taken`)."""
         return frozenset(t for k in self.known for t in k.tokens)
+
+    def pending(self) -> tuple[Entry, ...]:
+        """The pending entries (as :meth:`Inventory.pending`), parsing only pending files the listing did not read
+        (one moved since the listing is left out)."""
+        out = []
+        for k in self.known:
+            if k.state == "pending":
+                with contextlib.suppress(FileNotFoundError):
+                    out.append(k.entry or _entry(self.layout, k.state, k.root, Path(k.path)))
+        return tuple(out)
+
+    def remember(self, written: Collection[tuple[Path, Collection[str]]], gone: Collection[Path] = ()) -> None:
+        """Note in the cache the packet files a bulk write just wrote (path, tokens) and removed, so the next
+        listing reads none of them again; :meth:`save` writes it."""
+        for path in gone:
+            self.cache.pop(short_hash(_rel(self.layout, path).encode("utf-8"), 32), None)
+        for path, tokens in written:
+            st = os.stat(path)
+            key = short_hash(_rel(self.layout, path).encode("utf-8"), 32)
+            self.cache[key] = [st.st_size, st.st_mtime_ns, st.st_ino, *sorted(tokens)]
+        self.stale = True
 
 
 def identities(layout: Layout) -> Identities:
