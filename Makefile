@@ -33,15 +33,17 @@ lint: $(VENV)/.installed-lint
 	$(BIN)/mypy
 
 bench: $(VENV)/.installed
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/startup.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memkeep_status.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memzoi_store.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memzoi_recall.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/memzoi_recall_both.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/mcp_server.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/session_context.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/recall_quality.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/hooks.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/capture_range.py
-	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/secrets.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/secret_classifier.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/hostile_files.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/team.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/bulk.py

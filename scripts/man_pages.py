@@ -1,4 +1,5 @@
-"""Write the man pages ``man/git-memzoi.1`` and ``man/git-memkeep.1`` from the click commands (``make man``).
+"""Write the man pages ``man/git-memzoi.1`` and ``man/git-memkeep.1`` from the click commands (``make man``),
+and the top-level help texts the console scripts print without importing click (``resources/help/``).
 
 ``git memzoi --help`` is turned by git into ``man git-memzoi``, so each tool ships one page holding every
 subcommand with its options, help text and examples. click-man writes one page per subcommand, so this small
@@ -90,15 +91,25 @@ def render(name: str, cli: click.Command, version: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def help_text(name: str, cli: click.Command) -> str:
+    """The top-level help click prints for ``name --help`` on a terminal of 80 columns or more (click caps help
+    at 78 characters), which the console script answers without importing click (git_memzoi/cli/entry.py)."""
+    ctx = cli.make_context(name, [], resilient_parsing=True, terminal_width=78)
+    return ctx.get_help() + "\n"
+
+
 def pages() -> dict[Path, str]:
-    """Each committed page's path → its text as the commands give it now."""
+    """Each committed generated file's path → its text as the commands give it now: the man pages and the
+    stored top-level help texts (``git_memzoi/resources/help/<tool>.txt``)."""
     import importlib
 
     from git_memzoi import __version__
 
     out: dict[Path, str] = {}
     for name, module in PAGES.items():
-        out[ROOT / "man" / f"{name}.1"] = render(name, importlib.import_module(module).cli, __version__)
+        cli = importlib.import_module(module).cli
+        out[ROOT / "man" / f"{name}.1"] = render(name, cli, __version__)
+        out[ROOT / "git_memzoi" / "resources" / "help" / f"{name}.txt"] = help_text(name, cli)
     return out
 
 

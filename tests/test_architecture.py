@@ -266,6 +266,7 @@ RAW_WRITERS = {
     "core/atomic.py": None,  # the guarded writers themselves
     "core/scratch.py": None,  # temporary files in the git directory's own folder
     "cli/app.py": {"os.open for writing"},  # /dev/null over a closed stdout
+    "cli/entry.py": {"os.open for writing"},  # the same, for the help answered before click loads
     "cli/memkeep.py": {"open(mode='a')"},  # $GITHUB_STEP_SUMMARY, a file the CI runner names
     "core/gitview_pygit2.py": {".chmod()", ".unlink()"},  # drop_object: a loose object of the eval's own repository
     "integrations/git_hooks.py": {".mkdir()", ".chmod()", ".unlink()", "os.replace"},  # the hooks folder git names
@@ -323,3 +324,35 @@ def test_every_write_goes_through_the_confined_writers(module: Path) -> None:
         return
     unexpected = raw_writes(module) - allowed
     assert not unexpected, f"{rel(module)} writes without git_memzoi.core.atomic: {sorted(unexpected)}"
+
+
+def module_level_compiles(module: Path) -> list[int]:
+    """The lines where ``module`` compiles a regular expression at import (``X = re.compile(...)`` at the top
+    level): each is paid by every command that imports it (issue 17, "Start-up"); use
+    :func:`git_memzoi.core.patterns.lazy` instead."""
+    tree = ast.parse(module.read_text("utf-8"))
+    found = []
+    for node in tree.body:
+        value = node.value if isinstance(node, (ast.Assign, ast.AnnAssign)) else None
+        func = value.func if isinstance(value, ast.Call) else None
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr == "compile"
+            and isinstance(func.value, ast.Name)
+            and func.value.id == "re"
+        ):
+            found.append(node.lineno)
+    return found
+
+
+def test_the_module_level_compile_finder_sees_one(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text(
+        "import re\nA = re.compile('a')\nB: object = re.compile('b')\ndef f():\n    return re.compile('c')\n"
+    )
+    assert module_level_compiles(module) == [2, 3]
+
+
+@pytest.mark.parametrize("module", MODULES, ids=rel)
+def test_no_module_compiles_a_pattern_at_import(module: Path) -> None:
+    assert module_level_compiles(module) == [], f"{rel(module)}: use git_memzoi.core.patterns.lazy"

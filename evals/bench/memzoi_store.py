@@ -118,18 +118,20 @@ def _text(rng: random.Random, low: int, high: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(rng.randint(low, high)))
 
 
-def generate(root: Path) -> None:
-    """Write the repository: ``git init``, ``.memzoi/`` and 10,000 record files (deterministic)."""
+def generate(root: Path, params: dict[str, object] | None = None) -> None:
+    """Write the repository: ``git init``, ``.memzoi/`` and 10,000 record files (deterministic); ``params``
+    overrides :data:`PARAMS` (``startup.py`` writes 1,000 canonical records and no runtime ones)."""
+    params = {**PARAMS, **(params or {})}
     if root.exists():
         shutil.rmtree(root)
     root.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
     workspace.init(root)
     layout = Layout(root)
-    rng = random.Random(PARAMS["seed"])
-    low, high = PARAMS["body_words"]  # type: ignore[misc]
-    for n in range(int(PARAMS["canonical"])):  # type: ignore[call-overload]
-        folder = f"area-{n % int(PARAMS['folders']):02d}"  # type: ignore[call-overload]
+    rng = random.Random(params["seed"])
+    low, high = params["body_words"]  # type: ignore[misc]
+    for n in range(int(params["canonical"])):  # type: ignore[call-overload]
+        folder = f"area-{n % int(params['folders']):02d}"  # type: ignore[call-overload]
         concept = f"{folder}/record-{n:05d}"
         kind = TYPES[n % len(TYPES)]
         record = okf.Record(
@@ -158,7 +160,7 @@ def generate(root: Path) -> None:
     for destination in ("local", "session"):
         directory = index_db.runtime_dir(layout, destination)
         directory.mkdir(parents=True, exist_ok=True)
-        for n in range(int(PARAMS[destination])):  # type: ignore[call-overload]
+        for n in range(int(params[destination])):  # type: ignore[call-overload]
             record_id = f"{destination}-note-{n:04d}"
             session = destination == "session"
             record = okf.Record(

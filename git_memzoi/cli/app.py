@@ -90,6 +90,55 @@ class AppGroup(click.Group):
         return " ".join(words)
 
 
+class LazyGroup(AppGroup):
+    """An :class:`AppGroup` whose subcommands are imported when first named (issue 17, "Start-up"): ``git memzoi
+    search`` loads the recall commands only, not the capture, hook and integration modules beside them.
+
+    ``lazy`` maps each command name to the module whose ``register(group)`` adds it; the map is checked against
+    what the modules really register by ``tests/cli/test_lazy_commands.py``. ``after_load(group)`` runs after each
+    module is loaded (the ``-C DIR`` option every command takes is added there).
+    """
+
+    def __init__(
+        self,
+        *args: Any,
+        lazy: Mapping[str, str] | None = None,
+        after_load: Callable[[click.Group], None] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(*args, **kwargs)
+        self.lazy = dict(lazy or {})
+        self.after_load = after_load
+        self._loaded: set[str] = set()
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command name, loaded or not, sorted."""
+        return sorted(set(self.commands) | set(self.lazy))
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command ``cmd_name``, importing the module that registers it on first use."""
+        module = self.lazy.get(cmd_name)
+        if cmd_name not in self.commands and module is not None:
+            self.load(module)
+        return self.commands.get(cmd_name)
+
+    def load(self, module: str) -> None:
+        """Import ``module`` and let it register its commands here (once)."""
+        if module in self._loaded:
+            return
+        import importlib
+
+        self._loaded.add(module)
+        importlib.import_module(module).register(self)
+        if self.after_load is not None:
+            self.after_load(self)
+
+    def load_all(self) -> None:
+        """Load every lazy module (the man-page generator and the help command list all commands)."""
+        for module in sorted(set(self.lazy.values())):
+            self.load(module)
+
+
 def _internal(ctx: click.Context, exc: Exception) -> None:
     """A bug: one line, exit 3 (``MEMZOI_DEBUG=1`` re-raises it for the traceback)."""
     if os.environ.get("MEMZOI_DEBUG"):

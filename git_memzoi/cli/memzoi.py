@@ -1,6 +1,7 @@
 """``git memzoi``: the Memzoi model's command line (governed records, recall, capture, integrations).
 
-Command groups live in one module per area (``memzoi_<area>.py``), each with ``register(cli)``, imported here.
+Command groups live in one module per area (``memzoi_<area>.py``), each with ``register(cli)``, imported when
+one of its commands is first named (:data:`LAZY`), so a command loads only its own area (issue 17, "Start-up").
 """
 
 from __future__ import annotations
@@ -10,23 +11,31 @@ from pathlib import Path
 import click
 
 from git_memzoi import __version__
-from git_memzoi.cli import (
-    memzoi_capture,
-    memzoi_eval,
-    memzoi_export,
-    memzoi_hooks,
-    memzoi_import,
-    memzoi_inbox,
-    memzoi_integrate,
-    memzoi_packets,
-    memzoi_recall,
-    memzoi_runtime,
-)
-from git_memzoi.cli.app import ID, AppGroup, accept_directory_anywhere, add_help_command, emit_json, json_option
+from git_memzoi.cli.app import ID, LazyGroup, accept_directory_anywhere, add_help_command, emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace, start_dir
 
+_AREAS = {
+    "memzoi_packets": ("proposal-files", "supersede", "tombstone", "verify"),
+    "memzoi_inbox": ("propose", "review", "proposals", "approve", "reject", "apply"),
+    "memzoi_runtime": ("local", "checkpoint", "session-end", "events", "rebuild"),
+    "memzoi_recall": ("search", "context", "handoff", "precheck", "show"),
+    "memzoi_eval": ("eval",),
+    "memzoi_export": ("export",),
+    "memzoi_hooks": ("hooks", "hook", "merge-driver"),
+    "memzoi_integrate": ("mcp", "integrate", "quickstart"),
+    "memzoi_capture": ("capture",),
+    "memzoi_import": ("import",),
+}
+# command name → the module that registers it; tests/cli/test_lazy_commands.py keeps this in step
+LAZY = {name: f"git_memzoi.cli.{area}" for area, names in _AREAS.items() for name in names}
 
-@click.group(cls=AppGroup, context_settings={"help_option_names": ["-h", "--help"]})
+
+@click.group(
+    cls=LazyGroup,
+    lazy=LAZY,
+    after_load=accept_directory_anywhere,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.option("-C", "directory", type=click.Path(file_okay=False), help="Run as if started in DIR.")
 @click.version_option(__version__, prog_name="git-memzoi")
 @click.pass_context
@@ -119,19 +128,6 @@ def update(ctx: click.Context, check: bool, ref: str, online: bool, as_json: boo
     ctx.exit(1 if result.status == "download_failed" else 0)
 
 
-for _area in (
-    memzoi_packets,
-    memzoi_inbox,
-    memzoi_runtime,
-    memzoi_recall,
-    memzoi_eval,
-    memzoi_export,
-    memzoi_hooks,
-    memzoi_integrate,
-    memzoi_capture,
-    memzoi_import,
-):
-    _area.register(cli)
 add_help_command(cli)
 accept_directory_anywhere(cli)
 

@@ -16,7 +16,7 @@ from git_memzoi.cli.app import emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi import Workspace, recall_schema
+    from git_memzoi.memzoi import Workspace, recall_schema, record_show
 
 _budget = click.option(
     "--token-budget",
@@ -280,24 +280,51 @@ def precheck(
 @click.command()
 @click.argument("target")
 @click.option(
+    "--projection",
+    metavar="metadata|sections|full",
+    default=None,
+    help="A compact read: metadata (no body), sections (the --heading sections) or full (the body as one slice); "
+    "each slice with its byte offsets and line range in the file (exit 2: invalid_projection).",
+)
+@click.option(
+    "--heading",
+    "headings",
+    metavar="PATH",
+    multiple=True,
+    help="A section to show, by its heading titles from the outermost down (Use pnpm/Context; \\/ for a slash "
+    "in a title); repeatable, implies --projection sections (exit 2: target_not_found, ambiguous_target).",
+)
+@click.option(
     "--max-chars",
     type=click.IntRange(min=0),
     default=None,
-    help="Show at most this many characters of the body (the JSON says truncated and budget_used).",
+    help="One budget for all the body text shown, in UTF-16 code units (sections default to 6000); "
+    "the JSON says truncated and budget_used.",
 )
 @_store
 @json_option
 @click.pass_context
-def show(ctx: click.Context, target: str, max_chars: int | None, store: str, as_json: bool) -> None:
+def show(
+    ctx: click.Context,
+    target: str,
+    projection: str | None,
+    headings: tuple[str, ...],
+    max_chars: int | None,
+    store: str,
+    as_json: bool,
+) -> None:
     """Show one repository record or memkeep entry: its fields, body, lineage, envelope and suspect reasons.
 
     TARGET is an id or a prefix naming exactly one (exit 2: target_not_found, ambiguous_target).
 
-    Example: git memzoi show use-pnpm --max-chars 400 --json
+    Example: git memzoi show use-pnpm --heading "Use pnpm/Context" --max-chars 400 --json
     """
     from git_memzoi.memzoi import record_show as run
 
-    shown = run.show(open_workspace(ctx), target, max_chars=max_chars, store=store)
+    paths = [run.parse_heading_path(h) for h in headings]
+    shown = run.show(
+        open_workspace(ctx), target, max_chars=max_chars, store=store, projection=projection, heading_paths=paths
+    )
     if as_json:
         emit_json(shown.to_json())
         return
@@ -311,10 +338,31 @@ def show(ctx: click.Context, target: str, max_chars: int | None, store: str, as_
     if shown.suspect:
         reasons = shown.suspect["reasons"]
         click.echo("SUSPECT: " + "; ".join(f"{r['reason']}: {r['message']}" for r in reasons))
+    if shown.compact is not None:
+        _slices(shown)
+        return
     click.echo("")
     click.echo(shown.body.rstrip("\n"))
     if shown.truncated:
         click.echo(f"[truncated: {shown.budget_used} of {shown.body_chars} characters]")
+
+
+def _slices(shown: record_show.Shown) -> None:
+    """Each slice under a line naming its heading path, lines and bytes; then what was cut or left out."""
+    compact = shown.compact
+    assert compact is not None
+    for part in compact.slices:
+        name = "/".join(part.heading_path) if part.heading_path is not None else "body"
+        click.echo("")
+        click.echo(f"--- {name} (lines {part.start_line}-{part.end_line}, bytes {part.start_byte}-{part.end_byte})")
+        click.echo(part.text.rstrip("\n"))
+        if part.truncated:
+            click.echo(f"[truncated: {part.chars} of {part.original_chars} characters]")
+    for gone in compact.excluded:
+        name = "/".join(gone.heading_path) if gone.heading_path is not None else "body"
+        click.echo(f"[excluded: {name} (lines {gone.start_line}-{gone.end_line}): {gone.reason}]")
+    limit = "unlimited" if compact.budget_limit is None else compact.budget_limit
+    click.echo(f"[{compact.projection}: {compact.budget_used} of {limit} characters used]")
 
 
 def register(cli: click.Group) -> None:

@@ -345,15 +345,20 @@ def lifecycle_lock(lock_path: Path, timeout_s: float = 30.0, *, root: Path, coun
         os.close(fd)
 
 
+_CLAIM_BYTES = 512  # the lock file's size: one padded JSON claim
+
+
 def _claim(fd: int) -> None:
     """Write who holds the lock into the lock file (its mtime is then the moment the hold began)."""
     import json
     import sys
 
     command = _COMMAND[0] if _COMMAND else os.path.basename(sys.argv[0] or "python")
+    claim = json.dumps({"pid": os.getpid(), "command": command[: _CLAIM_BYTES // 2]}).encode("utf-8")
+    # one fixed-size write over the old claim, padded with spaces (JSON allows them): truncating the file first
+    # cost milliseconds under I/O load on every search, and every claim is the same length so none leaves a tail
     with contextlib.suppress(OSError):
-        os.ftruncate(fd, 0)
-        os.pwrite(fd, json.dumps({"pid": os.getpid(), "command": command}).encode("utf-8") + b"\n", 0)
+        os.pwrite(fd, claim[: _CLAIM_BYTES - 1].ljust(_CLAIM_BYTES - 1) + b"\n", 0)
 
 
 def _held_by(fd: int, lock_path: Path, waited: float) -> str:

@@ -15,6 +15,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, TypeVar
 
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 
 # The supported span: far beyond any memory's lifetime, and far enough inside 0001..9999 that adding a retention
@@ -22,7 +23,7 @@ from git_memzoi.errors import InputError
 EARLIEST = dt.datetime(1900, 1, 1, tzinfo=dt.UTC)
 LATEST = dt.datetime(9000, 1, 1, tzinfo=dt.UTC)
 _T = TypeVar("_T")
-_DAY = re.compile(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
+_DAY = lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}", re.ASCII)
 
 
 class ClockError(InputError):

@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_memzoi.core import yamlio
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError, ToolError
 
 BOM = b"\xef\xbb\xbf"
-_LINE = re.compile(r"[^\n]*\n|[^\n]+")
-_YAML_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # YAML's line breaks, as ruamel counts lines
+_LINE = lazy(r"[^\n]*\n|[^\n]+")
+_YAML_LINE = lazy(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # YAML's line breaks, as ruamel counts lines
 
 
 class FrontmatterError(InputError):

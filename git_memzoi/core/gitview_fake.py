@@ -9,14 +9,14 @@ given, shorter prefixes included.
 
 from __future__ import annotations
 
-import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from git_memzoi.core.gitview import AnchorState
+from git_memzoi.core.patterns import lazy
 
-_HEX_ID = re.compile(r"[0-9a-fA-F]{4,64}")  # what the pygit2 view looks up as an object id
+_HEX_ID = lazy(r"[0-9a-fA-F]{4,64}")  # what the pygit2 view looks up as an object id
 
 
 @dataclass

@@ -17,13 +17,14 @@ from git_memzoi.core import gitcache, gitenv
 from git_memzoi.core.gitview import HISTORY_HINT, AnchorState
 from git_memzoi.core.gitview_diffs import TreeDiffs
 from git_memzoi.core.paths import nfc
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError, ToolError
 
 if TYPE_CHECKING:
     from pygit2 import Commit, Oid
 
 EMPTY_TREE = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
-_HEX_ID = re.compile(r"[0-9a-fA-F]{4,64}")
+_HEX_ID = lazy(r"[0-9a-fA-F]{4,64}")
 BARE = "a bare repository has no working tree (run it in a clone or a `git worktree add` of it)"
 
 

@@ -18,18 +18,18 @@ from __future__ import annotations
 
 import bisect
 import itertools
-import re
 import string
 from collections.abc import Callable, Iterable, Sequence
 from functools import cache
 from typing import Any
 
 from git_memzoi.core.paths import nfc
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 
 _GLOB_CHARS = "*?[\\"
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f]")
-_GLOB = re.compile(r"[*?\[\\]")
+_CONTROL = lazy("[\x00-\x1f\x7f-\x9f]")
+_GLOB = lazy(r"[*?\[\\]")
 _MAX_CHAR = 0x10FFFF
 # git's character classes (sane_ctype: ASCII only), checked against `git check-ignore --no-index`.
 _CLASSES = {
@@ -64,7 +64,7 @@ def pattern_problem(pattern: object) -> str | None:
 
 
 # Plain name characters, `*` and `/` between non-empty components that are not `.` or `..`: always valid.
-_SIMPLE = re.compile(r"!?/?(?:(?!\.\.?(?:/|$))[\w.*-]+/)*(?!\.\.?/?$)[\w.*-]+/?")
+_SIMPLE = lazy(r"!?/?(?:(?!\.\.?(?:/|$))[\w.*-]+/)*(?!\.\.?/?$)[\w.*-]+/?")
 
 
 @cache

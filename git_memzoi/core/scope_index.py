@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterable, Sequence
 
 from git_memzoi.core import globs
+from git_memzoi.core.patterns import lazy
 
 
 class ScopeIndex:
@@ -108,8 +109,8 @@ def _needle(pattern: str) -> str:
     return max(_RUNS.split(body), key=len)
 
 
-_RUNS = re.compile(r"[*?/]+")
+_RUNS = lazy(r"[*?/]+")
 # An optional '!', then an anchored path of at least two plain ASCII components (an optional leading '/'; none
 # is '.' or '..'), then nothing, '/', '/*' or '/**'. For these, globs' matcher is: the path itself or anything
 # below it; with a tail, only what is below it.
-_PLAIN = re.compile(r"(!?)/?((?!\.\.?/)[A-Za-z0-9_.-]+(?:/(?!\.\.?(?:/|$))[A-Za-z0-9_.-]+)+)(/|/\*|/\*\*)?", re.ASCII)
+_PLAIN = lazy(r"(!?)/?((?!\.\.?/)[A-Za-z0-9_.-]+(?:/(?!\.\.?(?:/|$))[A-Za-z0-9_.-]+)+)(/|/\*|/\*\*)?", re.ASCII)

@@ -18,10 +18,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from git_memzoi.core.patterns import lazy
+
 # <pid>-<12 hex>-<target name>.tmp in the scratch folder; .<target name>.[<pid>-]<12 hex>.tmp beside a target
 # (the second form without a pid is how versions before issue 13 named them; capture's .<name>.<pid>.tmp too)
-_SCRATCH_NAME = re.compile(r"(\d+)-[0-9a-f]{12}-.*\.tmp")
-_BESIDE_NAME = re.compile(r"\..+\.(?:(\d+)-)?[0-9a-f]{12}\.tmp|\..+\.(\d+)\.tmp")
+_SCRATCH_NAME = lazy(r"(\d+)-[0-9a-f]{12}-.*\.tmp")
+_BESIDE_NAME = lazy(r"\..+\.(?:(\d+)-)?[0-9a-f]{12}\.tmp|\..+\.(\d+)\.tmp")
 LEGACY_AGE_S = 60.0
 PID_REUSE_AGE_S = 86400.0
 _SCRATCH: dict[str, tuple[Path, int] | None] = {}

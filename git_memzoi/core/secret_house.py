@@ -27,67 +27,65 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from git_memzoi.core.patterns import lazy
+
 PERSONAL = frozenset({"email_address", "phone_number"})
 TRANSCRIPT = frozenset({"raw_transcript", "prompt_injection"})
 
-_PRIVATE_KEY = re.compile(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
-_API_KEY = re.compile(r"(?<![A-Za-z0-9_-])sk-(?:proj-|live-|test-)?[A-Za-z0-9]{32,512}(?![A-Za-z0-9])")
+_PRIVATE_KEY = lazy(r"-----BEGIN (?:[A-Z0-9]+ ){0,4}PRIVATE KEY(?: BLOCK)?-----")
+_API_KEY = lazy(r"(?<![A-Za-z0-9_-])sk-(?:proj-|live-|test-)?[A-Za-z0-9]{32,512}(?![A-Za-z0-9])")
 # the name starts where an identifier starts, so a long identifier is tried once, not at each of its characters
-_ASSIGNMENT = re.compile(
+_ASSIGNMENT = lazy(
     r"(?i)(?<![A-Za-z0-9_.-])[A-Za-z0-9_.-]{0,50}?(?:password|passwd|pwd|secret|token|api[_-]?key|access[_-]?key|"
     r"private[_-]?key|credential)s?(?:[_.-]?(?:key|token|value|b64|base64))?[\"']?[ \t]{0,8}(?::|=|:=|=>)[ \t]{0,8}"
     r"[\"']?(?P<value>[^\s\"',;]{1,512})"
 )
-_PLACEHOLDER = re.compile(
+_PLACEHOLDER = lazy(
     r"(?i)^(?:\$\{[^}]*\}|\$[A-Z_][A-Z0-9_]*|<[^>]*>|\{\{[^}]*\}\}|%\([^)]*\)s|\*+|•+|x{4,}|\.{3,}|…)$"
     r"|example|placeholder|changeme|redacted|your[_-]|dummy|<|\$\{"
 )
 # a value that names where the secret is, in code: a call or subscript (os.environ[…], getenv(…)), a dotted path
 # (settings.SECRET_KEY), or an interpolation ({token}, f-strings and format strings)
-_REFERENCE = re.compile(
+_REFERENCE = lazy(
     r"^[A-Za-z_][\w.]{0,100}[\[(]|^[A-Za-z_]{1,40}(?:\.[A-Za-z_][A-Za-z0-9_]{0,60}){1,8}$|^\{[^{}\s]{1,100}\}"
 )
-_URL_PASSWORD = re.compile(
+_URL_PASSWORD = lazy(
     r"(?i)\b[a-z][a-z0-9+.-]{0,30}://[^\s:/@\"'<>]{0,256}:(?P<value>[^\s/@\"'<>]{1,256})@[A-Za-z0-9\[]"
 )
 _DOC_WORDS = frozenset({"password", "passwd", "pass", "pwd", "pw", "secret", "token", "user", "username"})
-_PROSE = re.compile(
+_PROSE = lazy(
     r"(?i)\b(?:password|passphrase|passwd|passcode)s?\b(?:[ \t]{1,4}(?:for|of|to)[ \t]{1,4}[\w.@-]{1,64})?"
     r"[ \t]{1,4}(?:is|was|reads|becomes|(?:set|changed) to|is now)[ \t]{0,4}:?[ \t]{1,4}[\"'`“]?"
     r"(?P<value>[^\s\"'`”]{6,128})"
 )
 # possessive: a run of token characters is taken whole or not at all (linear on a hostile line); a sentence's
 # closing full stop may follow it, a file name's extension may not
-_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9+/_.~%@\\-])(?P<value>[A-Za-z0-9+/_-]{32,}+={0,2}+)(?![A-Za-z0-9+/=_-])(?!\.[A-Za-z0-9])"
-)
-_WORDLIKE = re.compile(r"[A-Z]?[a-z]{3,}")
-_DIGEST = re.compile(r"(?i)^(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[-_]")
+_TOKEN = lazy(r"(?<![A-Za-z0-9+/_.~%@\\-])(?P<value>[A-Za-z0-9+/_-]{32,}+={0,2}+)(?![A-Za-z0-9+/=_-])(?!\.[A-Za-z0-9])")
+_WORDLIKE = lazy(r"[A-Z]?[a-z]{3,}")
+_DIGEST = lazy(r"(?i)^(?:sha(?:1|224|256|384|512)|md5|blake2[bs]?)[-_]")
 # what precedes an encoded blob that is public: an SSH public key's type, a data URI
-_PUBLIC_BLOB = re.compile(
+_PUBLIC_BLOB = lazy(
     r"(?:(?:ssh-(?:rsa|dss|ed25519)|ecdsa-sha2-nistp\d{3}|sk-ssh-ed25519@openssh\.com)[ \t]+|;base64,)$"
 )
-_IN_URL = re.compile(r"://[^\s/@]{0,256}$")
+_IN_URL = lazy(r"://[^\s/@]{0,256}$")
 
-_EMAIL = re.compile(
+_EMAIL = lazy(
     r"(?<![A-Za-z0-9._%+-])(?P<local>[A-Za-z0-9._%+-]{1,64})@(?P<domain>[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})"
     r"{0,8}\.[A-Za-z]{2,24})(?![A-Za-z0-9-])"
 )
 # the documentation domains of RFC 2606 (example.com/.net/.org and their subdomains) and hosts that only relay (no
 # person behind them); the reserved TLDs (.invalid, .test, …) stay personal data: the capture conformance corpus
 # uses person@example.invalid as a synthetic person
-_RESERVED_DOMAIN = re.compile(
+_RESERVED_DOMAIN = lazy(
     r"(?i)(?:^|\.)(?:example\.(?:com|net|org)|users\.noreply\.github\.com|noreply\.github\.com|noreply\.gitlab\.com)$"
 )
 _NOT_PEOPLE = ("git", "noreply", "no-reply", "donotreply", "do-not-reply")
-_PHONE = re.compile(
+_PHONE = lazy(
     r"(?<![\w+.-])(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?|\d{3}[ .-])\d{3}[ .-]\d{4}(?![\w.-])"
     r"|(?<![\w+])\+\d{1,3}(?:[ .-]\d{2,5}){2,4}(?![\w.-])"
 )
-_SPEAKER = re.compile(
-    r"^\s*(?:[-*>]\s*)?(?:\*\*)?(?P<who>user|human|assistant|ai|system)(?:\*\*)?\s*:\s*\S", re.IGNORECASE
-)
-_INJECTION = re.compile(r"(?i)\bignore (?:all )?(?:the )?previous instructions\b")
+_SPEAKER = lazy(r"^\s*(?:[-*>]\s*)?(?:\*\*)?(?P<who>user|human|assistant|ai|system)(?:\*\*)?\s*:\s*\S", re.IGNORECASE)
+_INJECTION = lazy(r"(?i)\bignore (?:all )?(?:the )?previous instructions\b")
 
 
 def is_placeholder(value: str) -> bool:

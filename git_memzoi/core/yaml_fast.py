@@ -18,18 +18,19 @@ than :data:`~git_memzoi.core.yamlio.MAX_DEPTH`; anything libyaml reports as an e
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Callable
 from typing import Any
+
+from git_memzoi.core.patterns import lazy
 
 Span = tuple[int, int, int, bool]  # a top-level key's (key_line, value_line, value_col, is_scalar): yamlio.KeySpan
 Resolve = Callable[[str], "str | None"]  # a plain scalar's YAML 1.2 tag, None for a string (yamlio.implicit_tag)
 
 # Text this reader leaves to ruamel: see the module docstring.
-_UNSURE = re.compile(r"[^\n\x20-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
-_INT = re.compile(r"-?(?:0|[1-9][0-9]*)")
-_DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
-_FLOAT = re.compile(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
+_UNSURE = lazy(r"[^\n\x20-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+_INT = lazy(r"-?(?:0|[1-9][0-9]*)")
+_DATE = lazy(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
+_FLOAT = lazy(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
 _BLOCK = ("|", ">")
 
 

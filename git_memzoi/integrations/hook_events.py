@@ -7,15 +7,15 @@ checkout). A wrong count is an :class:`~git_memzoi.errors.InputError` naming the
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 
 HOOK_TYPES = ("pre-commit", "post-merge", "post-checkout")
 NULL_ID = "0" * 40
-_ID = re.compile(r"[0-9a-f]{40}([0-9a-f]{24})?")
+_ID = lazy(r"[0-9a-f]{40}([0-9a-f]{24})?")
 _ARGS = {
     "pre-commit": (0, "no arguments"),
     "post-merge": (1, "one argument (the squash flag, 0 or 1)"),

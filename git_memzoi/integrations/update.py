@@ -11,16 +11,16 @@ index only with ``online=True``. Statuses are the reference's (``up_to_date``, `
 from __future__ import annotations
 
 import json
-import re
 import sys
 from dataclasses import dataclass
 from typing import Any
 
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 
 PACKAGE = "git-memzoi"
 INDEX_URL = "https://pypi.org/pypi/git-memzoi/json"
-_REF = re.compile(r"v?(\d+)\.(\d+)\.(\d+)")
+_REF = lazy(r"v?(\d+)\.(\d+)\.(\d+)")
 TIMEOUT_S = 5.0
 
 

@@ -1,7 +1,10 @@
 """The Model Context Protocol surface of git-memzoi: a stdio server (:mod:`git_memzoi.mcp.server`).
 
-Only :mod:`git_memzoi.mcp.server` imports the ``mcp`` SDK; everything else here stays SDK-free, so the tool list
-below can be read (``integrate prompt``) without loading the SDK. The SDK is the ``mcp`` extra
+Only the server modules import the ``mcp`` SDK (:mod:`~git_memzoi.mcp.server` with its tools,
+:mod:`~git_memzoi.mcp.arguments` (schema errors), :mod:`~git_memzoi.mcp.resources` and
+:mod:`~git_memzoi.mcp.prompts`); this module, :mod:`~git_memzoi.mcp.hints` (tool annotations) and
+:mod:`~git_memzoi.mcp.load` stay SDK-free, so the tool list below can be read (``integrate prompt``) without
+loading the SDK. The SDK is the ``mcp`` extra
 (``pip install 'git-memzoi[mcp]'``): a hook-only install goes without it (issue 17, "Dependencies"), and
 :func:`git_memzoi.mcp.load.server_module` says so.
 """
@@ -19,4 +22,5 @@ TOOL_NAMES = (
     "submit_capture_decisions_v1",
     "memory_status",
     "review_inbox",
+    "read_memory",
 )

@@ -22,30 +22,30 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent
-from pydantic import ConfigDict, model_validator
+from mcp.types import CallToolResult, ToolAnnotations
 
 from git_memzoi import __version__
-from git_memzoi.core import jsonout
 from git_memzoi.errors import MemzoiError
 from git_memzoi.mcp import TOOL_NAMES
+from git_memzoi.mcp.arguments import checked
+from git_memzoi.mcp.arguments import error as _error
+from git_memzoi.mcp.arguments import ok as _ok
+from git_memzoi.mcp.hints import TOOL_HINTS
 
 if TYPE_CHECKING:
-    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
-
     from git_memzoi.memzoi import recall_schema
 
 __all__ = ["TOOL_NAMES", "build_server", "serve"]
 
-# Arguments that would make a call write canonical memory or choose an output path (memzoi-spec §8 tool rules).
-MUTATING_ARGUMENTS = frozenset({"apply", "auto_apply", "approve", "review", "output", "output_path", "out"})
 CAPTURE_PROFILE = "markdown-deterministic"
 INSTRUCTIONS = (
     "Governed project memory kept in this git repository. Search and precheck before editing; build "
     "a context pack for a task; propose_memory records a proposal for human review (pending) and never "
-    "applies it; review_inbox lists what waits for review. To capture a Markdown file: plan_capture_v1, ask "
-    "your user to accept, edit, reject or defer each candidate, then submit_capture_decisions_v1 with the "
-    "plan_id. Records marked suspect may be stale: verify before relying on them."
+    "applies it; review_inbox lists what waits for review; read_memory (or the memzoi://record/{id} and "
+    "memzoi://entry/{id} resources) reads one memory by id, whole or by heading within a budget. To capture a "
+    "Markdown file: plan_capture_v1, ask your user to accept, edit, reject or defer each candidate, then "
+    "submit_capture_decisions_v1 with the plan_id. Records marked suspect may be stale: verify before relying on "
+    "them."
 )
 
 logger = logging.getLogger("git_memzoi.mcp")
@@ -55,17 +55,6 @@ class ToolFailure(MemzoiError):
     """A tool refused its input before calling the core (an alias clash, a mutating argument)."""
 
     default_code = "bad_arguments"
-
-
-def _ok(payload: Mapping[str, Any]) -> CallToolResult:
-    text = jsonout.dumps(payload)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
-
-
-def _error(code: str, message: str, **extra: Any) -> CallToolResult:
-    payload = {"error": {"code": code, "message": message, **extra}}
-    text = jsonout.dumps(payload)
-    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=True)
 
 
 def _pick(name: str, first: str | None, second: str | None, second_name: str) -> str | None:
@@ -100,6 +89,10 @@ class _Server:
 
             index_watch.watch(ctx.layout)  # idempotent; False (walk on every call) when it cannot start
         return ctx
+
+    def workspace(self) -> Any:
+        """A fresh :class:`~git_memzoi.memzoi.workspace.Workspace` of the repository (resources and prompts)."""
+        return self._context()
 
     def run(self, body: Callable[[], Mapping[str, Any]]) -> CallToolResult:
         """Call ``body``; its expected failures become structured tool errors, never a crash."""
@@ -412,6 +405,38 @@ class _Server:
 
         return self.run(lambda: review.list_items(self._context().layout, status).as_json())
 
+    def read_memory(
+        self,
+        memory_id: str,
+        projection: str | None = None,
+        heading_paths: list[list[str]] | None = None,
+        max_chars: int | None = None,
+        store: str = "all",
+    ) -> CallToolResult:
+        """One repository record or memkeep entry by id (or a prefix naming one), as `git memzoi show --json`:
+        its fields, lineage (supersedes chain), envelope and suspect reasons, and its body.
+
+        projection: metadata (no body), sections (the heading_paths sections) or full (the body as one slice);
+        omitted, the body comes whole as `body`. heading_paths: [["Title", "Subsection"], ...], titles from the
+        outermost heading down (imply sections). max_chars: one budget in UTF-16 code units for all text (sections
+        default to 6000). Each slice carries start_byte/end_byte and start_line/end_line of the whole file,
+        original_chars and truncated; excluded lists what the budget left out. store: records, entries or all.
+        Errors: target_not_found, ambiguous_target (an id or heading path naming none or several),
+        invalid_projection, content_withheld.
+        """
+        from git_memzoi.memzoi import record_show
+
+        return self.run(
+            lambda: record_show.show(
+                self._context(),
+                memory_id,
+                max_chars=max_chars,
+                store=store,
+                projection=projection,
+                heading_paths=heading_paths or (),
+            ).to_json()
+        )
+
 
 def _capture_source(schema: str, sources: list[dict[str, Any]], extractor: dict[str, Any]) -> tuple[str, str]:
     """(path, source id) of the one Markdown ``project_path`` source MCP capture accepts; other requests are
@@ -435,40 +460,43 @@ def _memzoi_home() -> Path:
     return Path(value) if value else Path.home() / ".memzoi"
 
 
-def _refuse_mutation(data: Any) -> Any:
-    if isinstance(data, dict):
-        bad = sorted(MUTATING_ARGUMENTS & set(data))
-        if bad:
-            raise ValueError(f"MCP never applies, approves or writes outputs: argument(s) {', '.join(bad)} refused")
-    return data
+class _Memzoi(MCPServer[Any]):
+    """The SDK's server, but a call to a tool it does not have is a structured ``unknown_tool`` error."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Call the tool ``name``; an unknown name is ``{"error": {"code": "unknown_tool", ...}}``."""
+        if self._tool_manager.get_tool(name) is None:
+            return _error("unknown_tool", f"Unknown tool: {name}")
+        return await super().call_tool(name, arguments, context)
 
 
-def _strict(tool: Tool) -> Tool:
-    """Reject unknown arguments (and name the mutating ones) instead of silently ignoring them.
-
-    The SDK reads ``fn_metadata.arg_model`` on each call, so a stricter subclass takes effect as a field swap.
-    """
-    base = tool.fn_metadata.arg_model
-    refuse = classmethod(lambda cls, data: _refuse_mutation(data))
-    namespace = {
-        "model_config": ConfigDict(extra="forbid"),
-        "_refuse": model_validator(mode="before")(refuse),  # type: ignore[arg-type]  # pydantic's stubs take a def, not a classmethod object
-    }
-    strict: type[ArgModelBase] = type(base.__name__, (base,), namespace)
-    tool.fn_metadata.arg_model = strict
-    tool.parameters = strict.model_json_schema(by_alias=True)
-    return tool
+def _annotations(name: str) -> ToolAnnotations:
+    hints = TOOL_HINTS[name]  # a tool without hints is a KeyError here: no tool is served unannotated
+    return ToolAnnotations(
+        title=hints.title,
+        read_only_hint=hints.read_only,
+        destructive_hint=hints.destructive,
+        idempotent_hint=hints.idempotent,
+        open_world_hint=False,
+    )
 
 
 def build_server(project_root: Path, *, watch: bool = False) -> MCPServer:
     """The MCP server for the repository at ``project_root`` (``mcp serve`` refuses a missing folder or a
     non-repository before calling :func:`serve`; each call opens it again); ``watch``: keep a
-    file-system watcher so recall skips the freshness walk while nothing changed (:func:`serve` sets it)."""
+    file-system watcher so recall skips the freshness walk while nothing changed (:func:`serve` sets it).
+
+    Tools (:data:`TOOL_NAMES`, each annotated from :data:`~git_memzoi.mcp.hints.TOOL_HINTS`), resources
+    (:mod:`git_memzoi.mcp.resources`) and prompts (:mod:`git_memzoi.mcp.prompts`).
+    """
+    from git_memzoi.mcp import prompts, resources
+
     impl = _Server(project_root, watch)
-    tools = [
-        _strict(Tool.from_function(getattr(impl, name), name=name, structured_output=False)) for name in TOOL_NAMES
-    ]
-    return MCPServer("memzoi", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+    tools: list[Tool] = [checked(getattr(impl, name), name, _annotations(name)) for name in TOOL_NAMES]
+    server = _Memzoi("memzoi", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+    resources.register(server, impl)
+    prompts.register(server, impl)
+    return server
 
 
 def serve(project_root: Path) -> None:

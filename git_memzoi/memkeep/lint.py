@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import datetime as dt
 import difflib
-import re
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from graphlib import CycleError, TopologicalSorter
 from typing import Any
 
 from git_memzoi.core.globs import pattern_problem
+from git_memzoi.core.patterns import lazy
 from git_memzoi.memkeep import index
 from git_memzoi.memkeep.entries import RESERVED, STATUSES, TYPES, Entry, as_date, check_problem
 from git_memzoi.memkeep.store import Unreadable
@@ -26,8 +26,8 @@ EVIDENCE_MAX_CHARS = 2000
 TTL_CAP_DAYS = {"verified": 365, "observed": 180, "inferred": 30}
 NEEDS_EVIDENCE = ("verified", "observed")
 NEEDS_ANCHOR = ("verified", "observed")
-_ANCHOR = re.compile(r"^[0-9a-f]{7,64}$")
-_ID = re.compile(r"^[^\s|/\\]+$")
+_ANCHOR = lazy(r"^[0-9a-f]{7,64}$")
+_ID = lazy(r"^[^\s|/\\]+$")
 
 
 @dataclass(frozen=True)

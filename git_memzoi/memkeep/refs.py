@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import re
 
-_FENCE = re.compile(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
-_INLINE = re.compile(r"(?<!`)`([^`\n]+)`(?!`)")
+from git_memzoi.core.patterns import lazy
+
+_FENCE = lazy(r"^(```|~~~)[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
+_INLINE = lazy(r"(?<!`)`([^`\n]+)`(?!`)")
 _EXTENSIONS = frozenset(
     [
         "md",
@@ -59,8 +61,8 @@ _EXTENSIONS = frozenset(
         "mk",
     ]
 )
-_FORBIDDEN = re.compile(r"[*?\[\]{}<>|$`\"'=;&()!#@,\\]|://|^[-~]|^[A-Za-z]:/|^\.\.?/?$")
-_LINE_SUFFIX = re.compile(r"(?<=[^:\s]):\d+(?:[-:]\d+)*$")
+_FORBIDDEN = lazy(r"[*?\[\]{}<>|$`\"'=;&()!#@,\\]|://|^[-~]|^[A-Za-z]:/|^\.\.?/?$")
+_LINE_SUFFIX = lazy(r"(?<=[^:\s]):\d+(?:[-:]\d+)*$")
 
 
 def path_refs(body: str) -> tuple[str, ...]:

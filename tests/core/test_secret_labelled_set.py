@@ -1,7 +1,7 @@
 """The credential classifier on the labelled secret set (tests/support/secret_corpus.py: 165 realistic-format fake
 credentials of 33 providers and shapes, 170 look-alikes of 34 kinds), asserted exactly: the misses and the false
 positives are the known lists (both empty), which is recall 1.0 ≥ 0.98 and a false-positive rate 0.0 ≤ 0.03, the
-targets `make bench` (evals/bench/secrets.py) prints. Also: each provider the issue-13 drill found undetected is
+targets `make bench` (evals/bench/secret_classifier.py) prints. Also: each provider the issue-13 drill found undetected is
 named by its rule, the drill's false positives stay clean, and redaction never leaves a secret's text."""
 
 from __future__ import annotations

@@ -147,5 +147,5 @@ def test_mcp_capture_refuses_other_requests(repo: Repo) -> None:
     profile, locator, mutating, schema = drive(repo.root, body)
     assert profile[0] and profile[1]["error"]["code"] == "unsupported_profile"
     assert locator[0] and locator[1]["error"]["code"] == "unsupported_locator"
-    assert mutating[0] and mutating[1] is None  # argument validation: refused before the core
+    assert mutating[0] and mutating[1]["error"]["code"] == "mutation_refused"  # refused before the core
     assert schema[0] and schema[1]["error"]["code"] == "invalid_schema"

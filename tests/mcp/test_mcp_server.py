@@ -162,8 +162,9 @@ def test_every_tool_over_stdio(served: Repo) -> None:
     assert out["status"] == (False, status)
     assert out["status"][1]["summary"]["entries"] == 1
 
-    assert out["apply"][0] and out["apply"][1] is None  # argument validation: a tool error, nothing applied
-    assert out["unknown"][0] and out["bad_type"][0] and out["missing"][0]
+    assert out["apply"][0] and out["apply"][1]["error"]["code"] == "mutation_refused"  # nothing applied
+    assert out["unknown"] == (True, {"error": {"code": "unknown_tool", "message": "Unknown tool: no_such_tool"}})
+    assert out["bad_type"][1]["error"]["code"] == out["missing"][1]["error"]["code"] == "invalid_arguments"
     assert out["not_found"][0] and out["not_found"][1]["error"]["code"]
     assert [r["record"]["id"] for r in out["after"][1]["results"]] == ["r1"]  # still serving
 

@@ -1,6 +1,6 @@
 """The labelled secret set: realistic-format fake credentials and their look-alikes, generated from a seeded RNG at
 test time (no literal secret is committed, and none is real). Shared by tests/core/test_secret_labelled_set.py,
-which asserts the misses and false positives exactly, and evals/bench/secrets.py, which prints recall, the
+which asserts the misses and false positives exactly, and evals/bench/secret_classifier.py, which prints recall, the
 false-positive rate and the time per KB.
 
 Each sample is ``(label, text)``; a positive's label names its provider or shape, a look-alike's what it is.

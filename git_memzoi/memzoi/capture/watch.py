@@ -10,16 +10,16 @@ its ids are untouched: the envelope is built when the proposal is written (:func
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 
-_CODE_SPAN = re.compile(r"`([^`\n]{1,300})`")
-_PATHLIKE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$")
-_HEAD = re.compile(r"^(?:sha1|sha256):([0-9a-f]{40}|[0-9a-f]{64})$")
+_CODE_SPAN = lazy(r"`([^`\n]{1,300})`")
+_PATHLIKE = lazy(r"^[A-Za-z0-9_][A-Za-z0-9._/-]*$")
+_HEAD = lazy(r"^(?:sha1|sha256):([0-9a-f]{40}|[0-9a-f]{64})$")
 
 
 def envelope_for(root: Path, candidate: Mapping[str, Any], today: Any) -> Mapping[str, Any] | None:

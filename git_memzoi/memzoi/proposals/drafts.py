@@ -12,6 +12,7 @@ from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import short_hash
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import vocab
 from git_memzoi.memzoi.records.okf import format_timestamp
@@ -22,10 +23,10 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals.packets import Packet
 
 REPO_SAFE = "repo-safe"
-ID_PATTERN = re.compile(r"^prop_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
+ID_PATTERN = lazy(r"^prop_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$")
 MAX_TITLE, MAX_BODY, MAX_SHORT, MAX_REF = 300, 200 * 1024, 200, 2048
-_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_SOURCE_KIND = re.compile(r"^[a-z][a-z0-9_-]{0,63}$")
+_CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f]")
+_SOURCE_KIND = lazy(r"^[a-z][a-z0-9_-]{0,63}$")
 CONTENT_CLASS = {
     "repo-safe": "general_repo_knowledge",
     "local-only": "local_only_state",

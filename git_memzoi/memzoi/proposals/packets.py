@@ -17,6 +17,7 @@ from typing import Any
 
 from git_memzoi.core import frontmatter
 from git_memzoi.core.hashing import content_hash
+from git_memzoi.core.patterns import lazy
 from git_memzoi.core.yamlio import TOO_COMPLEX
 from git_memzoi.errors import ExitCode, InputError, MemzoiError
 from git_memzoi.memzoi.records import okf_subset, vocab
@@ -88,7 +89,7 @@ GUIDANCE = {
     "temporary-state": "temporary task state belongs in local or session memory, not canonical repo memory",
     "unknown": "classify the proposal sensitivity before applying it to repo records",
 }
-_ID_SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?$")
+_ID_SEGMENT = lazy(r"^[a-z0-9](?:[a-z0-9_-]*[a-z0-9])?$")
 
 
 class PacketError(InputError):

@@ -13,11 +13,11 @@ that change are rewritten; every other byte of the record is kept.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi.proposals import lifecycle
 from git_memzoi.memzoi.records import events, okf
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.workspace import Workspace
 
 GUARDED = ("anchor", "status", "verified_at")  # read before the check ran; changed meanwhile means run again
-_KEY_LINE = re.compile(r"^  ([A-Za-z_][A-Za-z0-9_]*):(.*)$")
+_KEY_LINE = lazy(r"^  ([A-Za-z_][A-Za-z0-9_]*):(.*)$")
 
 
 def verify(

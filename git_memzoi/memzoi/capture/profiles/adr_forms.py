@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from git_memzoi.core.patterns import lazy
 from git_memzoi.memzoi.capture.profiles import markdown as md
 
 V1_STATUSES = ("accepted", "adopted", "approved", "draft", "rejected", "superseded", "deprecated")
@@ -55,12 +56,12 @@ SUBFIELDS = {
     "confirmation": "confirmation",
 }
 # a title's numbering: "ADR:", "ADR-0001:", "ADR 12:", "0001.", "1." (1.1.0)
-TITLE_PREFIX = re.compile(r"^(?:ADR(?:[- ]?\d+)?[ \t]*:|\d+[ \t]*\.)[ \t]*", re.IGNORECASE)
+TITLE_PREFIX = lazy(r"^(?:ADR(?:[- ]?\d+)?[ \t]*:|\d+[ \t]*\.)[ \t]*", re.IGNORECASE)
 # an inline status line once list markers and bold/italic markers are dropped (1.1.0)
-INLINE_STATUS = re.compile(r"^status[ \t]*:[ \t]*(.*)$", re.IGNORECASE)
-_LIST_MARKER = re.compile(r"^ {0,3}[*+-][ \t]+")
-_COMMENT = re.compile(r"<!--.*?-->")
-_FRONT_STATUS = re.compile(rb"^status[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.IGNORECASE)
+INLINE_STATUS = lazy(r"^status[ \t]*:[ \t]*(.*)$", re.IGNORECASE)
+_LIST_MARKER = lazy(r"^ {0,3}[*+-][ \t]+")
+_COMMENT = lazy(r"<!--.*?-->")
+_FRONT_STATUS = lazy(rb"^status[ \t]*:[ \t]*(.*?)[ \t]*\r?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -21,11 +21,11 @@ Only ``.md`` files outside ``.git``/``.memzoi`` are read; a file that yields not
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, NotRequired, TypedDict, cast
 
 from git_memzoi.core.hashing import content_hash
+from git_memzoi.core.patterns import lazy
 from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError, canonical_hash
 
@@ -45,9 +45,9 @@ DURABLE = frozenset({"decision", "procedure", "warning", "risk", "failed_attempt
 MODES = ("100644", "100755", "120000", "160000")
 REGULAR = ("100644", "100755")
 SAFEGUARD = "extractor_safeguard_failed"
-_HUNK = re.compile(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(?: .*)?$")
-_SIMILARITY = re.compile(r"^(?:dis)?similarity index (?:100|[1-9]?[0-9])%$")
-_OID = re.compile(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
+_HUNK = lazy(r"^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@(?: .*)?$")
+_SIMILARITY = lazy(r"^(?:dis)?similarity index (?:100|[1-9]?[0-9])%$")
+_OID = lazy(r"^(?:[0-9a-f]{40}|[0-9a-f]{64})$")
 
 
 def _fail(message: str) -> CaptureError:

@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from git_memzoi.core.hashing import content_hash
+from git_memzoi.core.patterns import lazy
 from git_memzoi.memzoi.capture.profiles import diff
 from git_memzoi.memzoi.capture.profiles import markdown as md
 from git_memzoi.memzoi.capture.profiles.diff import DURABLE, EXTRACTOR, PROFILE  # noqa: F401  (the profile's identity)
@@ -37,8 +38,8 @@ MAX_DIFF_BYTES = 2 * 1024 * 1024
 LOCATOR_KEYS = ("kind", "repository", "base", "head", "merge_parent", "rename_detection", "diff_format")
 SUPPLIED_KEYS = ("kind", "display_name", "media_type", "byte_length", "source_content_hash")
 MERGE_PARENTS = ("base_to_head", "first_parent")
-_REV = re.compile(r"^sha1:([0-9a-f]{40})$|^sha256:([0-9a-f]{64})$")
-_HASH = re.compile(r"^blake3:[0-9a-f]{64}$")
+_REV = lazy(r"^sha1:([0-9a-f]{40})$|^sha256:([0-9a-f]{64})$")
+_HASH = lazy(r"^blake3:[0-9a-f]{64}$")
 RENDERER = "memzoi/git-unified-renderer-v1"
 # what the extractor's identity hashes (``extractor.configuration_hash``)
 CONFIGURATION = {

@@ -20,11 +20,11 @@ Rules:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import content_hash
+from git_memzoi.core.patterns import lazy
 from git_memzoi.memzoi.capture import sources
 from git_memzoi.memzoi.capture.profiles import generated
 from git_memzoi.memzoi.capture.profiles import markdown as md
@@ -52,7 +52,7 @@ REVIEW_MARKERS = (
 )
 GENERATED_HEADER = generated.GENERATED_HEADER
 MARKER_PAIRS = generated.MARKER_PAIRS
-_WORD = re.compile(r"[^\W_]+")
+_WORD = lazy(r"[^\W_]+")
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 # what the extractor's identity hashes (``extractor.configuration_hash``)
 CONFIGURATION = {

@@ -20,11 +20,11 @@ Identities are BLAKE3 hashes of canonical JSON, so the same bytes always give th
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import content_hash
+from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 
 if TYPE_CHECKING:
@@ -50,11 +50,11 @@ PREFIXES = (
     ("Preference:", "preference", "semantic", "local"),
     ("Episode:", "episode", "session", "session"),
 )
-SOURCE_ID = re.compile(r"^[a-z0-9][a-z0-9._-]{0,63}$")
+SOURCE_ID = lazy(r"^[a-z0-9][a-z0-9._-]{0,63}$")
 REDACTED = "[REDACTED:prohibited_content]"
 
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_ATX = lazy(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+_FENCE = lazy(r"^ {0,3}(`{3,}|~{3,})")
 
 
 class CaptureError(InputError):

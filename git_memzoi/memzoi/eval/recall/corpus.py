@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import re
 import stat
 import struct
 from collections.abc import Mapping, Sequence
@@ -27,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from git_memzoi.core.patterns import lazy
 from git_memzoi.memzoi.eval.values import (
     CorpusError,
     as_bool,
@@ -143,7 +143,7 @@ CASE_REQUIRED = {
     "context": ("surface", "id", "task", "relevant_ids"),
     "write_gate": CASE_KEYS["write_gate"],
 }
-_CASE_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_CASE_ID = lazy(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 _IGNORED = ("index.md", "log.md")
 
 

@@ -3,8 +3,9 @@
 At 10,000 records, turning every row into a dict costs more than the whole query (about 45 ms), so each read
 here returns only the rows it asks for: the counts, the newest rows of one type, the ids, the rows of given ids,
 the governance rows whose ``applies_to`` binds one of a set of paths (matched in SQL by a function memoized per
-stored value). Each refreshes the index first (once per
-:func:`~git_memzoi.memzoi.recall.index.db.read_session`) and answers current assertions only.
+stored value), and ``show``'s ids with their ``supersedes``. Each refreshes the index first (once per
+:func:`~git_memzoi.memzoi.recall.index.db.read_session`) and answers current assertions only (but
+:func:`supersedes`, which answers every row).
 """
 
 from __future__ import annotations
@@ -102,3 +103,12 @@ def by_ids(
     where = f"{_WHERE} AND r.id IN (SELECT value FROM json_each(?))"
     sql = f"SELECT r.* FROM records r WHERE {where} ORDER BY r.updated_us DESC, r.id LIMIT ?"
     return db._query(layout, sql, (*_params(destination, store, now), json.dumps(list(wanted)), limit))
+
+
+def supersedes(layout: Layout, destination: str, store: str = "record") -> dict[str, str | None]:
+    """Every row of ``destination`` in ``store``, whatever its status (superseded and tombstoned records too, unlike
+    the reads above): ``{id: supersedes id or None}``. ``show`` resolves its target and walks the lineage with it
+    instead of parsing every record file."""
+    db._ensure_fresh(layout)
+    sql = "SELECT r.id AS id, r.supersedes_id AS supersedes FROM records r WHERE r.destination = ? AND r.store = ?"
+    return {row["id"]: row["supersedes"] for row in db._query(layout, sql, (destination, store))}

@@ -20,7 +20,7 @@ What it does:
 Targets: recall ≥ 0.98, false positives ≤ 0.03, prose ≤ 1 ms/KB, each hostile text < 250 ms, the fresh process's
 first call < 100 ms. Always exits 0 (a report), except when set-up fails.
 
-Run: ``make bench`` or ``.venv/bin/python evals/bench/secrets.py [--runs 7]``. Only the standard library and the
+Run: ``make bench`` or ``.venv/bin/python evals/bench/secret_classifier.py [--runs 7]``. Only the standard library and the
 package are used.
 """
 

@@ -1,0 +1,105 @@
+"""Tool arguments over MCP: strict schemas and their errors as structured tool results (issue 18).
+
+A call whose arguments do not fit the tool's schema (a wrong type, a missing required argument, an unknown one)
+comes back as a tool error shaped as core errors are (``{"error": {code, message, problems}}``, ``isError``),
+code ``invalid_arguments``; each problem names the argument and what is wrong with it, never the value given
+(the caller's data is not echoed). An argument that would make a call write canonical memory or choose an
+output path (memzoi-spec §8 tool rules, :data:`MUTATING_ARGUMENTS`) is ``mutation_refused``. A call to a tool
+the server does not have is ``unknown_tool``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from mcp.server.mcpserver.tools import Tool
+from mcp.types import CallToolResult, TextContent
+from pydantic import ConfigDict, ValidationError, model_validator
+
+from git_memzoi.core import jsonout
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+
+MUTATING_ARGUMENTS = frozenset({"apply", "auto_apply", "approve", "review", "output", "output_path", "out"})
+SCHEMA_ERROR = "invalid_arguments"
+MUTATION_ERROR = "mutation_refused"
+PROBLEMS = {"missing": "missing", "extra_forbidden": "unknown"}  # pydantic error type → problem; else wrong_type
+
+
+def ok(payload: Mapping[str, Any]) -> CallToolResult:
+    """A tool result carrying ``payload`` as structured content and as its JSON text."""
+    text = jsonout.dumps(payload)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
+
+
+def error(code: str, message: str, **extra: Any) -> CallToolResult:
+    """A tool error ``{"error": {code, message, **extra}}`` (``isError``), as structured content and text."""
+    payload = {"error": {"code": code, "message": message, **extra}}
+    text = jsonout.dumps(payload)
+    return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=True)
+
+
+class MutationRefused(ValueError):
+    """A mutating argument (:data:`MUTATING_ARGUMENTS`) in a call."""
+
+
+def _refuse_mutation(data: Any) -> Any:
+    if isinstance(data, dict):
+        bad = sorted(MUTATING_ARGUMENTS & set(data))
+        if bad:
+            raise MutationRefused(
+                f"MCP never applies, approves or writes outputs: argument(s) {', '.join(bad)} refused"
+            )
+    return data
+
+
+def schema_error(tool: str, exc: ValidationError) -> CallToolResult:
+    """The structured tool error for arguments that failed ``tool``'s schema (module docstring)."""
+    refused = [e["ctx"]["error"] for e in exc.errors() if isinstance(e.get("ctx", {}).get("error"), MutationRefused)]
+    if refused:
+        return error(MUTATION_ERROR, str(refused[0]))
+    problems = [
+        {
+            "argument": ".".join(str(part) for part in e["loc"]) or None,
+            "problem": PROBLEMS.get(e["type"], "wrong_type"),
+            "message": e["msg"],
+        }
+        for e in exc.errors(include_input=False, include_url=False)
+    ]
+    named = "; ".join(f"{p['argument']}: {p['message']}" for p in problems)
+    return error(SCHEMA_ERROR, f"{tool}: arguments do not fit the tool's schema ({named})", problems=problems)
+
+
+class CheckedTool(Tool):
+    """A tool whose arguments are checked first: a schema error is a structured result (:func:`schema_error`),
+    never the SDK's plain-text one; everything else runs as the SDK runs it."""
+
+    async def run(self, arguments: dict[str, Any], context: Any, convert_result: bool = False) -> Any:
+        """Validate ``arguments`` (a failure becomes :func:`schema_error`), then run the tool."""
+        try:
+            self.fn_metadata.validate_arguments(arguments)
+        except ValidationError as exc:
+            return schema_error(self.name, exc)
+        return await super().run(arguments, context, convert_result=convert_result)
+
+
+def checked(fn: Callable[..., Any], name: str, annotations: Any) -> CheckedTool:
+    """The tool ``name`` over ``fn`` with ``annotations``, rejecting unknown arguments (and naming mutating ones)
+    instead of silently ignoring them.
+
+    The SDK reads ``fn_metadata.arg_model`` on each call, so a stricter subclass takes effect as a field swap.
+    """
+    tool = CheckedTool.from_function(fn, name=name, structured_output=False, annotations=annotations)
+    assert isinstance(tool, CheckedTool)
+    base = tool.fn_metadata.arg_model
+    refuse = classmethod(lambda cls, data: _refuse_mutation(data))
+    namespace = {
+        "model_config": ConfigDict(extra="forbid"),
+        "_refuse": model_validator(mode="before")(refuse),  # type: ignore[arg-type]  # pydantic's stubs take a def, not a classmethod object
+    }
+    strict: type[ArgModelBase] = type(base.__name__, (base,), namespace)
+    tool.fn_metadata.arg_model = strict
+    tool.parameters = strict.model_json_schema(by_alias=True)
+    return tool
