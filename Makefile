@@ -46,6 +46,7 @@ bench: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/secret_classifier.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/hostile_files.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/team.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/bulk.py
 
 # the man pages (man/*.1) from the click commands; rerun after adding or changing a command
 man: $(VENV)/.installed

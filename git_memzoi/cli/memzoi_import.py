@@ -35,7 +35,14 @@ def _show(result: dict[str, Any]) -> None:
         where = f"candidates[{d['index']}].{d['field']}" if "index" in d else d["field"]
         click.echo(f"  {d['code']} in {where} line {d['line_start']} ({d['detector']})")
     for w in result.get("writes", ()):
-        click.echo(f"  wrote [{w['index']}] {w['kind']} {w.get('proposal_id') or w.get('record_id')}")
+        applied = f" -> record {w['record_id']}" if w["kind"] == "proposal_file" and "record_id" in w else ""
+        click.echo(f"  wrote [{w['index']}] {w['kind']} {w.get('proposal_id') or w.get('record_id')}{applied}")
+    approval = result.get("approval")
+    if approval is not None:
+        click.echo(
+            f"  approved: {approval['applied']} proposal(s) applied into records, "
+            f"{approval['routed_to_review']} left for review (approval policy {approval['mode']}, {approval['source']})"
+        )
 
 
 @click.group("import")
@@ -71,17 +78,28 @@ def plan(ctx: click.Context, from_file: str, actor: str, as_json: bool) -> None:
 @click.option("--from-file", "from_file", required=True, help="The manifest that was planned.")
 @click.option("--plan-id", required=True, help="The plan id shown by import plan (import_…).")
 @click.option("--actor", default="cli", show_default=True, help="Who imports; must match the plan.")
+@click.option(
+    "--approve",
+    is_flag=True,
+    help="Approve the whole plan: apply its proposals into records too, unless the policy is manual.",
+)
 @json_option
 @click.pass_context
-def apply(ctx: click.Context, from_file: str, plan_id: str, actor: str, as_json: bool) -> None:
+def apply(ctx: click.Context, from_file: str, plan_id: str, actor: str, approve: bool, as_json: bool) -> None:
     """Write the planned pending proposals and runtime records, or nothing when the plan changed.
 
-    Example: git memzoi import apply --from-file imports/manifest.yml --plan-id import_… --json
+    Example: git memzoi import apply --from-file imports/manifest.yml --plan-id import_… --approve --json
     """
+    from git_memzoi.cli.memzoi_inbox import memzoi_home
     from git_memzoi.memzoi import import_apply
 
     result = import_apply.apply_file(
-        open_workspace(ctx, actor=actor.strip() or None), given_path(ctx, from_file), plan_id=plan_id, actor=actor
+        open_workspace(ctx, actor=actor.strip() or None),
+        given_path(ctx, from_file),
+        plan_id=plan_id,
+        actor=actor,
+        approve=approve,
+        memzoi_home=memzoi_home() if approve else None,
     )
     if as_json:
         emit_json(result)

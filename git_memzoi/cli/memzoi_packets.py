@@ -183,35 +183,53 @@ def validate_cmd(ctx: click.Context, as_json: bool) -> None:
 
 
 @proposal_files.command("apply")
-@click.argument("proposal_id", type=ID)
+@click.argument("proposal_ids", nargs=-1, required=True, type=ID, metavar="PROPOSAL_ID...")
 @actor_option
 @json_option
 @click.pass_context
-def apply_cmd(ctx: click.Context, proposal_id: str, actor: str | None, as_json: bool) -> None:
-    """Apply a repo-safe pending packet: write its record change and move it to resolved/applied/.
+def apply_cmd(ctx: click.Context, proposal_ids: tuple[str, ...], actor: str | None, as_json: bool) -> None:
+    """Apply repo-safe pending packets: write their record changes and move them to resolved/applied/.
+
+    Several ids are applied in one operation (all or nothing: one lock, one journal, one event append, one
+    index refresh); --json then prints {"ok", "schema_version", "results": [...]}, one object per id.
 
     Example: git memzoi proposal-files apply mem_auth_guidance --actor reviewer
     """
+    from git_memzoi.memzoi import proposal_bulk
     from git_memzoi.memzoi import proposal_files as pf
 
     c = open_workspace(ctx, actor=actor)
+    if len(proposal_ids) > 1:
+        many = guard_sensitivity(ctx, as_json, lambda: proposal_bulk.apply_named(c, proposal_ids, actor=c.actor))
+        if as_json:
+            emit_json({"ok": True, "schema_version": SCHEMA_VERSION, "results": [_apply_json(r) for r in many.results]})
+            return
+        for r in many.results:
+            _apply_text(r)
+        return
+    (proposal_id,) = proposal_ids
     r = guard_sensitivity(ctx, as_json, lambda: pf.apply_packet(c, proposal_id, actor=c.actor))
     if as_json:
-        emit_json(
-            {
-                "schema_version": SCHEMA_VERSION,
-                "proposal_id": r.proposal_id,
-                "file_id": r.file_id,
-                "action": r.action,
-                "record_id": r.record_id,
-                "target_id": r.target_id,
-                "replayed": r.replayed,
-                "resolved_path": r.resolved_path,
-                "written": list(r.written),
-                "drift": list(r.drift),
-            }
-        )
+        emit_json({"schema_version": SCHEMA_VERSION, **_apply_json(r)})
         return
+    _apply_text(r)
+
+
+def _apply_json(r: pf.ApplyResult) -> dict[str, Any]:
+    return {
+        "proposal_id": r.proposal_id,
+        "file_id": r.file_id,
+        "action": r.action,
+        "record_id": r.record_id,
+        "target_id": r.target_id,
+        "replayed": r.replayed,
+        "resolved_path": r.resolved_path,
+        "written": list(r.written),
+        "drift": list(r.drift),
+    }
+
+
+def _apply_text(r: pf.ApplyResult) -> None:
     for note in r.drift:
         click.echo(f"warning: {note}", err=True)
     if r.replayed:

@@ -9,6 +9,7 @@ done on them (retention windows of days, leases of hours, a zone's offset) can n
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -31,6 +32,9 @@ class ClockError(InputError):
     default_code = "invalid_clock"
 
 
+@functools.lru_cache(
+    maxsize=8192
+)  # a store repeats its instants (a rebuild parses three a record); datetimes are immutable
 def parse_instant(value: str) -> dt.datetime | None:
     """``value`` as an aware datetime when it is an RFC 3339 instant with a zone (``2026-07-10T12:00:00Z``,
     ``…+02:00``) between :data:`EARLIEST` and :data:`LATEST`; else ``None`` (no zone, not a date, out of range)."""

@@ -77,21 +77,17 @@ def split(data: bytes) -> Split:
         text = data[len(bom) :].decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FrontmatterError(f"not UTF-8 text (byte {exc.start})", None, "not_utf8") from None
-    lines = _LINE.findall(text)
-    if not lines or lines[0].rstrip("\r\n").rstrip(" \t") != "---" or not lines[0].endswith("\n"):
-        return Split(bom, False, "", "", "", text, _ending(lines[0] if lines else ""))
-    for i in range(1, len(lines)):
-        if lines[i].rstrip("\r\n").rstrip(" \t") in ("---", "..."):
-            return Split(
-                bom,
-                True,
-                lines[0],
-                "".join(lines[1:i]),
-                lines[i],
-                "".join(lines[i + 1 :]),
-                _ending(lines[0]),
-            )
-    return Split(bom, False, "", "", "", text, _ending(lines[0]))
+    # line by line up to the closing fence only: the body is the rest of the text, never split into lines
+    found = _LINE.finditer(text)
+    first = next(found, None)
+    opening = first.group() if first is not None else ""
+    if first is None or opening.rstrip("\r\n").rstrip(" \t") != "---" or not opening.endswith("\n"):
+        return Split(bom, False, "", "", "", text, _ending(opening))
+    for line in found:
+        if line.group().rstrip("\r\n").rstrip(" \t") in ("---", "..."):
+            yaml_text = text[first.end() : line.start()]
+            return Split(bom, True, opening, yaml_text, line.group(), text[line.end() :], _ending(opening))
+    return Split(bom, False, "", "", "", text, _ending(opening))
 
 
 def _ending(line: str) -> str:

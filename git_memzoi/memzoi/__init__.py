@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.imports import apply as import_apply
     from git_memzoi.memzoi.imports import plan as importer
     from git_memzoi.memzoi.layout import Layout, NotInitialized
+    from git_memzoi.memzoi.proposals import bulk as proposal_bulk
     from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.proposals import inbox, lifecycle, packets, review
     from git_memzoi.memzoi.proposals import verify as record_verify
@@ -80,6 +81,7 @@ _FACE = {
     "record_relations": "records.relations",
     "packets": "proposals.packets",
     "proposal_files": "proposals.files",
+    "proposal_bulk": "proposals.bulk",
     "inbox": "proposals.inbox",
     "review": "proposals.review",
     "lifecycle": "proposals.lifecycle",
@@ -149,6 +151,7 @@ __all__ = [
     "packets",
     "precheck",
     "prompt_context",
+    "proposal_bulk",
     "proposal_files",
     "recall_schema",
     "record_lock",

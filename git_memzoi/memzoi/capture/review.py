@@ -8,7 +8,7 @@ sources and inventory, and writes nothing unless both match the supplied artifac
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import MemzoiError
@@ -273,7 +273,7 @@ def apply(
         todo = [(d, _chosen(live, d)) for d in again["decisions"] if d["outcome"] in ("accept", "edit")]
         _check_free(ws, [c for _, c in todo if c["action"]["kind"] == "create_proposal"])
         prepared = [_prepare(ws, live, again, d, c) for d, c in todo]  # every write validated before the first
-        writes = [_write(ws, c, item) for (_, c), item in zip(todo, prepared, strict=True)]
+        writes = _write_all(ws, [c for _, c in todo], prepared)
         remembered = decisions_store.record(ws, live, again)  # the next plan shows a rejection as such
     return {
         "schema": APPLY_SCHEMA,
@@ -406,19 +406,36 @@ def _prepare(
     return draft
 
 
+def _write_all(ws: Workspace, chosen: Sequence[Mapping[str, Any]], prepared: Sequence[Any]) -> list[dict[str, Any]]:
+    """The writes of every accepted candidate, in order: the packets as one batch (one identity listing, one
+    journal save, one event append: :mod:`~git_memzoi.memzoi.proposals.bulk`), then each runtime record."""
+    from git_memzoi.memzoi.proposals import bulk, packets
+    from git_memzoi.memzoi.records import events
+
+    log: list[events.Event] = []
+    batch = [item for item in prepared if isinstance(item, packets.Packet)]
+    entries = iter(bulk.write_pending(ws, batch, log))
+    events.append_many(ws.layout, log, ws.clock.now())
+    writes = []
+    for c, item in zip(chosen, prepared, strict=True):
+        if isinstance(item, packets.Packet):
+            entry = next(entries)
+            writes.append(
+                {
+                    "kind": "proposal_file",
+                    "candidate_id": c["candidate_id"],
+                    "proposal_id": entry.pre.file_id,
+                    "path": entry.rel,
+                }
+            )
+        else:
+            writes.append(_write(ws, c, item))
+    return writes
+
+
 def _write(ws: Workspace, chosen: Mapping[str, Any], item: Any) -> dict[str, Any]:
-    from git_memzoi.memzoi.proposals import files as proposal_files
-    from git_memzoi.memzoi.proposals import packets
     from git_memzoi.memzoi.runtime import local
 
-    if isinstance(item, packets.Packet):
-        file_id, path = proposal_files.write_pending_packet(ws, item)
-        return {
-            "kind": "proposal_file",
-            "candidate_id": chosen["candidate_id"],
-            "proposal_id": file_id,
-            "path": path.relative_to(ws.layout.root).as_posix(),
-        }
     written = local.write_draft(ws, item, "capture_runtime_written")
     return {
         "kind": "runtime_record",

@@ -306,7 +306,7 @@ def inventory(ws: Workspace) -> tuple[list[dict[str, Any]], set[str]]:
     for r in record_store.scan(layout).records:
         if r.status == "active":
             items.append({"kind": "canonical_record", "id": r.id, "destination": "repo", "hash": body_hash(r.body)})
-    packets = proposal_files.inventory(layout)
+    packets = proposal_files.identities(layout)  # reads only packet files changed since its cache was saved
     for entry in packets.pending():
         p = entry.packet
         if p is not None and not entry.redacted:
@@ -347,9 +347,10 @@ def plan_file(ws: Workspace, path: Path, *, actor: str = "cli") -> dict[str, Any
     return {**out, "mode": "plan", "actor": check_actor(actor), "source_file": source_file(ws, path)}
 
 
-def prepare(ws: Workspace, live: dict[str, Any], actor: str) -> list[tuple[int, Any]]:
+def prepare(ws: Workspace, live: dict[str, Any], actor: str, *, validate: bool = True) -> list[tuple[int, Any]]:
     """``(index, packet or runtime draft)`` of every ``create_proposal`` / ``create_runtime`` candidate of a
-    ready plan, each validated the way its writer validates it (nothing is written).
+    ready plan, each validated the way its writer validates it (nothing is written). ``validate=False`` leaves
+    the packets to their writer, which validates each again (``import apply``, after :func:`plan` checked them).
 
     Raises:
         ImportManifestError: a candidate would not validate (``invalid_import_manifest``, naming the field).
@@ -393,8 +394,9 @@ def prepare(ws: Workspace, live: dict[str, Any], actor: str) -> list[tuple[int, 
                     origin={"origin_key": f"memzoi-import:{live['plan_id']}:{c['index']}", "route": "import"},
                     memkeep=sealed.envelope if sealed is not None else None,
                 )
-                rendered = packets.render(packet).encode("utf-8")
-                packets.check_shape(packets.parse(proposal_id, where, rendered), where)
+                if validate:
+                    rendered = packets.render(packet).encode("utf-8")
+                    packets.check_shape(packets.parse(proposal_id, where, rendered), where)
                 out.append((c["index"], packet))
             elif kind == "create_runtime":
                 draft = local.Draft(

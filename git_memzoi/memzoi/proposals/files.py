@@ -52,21 +52,20 @@ from git_memzoi.memzoi.proposals.packets import (
     PacketError,
     Resolution,
     SensitivityBlocked,
-    base_record_id,
     candidates,
     check_shape,
     identifier_problem,
     identity_token,
     parse,
-    project_record,
-    record_identity,
     render,
 )
 from git_memzoi.memzoi.proposals.receipts import is_receipt, preflight, receipt
+from git_memzoi.memzoi.proposals.steps import applicable as _applicable
+from git_memzoi.memzoi.proposals.steps import packet_steps as _record_steps
+from git_memzoi.memzoi.proposals.steps import packet_target as _target
 from git_memzoi.memzoi.records import events
 from git_memzoi.memzoi.records import store as record_store
-from git_memzoi.memzoi.records.ids import new_record_id
-from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
+from git_memzoi.memzoi.records.okf import Record, format_timestamp
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.workspace import Workspace
@@ -81,6 +80,7 @@ __all__ = [
     "ProposalNotFound",
     "RejectResult",
     "apply_packet",
+    "first_free_id",
     "identities",
     "inventory",
     "list_packets",
@@ -207,7 +207,7 @@ class _Known(NamedTuple):
     entry: Entry | None
 
 
-@dataclass(frozen=True)
+@dataclass
 class Identities:
     """Every packet file's identity tokens, checked unique (see :func:`identities`)."""
 
@@ -235,6 +235,27 @@ class Identities:
     def taken(self) -> frozenset[str]:
         """Every identity token in use (as :meth:`Inventory.taken`)."""
         return frozenset(t for k in self.known for t in k.tokens)
+
+    def pending(self) -> tuple[Entry, ...]:
+        """The pending entries (as :meth:`Inventory.pending`), parsing only pending files the listing did not read
+        (one moved since the listing is left out)."""
+        out = []
+        for k in self.known:
+            if k.state == "pending":
+                with contextlib.suppress(FileNotFoundError):
+                    out.append(k.entry or _entry(self.layout, k.state, k.root, Path(k.path)))
+        return tuple(out)
+
+    def remember(self, written: Collection[tuple[Path, Collection[str]]], gone: Collection[Path] = ()) -> None:
+        """Note in the cache the packet files a bulk write just wrote (path, tokens) and removed, so the next
+        listing reads none of them again; :meth:`save` writes it."""
+        for path in gone:
+            self.cache.pop(short_hash(_rel(self.layout, path).encode("utf-8"), 32), None)
+        for path, tokens in written:
+            st = os.stat(path)
+            key = short_hash(_rel(self.layout, path).encode("utf-8"), 32)
+            self.cache[key] = [st.st_size, st.st_mtime_ns, st.st_ino, *sorted(tokens)]
+        self.stale = True
 
 
 def identities(layout: Layout) -> Identities:
@@ -394,46 +415,6 @@ def apply_packet(ws: Workspace, proposal_id: str, *, actor: str) -> ApplyResult:
     )
 
 
-def _applicable(entry: Entry) -> Packet:
-    """The packet of a pending entry that may be applied: repo-safe first, then parsed, then ``proposed``."""
-    if entry.redacted:
-        raise SensitivityBlocked("proposal_files_apply", entry.pre.sensitivity)
-    if entry.packet is None:
-        raise entry.problem or PacketError(entry.rel, "file", "cannot be read")
-    if entry.packet.status != "proposed":
-        raise PacketError(entry.rel, "status", f"a pending packet must be proposed, not {entry.packet.status}")
-    return entry.packet
-
-
-def _target(layout: Layout, entry: Entry, packet: Packet) -> Record | None:
-    target_id = packet.target_id
-    if packet.action == "create" or target_id is None:
-        return None
-    where = f"{entry.rel}: {'supersedes' if packet.action == 'supersede' else 'proposal.target'}"
-    return lifecycle.check_target(
-        layout,
-        target_id,
-        scope_kind=packet.scope_kind,
-        scope_id=packet.scope_id,
-        not_after=parse_timestamp(packet.proposed_at),
-        where=where,
-    )
-
-
-def _record_steps(layout: Layout, packet: Packet, target: Record | None) -> tuple[list[Step], str]:
-    if packet.action == "tombstone" and target is not None:
-        return [lifecycle.status_step(layout, target.id, "tombstoned")], target.id
-    record_id = new_record_id(layout, base_record_id(packet), record_identity(packet))
-    record = project_record(
-        packet,
-        record_id,
-        supersedes=target.id if target else None,
-        path=_rel(layout, record_store.record_path(layout, record_id)),
-    )
-    steps = [lifecycle.status_step(layout, target.id, "superseded")] if target is not None else []
-    return [*steps, lifecycle.record_step(layout, record)], record_id
-
-
 def _replay_apply(ws: Workspace, entry: Entry, actor: str) -> ApplyResult:
     if entry.state == "rejected":
         raise InputError("that proposal packet was already rejected; it cannot be applied", "opposite_outcome")
@@ -573,7 +554,7 @@ def write_pending_packet(ws: Workspace, packet: Packet) -> tuple[str, Path]:
     with lifecycle.guarded(layout):
         known = identities(layout)
         taken = known.taken()
-        file_id = next(c for c in candidates(packet.id) if _free(layout, c, taken))
+        file_id = first_free_id(layout, packet.id, taken)
         path = layout.pending / f"{file_id}.md"
         fresh = replace(packet, id=file_id, file_id=file_id, status="proposed", resolution=None)
         text = render(fresh)
@@ -588,7 +569,13 @@ def write_pending_packet(ws: Workspace, packet: Packet) -> tuple[str, Path]:
     return file_id, path
 
 
-def _free(layout: Layout, candidate: str, taken: frozenset[str]) -> bool:
+def first_free_id(layout: Layout, base: str, taken: Collection[str]) -> str:
+    """The identity a new packet ``base`` gets: ``base``, else ``base-2``, … (the first one no packet file in
+    pending or resolved holds and not in ``taken``, a set of :func:`identity_token` values)."""
+    return next(c for c in candidates(base) if _free(layout, c, taken))
+
+
+def _free(layout: Layout, candidate: str, taken: Collection[str]) -> bool:
     if identity_token(candidate) in taken:
         return False
     paths = [layout.pending / f"{candidate}.md"] + [layout.resolved(s) / f"{candidate}.md" for s in STATES[1:]]

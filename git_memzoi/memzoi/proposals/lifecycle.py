@@ -38,21 +38,11 @@ from git_memzoi.core.confine import confined, real_root
 from git_memzoi.errors import InputError, MemzoiError, ToolError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals.packets import REPO_SAFE, SensitivityBlocked
-from git_memzoi.memzoi.proposals.steps import (  # re-exported: their old home
-    Step as Step,
-)
-from git_memzoi.memzoi.proposals.steps import (
-    TargetError as TargetError,
-)
-from git_memzoi.memzoi.proposals.steps import (
-    check_target as check_target,
-)
-from git_memzoi.memzoi.proposals.steps import (
-    record_step as record_step,
-)
-from git_memzoi.memzoi.proposals.steps import (
-    status_step as status_step,
-)
+from git_memzoi.memzoi.proposals.steps import Step as Step  # re-exported: the steps' old home
+from git_memzoi.memzoi.proposals.steps import TargetError as TargetError
+from git_memzoi.memzoi.proposals.steps import check_target as check_target
+from git_memzoi.memzoi.proposals.steps import record_step as record_step
+from git_memzoi.memzoi.proposals.steps import status_step as status_step
 from git_memzoi.memzoi.records import events, okf, vocab
 from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.records.ids import free_record_id as free_record_id  # re-exported: its old home
@@ -182,8 +172,31 @@ def write_step(layout: Layout, step: Step) -> None:
     """Perform one file change (write, or delete when ``step.data`` is ``None``) confined to the repository; inside
     an :func:`operation`, its old bytes are journaled first. The caller holds the lifecycle lock."""
     active = _ACTIVE.get((str(layout.root), threading.get_ident()))
-    if active is not None:
-        _note(layout, active, step.path)
+    if active is not None and _note(layout, active, step.path):
+        _save_journal(layout, active.txdir, active.journal)
+    _perform(layout, step)
+
+
+def write_steps(layout: Layout, steps: Sequence[Step]) -> None:
+    """Perform many file changes inside the running :func:`operation`: the old bytes of every file are journaled
+    first, with one journal save for the batch (a save per file made a bulk apply quadratic), then each file is
+    written atomically in order. A failure or a kill part-way rolls the whole operation back, as for
+    :func:`write_step`.
+
+    Raises:
+        ToolError: no operation is running on this thread (``no_operation``; nothing written). The error of the
+            failing step (the operation rolls back).
+    """
+    active = _ACTIVE.get((str(layout.root), threading.get_ident()))
+    if active is None:
+        raise ToolError("write_steps runs inside lifecycle.operation only", "no_operation")
+    if any([_note(layout, active, step.path) for step in steps]):  # a list: note every path before the save
+        _save_journal(layout, active.txdir, active.journal)
+    for step in steps:
+        _perform(layout, step)
+
+
+def _perform(layout: Layout, step: Step) -> None:
     root = layout.root_for(step.path)
     if step.data is None:
         atomic.remove_file(step.path, root=root)
@@ -191,21 +204,24 @@ def write_step(layout: Layout, step: Step) -> None:
         write_bytes_atomic(step.path, step.data, root=root, parents=True)
 
 
-def _note(layout: Layout, active: _Active, path: Path) -> None:
+def _note(layout: Layout, active: _Active, path: Path) -> bool:
+    """Journal ``path``'s old bytes (the journal itself is saved by the caller); False when already journaled."""
     rel = layout.label(path)  # layout.root / rel is the path again, in the private folder too
     if rel in active.seen:
-        return
+        return False
     old = _old_bytes(layout, path)
     entries = active.journal["entries"]
     if old is not None:
         atomic.write_bytes_atomic(active.txdir / f"{len(entries)}.bak", old, root=layout.root_for(active.txdir))
     entries.append({"path": rel, "existed": old is not None})
-    _save_journal(layout, active.txdir, active.journal)
     active.seen.add(rel)
+    return True
 
 
 def _old_bytes(layout: Layout, path: Path) -> bytes | None:
     """The bytes a step will replace (``None``: no file), read only at the confined path (never through a link)."""
+    if not os.path.lexists(path):  # most steps of a bulk apply create files; the write itself is confined
+        return None
     real = confined(path, layout.root_for(path))
     try:
         return safe_read.read_bytes(real, None)  # a FIFO, a folder or a device is refused before any write
@@ -384,6 +400,7 @@ def _remove_tx(layout: Layout, txdir: Path) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ direct commands
+# (the steps and checks they build on live in proposals/steps.py)
 
 
 def supersede(

@@ -1,21 +1,30 @@
-"""The checks and file changes lifecycle operations are made of (io: reads the files it checks).
-
-Split from :mod:`~git_memzoi.memzoi.proposals.lifecycle`, which re-exports every name here and runs the
-changes (:func:`~.lifecycle.run_steps`): :func:`check_target` (memzoi-spec.md §3 Apply), the byte-stable
-:func:`status_step` and the new record's :func:`record_step`. A record whose stored file says ``locked: true``
-is refused by the first two before anything else (``record_locked``, :mod:`git_memzoi.memzoi.records.lock`).
+"""The pieces of a lifecycle change (pure checks and the bytes to write; no writes): :class:`Step`, the target check
+and the two record steps every write path builds (split from :mod:`~git_memzoi.memzoi.proposals.lifecycle`, which
+re-exports them, for size). A record whose stored file says ``locked: true`` is refused by :func:`check_target`
+and :func:`status_step` before anything else (``record_locked``, :mod:`git_memzoi.memzoi.records.lock`).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.proposals.entries import Entry
+from git_memzoi.memzoi.proposals.packets import (
+    Packet,
+    PacketError,
+    SensitivityBlocked,
+    base_record_id,
+    project_record,
+    record_identity,
+)
 from git_memzoi.memzoi.records import lock, okf
 from git_memzoi.memzoi.records import store as record_store
+from git_memzoi.memzoi.records.ids import new_record_id
 from git_memzoi.memzoi.records.okf import Record, format_timestamp, parse_timestamp
 
 
@@ -95,13 +104,19 @@ def status_step(layout: Layout, record_id: str, status: str) -> Step:
     return Step(path, new)
 
 
-def record_step(layout: Layout, record: Record) -> Step:
+def record_step(layout: Layout, record: Record, *, scan: bool = True) -> Step:
     """The write of a new record file, checked to read back as the same record and to hold no credential
-    (``prohibited_content_detected``) before anything is written."""
+    (``prohibited_content_detected``) before anything is written. ``scan=False`` skips the credential scan, for a
+    record projected from a packet whose whole text this process scanned a moment ago (a bulk import)."""
     from git_memzoi.memzoi.records.secrets import require_clean, require_clean_fields
 
     text = okf.render(record)
     path = record_store.record_path(layout, record.id)
+    data = text.encode("utf-8")
+    parts, fields = record_store.parse_fields(data)
+    okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), fields, parts.body)
+    if not scan:
+        return Step(path, data)
     # the file does not exist yet: name the field (and its line) the text came from, then check the rest
     where = f"new record {record.id}"
     require_clean_fields(
@@ -115,7 +130,72 @@ def record_step(layout: Layout, record: Record) -> Step:
         where,
     )
     require_clean(text, where, document=True)
-    data = text.encode("utf-8")
-    parts, fields = record_store.parse_fields(data)
-    okf.record_from_fields(record.id, path.relative_to(layout.root).as_posix(), fields, parts.body)
     return Step(path, data)
+
+
+# ------------------------------------------------------------------------------------------------ packets
+
+
+def applicable(entry: Entry) -> Packet:
+    """The packet of a pending entry that may be applied: repo-safe first, then parsed, then ``proposed``.
+
+    Raises:
+        SensitivityBlocked: a redacted (non-repo-safe) packet. PacketError: unreadable, or not ``proposed``.
+    """
+    if entry.redacted:
+        raise SensitivityBlocked("proposal_files_apply", entry.pre.sensitivity)
+    if entry.packet is None:
+        raise entry.problem or PacketError(entry.rel, "file", "cannot be read")
+    if entry.packet.status != "proposed":
+        raise PacketError(entry.rel, "status", f"a pending packet must be proposed, not {entry.packet.status}")
+    return entry.packet
+
+
+def packet_target(layout: Layout, entry: Entry, packet: Packet) -> Record | None:
+    """The checked target of a supersede/tombstone packet (:func:`check_target`); ``None`` for a create.
+
+    Raises:
+        TargetError, RecordError: as :func:`check_target`.
+    """
+    target_id = packet.target_id
+    if packet.action == "create" or target_id is None:
+        return None
+    where = f"{entry.rel}: {'supersedes' if packet.action == 'supersede' else 'proposal.target'}"
+    return check_target(
+        layout,
+        target_id,
+        scope_kind=packet.scope_kind,
+        scope_id=packet.scope_id,
+        not_after=parse_timestamp(packet.proposed_at),
+        where=where,
+    )
+
+
+def packet_steps(
+    layout: Layout,
+    packet: Packet,
+    target: Record | None,
+    *,
+    reserved: Collection[str] = (),
+    style: str | None = None,
+    scan: bool = True,
+) -> tuple[list[Step], str]:
+    """The record steps of applying ``packet`` (the target's status rewrite, the new record) and the record id;
+    ``reserved`` and ``style`` as :func:`~git_memzoi.memzoi.records.ids.new_record_id` takes them, ``scan`` as
+    :func:`record_step`.
+
+    Raises:
+        PacketError: the packet does not project to a valid record. InputError: a credential in the record
+            (``prohibited_content_detected``).
+    """
+    if packet.action == "tombstone" and target is not None:
+        return [status_step(layout, target.id, "tombstoned")], target.id
+    record_id = new_record_id(layout, base_record_id(packet), record_identity(packet), reserved=reserved, style=style)
+    record = project_record(
+        packet,
+        record_id,
+        supersedes=target.id if target else None,
+        path=record_store.record_path(layout, record_id).relative_to(layout.root).as_posix(),
+    )
+    steps = [status_step(layout, target.id, "superseded")] if target is not None else []
+    return [*steps, record_step(layout, record, scan=scan)], record_id

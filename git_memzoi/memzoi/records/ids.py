@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from git_memzoi.core.hashing import short_hash
 from git_memzoi.memzoi.layout import Layout
@@ -25,7 +25,9 @@ STYLES = ("merge-safe", "slug")
 SPEC_CONFIG = '[records]\nids = "slug"\n'
 
 
-def new_record_id(layout: Layout, slug: str, identity: Sequence[object]) -> str:
+def new_record_id(
+    layout: Layout, slug: str, identity: Sequence[object], *, reserved: Collection[str] = (), style: str | None = None
+) -> str:
     """The id of a record created now: ``<slug>-<6 hex>``, the hex the leading digits of BLAKE3 over
     ``identity`` (the facts that make the record: its proposal, title, body, instant), then ``-2``… if that
     file exists here already (issue 16, docs/records.md "Record ids"); under ``[records] ids = "slug"`` the
@@ -35,17 +37,21 @@ def new_record_id(layout: Layout, slug: str, identity: Sequence[object]) -> str:
     when the title slugs are equal and 24 bits of content hash collide (1 in 16.7 million per pair of
     same-titled records); the same proposal applied on two branches gets the same id, so the two files merge
     as one. Ids made before the rule (a bare slug, ``-2``) stay valid: nothing reads meaning from the suffix.
+    A bulk apply passes the ids its batch ``reserved`` already (taken as if their files existed) and the
+    :func:`id_style` it read once.
     """
-    if id_style(layout) == "slug":
-        return free_record_id(layout, slug)
+    if (style or id_style(layout)) == "slug":
+        return free_record_id(layout, slug, reserved)
     data = json.dumps([str(part) for part in identity], separators=(",", ":"), ensure_ascii=False)
     suffix = short_hash(b"memzoi/record-id\0" + data.encode("utf-8"), ID_SUFFIX_CHARS)
-    return free_record_id(layout, f"{slug[: okf.MAX_SLUG_CHARS].rstrip('-')}-{suffix}")
+    return free_record_id(layout, f"{slug[: okf.MAX_SLUG_CHARS].rstrip('-')}-{suffix}", reserved)
 
 
-def free_record_id(layout: Layout, base: str) -> str:
-    """``base``, else ``base-2``, ``base-3``, … : the first id with no record file."""
+def free_record_id(layout: Layout, base: str, reserved: Collection[str] = ()) -> str:
+    """``base``, else ``base-2``, ``base-3``, … : the first id with no record file, not in ``reserved``."""
     for candidate in itertools.chain((base,), (f"{base}-{n}" for n in itertools.count(2))):
+        if candidate in reserved:
+            continue
         path = record_store.record_path(layout, candidate)
         if not path.exists() and not path.is_symlink():
             return candidate

@@ -59,6 +59,7 @@ OPTIONAL = (
     "valid_to",
     "locked",  # records/lock.py
 )
+_KNOWN_FIELDS = frozenset(REQUIRED) | frozenset(OPTIONAL)
 RETENTION_KEYS = (
     "occurred_at",
     "started_at",
@@ -182,7 +183,7 @@ def record_from_fields(concept_id: str, path: str, fields: Mapping[str, Any], bo
     Raises:
         RecordError: the first problem found, naming ``path`` and the field.
     """
-    unknown = sorted(set(fields) - set(REQUIRED) - set(OPTIONAL))
+    unknown = sorted(key for key in fields if key not in _KNOWN_FIELDS)
     if unknown:
         raise RecordError(path, unknown[0], "unknown field (the memzoi profile rejects unknown keys)")
     for key in REQUIRED:

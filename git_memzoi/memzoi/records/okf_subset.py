@@ -50,26 +50,47 @@ def _fast_map(lines: Sequence[str], i: int, indent: int) -> tuple[dict[str, Any]
     if indent // 2 + 2 > MAX_DEPTH:  # a list or {} here could pass the cap: ruamel gives the verdict on depth
         raise _Slow
     out: dict[str, Any] = {}
-    while i < len(lines):
+    child = indent + 2
+    item = " " * child + "- "
+    count = len(lines)
+    while i < count:
         line = lines[i]
-        depth = _depth(line)
-        if depth < indent and line.strip():
-            break
         match = _KEY.fullmatch(line)
-        if match is None or depth != indent or match[2] in out or match[2].lower() in _YAML_WORDS:
+        if match is None:
+            if _depth(line) < indent and line.strip():
+                break
+            raise _Slow
+        depth = len(match[1])  # the leading spaces: a key starts with a letter or _
+        if depth < indent:
+            break
+        key = match[2]
+        if depth != indent or key in out or not _plain_key(key):
             raise _Slow
         i += 1
-        if match[3] is not None:
-            out[match[2]] = _fast_scalar(match[3])
-        elif i < len(lines) and lines[i].startswith(" " * (indent + 2) + "- "):
-            out[match[2]], i = _fast_list(lines, i, indent + 2)
-        elif i < len(lines) and _depth(lines[i]) == indent + 2 and lines[i].strip():
-            out[match[2]], i = _fast_map(lines, i, indent + 2)
+        value = match[3]
+        if value is not None:
+            out[key] = _fast_scalar(value)
+        elif i < count and lines[i].startswith(item):
+            out[key], i = _fast_list(lines, i, child)
+        elif i < count and _depth(lines[i]) == child and lines[i].strip():
+            out[key], i = _fast_map(lines, i, child)
         else:
             raise _Slow
     if not out:
         raise _Slow
     return out, i
+
+
+_PLAIN_KEYS: dict[str, bool] = {}  # keys repeat in every record: their YAML-word check, once each
+
+
+def _plain_key(key: str) -> bool:
+    known = _PLAIN_KEYS.get(key)
+    if known is None:
+        known = key.lower() not in _YAML_WORDS
+        if len(_PLAIN_KEYS) < 4096:
+            _PLAIN_KEYS[key] = known
+    return known
 
 
 def _fast_list(lines: Sequence[str], i: int, indent: int) -> tuple[list[Any], int]:
@@ -88,13 +109,13 @@ def _depth(line: str) -> int:
 
 
 def _fast_scalar(raw: str) -> Any:
-    if raw == "{}":
-        return {}
-    if raw == "[]":
-        return []
-    if raw.startswith('"'):
+    first = raw[:1]
+    if first == '"':
         if len(raw) < 2 or not raw.endswith('"') or "\\u" in raw:
             raise _Slow
+        inner = raw[1:-1]
+        if "\\" not in inner and '"' not in inner:  # no escape: the JSON string is its text (controls: refused above)
+            return inner
         try:
             value = json.loads(raw)
         except ValueError:
@@ -102,12 +123,18 @@ def _fast_scalar(raw: str) -> Any:
         if not isinstance(value, str):
             raise _Slow
         return value
+    if first.isascii() and first.isalpha():  # a plain word (true/false are words too); a number starts with a digit
+        if raw in ("true", "false"):
+            return raw == "true"
+        if _WORD.fullmatch(raw) and raw.lower() not in _YAML_WORDS:
+            return raw
+        raise _Slow
+    if raw == "{}":
+        return {}
+    if raw == "[]":
+        return []
     if _NUMBER.fullmatch(raw):
         if len(raw) > 4000:  # int() refuses over 4,300 digits (ValueError); ruamel names the value instead
             raise _Slow
         return float(raw) if "." in raw else int(raw)
-    if raw in ("true", "false"):
-        return raw == "true"
-    if _WORD.fullmatch(raw) and raw.lower() not in _YAML_WORDS:
-        return raw
     raise _Slow

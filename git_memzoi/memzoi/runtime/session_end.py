@@ -190,20 +190,21 @@ def _promote(
     drafts: Mapping[int, Draft],
     key: replay.Key | None,
 ) -> SessionEndResult:
-    from git_memzoi.memzoi.proposals import files as proposal_files
-    from git_memzoi.memzoi.proposals import lifecycle
+    from git_memzoi.memzoi.proposals import bulk, lifecycle
     from git_memzoi.memzoi.runtime import replay
 
     writes: dict[int, dict[str, Any]] = {}
     # one operation: a failure, or a kill and the next guarded command, removes every file it created
     with lifecycle.operation(ws.layout, "session_end"):
-        for index, packet in packets.items():
-            file_id, path = proposal_files.write_pending_packet(ws, packet)
+        log: list[events.Event] = []
+        written = bulk.write_pending(ws, list(packets.values()), log)  # one batch: one listing, one journal save
+        events.append_many(ws.layout, log, ws.clock.now())
+        for index, entry in zip(packets, written, strict=True):
             writes[index] = {
                 "kind": "proposal_file",
                 "index": index,
-                "proposal_id": file_id,
-                "path": ws.layout.label(path),
+                "proposal_id": entry.pre.file_id,
+                "path": entry.rel,
             }
         writes.update(write_batch(ws, drafts.items(), "session_end"))
         _session_end_events(ws, writes, len(candidates))

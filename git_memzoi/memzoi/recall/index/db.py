@@ -22,7 +22,6 @@ import sqlite3
 import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,10 @@ from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index import links as _links
 from git_memzoi.memzoi.recall.index import schema as _schema
-from git_memzoi.memzoi.recall.index.query import FILTERS, at, current, fts_query, search_sql, search_where
+from git_memzoi.memzoi.recall.index.query import CURRENT, FILTERS, at, current, fts_query, search_sql, search_where
+from git_memzoi.memzoi.recall.index.results import JSON_VERSION as JSON_VERSION  # re-exported
+from git_memzoi.memzoi.recall.index.results import RebuildResult as RebuildResult
+from git_memzoi.memzoi.recall.index.results import RefreshResult as RefreshResult
 from git_memzoi.memzoi.recall.index.rows import (  # re-exported
     RUNTIME_DESTINATIONS,
     SOURCES,
@@ -64,47 +66,6 @@ __all__ = [
 ]
 
 SQLITE_VERSION = sqlite3.sqlite_version  # of the library this module (the only one importing sqlite3) links
-JSON_VERSION = 1  # the ``rebuild --json`` object's own version, as every --json object's
-
-
-@dataclass(frozen=True)
-class RefreshResult:
-    """What :func:`refresh` did. ``read`` lists the files it (re-)read; an unchanged store reads none."""
-
-    scanned: int
-    read: tuple[str, ...]
-    removed: tuple[str, ...]
-    problems: tuple[Problem, ...]
-    rebuilt: bool
-
-
-@dataclass(frozen=True)
-class RebuildResult:
-    """What :func:`rebuild` indexed, per destination, and the files it could not read (the others are served).
-
-    ``pending_proposals`` counts packet files in ``.memzoi/proposals/pending/``: proposals are files, so a
-    rebuild never discards them (the index does not hold them).
-    """
-
-    path: str
-    records: Mapping[str, int]
-    unreadable: tuple[Problem, ...]
-    pending_proposals: int
-
-    def to_json(self) -> dict[str, Any]:
-        """The ``rebuild --json`` object."""
-        note = "pending proposals are files under .memzoi/proposals/pending/; rebuild never discards them"
-        proposals = {"pending": self.pending_proposals, "discarded": 0, "note": note}
-        return {
-            "ok": True,
-            "index": self.path,
-            "schema_version": JSON_VERSION,
-            "records": dict(self.records),
-            "total": sum(self.records.values()),
-            "proposals": proposals,
-            "runtime_preserved": True,
-            "unreadable": [{"path": p.path, "code": p.code, "reason": p.reason} for p in self.unreadable],
-        }
 
 
 def index_path(layout: Layout) -> Path:
@@ -202,7 +163,7 @@ def _rebuild(layout: Layout) -> RebuildResult:
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
             conn.executescript(_schema.DDL + _links.DDL)
-            _apply(conn, layout, _Scan.of(layout), Path(tmp))
+            _build(conn, layout, _Scan.of(layout), Path(tmp))
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             counts = dict(
                 conn.execute(
@@ -299,6 +260,58 @@ def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> t
         raise
     _forget_racy(conn, db, mtimes)
     return tuple(rel for rel, _ in changed), tuple(removed)
+
+
+def _build(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> None:
+    """Fill a new, empty index with every file of ``scan`` (a rebuild): :func:`_apply` without its lookups -
+    nothing to forget, rowids numbered here - the files read on two cores where that is safe
+    (:mod:`~git_memzoi.memzoi.recall.index.parallel`) and the rows inserted in batches (``executemany``), in one
+    transaction."""
+    from git_memzoi.memzoi.recall.index.parallel import read_all
+
+    def read(rel: str) -> tuple[Signature, tuple[Any, ...] | Problem]:
+        source = next(s for s in scan.sources if rel.startswith(s.prefix))
+        return read_file(source, rel, os.path.join(layout.root, rel))
+
+    conn.execute("BEGIN")
+    batch: _Batch = ([], [], [], [])
+    consistent, mtimes, rowid = True, [], 0
+    for n, (rel, (signature, outcome)) in enumerate(zip(scan.rels, read_all(scan.rels, read), strict=True)):
+        consistent = consistent and signature == scan.signature(n)
+        mtimes.append((rel, signature[1]))
+        problem = (outcome.code, outcome.reason) if isinstance(outcome, Problem) else (None, None)
+        batch[0].append((rel, *signature, *problem))
+        if not isinstance(outcome, Problem):
+            rowid += 1
+            batch[1].append((rowid, *outcome))
+            batch[2].append((rowid, *_schema.fts_values(outcome)))
+            batch[3].append((rowid, *_schema.meta_values(outcome)))
+            _links.insert(conn, rel, outcome)  # keyed by path, not rowid: needs no batch order
+        if len(batch[0]) >= _BATCH_ROWS:
+            _insert(conn, batch)
+    _insert(conn, batch)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (scan.snapshot() if consistent else None,))
+    conn.execute("COMMIT")
+    _forget_racy(conn, db, mtimes)
+
+
+_Batch = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+_BATCH_ROWS = 2000  # rows held before an executemany: bounded memory, few calls
+
+
+def _insert(conn: sqlite3.Connection, batch: _Batch) -> None:
+    for sql, rows in zip(
+        (
+            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)",
+            _schema.INSERT_RECORD_AT,
+            _schema.INSERT_FTS,
+            _schema.INSERT_META,
+        ),
+        batch,
+        strict=True,
+    ):
+        conn.executemany(sql, rows)
+        rows.clear()
 
 
 def _forget_racy(conn: sqlite3.Connection, db: Path, read: list[tuple[str, int]]) -> None:

@@ -55,6 +55,7 @@ CREATE VIRTUAL TABLE records_meta USING fts5(tags, type, paths, tokenize = 'unic
 CREATE TABLE screened (key TEXT PRIMARY KEY, field TEXT, rule TEXT) WITHOUT ROWID;
 """
 INSERT_RECORD = f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
+INSERT_RECORD_AT = f"INSERT INTO records (rowid, {', '.join(COLUMNS)}) VALUES (?, {', '.join('?' * len(COLUMNS))})"
 INSERT_FTS = "INSERT INTO records_fts (rowid, title, body) VALUES (?, ?, ?)"
 INSERT_META = "INSERT INTO records_meta (rowid, tags, type, paths) VALUES (?, ?, ?, ?)"
 _AT = {name: COLUMNS.index(name) for name in ("title", "body", "tags", "type", "applies_to")}
