@@ -24,8 +24,12 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(autouse=True)
 def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test: HOME in tmp, no inherited git or memzoi environment, a pinned git identity."""
+    """Every test: HOME in tmp, no inherited git or memzoi environment, a pinned git identity, and no installed
+    semantic model (recall defaults to lexical whatever the venv holds; a test installs its own embedder)."""
+    from git_memzoi.memzoi.recall import embedder
+
     repos.hermetic(tmp_path_factory.mktemp("home"), monkeypatch)
+    monkeypatch.setattr(embedder, "bundled_dir", lambda: None)
 
 
 @pytest.fixture

@@ -24,7 +24,7 @@ from typing import Any
 
 from git_memzoi.memzoi.recall.index.rows import COLUMNS
 
-SCHEMA_VERSION = 4  # the file's PRAGMA user_version; another one is rebuilt, never migrated (4: weighted columns)
+SCHEMA_VERSION = 5  # the file's PRAGMA user_version; another one is rebuilt, never migrated (5: vectors)
 FTS_COLUMNS = ("title", "body")  # records_fts
 META_COLUMNS = ("tags", "type", "paths")  # records_meta
 WEIGHTS: dict[str, float] = {"title": 4.0, "body": 1.0, "tags": 4.0, "type": 0.25, "paths": 1.0}
@@ -50,6 +50,7 @@ CREATE INDEX records_by_destination ON records(destination, status);
 CREATE VIRTUAL TABLE records_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE records_meta USING fts5(tags, type, paths, tokenize = 'unicode61 remove_diacritics 2');
 CREATE TABLE screened (key TEXT PRIMARY KEY, field TEXT, rule TEXT) WITHOUT ROWID;
+CREATE TABLE vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 """
 INSERT_RECORD = f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 INSERT_FTS = "INSERT INTO records_fts (rowid, title, body) VALUES (?, ?, ?)"

@@ -1,0 +1,155 @@
+"""The vectors of semantic recall, kept in the derived index and searched exactly (io, through
+:mod:`~git_memzoi.memzoi.recall.index.db`).
+
+Table ``vectors(key, vector)`` of the index holds one float32 vector (a plain BLOB, ``dimensions × 4`` bytes)
+per embedded text, keyed by the BLAKE3 hash of that text (:func:`embedded_text`: title, tags, body), and
+``meta.embedding_model`` names the model (:attr:`Embedder.identity`) every stored vector was made with. A read
+under another model deletes them all in the same transaction that stores the first new one: vectors of two
+models never mix.
+
+Embedding is incremental and safe to interrupt: a read embeds only the texts whose hash has no vector yet (a
+new or changed record or entry), in chunks of :data:`CHUNK`, each chunk committed alone; a process killed
+mid-way keeps the finished chunks, and the next read embeds the rest. Writes are best-effort (a busy index
+leaves the vectors in memory only). The process keeps the aligned matrix of the last index it saw
+(:class:`VectorSet`), so a server (``git memzoi mcp serve``) reads and stacks vectors only after the index
+changed; the search itself is one matrix-vector product over every row, then the rows the filters allowed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.core.hashing import content_hash
+from git_memzoi.memzoi.recall.index import db
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.layout import Layout
+    from git_memzoi.memzoi.recall.embedder import Embedder
+
+CHUNK = 1024
+_TEXTS = "SELECT rowid, title, body, tags FROM records"
+_MODEL = "SELECT value FROM meta WHERE key = 'embedding_model'"
+_STORED = "SELECT key, vector FROM vectors WHERE key IN (SELECT value FROM json_each(?))"
+
+
+@dataclass(frozen=True)
+class VectorSet:
+    """Every index row's vector under one model: ``rowids`` (sorted, int64), ``matrix`` (rows aligned,
+    float32, normalised), ``by_key`` (text hash → vector, reused after a change), and the index ``stamp`` and
+    model ``identity`` they are valid for."""
+
+    identity: str
+    stamp: tuple[int, ...] | None
+    rowids: Any
+    matrix: Any
+    by_key: Mapping[str, Any]
+
+
+_CACHE: dict[str, VectorSet] = {}
+
+
+def embedded_text(title: str, body: str, tags: str) -> str:
+    """The text embedded for one index row: its title (an entry's claim), its tags, then its body."""
+    return f"{title}\n{' '.join(json.loads(tags))}\n{body}"
+
+
+def current(layout: Layout, embedder: Embedder) -> VectorSet:
+    """The vectors of every row of the (already refreshed) index under ``embedder``, embedding and storing the
+    missing ones first (module rule)."""
+    import numpy as np
+
+    stamp = db.index_stamp(layout)
+    cached = _CACHE.get(str(layout.index))
+    if cached is not None and cached.stamp == stamp and cached.identity == embedder.identity:
+        return cached
+    rows = [(row[0], embedded_text(row[1], row[2], row[3])) for row in db._run(layout, _TEXTS, (), None)]
+    keys = [content_hash(text.encode("utf-8")) for _, text in rows]
+    known: dict[str, Any] = dict(cached.by_key) if cached is not None and cached.identity == embedder.identity else {}
+    wanted = sorted({key for key in keys if key not in known})
+    if wanted:
+        known.update(_stored(layout, embedder.identity, wanted))
+    texts = {key: text for key, (_, text) in zip(keys, rows, strict=True) if key not in known}
+    _embed_missing(layout, embedder, texts, known, set(keys))
+    order = sorted(range(len(rows)), key=lambda n: rows[n][0])
+    rowids = np.array([rows[n][0] for n in order], dtype=np.int64)
+    matrix = np.zeros((len(order), embedder.dimensions), dtype=np.float32)
+    for position, n in enumerate(order):
+        matrix[position] = known[keys[n]]
+    vectors = VectorSet(embedder.identity, db.index_stamp(layout), rowids, matrix, {k: known[k] for k in keys})
+    _CACHE.clear()  # one index per process is the common case; a second one costs a re-read
+    _CACHE[str(layout.index)] = vectors
+    return vectors
+
+
+def _stored(layout: Layout, identity: str, keys: Sequence[str]) -> dict[str, Any]:
+    """The stored vectors of ``keys`` when the index's model is ``identity`` (else none: never mixed)."""
+    import numpy as np
+
+    model = db.scalars(layout, _MODEL, ())
+    if not model or model[0] != identity:
+        return {}
+    rows = db._run(layout, _STORED, (json.dumps(list(keys)),), None)
+    return {key: np.frombuffer(blob, dtype=np.float32) for key, blob in rows}
+
+
+def _embed_missing(
+    layout: Layout, embedder: Embedder, texts: Mapping[str, str], known: dict[str, Any], live: set[str]
+) -> None:
+    """Embed ``texts`` (hash → text) chunk by chunk into ``known``, storing each chunk as it is done."""
+    import numpy as np
+
+    pending = sorted(texts)
+    first = True
+    for start in range(0, len(pending), CHUNK):
+        chunk = pending[start : start + CHUNK]
+        vectors = np.asarray(embedder.embed([texts[key] for key in chunk]), dtype=np.float32)
+        fresh = [(key, vectors[n].tobytes()) for n, key in enumerate(chunk)]
+        known.update((key, vectors[n]) for n, key in enumerate(chunk))
+        steps: list[tuple[str, Sequence[Sequence[Any]]]] = []
+        if first:  # claim the table for this model, and drop vectors no row uses any more
+            steps += _claim(layout, embedder.identity, live)
+            first = False
+        steps.append(("INSERT OR REPLACE INTO vectors VALUES (?, ?)", fresh))
+        db.write_derived(layout, steps)
+
+
+def _claim(layout: Layout, identity: str, live: set[str]) -> list[tuple[str, Sequence[Sequence[Any]]]]:
+    model = db.scalars(layout, _MODEL, ())
+    if not model or model[0] != identity:
+        return [
+            ("DELETE FROM vectors", [()]),
+            ("INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", [(identity,)]),
+        ]
+    return [("DELETE FROM vectors WHERE key NOT IN (SELECT value FROM json_each(?))", [(json.dumps(sorted(live)),)])]
+
+
+def nearest(
+    layout: Layout,
+    embedder: Embedder,
+    query: str,
+    allowed: Sequence[int],
+    n: int,
+) -> list[tuple[int, float]]:
+    """The ``n`` rows of ``allowed`` (rowids passing every filter) most similar to ``query``: ``(rowid,
+    cosine similarity)``, best first, ties by rowid. Nothing when the query embeds to the zero vector."""
+    import numpy as np
+
+    q = np.asarray(embedder.embed([query]), dtype=np.float32)[0]
+    if n <= 0 or not allowed or not q.any():
+        return []
+    vectors = current(layout, embedder)
+    wanted = np.asarray(allowed, dtype=np.int64)
+    positions = np.searchsorted(vectors.rowids, wanted)
+    positions = np.minimum(positions, max(len(vectors.rowids) - 1, 0))
+    present = vectors.rowids[positions] == wanted if len(vectors.rowids) else np.zeros(len(wanted), dtype=bool)
+    positions, wanted = positions[present], wanted[present]
+    sims = (vectors.matrix @ q)[positions]
+    take = min(n, len(sims))
+    if take < len(sims):
+        cut = np.argpartition(-sims, take - 1)[:take]
+        sims, wanted = sims[cut], wanted[cut]
+    order = np.lexsort((wanted, -sims))
+    return [(int(wanted[i]), float(sims[i])) for i in order]
