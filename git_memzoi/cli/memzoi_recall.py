@@ -33,6 +33,13 @@ _store = click.option(
     show_default=True,
     help="Which memory to read: memzoi records, memkeep entries (agent-memory/entries/), or both.",
 )
+_mode = click.option(
+    "--mode",
+    type=click.Choice(["lexical", "semantic", "hybrid"]),
+    default=None,
+    help="How text is matched: BM25 words, meaning (needs git-memzoi[semantic]), or both fused by RRF "
+    "(default: [recall] mode, else hybrid when a model is installed, else lexical).",
+)
 
 
 def _opened(ctx: click.Context, path: str | None) -> tuple[Workspace, str | None]:
@@ -82,6 +89,7 @@ def _suspect_note(suspect: recall_schema.SuspectJson | None) -> str:
     help="Only memories bound to this path (an ancestor, descendant or /** glob; relative to the current directory).",
 )
 @_store
+@_mode
 @click.option(
     "--limit",
     type=click.IntRange(min=0),
@@ -100,6 +108,7 @@ def search(
     lane: str | None,
     path: str | None,
     store: str,
+    mode: str | None,
     limit: int,
     as_json: bool,
 ) -> None:
@@ -107,6 +116,7 @@ def search(
 
     Words are OR-ed, records holding every word first; a hyphenated or dotted word (pre-edit, node.js) is one
     phrase. Any text is a valid query. Suspect memories are marked, and come after trusted ones of equal rank.
+    --mode semantic matches by meaning, --mode hybrid fuses both rankings; --json gives each hit's scores.
 
     Example: git memzoi search "database migration" --type decision --path src/db/ --json
     """
@@ -123,6 +133,7 @@ def search(
         path=path,
         limit=limit,
         store=store,
+        mode=mode,
     )
     if as_json:
         emit_json(response.to_json())
@@ -138,7 +149,7 @@ def search(
             + entry
             + _suspect_note(found["suspect"])
         )
-    for warning in response.warnings:  # a withheld record: said on stderr, as context does
+    for warning in response.warnings:  # a withheld record, a mode fallback: said on stderr, as context does
         click.echo(f"warning: {warning}", err=True)
 
 
@@ -149,6 +160,7 @@ def search(
 @_local
 @_session
 @_store
+@_mode
 @json_option
 @click.pass_context
 def context(
@@ -159,6 +171,7 @@ def context(
     include_local: bool,
     include_session: bool,
     store: str,
+    mode: str | None,
     as_json: bool,
 ) -> None:
     """Build a prompt-ready context pack for a task, within a size budget; repository records and memkeep
@@ -178,6 +191,7 @@ def context(
         include_local=include_local,
         include_session=include_session,
         store=store,
+        mode=mode,
     )
     if as_json:
         emit_json(pack.to_json())
@@ -195,6 +209,7 @@ def context(
 @_local
 @_session
 @_store
+@_mode
 @json_option
 @click.pass_context
 def handoff(
@@ -205,6 +220,7 @@ def handoff(
     include_local: bool,
     include_session: bool,
     store: str,
+    mode: str | None,
     as_json: bool,
 ) -> None:
     """Hand work over to another agent: the context pack plus the open review inbox counts (git memzoi review).
@@ -224,6 +240,7 @@ def handoff(
         include_local=include_local,
         include_session=include_session,
         store=store,
+        mode=mode,
     )
     if as_json:
         emit_json(result.to_json())
@@ -238,6 +255,7 @@ def handoff(
 @click.option("--command", "command_text", default=None, help="The command about to run.")
 @click.option("--scope-kind", default=None, help="Only records of this scope kind.")
 @_store
+@_mode
 @json_option
 @click.pass_context
 def precheck(
@@ -247,6 +265,7 @@ def precheck(
     command_text: str | None,
     scope_kind: str | None,
     store: str,
+    mode: str | None,
     as_json: bool,
 ) -> None:
     """List the risks, warnings and failed attempts that apply to a planned change, and the memkeep entries
@@ -259,7 +278,9 @@ def precheck(
     from git_memzoi.memzoi import precheck as run
 
     ws, path = _opened(ctx, path)
-    result = run.precheck(ws, path=path, action=action, command=command_text, scope_kind=scope_kind, store=store)
+    result = run.precheck(
+        ws, path=path, action=action, command=command_text, scope_kind=scope_kind, store=store, mode=mode
+    )
     if as_json:
         emit_json(result.to_json())
         return

@@ -119,13 +119,14 @@ class _Server:
         path_prefix: str | None = None,
         limit: int = 10,
         store: str = "all",
+        mode: str | None = None,
     ) -> CallToolResult:
         """Full-text search over current repository records and memkeep entries, best first; suspect ones are
-        marked (and follow trusted ones of equal rank); each result names its store (record or entry).
+        marked (and follow trusted ones of equal rank); each result names its store (record or entry) and scores.
 
         Args: query (any text); scope_kind|scope; type|memory_type; path|path_prefix (an ancestor,
         descendant or /** glob, repository-relative); limit (0 means 10, at most 100); store (records,
-        entries or all).
+        entries or all); mode (lexical, semantic or hybrid; default: the repository's [recall] mode).
         """
         from git_memzoi.memzoi import search
 
@@ -136,7 +137,14 @@ class _Server:
             if limit < 0:
                 raise ToolFailure("limit must be 0 or more", "bad_limit")
             return search.search(
-                self._context(), query, scope_kind=kind, memory_type=mtype, path=where, limit=limit, store=store
+                self._context(),
+                query,
+                scope_kind=kind,
+                memory_type=mtype,
+                path=where,
+                limit=limit,
+                store=store,
+                mode=mode,
             ).to_json()
 
         return self.run(body)
@@ -156,8 +164,10 @@ class _Server:
         include_local: bool = False,
         include_session: bool = False,
         store: str = "all",
+        mode: str | None = None,
     ) -> CallToolResult:
-        """A prompt-ready context pack for a task within a size budget (approx_words, default 400).
+        """A prompt-ready context pack for a task within a size budget (approx_words, default 400); the task
+        matched in mode (lexical, semantic or hybrid; default: the repository's [recall] mode).
 
         Repository records and memkeep entries (store: records, entries or all) unless include_local /
         include_session add runtime memory; a suspect memory is packed after trusted ones of the same relevance.
@@ -174,6 +184,7 @@ class _Server:
                 include_local=include_local,
                 include_session=include_session,
                 store=store,
+                mode=mode,
             ).to_json()
 
         return self.run(body)
@@ -299,13 +310,14 @@ class _Server:
         scope_kind: str | None = None,
         scope: str | None = None,
         store: str = "all",
+        mode: str | None = None,
     ) -> CallToolResult:
         from git_memzoi.memzoi import precheck
 
         def body() -> recall_schema.PrecheckJson:
             kind = _pick("scope_kind", scope_kind, scope, "scope")
             return precheck.precheck(
-                self._context(), path=path, action=action, command=command, scope_kind=kind, store=store
+                self._context(), path=path, action=action, command=command, scope_kind=kind, store=store, mode=mode
             ).to_json()
 
         return self.run(body)
@@ -324,9 +336,11 @@ class _Server:
         scope_kind: str | None = None,
         scope: str | None = None,
         store: str = "all",
+        mode: str | None = None,
     ) -> CallToolResult:
-        """The memory warnings that apply to a planned action (in words), optionally at a path."""
-        return self._precheck(path=path, action=action, scope_kind=scope_kind, scope=scope, store=store)
+        """The memory warnings that apply to a planned action (in words), optionally at a path; the words
+        matched in mode (lexical, semantic or hybrid; default: the repository's [recall] mode)."""
+        return self._precheck(path=path, action=action, scope_kind=scope_kind, scope=scope, store=store, mode=mode)
 
     def precheck_command(
         self,
@@ -335,9 +349,11 @@ class _Server:
         scope_kind: str | None = None,
         scope: str | None = None,
         store: str = "all",
+        mode: str | None = None,
     ) -> CallToolResult:
-        """The memory warnings that apply to a command about to run, optionally at a path."""
-        return self._precheck(path=path, command=command, scope_kind=scope_kind, scope=scope, store=store)
+        """The memory warnings that apply to a command about to run, optionally at a path (mode: as
+        precheck_action)."""
+        return self._precheck(path=path, command=command, scope_kind=scope_kind, scope=scope, store=store, mode=mode)
 
     def plan_capture_v1(
         self, sources: list[dict[str, Any]], extractor: dict[str, Any], schema: str = "memzoi/capture-request-v1"

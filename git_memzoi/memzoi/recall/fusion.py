@@ -34,7 +34,9 @@ class Fused(Generic[K]):
         return min(r for r in (self.lexical_rank, self.semantic_rank) if r is not None)
 
 
-def rrf(lexical: Sequence[K], semantic: Sequence[K], *, k: int = DEFAULT_K, sort_key: Mapping[K, str] | None = None) -> list[Fused[K]]:
+def rrf(
+    lexical: Sequence[K], semantic: Sequence[K], *, k: int = DEFAULT_K, sort_key: Mapping[K, str] | None = None
+) -> list[Fused[K]]:
     """Fuse two best-first lists of distinct keys by Reciprocal Rank Fusion, best first.
 
     Args:

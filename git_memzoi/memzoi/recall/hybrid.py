@@ -48,8 +48,14 @@ def semantic_rows(
     from git_memzoi.memzoi.recall.index import db, vectors
 
     conditions, params, functions = where
-    allowed = db.scalars(ws.layout, f"SELECT r.rowid FROM records r WHERE {' AND '.join(conditions)}", params, functions)
-    near = [(rowid, sim) for rowid, sim in vectors.nearest(ws.layout, embedder, query, allowed, limit) if sim >= MIN_SIMILARITY]
+    allowed = db.scalars(
+        ws.layout, f"SELECT r.rowid FROM records r WHERE {' AND '.join(conditions)}", params, functions
+    )
+    near = [
+        (rowid, sim)
+        for rowid, sim in vectors.nearest(ws.layout, embedder, query, allowed, limit)
+        if sim >= MIN_SIMILARITY
+    ]
     if not near:
         return []
     sql = "SELECT r.*, r.rowid AS rowid FROM records r WHERE r.rowid IN (SELECT value FROM json_each(?))"
@@ -64,7 +70,9 @@ def semantic_rows(
     return rows
 
 
-def fuse(lexical: Sequence[Mapping[str, Any]], semantic: Sequence[Mapping[str, Any]], *, k: int, limit: int) -> list[dict[str, Any]]:
+def fuse(
+    lexical: Sequence[Mapping[str, Any]], semantic: Sequence[Mapping[str, Any]], *, k: int, limit: int
+) -> list[dict[str, Any]]:
     """The RRF fusion of two best-first row lists (keyed by rowid), best first, at most ``limit``; each row's
     ``rank`` becomes ``-rrf`` and its ``scores`` the full breakdown."""
     rows: dict[int, dict[str, Any]] = {}

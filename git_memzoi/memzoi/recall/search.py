@@ -242,11 +242,12 @@ def search_rows(
         return hybrid.lexical_scores(_lexical_rows(ws, phrases, destination, filters, path, limit))
     from git_memzoi.memzoi.recall import embedder, modes
     from git_memzoi.memzoi.recall.index.query import search_where
+    from git_memzoi.memzoi.recall.index.rows import micros
 
-    model = embedder.load(ws.layout, modes.settings(ws.layout))
+    model = embedder.load(ws.layout, modes.settings(ws.layout).model_dir)
     fetch = CANDIDATES_PER_RESULT * limit if mode == "hybrid" else limit
     index_db._ensure_fresh(ws.layout)
-    now_us = index_db.micros(okf.format_timestamp(ws.clock.now()))
+    now_us = micros(okf.format_timestamp(ws.clock.now()))
     where = search_where((destination,), now_us, filters or {}, path, path_matches_request, scope_covers)
     semantic = hybrid.semantic_rows(ws, model, query, where=where, limit=fetch)
     if mode == "semantic":

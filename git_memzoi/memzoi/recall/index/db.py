@@ -579,16 +579,16 @@ def write_derived(layout: Layout, steps: Sequence[tuple[str, Sequence[Sequence[A
     at most ``wait`` seconds), best-effort: ``False`` (nothing written) when busy or unwritable, or the index now
     has another schema. For caches a later read can recompute (screening outcomes, vectors)."""
     uri = f"{checked_index(layout).as_uri()}?mode=rw"  # never creates a missing index
-    with contextlib.suppress(OSError, sqlite3.Error, ToolError):
-        with (
-            lifecycle_lock(layout.lock, wait, root=layout.private_root, counted=False),
-            contextlib.closing(sqlite3.connect(uri, uri=True, timeout=max(wait, 0.05), isolation_level=None)) as conn,
-        ):
-            if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
-                return False
-            conn.execute("BEGIN IMMEDIATE")  # closing rolls back a failure: all steps or none
-            for sql, rows in steps:
-                conn.executemany(sql, rows)
-            conn.execute("COMMIT")
-            return True
+    with (
+        contextlib.suppress(OSError, sqlite3.Error, ToolError),
+        lifecycle_lock(layout.lock, wait, root=layout.private_root, counted=False),
+        contextlib.closing(sqlite3.connect(uri, uri=True, timeout=max(wait, 0.05), isolation_level=None)) as conn,
+    ):
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            return False
+        conn.execute("BEGIN IMMEDIATE")  # closing rolls back a failure: all steps or none
+        for sql, rows in steps:
+            conn.executemany(sql, rows)
+        conn.execute("COMMIT")
+        return True
     return False
