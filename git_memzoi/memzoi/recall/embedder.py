@@ -155,7 +155,8 @@ def load(layout: Layout, model_dir: str | None) -> Embedder:
         return _OVERRIDE[-1]
     if model_dir is not None:
         folder = Path(model_dir).expanduser()
-        return _cached(("dir", str(layout.root / folder)), lambda: _from_manifest(layout.root / folder))
+        where = layout.root / folder
+        return _cached(("dir", str(where), str(where / "manifest.json")), lambda: _from_manifest(where))
     folder_or_none = bundled_dir()
     if folder_or_none is None:
         raise missing_model("semantic")
@@ -229,9 +230,6 @@ def read_manifest(folder: Path) -> tuple[dict[str, Any], bytes]:
 
 
 def _from_manifest(folder: Path) -> StaticEmbedder:
-    from safetensors import safe_open
-    from tokenizers import Tokenizer
-
     manifest, raw = read_manifest(folder)
     for role, entry in manifest["files"].items():
         path = folder / entry["path"]
@@ -242,6 +240,9 @@ def _from_manifest(folder: Path) -> StaticEmbedder:
                 f"{path}: SHA-256 does not match the manifest's files.{role}.sha256; refusing the model",
                 "model_hash_mismatch",
             )
+    from safetensors import safe_open  # only a verified model is opened
+    from tokenizers import Tokenizer
+
     tensor = manifest.get("tensor", BUNDLED_TENSOR)
     try:
         with safe_open(str(folder / manifest["files"]["weights"]["path"]), framework="np") as handle:
