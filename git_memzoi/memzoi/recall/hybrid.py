@@ -3,7 +3,8 @@
 - ``semantic``: the current rows passing every filter (destination, lifecycle and expiry, scope, type, lane,
   store, path: the lexical search's own WHERE, :func:`~git_memzoi.memzoi.recall.index.query.search_where`),
   ranked by cosine similarity to the query's vector (:func:`~git_memzoi.memzoi.recall.index.vectors.nearest`);
-  a row below :data:`MIN_SIMILARITY` is no match, so an unrelated query finds nothing, as lexically.
+  a row below :data:`MIN_SIMILARITY`, or below :data:`RELATIVE_FLOOR` times the best row's similarity, is no
+  match, so an unrelated query finds nothing, as lexically.
 - ``hybrid``: the lexical and the semantic lists, each of ``3 × limit`` rows (filters applied before that
   limit in both), fused by Reciprocal Rank Fusion (:mod:`~git_memzoi.memzoi.recall.fusion`), cut to ``limit``.
 
@@ -24,13 +25,18 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall.embedder import Embedder
     from git_memzoi.memzoi.workspace import Workspace
 
+# A semantic candidate is no match below MIN_SIMILARITY (unrelated short texts sit around 0.1 to 0.2 under the
+# bundled model), nor below RELATIVE_FLOOR x the best candidate's similarity: a query with one strong match does
+# not drag loosely related rows in after it (the own corpus's "pre-edit" case: "never edit the lockfile" at 0.28
+# beside the target's 0.51). Measured on evals/recall/paraphrase, both cost it nothing (evals/bench/README.md).
 MIN_SIMILARITY = 0.2
-Lexical = Callable[[int], list[dict[str, Any]]]
+RELATIVE_FLOOR = 0.6
 
 
 def lexical_scores(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """``rows`` (bm25, best first) with their ``scores`` breakdown."""
-    for position, row in enumerate(rows, 1):
+    ranked = fusion.ranks([(n, -float(row["rank"])) for n, row in enumerate(rows)])
+    for (_, position), row in zip(ranked, rows, strict=True):
         row["scores"] = _scores("lexical", (position, row["rank"]), None, None)
     return rows
 
@@ -51,19 +57,18 @@ def semantic_rows(
     allowed = db.scalars(
         ws.layout, f"SELECT r.rowid FROM records r WHERE {' AND '.join(conditions)}", params, functions
     )
-    near = [
-        (rowid, sim)
-        for rowid, sim in vectors.nearest(ws.layout, embedder, query, allowed, limit)
-        if sim >= MIN_SIMILARITY
-    ]
+    near = vectors.nearest(ws.layout, embedder, query, allowed, limit)
+    floor = max(MIN_SIMILARITY, RELATIVE_FLOOR * near[0][1]) if near else 0.0
+    near = [(rowid, sim) for rowid, sim in near if sim >= floor]
     if not near:
         return []
     sql = "SELECT r.*, r.rowid AS rowid FROM records r WHERE r.rowid IN (SELECT value FROM json_each(?))"
     import json
 
     by_rowid = {row["rowid"]: row for row in db._query(ws.layout, sql, (json.dumps([r for r, _ in near]),))}
+    ordered = sorted(near, key=lambda n: (-n[1], by_rowid[n[0]]["id"]))
     rows = []
-    for position, (rowid, sim) in enumerate(sorted(near, key=lambda n: (-n[1], by_rowid[n[0]]["id"])), 1):
+    for (rowid, position), (_, sim) in zip(fusion.ranks(ordered), ordered, strict=True):
         row = by_rowid[rowid]
         row.update(similarity=sim, rank=-sim, scores=_scores("semantic", None, (position, sim), None))
         rows.append(row)
@@ -78,14 +83,14 @@ def fuse(
     rows: dict[int, dict[str, Any]] = {}
     for row in (*lexical, *semantic):
         rows.setdefault(row["rowid"], dict(row))
-    bm25 = {row["rowid"]: row["rank"] for row in lexical}
-    sims = {row["rowid"]: row["similarity"] for row in semantic}
+    bm25 = {row["rowid"]: -float(row["rank"]) for row in lexical}  # dicts keep the lists' order
+    sims = {row["rowid"]: float(row["similarity"]) for row in semantic}
     ids = {rowid: str(row["id"]) for rowid, row in rows.items()}
-    fused = fusion.rrf([r["rowid"] for r in lexical], [r["rowid"] for r in semantic], k=k, sort_key=ids)
+    fused = fusion.rrf(list(bm25.items()), list(sims.items()), k=k, sort_key=ids)
     out = []
     for hit in fused[:limit]:
         row = rows[hit.key]
-        lex = None if hit.lexical_rank is None else (hit.lexical_rank, bm25[hit.key])
+        lex = None if hit.lexical_rank is None else (hit.lexical_rank, -bm25[hit.key])
         sem = None if hit.semantic_rank is None else (hit.semantic_rank, sims[hit.key])
         row.update(rank=-hit.rrf, scores=_scores("hybrid", lex, sem, hit.rrf))
         out.append(row)

@@ -51,21 +51,51 @@ def notes(repo: Repo, ctx: Workspace) -> Repo:
 
 
 def test_rrf_sums_reciprocal_ranks_with_k_60() -> None:
-    fused = fusion.rrf(["a", "b", "c"], ["c", "a"], k=60)
+    fused = fusion.rrf([("a", 3.0), ("b", 2.0), ("c", 1.0)], [("c", 0.9), ("a", 0.8)], k=60)
     assert [(f.key, f.lexical_rank, f.semantic_rank) for f in fused] == [("a", 1, 2), ("c", 3, 1), ("b", 2, None)]
     assert fused[0].rrf == 1 / 61 + 1 / 62 and fused[1].rrf == 1 / 63 + 1 / 61 and fused[2].rrf == 1 / 62
 
 
 def test_rrf_ties_go_to_the_best_single_rank_then_the_id() -> None:
-    # x: ranks (1, 3); y: (2, 2) → equal sums at k=0 would differ, so use two symmetric lists
-    fused = fusion.rrf(["x", "y"], ["y", "x"], k=60)
-    assert [f.key for f in fused] == ["x", "y"]  # same score, same best rank (1): the id decides
-    fused = fusion.rrf(["z", "q"], ["q", "z"], k=60, sort_key={"z": "a", "q": "b"})
-    assert [f.key for f in fused] == ["z", "q"]
-    single = fusion.rrf(["m"], ["n"], k=1)
-    assert [(f.key, f.rrf, f.best_rank) for f in single] == [("m", 0.5, 1), ("n", 0.5, 1)]
+    # p: ranks (1, 4) and q: (2, 2) → 1/61 + 1/64 vs 2/62: q wins on the score; r and s tie on everything but the id
+    fused = fusion.rrf(
+        [("p", 9.0), ("q", 8.0), ("r", 7.0), ("s", 6.0)], [("s", 0.9), ("q", 0.8), ("r", 0.7), ("p", 0.6)]
+    )
+    assert [f.key for f in fused][:2] == ["q", "p"]
+    same = fusion.rrf([("x", 2.0), ("y", 1.0)], [("y", 0.9), ("x", 0.8)], k=60)
+    assert [(f.key, f.best_rank) for f in same] == [("x", 1), ("y", 1)]  # same score, same best rank: the id
+    named = fusion.rrf([("z", 2.0), ("w", 1.0)], [("w", 0.9), ("z", 0.8)], sort_key={"z": "b", "w": "a"})
+    assert [f.key for f in named] == ["w", "z"]
     with pytest.raises(ValueError):
         fusion.rrf([], [], k=0)
+
+
+def test_equal_scores_share_a_rank() -> None:
+    assert fusion.ranks([("a", 5.0), ("b", 5.0), ("c", 4.0), ("d", 4.0), ("e", 1.0)]) == [
+        ("a", 1),
+        ("b", 1),
+        ("c", 3),
+        ("d", 3),
+        ("e", 5),
+    ]
+    fused = fusion.rrf([("a", 5.0), ("b", 5.0)], [("b", 0.5), ("a", 0.5)], k=60)
+    assert fused[0].rrf == fused[1].rrf == 2 / 61
+
+
+def test_a_trusted_record_comes_before_a_suspect_entry_of_equal_relevance_in_hybrid_mode(
+    repo: Repo, ctx: Workspace, model: HashedEmbedder
+) -> None:
+    from tests.support.repos import entry_text
+
+    repo.commit("base")
+    write_record(repo, "labels-zpl", "Shipping labels print as ZPL", "Shipping labels print as ZPL")
+    repo.write(
+        "agent-memory/entries/labels.md",
+        entry_text("labels", anchor="0" * 40, claim="Shipping labels print as ZPL", extra="tags: []"),
+    )
+    found = ok_json(repo, "search", "shipping labels ZPL", "--mode", "hybrid")["results"]
+    assert [(r["store"], r["suspect"] is None) for r in found[:2]] == [("record", True), ("entry", False)]
+    assert found[0]["scores"]["rrf"] == found[1]["scores"]["rrf"]
 
 
 # ------------------------------------------------------------------------------------------------ modes
