@@ -47,16 +47,15 @@ def semantic_rows(
     query: str,
     *,
     where: tuple[list[str], list[Any], dict[str, Callable[..., Any]]],
+    now_us: int,
     limit: int,
 ) -> list[dict[str, Any]]:
     """The ``limit`` rows most similar to ``query`` among those ``where`` (conditions, parameters, SQL
-    functions on alias ``r``) allows, best first, each with ``similarity`` and ``rank`` = ``-similarity``."""
+    functions on alias ``r``, built with no expiry: :func:`vectors.allowed`) allows and still current at
+    ``now_us``, best first, each with ``similarity`` and ``rank`` = ``-similarity``."""
     from git_memzoi.memzoi.recall.index import db, vectors
 
-    conditions, params, functions = where
-    allowed = db.scalars(
-        ws.layout, f"SELECT r.rowid FROM records r WHERE {' AND '.join(conditions)}", params, functions
-    )
+    allowed = vectors.allowed(ws.layout, where, now_us)
     near = vectors.nearest(ws.layout, embedder, query, allowed, limit)
     floor = max(MIN_SIMILARITY, RELATIVE_FLOOR * near[0][1]) if near else 0.0
     near = [(rowid, sim) for rowid, sim in near if sim >= floor]

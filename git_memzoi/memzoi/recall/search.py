@@ -241,6 +241,7 @@ def search_rows(
     if mode == "lexical":
         return hybrid.lexical_scores(_lexical_rows(ws, phrases, destination, filters, path, limit))
     from git_memzoi.memzoi.recall import embedder, modes
+    from git_memzoi.memzoi.recall.index import vectors
     from git_memzoi.memzoi.recall.index.query import search_where
     from git_memzoi.memzoi.recall.index.rows import micros
 
@@ -248,8 +249,8 @@ def search_rows(
     fetch = CANDIDATES_PER_RESULT * limit if mode == "hybrid" else limit
     index_db._ensure_fresh(ws.layout)
     now_us = micros(okf.format_timestamp(ws.clock.now()))
-    where = search_where((destination,), now_us, filters or {}, path, path_matches_request, scope_covers)
-    semantic = hybrid.semantic_rows(ws, model, query, where=where, limit=fetch)
+    timeless = search_where((destination,), vectors.NO_EXPIRY, filters or {}, path, path_matches_request, scope_covers)
+    semantic = hybrid.semantic_rows(ws, model, query, where=timeless, now_us=now_us, limit=fetch)
     if mode == "semantic":
         return semantic
     lexical = _lexical_rows(ws, phrases, destination, filters, path, fetch)

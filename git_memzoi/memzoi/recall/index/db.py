@@ -464,19 +464,26 @@ def scalars(
     layout: Layout, sql: str, params: Sequence[Any], functions: Mapping[str, Callable[..., Any]] | None = None
 ) -> list[Any]:
     """The first column of every row of a read, no dicts made (a vector search reads 10,000 rowids)."""
-    return [row[0] for row in _run(layout, sql, params, functions)]
+    return [row[0] for row in _run(layout, sql, params, functions, plain=True)]
 
 
 def _run(
-    layout: Layout, sql: str, params: Sequence[Any], functions: Mapping[str, Callable[..., Any]] | None
-) -> list[sqlite3.Row]:
+    layout: Layout,
+    sql: str,
+    params: Sequence[Any],
+    functions: Mapping[str, Callable[..., Any]] | None,
+    plain: bool = False,
+) -> list[Any]:
     conn = _reader(layout)
     if conn is None:
         raise ToolError("the memory index could not be opened; run `git memzoi rebuild`", "index_unavailable")
     try:
         for name, function in (functions or {}).items():
             conn.create_function(name, -1, function, deterministic=True)
-        return conn.execute(sql, params).fetchall()
+        cursor = conn.execute(sql, params)
+        if plain:
+            cursor.row_factory = None  # tuples: no sqlite3.Row per row
+        return cursor.fetchall()
     except sqlite3.DatabaseError as exc:
         _drop_reader(index_path(layout))
         _raise_if_busy(exc)

@@ -47,6 +47,9 @@ CREATE TABLE records (
 CREATE INDEX files_with_problems ON files(path) WHERE problem_code IS NOT NULL;
 CREATE INDEX records_by_id ON records(id);
 CREATE INDEX records_by_destination ON records(destination, status);
+CREATE INDEX records_filtered ON records(
+    destination, status, store, type, lane, scope_kind, scope_id, retention_boundary_us
+);
 CREATE VIRTUAL TABLE records_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE records_meta USING fts5(tags, type, paths, tokenize = 'unicode61 remove_diacritics 2');
 CREATE TABLE screened (key TEXT PRIMARY KEY, field TEXT, rule TEXT) WITHOUT ROWID;

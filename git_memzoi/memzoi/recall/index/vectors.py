@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import content_hash
+from git_memzoi.memzoi.recall.embedder import numpy
 from git_memzoi.memzoi.recall.index import db
 
 if TYPE_CHECKING:
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall.embedder import Embedder
 
 CHUNK = 1024
+NO_EXPIRY = -(2**63)  # the "now" of a WHERE built to keep every expiry (:func:`allowed` applies the real one)
+_MAX_ALLOWED = 32
 _TEXTS = "SELECT rowid, title, body, tags FROM records"
 _MODEL = "SELECT value FROM meta WHERE key = 'embedding_model'"
 _STORED = "SELECT key, vector FROM vectors WHERE key IN (SELECT value FROM json_each(?))"
@@ -59,7 +62,7 @@ def embedded_text(title: str, body: str, tags: str) -> str:
 def current(layout: Layout, embedder: Embedder) -> VectorSet:
     """The vectors of every row of the (already refreshed) index under ``embedder``, embedding and storing the
     missing ones first (module rule)."""
-    import numpy as np
+    np = numpy()
 
     stamp = db.index_stamp(layout)
     cached = _CACHE.get(str(layout.index))
@@ -86,7 +89,7 @@ def current(layout: Layout, embedder: Embedder) -> VectorSet:
 
 def _stored(layout: Layout, identity: str, keys: Sequence[str]) -> dict[str, Any]:
     """The stored vectors of ``keys`` when the index's model is ``identity`` (else none: never mixed)."""
-    import numpy as np
+    np = numpy()
 
     model = db.scalars(layout, _MODEL, ())
     if not model or model[0] != identity:
@@ -99,7 +102,7 @@ def _embed_missing(
     layout: Layout, embedder: Embedder, texts: Mapping[str, str], known: dict[str, Any], live: set[str]
 ) -> None:
     """Embed ``texts`` (hash → text) chunk by chunk into ``known``, storing each chunk as it is done."""
-    import numpy as np
+    np = numpy()
 
     pending = sorted(texts)
     first = True
@@ -126,27 +129,54 @@ def _claim(layout: Layout, identity: str, live: set[str]) -> list[tuple[str, Seq
     return [("DELETE FROM vectors WHERE key NOT IN (SELECT value FROM json_each(?))", [(json.dumps(sorted(live)),)])]
 
 
+_ALLOWED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
+
+
+def allowed(layout: Layout, where: tuple[Sequence[str], Sequence[Any], Mapping[str, Any]], now_us: int) -> Any:
+    """The rowids (int64 array) of the rows ``where`` keeps (conditions, parameters and SQL functions of
+    :func:`~git_memzoi.memzoi.recall.index.query.search_where`, built with ``now`` :data:`NO_EXPIRY`) whose
+    retention has not ended at ``now_us``. Per index state and filters, the rows are read once and kept, so a
+    server's next query with the same filters only compares their retention boundaries with the clock."""
+    np = numpy()
+    conditions, params, functions = where
+    key = (db.index_stamp(layout), str(layout.index), tuple(conditions), tuple(params))
+    if key not in _ALLOWED:
+        sql = (
+            "SELECT r.rowid, coalesce(r.retention_boundary_us, 9223372036854775807) FROM records r"
+            f" WHERE {' AND '.join(conditions)}"
+        )
+        rows = db._run(layout, sql, params, functions, plain=True)
+        if len(_ALLOWED) >= _MAX_ALLOWED or any(k[0] != key[0] for k in _ALLOWED):
+            _ALLOWED.clear()
+        pairs = np.array(rows, dtype=np.int64).reshape(-1, 2)
+        pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]  # by rowid, as VectorSet.rowids
+        _ALLOWED[key] = (pairs[:, 0].copy(), pairs[:, 1].copy())
+    rowids, boundaries = _ALLOWED[key]
+    return rowids[boundaries > now_us]
+
+
 def nearest(
     layout: Layout,
     embedder: Embedder,
     query: str,
-    allowed: Sequence[int],
+    rows: Any,
     n: int,
 ) -> list[tuple[int, float]]:
-    """The ``n`` rows of ``allowed`` (rowids passing every filter) most similar to ``query``: ``(rowid,
-    cosine similarity)``, best first, ties by rowid. Nothing when the query embeds to the zero vector."""
-    import numpy as np
+    """The ``n`` rows of ``rows`` (rowids passing every filter: :func:`allowed`) most similar to ``query``:
+    ``(rowid, cosine similarity)``, best first, ties by rowid. Nothing when the query embeds to the zero vector."""
+    np = numpy()
 
-    q = np.asarray(embedder.embed([query]), dtype=np.float32)[0]
-    if n <= 0 or not allowed or not q.any():
+    q = np.array(embedder.embed([query])[0], dtype=np.float32)  # a fresh contiguous vector
+    if n <= 0 or len(rows) == 0 or not q.any():
         return []
     vectors = current(layout, embedder)
-    wanted = np.asarray(allowed, dtype=np.int64)
-    positions = np.searchsorted(vectors.rowids, wanted)
-    positions = np.minimum(positions, max(len(vectors.rowids) - 1, 0))
-    present = vectors.rowids[positions] == wanted if len(vectors.rowids) else np.zeros(len(wanted), dtype=bool)
-    positions, wanted = positions[present], wanted[present]
-    sims = (vectors.matrix @ q)[positions]
+    sims = vectors.matrix @ q
+    wanted = np.asarray(rows, dtype=np.int64)
+    if len(wanted) != len(vectors.rowids) or not np.array_equal(wanted, vectors.rowids):  # filtered: gather
+        positions = np.minimum(np.searchsorted(vectors.rowids, wanted), max(len(vectors.rowids) - 1, 0))
+        present = vectors.rowids[positions] == wanted if len(vectors.rowids) else np.zeros(len(wanted), dtype=bool)
+        positions, wanted = positions[present], wanted[present]
+        sims = sims[positions]
     take = min(n, len(sims))
     if take < len(sims):
         cut = np.argpartition(-sims, take - 1)[:take]
