@@ -16,6 +16,7 @@ bm25's: ``-similarity`` in semantic mode, ``-rrf`` in hybrid mode.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -62,8 +63,6 @@ def semantic_rows(
     if not near:
         return []
     sql = "SELECT r.*, r.rowid AS rowid FROM records r WHERE r.rowid IN (SELECT value FROM json_each(?))"
-    import json
-
     by_rowid = {row["rowid"]: row for row in db._query(ws.layout, sql, (json.dumps([r for r, _ in near]),))}
     ordered = sorted(near, key=lambda n: (-n[1], by_rowid[n[0]]["id"]))
     rows = []

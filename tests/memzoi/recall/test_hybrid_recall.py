@@ -146,6 +146,24 @@ def test_a_superseded_or_expired_record_never_comes_back_semantically(notes: Rep
     assert "old-pnpm" not in ids and "use-pnpm" in ids
 
 
+def test_an_expired_record_is_left_out_when_the_clock_passes_it(notes: Repo, model: HashedEmbedder) -> None:
+    # one index state, two clocks: the kept filter result must still apply the clock of each call
+    write_record(
+        notes,
+        "npm-until-december",
+        "Use npm for JS installs",
+        "Install with npm.",
+        retention={"explicit_expires_at": "2026-12-01T00:00:00Z"},
+    )
+    before = {"MEMZOI_NOW": "2026-11-30T00:00:00Z"}
+    after = {"MEMZOI_NOW": "2026-12-02T00:00:00Z"}
+    for mode in ("semantic", "hybrid"):
+        ids = [r["record"]["id"] for r in ok_json(notes, "search", QUERY, "--mode", mode, env=before)["results"]]
+        assert "npm-until-december" in ids, mode
+        ids = [r["record"]["id"] for r in ok_json(notes, "search", QUERY, "--mode", mode, env=after)["results"]]
+        assert "npm-until-december" not in ids and "use-pnpm" in ids, mode
+
+
 def test_text_without_a_term_finds_nothing_in_any_mode(notes: Repo, model: HashedEmbedder) -> None:
     for mode in ("lexical", "semantic", "hybrid"):
         assert ok_json(notes, "search", "... ?! ()", "--mode", mode)["results"] == [], mode

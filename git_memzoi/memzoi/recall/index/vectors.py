@@ -140,18 +140,19 @@ def allowed(layout: Layout, where: tuple[Sequence[str], Sequence[Any], Mapping[s
     np = numpy()
     conditions, params, functions = where
     key = (db.index_stamp(layout), str(layout.index), tuple(conditions), tuple(params))
-    if key not in _ALLOWED:
+    kept = _ALLOWED.get(key)  # one lookup: another thread may clear the dict meanwhile
+    if kept is None:
         sql = (
             "SELECT r.rowid, coalesce(r.retention_boundary_us, 9223372036854775807) FROM records r"
             f" WHERE {' AND '.join(conditions)}"
         )
-        rows = db._run(layout, sql, params, functions, plain=True)
-        if len(_ALLOWED) >= _MAX_ALLOWED or any(k[0] != key[0] for k in _ALLOWED):
-            _ALLOWED.clear()
-        pairs = np.array(rows, dtype=np.int64).reshape(-1, 2)
+        pairs = np.array(db._run(layout, sql, params, functions, plain=True), dtype=np.int64).reshape(-1, 2)
         pairs = pairs[np.argsort(pairs[:, 0], kind="stable")]  # by rowid, as VectorSet.rowids
-        _ALLOWED[key] = (pairs[:, 0].copy(), pairs[:, 1].copy())
-    rowids, boundaries = _ALLOWED[key]
+        kept = (pairs[:, 0].copy(), pairs[:, 1].copy())
+        if len(_ALLOWED) >= _MAX_ALLOWED or any(k[0] != key[0] for k in list(_ALLOWED)):
+            _ALLOWED.clear()
+        _ALLOWED[key] = kept
+    rowids, boundaries = kept
     return rowids[boundaries > now_us]
 
 
