@@ -297,7 +297,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {mode:<40}{statistics.median(samples):>9.2f}{p95:>9.2f}"
                 f"{statistics.median(cpu):>9.2f}{_p(cpu, 0.95):>9.2f}  {target}"
             )
-        print(f"  process memory: RSS {result['rss_mb']:.0f} MB, peak {result['peak_rss_mb']:.0f} MB (model loaded)")
+        loaded = " (model loaded)" if "embed_s" in result else ""
+        print(f"  process memory: RSS {result['rss_mb']:.0f} MB, peak {result['peak_rss_mb']:.0f} MB{loaded}")
         if size == 10000:
             root = recall_quality.build("bench", size)
             print(f"  recall_quality.py queries at {size:,} records:  {'hit@1':>7}{'hit@5':>7}{'MRR':>8}")

@@ -9,7 +9,8 @@ changed. The tables and the weighted FTS5 columns (title, body, tags, type, path
 :mod:`~git_memzoi.memzoi.recall.index.schema`.
 Reads go through one kept connection per thread and file (:func:`_reader`); a search filters and sorts the best
 bm25 matches first and runs the full query only when that could change the answer (:func:`_top_is_exact`).
-How a record file becomes a row lives in :mod:`~git_memzoi.memzoi.recall.index.rows`.
+How a record file becomes a row lives in :mod:`~git_memzoi.memzoi.recall.index.rows`; the vectors of semantic
+recall (table ``vectors``) in :mod:`~git_memzoi.memzoi.recall.index.vectors`, through :func:`write_derived`.
 """
 
 from __future__ import annotations
@@ -569,16 +570,7 @@ def drift(layout: Layout) -> str:
     return "current" if stored is not None and snapshot is not None and stored[0] == snapshot else "stale"
 
 
-# ------------------------------------------------------------------------------------------------ vectors
-
-
-def index_stamp(layout: Layout) -> tuple[int, ...] | None:
-    """The index file's (device, inode, mtime_ns, size): equal stamps, equal contents (``None``: no index)."""
-    try:
-        st = os.stat(index_path(layout))
-    except OSError:
-        return None
-    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+# ------------------------------------------------------------------------------------------------ caches
 
 
 def write_derived(layout: Layout, steps: Sequence[tuple[str, Sequence[Sequence[Any]]]], wait: float = 2.0) -> bool:

@@ -14,6 +14,10 @@ A row's rank is the sum of its two bm25 scores (lower is better; a table the que
 each with the column weights of :data:`WEIGHTS` (a hit in a column counts ``weight`` times). They were chosen
 on a tuning corpus (``evals/bench/recall_quality.py --tune``) that shares no vocabulary or query with the
 benchmark corpus the numbers are reported on; see docs/memzoi.md "How ranking works".
+
+``vectors`` holds semantic recall's float32 vectors by text hash (:mod:`~git_memzoi.memzoi.recall.index.vectors`,
+whose ``meta.embedding_model`` names their model); ``records_filtered`` covers the filter columns, so a semantic
+search lists the rows its filters allow without reading their text.
 """
 
 from __future__ import annotations

@@ -18,6 +18,7 @@ changed; the search itself is one matrix-vector product over every row, then the
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -54,6 +55,15 @@ class VectorSet:
 _CACHE: dict[str, VectorSet] = {}
 
 
+def index_stamp(layout: Layout) -> tuple[int, ...] | None:
+    """The index file's (device, inode, mtime_ns, size): equal stamps, equal contents (``None``: no index)."""
+    try:
+        st = os.stat(layout.index)
+    except OSError:
+        return None
+    return (st.st_dev, st.st_ino, st.st_mtime_ns, st.st_size)
+
+
 def embedded_text(title: str, body: str, tags: str) -> str:
     """The text embedded for one index row: its title (an entry's claim), its tags, then its body."""
     return f"{title}\n{' '.join(json.loads(tags))}\n{body}"
@@ -64,7 +74,7 @@ def current(layout: Layout, embedder: Embedder) -> VectorSet:
     missing ones first (module rule)."""
     np = numpy()
 
-    stamp = db.index_stamp(layout)
+    stamp = index_stamp(layout)
     cached = _CACHE.get(str(layout.index))
     if cached is not None and cached.stamp == stamp and cached.identity == embedder.identity:
         return cached
@@ -81,7 +91,7 @@ def current(layout: Layout, embedder: Embedder) -> VectorSet:
     matrix = np.zeros((len(order), embedder.dimensions), dtype=np.float32)
     for position, n in enumerate(order):
         matrix[position] = known[keys[n]]
-    vectors = VectorSet(embedder.identity, db.index_stamp(layout), rowids, matrix, {k: known[k] for k in keys})
+    vectors = VectorSet(embedder.identity, index_stamp(layout), rowids, matrix, {k: known[k] for k in keys})
     _CACHE.clear()  # one index per process is the common case; a second one costs a re-read
     _CACHE[str(layout.index)] = vectors
     return vectors
@@ -139,7 +149,7 @@ def allowed(layout: Layout, where: tuple[Sequence[str], Sequence[Any], Mapping[s
     server's next query with the same filters only compares their retention boundaries with the clock."""
     np = numpy()
     conditions, params, functions = where
-    key = (db.index_stamp(layout), str(layout.index), tuple(conditions), tuple(params))
+    key = (index_stamp(layout), str(layout.index), tuple(conditions), tuple(params))
     kept = _ALLOWED.get(key)  # one lookup: another thread may clear the dict meanwhile
     if kept is None:
         sql = (
