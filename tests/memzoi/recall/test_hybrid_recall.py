@@ -393,3 +393,51 @@ def test_hooks_and_help_never_import_the_model_or_numpy(notes: Repo) -> None:
         [sys.executable, "-c", PROBE, str(notes.root)], cwd=notes.root, capture_output=True, text=True, check=True
     )
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
+
+
+def _static_model(folder: Path, words: dict[str, list[float]], revision: str = "1") -> None:
+    """A real static model directory: a word-level tokenizer and a safetensors matrix (row 0: unknown)."""
+    np = pytest.importorskip("numpy")
+    safetensors_numpy = pytest.importorskip("safetensors.numpy")
+    tokenizers = pytest.importorskip("tokenizers")
+    vocab = {"[UNK]": 0, **{word: n for n, word in enumerate(words, 1)}}
+    tok = tokenizers.Tokenizer(tokenizers.models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.normalizer = tokenizers.normalizers.Lowercase()
+    tok.pre_tokenizer = tokenizers.pre_tokenizers.Whitespace()
+    folder.mkdir(exist_ok=True)
+    tok.save(str(folder / "tokenizer.json"))
+    matrix = np.array([[0.0, 0.0, 0.0], *words.values()], dtype=np.float32)
+    safetensors_numpy.save_file({"embedding.weight": matrix}, str(folder / "model.safetensors"))
+    manifest = {
+        "schema_version": 1,
+        "model": "tiny-static",
+        "revision": revision,
+        "dimensions": 3,
+        "pooling": "mean",
+        "normalize": True,
+        "max_tokens": 64,
+        "license": "MIT",
+        "files": {
+            name: {"path": file, "sha256": hashlib.sha256((folder / file).read_bytes()).hexdigest()}
+            for name, file in (("weights", "model.safetensors"), ("tokenizer", "tokenizer.json"))
+        },
+    }
+    (folder / "manifest.json").write_text(json.dumps(manifest))
+
+
+def test_a_pinned_local_model_directory_serves_and_its_revision_re_embeds(notes: Repo, ctx: Workspace) -> None:
+    js, db = [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]
+    words = {"javascript": js, "js": js, "pnpm": js, "installs": js, "database": db, "alembic": db}
+    _static_model(notes.root / "model", words)
+    _use_model_dir(notes, notes.root / "model")
+    out = ok_json(notes, "search", QUERY, "--mode", "semantic")
+    assert [r["record"]["id"] for r in out["results"]][:2] in (
+        ["use-pnpm", "pnpm-lockfile"],
+        ["pnpm-lockfile", "use-pnpm"],
+    )
+    first = vectors.db.scalars(ctx.layout, vectors._MODEL, ())
+    assert first and first[0].startswith("tiny-static@1#sha256:")
+    _static_model(notes.root / "model", words, revision="2")
+    ok_json(notes, "search", QUERY, "--mode", "semantic")
+    second = vectors.db.scalars(ctx.layout, vectors._MODEL, ())
+    assert second and second[0].startswith("tiny-static@2#sha256:") and second != first
