@@ -117,8 +117,12 @@ def precheck(
         modes.check_mode(mode)
     only = store_filter(store)
     hits = _path_hits(ws, path, scope_kind, only) if path is not None else {}
+    notes = list(path_notes(ws, path))
     if query and only != "entry":
         how = modes.resolve(ws.layout, mode)
+        if how.warning:  # a configured mode without a model: said, never silently
+            message = how.warning.removesuffix(" (semantic_unavailable)")
+            notes.append({"code": "semantic_unavailable", "path": None, "message": message})
         matched = search_rows(
             ws,
             query,
@@ -156,7 +160,7 @@ def precheck(
                 "suspect_ids": [w["record_id"] for w in warnings if w["suspect"]],
             },
         )
-    return PrecheckResult(warnings, tuple(withheld.values()), tuple(path_notes(ws, path)))
+    return PrecheckResult(warnings, tuple(withheld.values()), tuple(notes))
 
 
 def _path_hits(ws: Workspace, path: str, scope_kind: str | None, only: str | None) -> dict[str, _Hit]:

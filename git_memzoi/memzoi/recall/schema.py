@@ -65,10 +65,11 @@ class CitationJson(TypedDict):
 
 class NoteJson(TypedDict):
     """A note about the request itself, not a memory: ``path_not_in_tree`` (a ``--path`` neither tracked nor
-    present in the working tree)."""
+    present in the working tree), ``semantic_unavailable`` (precheck: a configured semantic mode without a
+    model; ``path`` null)."""
 
     code: str
-    path: str
+    path: str | None
     message: str
 
 

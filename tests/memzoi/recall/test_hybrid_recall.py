@@ -202,6 +202,15 @@ def test_the_default_comes_from_config_and_falls_back_with_a_warning(
         assert ok_json(notes, "search", "pnpm")["mode"] == "semantic"
     out = ok_json(notes, "search", "pnpm")
     assert out["mode"] == "lexical" and out["warnings"][-1].startswith("MEMZOI_RECALL_MODE = 'semantic' needs")
+    check = ok_json(notes, "precheck", "--action", "edit the pnpm lockfile")
+    assert check["notes"] == [
+        {
+            "code": "semantic_unavailable",
+            "path": None,
+            "message": out["warnings"][-1].removesuffix(" (semantic_unavailable)"),
+        }
+    ]
+    assert [w["record_id"] for w in check["warnings"]] == ["pnpm-lockfile"]
     monkeypatch.setenv("MEMZOI_RECALL_MODE", "fuzzy")
     result = run(notes, "search", "pnpm", "--json")
     assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "invalid_mode"
