@@ -295,6 +295,14 @@ def test_another_model_re_embeds_and_never_mixes(notes: Repo, ctx: Workspace) ->
     assert stored == {} and vectors.db.scalars(ctx.layout, vectors._MODEL, ()) == ["tests/b@1"]
     blobs = vectors.db.scalars(ctx.layout, "SELECT vector FROM vectors", ())
     assert len(blobs) == 4 and {len(b) for b in blobs} == {32 * 4}
+    # a process of the first model that read the table before the switch writes after it: it claims it back
+    # in the same transaction, so the table never holds both models' vectors
+    with embedder.use(first):
+        vectors._CACHE.clear()
+        write_record(notes, "new-note", "Use corepack for JS installs", "Corepack pins the package manager.")
+        search.search(ctx, QUERY, mode="semantic")
+    assert vectors.db.scalars(ctx.layout, vectors._MODEL, ()) == ["tests/a@1"]
+    assert {len(b) for b in vectors.db.scalars(ctx.layout, "SELECT vector FROM vectors", ())} == {64 * 4}
 
 
 def test_an_interrupted_embedding_keeps_its_finished_chunks(

@@ -36,7 +36,15 @@ NO_EXPIRY = -(2**63)  # the "now" of a WHERE built to keep every expiry (:func:`
 _MAX_ALLOWED = 32
 _TEXTS = "SELECT rowid, title, body, tags FROM records"
 _MODEL = "SELECT value FROM meta WHERE key = 'embedding_model'"
-_STORED = "SELECT key, vector FROM vectors WHERE key IN (SELECT value FROM json_each(?))"
+_OWNED = "(SELECT value FROM meta WHERE key = 'embedding_model')"
+# one statement, one snapshot: the vectors are read only while the model that made them is the asked one
+_STORED = f"SELECT key, vector FROM vectors WHERE key IN (SELECT value FROM json_each(?)) AND {_OWNED} = ?"
+# every write claims the table in its own transaction: another model's vectors go first, so a process racing
+# one of another model never leaves two models' vectors behind
+_CLAIM = (
+    f"DELETE FROM vectors WHERE coalesce({_OWNED}, '') != ?",
+    "INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)",
+)
 
 
 @dataclass(frozen=True)
@@ -101,10 +109,7 @@ def _stored(layout: Layout, identity: str, keys: Sequence[str]) -> dict[str, Any
     """The stored vectors of ``keys`` when the index's model is ``identity`` (else none: never mixed)."""
     np = numpy()
 
-    model = db.scalars(layout, _MODEL, ())
-    if not model or model[0] != identity:
-        return {}
-    rows = db._run(layout, _STORED, (json.dumps(list(keys)),), None)
+    rows = db._run(layout, _STORED, (json.dumps(list(keys)), identity), None)
     return {key: np.frombuffer(blob, dtype=np.float32) for key, blob in rows}
 
 
@@ -115,28 +120,17 @@ def _embed_missing(
     np = numpy()
 
     pending = sorted(texts)
-    first = True
     for start in range(0, len(pending), CHUNK):
         chunk = pending[start : start + CHUNK]
         vectors = np.asarray(embedder.embed([texts[key] for key in chunk]), dtype=np.float32)
         fresh = [(key, vectors[n].tobytes()) for n, key in enumerate(chunk)]
         known.update((key, vectors[n]) for n, key in enumerate(chunk))
-        steps: list[tuple[str, Sequence[Sequence[Any]]]] = []
-        if first:  # claim the table for this model, and drop vectors no row uses any more
-            steps += _claim(layout, embedder.identity, live)
-            first = False
+        steps: list[tuple[str, Sequence[Sequence[Any]]]] = [(sql, [(embedder.identity,)]) for sql in _CLAIM]
+        if start == 0:  # and drop the vectors no row uses any more
+            prune = "DELETE FROM vectors WHERE key NOT IN (SELECT value FROM json_each(?))"
+            steps.append((prune, [(json.dumps(sorted(live)),)]))
         steps.append(("INSERT OR REPLACE INTO vectors VALUES (?, ?)", fresh))
         db.write_derived(layout, steps)
-
-
-def _claim(layout: Layout, identity: str, live: set[str]) -> list[tuple[str, Sequence[Sequence[Any]]]]:
-    model = db.scalars(layout, _MODEL, ())
-    if not model or model[0] != identity:
-        return [
-            ("DELETE FROM vectors", [()]),
-            ("INSERT OR REPLACE INTO meta VALUES ('embedding_model', ?)", [(identity,)]),
-        ]
-    return [("DELETE FROM vectors WHERE key NOT IN (SELECT value FROM json_each(?))", [(json.dumps(sorted(live)),)])]
 
 
 _ALLOWED: dict[tuple[Any, ...], tuple[Any, Any]] = {}
