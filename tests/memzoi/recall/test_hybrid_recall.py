@@ -138,6 +138,12 @@ def test_filters_apply_before_the_limit_in_both_methods(notes: Repo, model: Hash
         out = ok_json(notes, "search", QUERY, "--mode", mode, "--type", "risk", "--limit", "1")
         assert [r["record"]["id"] for r in out["results"]] == ["pnpm-lockfile"], mode
     assert ok_json(notes, "search", QUERY, "--mode", "hybrid", "--type", "warning")["results"] == []
+    write_record(
+        notes, "web-pnpm", "Web installs use pnpm", "The web folder installs with pnpm.", applies_to=("web/**",)
+    )
+    for mode in ("semantic", "hybrid"):
+        out = ok_json(notes, "search", QUERY, "--mode", mode, "--path", "web/app.ts", "--limit", "1")
+        assert [r["record"]["id"] for r in out["results"]] == ["web-pnpm"], mode
 
 
 def test_a_superseded_or_expired_record_never_comes_back_semantically(notes: Repo, model: HashedEmbedder) -> None:
@@ -182,6 +188,24 @@ def test_semantic_mode_without_a_model_is_refused_naming_the_extra(notes: Repo) 
         plain = run(notes, "search", QUERY, "--mode", mode)
         assert plain.exit_code == 2 and "pip install 'git-memzoi[semantic]'" in plain.stderr
         assert "Traceback" not in plain.stderr
+
+
+def test_the_console_script_exits_2_for_a_model_it_cannot_use(notes: Repo) -> None:
+    exe = [sys.executable, "-c", "from git_memzoi.cli.memzoi import main; main()"]
+    (notes.root / ".memzoi" / "config.toml").write_text('[semantic]\nmodel_dir = "no-such-model"\n')
+    proc = subprocess.run(
+        [*exe, "search", QUERY, "--mode", "hybrid", "--json"], cwd=notes.root, capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["code"] == "model_file_missing"
+    assert "Traceback" not in proc.stderr
+    # no model installed: the bundled one hidden from this process (a venv may hold it)
+    hidden = [sys.executable, "-c", "import sys; sys.modules['wordllama'] = None\n" + exe[2]]
+    (notes.root / ".memzoi" / "config.toml").write_text("")
+    proc = subprocess.run(
+        [*hidden, "search", QUERY, "--mode", "semantic"], cwd=notes.root, capture_output=True, text=True
+    )
+    assert proc.returncode == 2 and "pip install 'git-memzoi[semantic]'" in proc.stderr
+    assert "Traceback" not in proc.stderr
 
 
 def test_the_default_comes_from_config_and_falls_back_with_a_warning(
