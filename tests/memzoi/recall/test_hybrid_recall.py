@@ -14,6 +14,8 @@ from pathlib import Path
 
 import pytest
 
+pytest.importorskip("numpy", reason="numpy comes with the test extra: pip install -e '.[test]'")
+
 from git_memzoi.memzoi.recall import embedder, fusion, search
 from git_memzoi.memzoi.recall.index import vectors
 from git_memzoi.memzoi.workspace import Workspace
