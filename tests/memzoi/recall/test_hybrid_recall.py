@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -432,8 +433,14 @@ print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)))
 def test_hooks_and_help_never_import_the_model_or_numpy(notes: Repo) -> None:
     (notes.root / ".memzoi" / "config.toml").write_text('[recall]\nmode = "hybrid"\n')
     notes.commit("notes")
+    env = {k: v for k, v in os.environ.items() if k != "MEMZOI_RECALL_MODE"}  # the config's hybrid applies
     proc = subprocess.run(
-        [sys.executable, "-c", PROBE, str(notes.root)], cwd=notes.root, capture_output=True, text=True, check=True
+        [sys.executable, "-c", PROBE, str(notes.root)],
+        cwd=notes.root,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
     )
     assert json.loads(proc.stdout.strip().splitlines()[-1]) == []
 
