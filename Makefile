@@ -41,6 +41,7 @@ bench: $(VENV)/.installed
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/mcp_server.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/session_context.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/recall_quality.py
+	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/recall_modes.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/hooks.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/capture_range.py
 	PATH="$(CURDIR)/$(BIN):$$PATH" $(BIN)/python evals/bench/secret_classifier.py

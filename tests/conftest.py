@@ -24,8 +24,14 @@ settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 @pytest.fixture(autouse=True)
 def hermetic_env(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every test: HOME in tmp, no inherited git or memzoi environment, a pinned git identity."""
+    """Every test: HOME in tmp, no inherited git or memzoi environment, a pinned git identity, and no installed
+    semantic model: recall defaults to lexical whatever the venv holds, in this process and in the processes tests
+    start (MEMZOI_RECALL_MODE); a test installs its own embedder (tests/support/embedder.py)."""
+    from git_memzoi.memzoi.recall import embedder
+
     repos.hermetic(tmp_path_factory.mktemp("home"), monkeypatch)
+    monkeypatch.setattr(embedder, "bundled_dir", lambda: None)
+    monkeypatch.setenv("MEMZOI_RECALL_MODE", "lexical")
 
 
 @pytest.fixture

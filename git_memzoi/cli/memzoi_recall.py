@@ -44,6 +44,13 @@ _as_of = click.option(
 _history = click.option(
     "--include-superseded", is_flag=True, help="Also recall superseded records (a historical query)."
 )
+_mode = click.option(
+    "--mode",
+    type=click.Choice(["lexical", "semantic", "hybrid"]),
+    default=None,
+    help="How text is matched: BM25 words, meaning (needs git-memzoi[semantic]), or both fused by RRF "
+    "(default: [recall] mode, else hybrid when a model is installed, else lexical).",
+)
 
 
 def _opened(
@@ -98,6 +105,7 @@ def _suspect_note(suspect: recall_schema.SuspectJson | None) -> str:
     help="Only memories bound to this path (an ancestor, descendant or /** glob; relative to the current directory).",
 )
 @_store
+@_mode
 @click.option(
     "--limit",
     type=click.IntRange(min=0),
@@ -118,6 +126,7 @@ def search(
     lane: str | None,
     path: str | None,
     store: str,
+    mode: str | None,
     limit: int,
     as_of: str | None,
     include_superseded: bool,
@@ -127,6 +136,7 @@ def search(
 
     Words are OR-ed, records holding every word first; a hyphenated or dotted word (pre-edit, node.js) is one
     phrase. Any text is a valid query. Suspect memories are marked, and come after trusted ones of equal rank.
+    --mode semantic matches by meaning, --mode hybrid fuses both rankings; --json gives each hit's scores.
 
     Example: git memzoi search "database migration" --type decision --path src/db/ --json
     """
@@ -143,6 +153,7 @@ def search(
         path=path,
         limit=limit,
         store=store,
+        mode=mode,
     )
     if as_json:
         emit_json(response.to_json())
@@ -159,7 +170,7 @@ def search(
             + entry
             + _suspect_note(found["suspect"])
         )
-    for warning in response.warnings:  # a withheld record: said on stderr, as context does
+    for warning in response.warnings:  # a withheld record, a mode fallback: said on stderr, as context does
         click.echo(f"warning: {warning}", err=True)
 
 
@@ -175,6 +186,7 @@ def search(
 @click.option(
     "--expand", is_flag=True, help="Also pack the records the candidates' relations reach (same budget; cited)."
 )
+@_mode
 @json_option
 @click.pass_context
 def context(
@@ -188,6 +200,7 @@ def context(
     as_of: str | None,
     include_superseded: bool,
     expand: bool,
+    mode: str | None,
     as_json: bool,
 ) -> None:
     """Build a prompt-ready context pack for a task, within a size budget; repository records and memkeep
@@ -208,6 +221,7 @@ def context(
         include_session=include_session,
         store=store,
         expand=expand,
+        mode=mode,
     )
     if as_json:
         emit_json(pack.to_json())
@@ -235,6 +249,7 @@ def _empty_pack(pack: context_pack.ContextPack) -> str:
 @_store
 @_as_of
 @_history
+@_mode
 @json_option
 @click.pass_context
 def handoff(
@@ -247,6 +262,7 @@ def handoff(
     store: str,
     as_of: str | None,
     include_superseded: bool,
+    mode: str | None,
     as_json: bool,
 ) -> None:
     """Hand work over to another agent: the context pack plus the open review inbox counts (git memzoi review).
@@ -255,7 +271,7 @@ def handoff(
 
     Example: git memzoi handoff --path src/auth/ --json
     """
-    from git_memzoi.memzoi import context_pack as run
+    from git_memzoi.memzoi import handoff_pack as run
 
     ws, path = _opened(ctx, path, as_of, include_superseded)
     result = run.handoff(
@@ -266,6 +282,7 @@ def handoff(
         include_local=include_local,
         include_session=include_session,
         store=store,
+        mode=mode,
     )
     if as_json:
         emit_json(result.to_json())
@@ -282,6 +299,7 @@ def handoff(
 @_store
 @_as_of
 @_history
+@_mode
 @json_option
 @click.pass_context
 def precheck(
@@ -293,6 +311,7 @@ def precheck(
     store: str,
     as_of: str | None,
     include_superseded: bool,
+    mode: str | None,
     as_json: bool,
 ) -> None:
     """List the risks, warnings and failed attempts that apply to a planned change, and the memkeep entries
@@ -305,7 +324,9 @@ def precheck(
     from git_memzoi.memzoi import precheck as run
 
     ws, path = _opened(ctx, path, as_of, include_superseded)
-    result = run.precheck(ws, path=path, action=action, command=command_text, scope_kind=scope_kind, store=store)
+    result = run.precheck(
+        ws, path=path, action=action, command=command_text, scope_kind=scope_kind, store=store, mode=mode
+    )
     if as_json:
         emit_json(result.to_json())
         return

@@ -13,11 +13,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
+from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, TextContent
+from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, ValidationError, model_validator
 
 from git_memzoi.core import jsonout
+from git_memzoi.mcp.hints import TOOL_HINTS
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
@@ -103,3 +105,29 @@ def checked(fn: Callable[..., Any], name: str, annotations: Any) -> CheckedTool:
     tool.fn_metadata.arg_model = strict
     tool.parameters = strict.model_json_schema(by_alias=True)
     return tool
+
+
+class MemzoiServer(MCPServer[Any]):
+    """The SDK's server, but a call to a tool it does not have is a structured ``unknown_tool`` error."""
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        """Call the tool ``name``; an unknown name is ``{"error": {"code": "unknown_tool", ...}}``."""
+        if self._tool_manager.get_tool(name) is None:
+            return error("unknown_tool", f"Unknown tool: {name}")
+        return await super().call_tool(name, arguments, context)
+
+
+def annotations_of(name: str) -> ToolAnnotations:
+    """The MCP annotations of the tool ``name`` from :data:`~git_memzoi.mcp.hints.TOOL_HINTS`.
+
+    Raises:
+        KeyError: a tool without hints (no tool is served unannotated).
+    """
+    hints = TOOL_HINTS[name]
+    return ToolAnnotations(
+        title=hints.title,
+        read_only_hint=hints.read_only,
+        destructive_hint=hints.destructive,
+        idempotent_hint=hints.idempotent,
+        open_world_hint=False,
+    )

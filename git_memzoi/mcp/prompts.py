@@ -68,14 +68,14 @@ def register(server: MCPServer[Any], impl: _Server) -> None:
 
     def resume_work_here(task: str | None = None) -> list[dict[str, Any]]:
         """Resume work in this repository: the session-start context of its memory, and the handoff of a task."""
-        from git_memzoi.memzoi import context_pack
+        from git_memzoi.memzoi import handoff_pack
         from git_memzoi.memzoi import session_context as core
 
         def body() -> str:
             ws = impl.workspace()
             parts = [RESUME_LEAD, core.build(ws).text.rstrip("\n")]
             if task and task.strip():
-                parts.append(context_pack.handoff(ws, task=task).text().rstrip("\n"))
+                parts.append(handoff_pack.handoff(ws, task=task).text().rstrip("\n"))
             return "\n\n".join(parts) + "\n"
 
         return _text("resume_work_here", body)

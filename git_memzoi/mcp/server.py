@@ -22,15 +22,14 @@ from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.tools import Tool
-from mcp.types import CallToolResult, ToolAnnotations
+from mcp.types import CallToolResult
 
 from git_memzoi import __version__
 from git_memzoi.errors import MemzoiError
 from git_memzoi.mcp import TOOL_NAMES
-from git_memzoi.mcp.arguments import checked
+from git_memzoi.mcp.arguments import MemzoiServer, annotations_of, checked
 from git_memzoi.mcp.arguments import error as _error
 from git_memzoi.mcp.arguments import ok as _ok
-from git_memzoi.mcp.hints import TOOL_HINTS
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi import recall_schema
@@ -120,13 +119,15 @@ class _Server:
         store: str = "all",
         as_of: str | None = None,
         include_superseded: bool = False,
+        mode: str | None = None,
     ) -> CallToolResult:
         """Full-text search over current repository records and memkeep entries, best first; suspect ones are
-        marked (and follow trusted ones of equal rank); each result names its store (record or entry).
+        marked (and follow trusted ones of equal rank); each result names its store (record or entry) and scores.
 
         Args: query (any text); scope_kind|scope; type|memory_type; path|path_prefix (an ancestor,
         descendant or /** glob, repository-relative); limit (0 means 10, at most 100); store (records,
-        entries or all); as_of (ISO 8601 instant with a zone, or a date; default now); include_superseded.
+        entries or all); as_of (ISO 8601 instant with a zone, or a date; default now); include_superseded;
+        mode (lexical, semantic or hybrid; default: the repository's [recall] mode).
         """
         from git_memzoi.memzoi import search
 
@@ -144,6 +145,7 @@ class _Server:
                 path=where,
                 limit=limit,
                 store=store,
+                mode=mode,
             ).to_json()
 
         return self.run(body)
@@ -166,8 +168,10 @@ class _Server:
         as_of: str | None = None,
         include_superseded: bool = False,
         expand: bool = False,
+        mode: str | None = None,
     ) -> CallToolResult:
-        """A prompt-ready context pack for a task within a size budget (approx_words, default 400).
+        """A prompt-ready context pack for a task within a size budget (approx_words, default 400); the task
+        matched in mode (lexical, semantic or hybrid; default: the repository's [recall] mode).
 
         Repository records and memkeep entries (store: records, entries or all) unless include_local /
         include_session add runtime memory; a suspect memory is packed after trusted ones of the same relevance.
@@ -188,6 +192,7 @@ class _Server:
                 include_session=include_session,
                 store=store,
                 expand=expand,
+                mode=mode,
             ).to_json()
 
         return self.run(body)
@@ -339,6 +344,7 @@ class _Server:
         store: str = "all",
         as_of: str | None = None,
         include_superseded: bool = False,
+        mode: str | None = None,
     ) -> CallToolResult:
         from git_memzoi.memzoi import precheck
 
@@ -351,6 +357,7 @@ class _Server:
                 command=command,
                 scope_kind=kind,
                 store=store,
+                mode=mode,
             ).to_json()
 
         return self.run(body)
@@ -385,9 +392,10 @@ class _Server:
         store: str = "all",
         as_of: str | None = None,
         include_superseded: bool = False,
+        mode: str | None = None,
     ) -> CallToolResult:
         """The memory warnings that apply to a planned action (in words), optionally at a path (as_of,
-        include_superseded: as precheck_path)."""
+        include_superseded: as precheck_path; mode: lexical, semantic or hybrid)."""
         return self._precheck(
             path=path,
             action=action,
@@ -396,6 +404,7 @@ class _Server:
             store=store,
             as_of=as_of,
             include_superseded=include_superseded,
+            mode=mode,
         )
 
     def precheck_command(
@@ -407,9 +416,10 @@ class _Server:
         store: str = "all",
         as_of: str | None = None,
         include_superseded: bool = False,
+        mode: str | None = None,
     ) -> CallToolResult:
         """The memory warnings that apply to a command about to run, optionally at a path (as_of,
-        include_superseded: as precheck_path)."""
+        include_superseded: as precheck_path; mode: lexical, semantic or hybrid)."""
         return self._precheck(
             path=path,
             command=command,
@@ -418,6 +428,7 @@ class _Server:
             store=store,
             as_of=as_of,
             include_superseded=include_superseded,
+            mode=mode,
         )
 
     def plan_capture_v1(
@@ -550,27 +561,6 @@ def _memzoi_home() -> Path:
     return Path(value) if value else Path.home() / ".memzoi"
 
 
-class _Memzoi(MCPServer[Any]):
-    """The SDK's server, but a call to a tool it does not have is a structured ``unknown_tool`` error."""
-
-    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-        """Call the tool ``name``; an unknown name is ``{"error": {"code": "unknown_tool", ...}}``."""
-        if self._tool_manager.get_tool(name) is None:
-            return _error("unknown_tool", f"Unknown tool: {name}")
-        return await super().call_tool(name, arguments, context)
-
-
-def _annotations(name: str) -> ToolAnnotations:
-    hints = TOOL_HINTS[name]  # a tool without hints is a KeyError here: no tool is served unannotated
-    return ToolAnnotations(
-        title=hints.title,
-        read_only_hint=hints.read_only,
-        destructive_hint=hints.destructive,
-        idempotent_hint=hints.idempotent,
-        open_world_hint=False,
-    )
-
-
 def build_server(project_root: Path, *, watch: bool = False) -> MCPServer:
     """The MCP server for the repository at ``project_root`` (``mcp serve`` refuses a missing folder or a
     non-repository before calling :func:`serve`; each call opens it again); ``watch``: keep a
@@ -582,8 +572,8 @@ def build_server(project_root: Path, *, watch: bool = False) -> MCPServer:
     from git_memzoi.mcp import prompts, resources
 
     impl = _Server(project_root, watch)
-    tools: list[Tool] = [checked(getattr(impl, name), name, _annotations(name)) for name in TOOL_NAMES]
-    server = _Memzoi("memzoi", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
+    tools: list[Tool] = [checked(getattr(impl, name), name, annotations_of(name)) for name in TOOL_NAMES]
+    server = MemzoiServer("memzoi", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
     resources.register(server, impl)
     prompts.register(server, impl)
     return server

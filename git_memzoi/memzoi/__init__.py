@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals import files as proposal_files
     from git_memzoi.memzoi.proposals import inbox, lifecycle, packets, review
     from git_memzoi.memzoi.proposals import verify as record_verify
+    from git_memzoi.memzoi.recall import handoff as handoff_pack
     from git_memzoi.memzoi.recall import pack as context_pack
     from git_memzoi.memzoi.recall import precheck, prompt_context, related, search, session_context
     from git_memzoi.memzoi.recall import schema as recall_schema
@@ -90,6 +91,7 @@ _FACE = {
     "index_watch": "recall.index.watch",
     "search": "recall.search",
     "context_pack": "recall.pack",
+    "handoff_pack": "recall.handoff",
     "precheck": "recall.precheck",
     "related": "recall.related",
     "session_context": "recall.session_context",
@@ -138,6 +140,7 @@ __all__ = [
     "eval_report",
     "events",
     "export",
+    "handoff_pack",
     "import_apply",
     "importer",
     "inbox",

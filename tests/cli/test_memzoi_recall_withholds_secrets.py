@@ -85,6 +85,7 @@ def test_search_json_withholds_the_record_and_names_it(repo: Repo) -> None:
         "ok",  # the --json envelope (issue 20)
         *("query", "destination", "limit", "filters", "path", "results", "withheld", "warnings"),
         *("store", "notes"),  # wave 2: both stores; added after the older fields
+        "mode",  # issue 18: the recall mode the search ran in
     ]
     assert [r["record"]["id"] for r in payload["results"]] == ["deploy-key-scope"]
     assert payload["withheld"] == [withheld("deploy-keys", "decision")]

@@ -39,10 +39,10 @@ from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request, 
 from git_memzoi.memzoi.recall.search import fresh_index, withheld_warning
 
 if TYPE_CHECKING:
+    from git_memzoi.memzoi.recall.modes import Resolved
     from git_memzoi.memzoi.recall.schema import (
         BudgetJson,
         ContextPackJson,
-        HandoffJson,
         IncludedJson,
         OmittedJson,
         SearchResultJson,
@@ -120,19 +120,21 @@ def build(
     log: bool = True,
     store: str = "all",
     expand: bool = False,
+    mode: str | None = None,
 ) -> ContextPack:
     """``git memzoi context``: the context pack for ``task`` (and ``path``) within ``token_budget`` approx_words
-    (default 400; 0 gives an empty pack). Appends a ``memory.context_pack_built`` event (ids and counts). With
-    ``expand``, the records the candidates' relations reach come right after them, in the same budget
+    (default 400; 0 gives an empty pack), the task text matched in ``mode`` (``None``: the configured default,
+    :func:`~git_memzoi.memzoi.recall.modes.resolve`). Appends a ``memory.context_pack_built`` event (ids and counts).
+    With ``expand``, the records the candidates' relations reach come right after them, in the same budget
     (:mod:`~git_memzoi.memzoi.recall.expand`), each cited with its relation (``included[].relation``).
 
     Raises:
         InputError: a negative budget (``bad_budget``), neither a task nor a path (``bad_usage``), a path
             outside the repository (``path_outside_repo``, :func:`~git_memzoi.core.paths.request_path`), an
-            unknown store (``invalid_store``).
+            unknown store (``invalid_store``); what :func:`~git_memzoi.memzoi.recall.modes.resolve` raises.
     """
     from git_memzoi.core.paths import request_path
-    from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall import modes, suspect
     from git_memzoi.memzoi.recall.search import store_filter
     from git_memzoi.memzoi.recall.tree import path_notes
     from git_memzoi.memzoi.records import okf
@@ -145,7 +147,8 @@ def build(
     effective = DEFAULT_BUDGET if token_budget is None else token_budget
     requested = ["repo", *(["local"] if include_local else []), *(["session"] if include_session else [])]
     only = store_filter(store)
-    candidates, withheld = _withhold(ws, _candidates(ws, task, path, requested, only))
+    how = modes.resolve(ws.layout, mode)
+    candidates, withheld = _withhold(ws, _candidates(ws, task, path, requested, only, how))
     suspects = suspect.mark(ws, [c.row for c in candidates])
     for candidate in candidates:
         candidate.suspect = suspects.get(suspect.key(candidate.row))
@@ -161,7 +164,7 @@ def build(
     left_out = [c for c in ranked if id(c) not in shown_ids]
     now = ws.clock.now()
     payload: ContextPackJson = {
-        "id": _pack_id(now, "ctx_", [task, path, effective, requested, [c.row["id"] for c in shown]]),
+        "id": pack_id(now, "ctx_", [task, path, effective, requested, [c.row["id"] for c in shown]]),
         "task": task,
         "prompt": prompt,
         "records": [c.result for c in shown],
@@ -181,6 +184,7 @@ def build(
         "warnings": [
             *_warnings(shown, left_out, partial, effective, len(selected) > len(shown)),
             *(withheld_warning(w) for w in withheld),
+            *([how.warning] if how.warning else []),
         ],
         "next_queries": [c.row["title"] for c in left_out[:3]],
         "created_at": okf.format_timestamp(now),
@@ -213,7 +217,7 @@ def build(
 
 
 def _candidates(
-    ws: Workspace, task: str, path: str | None, destinations: Sequence[str], only: str | None = None
+    ws: Workspace, task: str, path: str | None, destinations: Sequence[str], only: str | None, how: Resolved
 ) -> list[_Candidate]:
     """FTS candidates, then path candidates (score 0, "path match"), merged by ``store:id``: FTS wins. ``only``
     (``record`` / ``entry``) keeps one store; entries are repo memory."""
@@ -224,7 +228,10 @@ def _candidates(
     merged: dict[str, _Candidate] = {}
     filters = {} if only is None else {"store": only}
     for destination in destinations:
-        for row in search_rows(ws, task, destination=destination, filters=filters, limit=CANDIDATE_LIMIT):
+        matched = search_rows(
+            ws, task, destination=destination, filters=filters, limit=CANDIDATE_LIMIT, mode=how.mode, rrf_k=how.rrf_k
+        )
+        for row in matched:
             merged.setdefault(key(row), _Candidate(row, True, result(row, task, path)))
     if path is not None:
         bound = [(d, "record", path_matches_request) for d in destinations if only != "entry"]
@@ -516,96 +523,9 @@ def _warnings(
 NAMED_LIMIT = 5  # ids a note names of the records left out (text output; --json's omitted lists more)
 
 
-def _pack_id(now: Any, prefix: str, content: Any) -> str:
+def pack_id(now: Any, prefix: str, content: Any) -> str:
     """A UUIDv7-shaped id: the clock's milliseconds and the hash of what the pack holds (reproducible)."""
     from git_memzoi.memzoi.proposals.drafts import proposal_id
 
     data = json.dumps(content, ensure_ascii=False, sort_keys=True, default=str).encode("utf-8")
     return prefix + proposal_id(now, data).removeprefix("prop_")
-
-
-# ------------------------------------------------------------------------------------------------ handoff
-
-
-@dataclass(frozen=True)
-class Handoff:
-    """``git memzoi handoff``: the context pack for switching agents and the open review inbox counts."""
-
-    payload: HandoffJson
-
-    def to_json(self) -> HandoffJson:
-        """The ``handoff --json`` object (memzoi-spec.md §5 "Handoff")."""
-        return self.payload.copy()
-
-    def text(self) -> str:
-        """``# Memzoi Handoff``, the task, the path if any, the inbox counts, then the context prompt."""
-        p = self.payload
-        inbox = p["proposal_inbox"]
-        lines = ["# Memzoi Handoff", f"Task: {p['task']}"]
-        if p["path_prefix"]:
-            lines.append(f"Path: {p['path_prefix']}")
-        lines.append(
-            f"Review inbox: {inbox['open_total']} open ({inbox['pending']} pending, "
-            f"{inbox['validated']} validated, {inbox['approved']} approved; `git memzoi review` lists them)"
-        )
-        return "\n".join(lines) + "\n\n" + p["context"]["prompt"]
-
-
-@fresh_index
-def handoff(
-    ws: Workspace,
-    *,
-    task: str | None = None,
-    path: str | None = None,
-    token_budget: int | None = None,
-    include_local: bool = False,
-    include_session: bool = False,
-    store: str = "all",
-) -> Handoff:
-    """The compact pack for handing work to another agent: the context pack of ``task`` (or ``Handoff for path
-    <path>``) and the open review counts of :func:`git_memzoi.memzoi.proposals.review.counts` (inbox
-    proposals and file packets alike: the count ``doctor``, MCP and the session context report).
-
-    Raises:
-        InputError: neither a task nor a path (``bad_usage``), a negative budget, or a path outside the
-            repository (``path_outside_repo``).
-    """
-    from git_memzoi.core.paths import request_path
-    from git_memzoi.memzoi.proposals import review
-    from git_memzoi.memzoi.records import okf
-
-    task = task.strip() if task else ""
-    path = request_path(path, ws.layout.root)
-    if not task and not path:
-        raise InputError("handoff needs --task or --path", "bad_usage")
-    task = task or f"Handoff for path {path}"
-    pack = build(
-        ws,
-        task,
-        path=path,
-        token_budget=token_budget,
-        include_local=include_local,
-        include_session=include_session,
-        store=store,
-    )
-    counts = review.counts(ws.layout)
-    now = ws.clock.now()
-    payload: HandoffJson = {
-        "id": _pack_id(now, "handoff_", [pack.payload["id"], counts.as_json()]),
-        "task": task,
-        "path_prefix": path,
-        "token_budget": token_budget,
-        "include_local": include_local,
-        "include_session": include_session,
-        "proposal_inbox": {
-            "source": "review",
-            "open_total": counts.open,
-            "pending": counts.pending,
-            "validated": counts.validated,
-            "approved": counts.approved,
-            "by_source": dict(counts.by_source),
-        },
-        "context": pack.to_json(),
-        "created_at": okf.format_timestamp(now),
-    }
-    return Handoff(payload)

@@ -93,19 +93,21 @@ def precheck(
     scope_kind: str | None = None,
     log: bool = True,
     store: str = "all",
+    mode: str | None = None,
 ) -> PrecheckResult:
     """The governance memories that apply to a planned change at ``path`` and/or to ``action``/``command``.
 
     Each warning is ``{id: "warn_<record id>", record_id, message: "<title>: <body>", severity (risk high,
     others warning; an entry of another type ``info``), citations: [citation], suggested_next_step, suspect, store,
-    claim}``. Appends ``memory.precheck_ran``
+    claim}``; ``action``/``command`` text is matched in ``mode`` (``None``: the configured default; a path alone
+    loads no model). Appends ``memory.precheck_ran``
     (which inputs were given, warning and record ids; never the action or command text).
 
     Raises:
         InputError: none of path, action, command (``bad_usage``); an unknown scope kind; a path outside the
             repository (``path_outside_repo``); an unknown store (``invalid_store``).
     """
-    from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall import modes, suspect
     from git_memzoi.memzoi.recall.search import check_filters, log_event, search_rows, store_filter, withhold
     from git_memzoi.memzoi.recall.tree import path_notes
 
@@ -114,13 +116,28 @@ def precheck(
     if path is None and not query:
         raise InputError("precheck needs --path, --action or --command", "bad_usage")
     filters = check_filters(scope_kind=scope_kind)
+    if mode is not None:
+        modes.check_mode(mode)
     only = store_filter(store)
     hits = _path_hits(ws, path, scope_kind, only) if path is not None else {}
     # a memory naming the very path names a file still to be written, not a typo: no path_not_in_tree note (issue
     # 20); a glob that merely covers it (src/**) names nothing, so a typo under it is still reported
-    notes = () if any(h.path_score == EXACT for h in hits.values()) else tuple(path_notes(ws, path))
+    notes = [] if any(h.path_score == EXACT for h in hits.values()) else list(path_notes(ws, path))
     if query and only != "entry":
-        for row in search_rows(ws, query, filters={**filters, "store": "record"}, path=path, limit=LEXICAL_LIMIT):
+        how = modes.resolve(ws.layout, mode)
+        if how.warning:  # a configured mode without a model: said, never silently
+            message = how.warning.removesuffix(" (semantic_unavailable)")
+            notes.append({"code": "semantic_unavailable", "path": None, "message": message})
+        matched = search_rows(
+            ws,
+            query,
+            filters={**filters, "store": "record"},
+            path=path,
+            limit=LEXICAL_LIMIT,
+            mode=how.mode,
+            rrf_k=how.rrf_k,
+        )
+        for row in matched:
             if row["type"] in GOVERNANCE:
                 hit = hits.setdefault(suspect.key(row), _Hit(row))
                 hit.lexical = max(-float(row["rank"]), hit.lexical if hit.lexical is not None else float("-inf"))
@@ -148,7 +165,7 @@ def precheck(
                 "suspect_ids": [w["record_id"] for w in warnings if w["suspect"]],
             },
         )
-    return PrecheckResult(warnings, tuple(withheld.values()), notes)
+    return PrecheckResult(warnings, tuple(withheld.values()), tuple(notes))
 
 
 def _path_hits(ws: Workspace, path: str, scope_kind: str | None, only: str | None) -> dict[str, _Hit]:

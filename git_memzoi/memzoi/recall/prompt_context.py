@@ -64,7 +64,7 @@ def build(
     terms = key_terms(prompt)
     if not terms or token_budget == 0:
         return None
-    built = pack.build(ws, " ".join(terms), token_budget=token_budget, log=False)
+    built = pack.build(ws, " ".join(terms), token_budget=token_budget, log=False, mode="lexical")  # a hook: no model
     need = min(min_terms, len(terms))
     matched: set[str] = set()
     relevant = False

@@ -68,10 +68,11 @@ class CitationJson(TypedDict):
 
 class NoteJson(TypedDict):
     """A note about the request itself, not a memory: ``path_not_in_tree`` (a ``--path`` neither tracked nor
-    present in the working tree)."""
+    present in the working tree), ``semantic_unavailable`` (precheck: a configured semantic mode without a
+    model; ``path`` null)."""
 
     code: str
-    path: str
+    path: str | None
     message: str
 
 
@@ -119,8 +120,19 @@ class RankingJson(TypedDict):
     reasons: list[str]
 
 
+class ScoresJson(TypedDict):
+    """How a result ranked (issue 18): its mode, bm25 rank (1-based) and score (``-bm25``), semantic rank and
+    cosine similarity, and the RRF score of hybrid mode; a method that did not find it is ``None``."""
+
+    mode: str
+    bm25: dict[str, float] | None
+    semantic: dict[str, float] | None
+    rrf: float | None
+
+
 class SearchResultJson(TypedDict):
-    """One search result (§4), also a context pack's ``records`` item (``ranking`` set only there)."""
+    """One search result (§4), also a context pack's ``records`` item (``ranking`` set only there); ``scores``
+    is ``None`` for a context pack's path-only match."""
 
     record: RecordJson
     score: float
@@ -132,6 +144,7 @@ class SearchResultJson(TypedDict):
     suspect: SuspectJson | None
     store: str
     claim: str
+    scores: ScoresJson | None
 
 
 class WithheldJson(TypedDict):
@@ -163,6 +176,7 @@ class SearchJson(TypedDict):
     warnings: list[str]
     store: str
     notes: list[NoteJson]
+    mode: str
 
 
 class WarningJson(TypedDict):

@@ -24,6 +24,10 @@ The query rule (upstream's, with two refinements from field report BR-01):
   recall-v2 corpus, the order is exactly upstream's.
 - Filters (scope kind, scope id, type, lane, path) apply inside the candidate set, before the limit.
 
+Modes (issue 18; :mod:`~git_memzoi.memzoi.recall.modes`): the rule above is ``lexical``; ``semantic`` ranks the
+same filtered rows by the similarity of their vectors to the query's, and ``hybrid`` fuses both lists by
+Reciprocal Rank Fusion (:mod:`~git_memzoi.memzoi.recall.hybrid`). Every result carries its ``scores``.
+
 Both stores (DESIGN.md "One memory"): memkeep entries (``agent-memory/entries/*.md``) are indexed beside the
 records and searched with them (title = the entry's claim), unless ``store`` narrows the search to ``records`` or
 ``entries``. Every result names its ``store`` (``record`` / ``entry``), its ``claim`` and, in its citation, the
@@ -48,10 +52,11 @@ from git_memzoi.core.paths import request_path
 from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall.budget import UNSPACED
+from git_memzoi.memzoi.recall.fusion import CANDIDATES_PER_RESULT, DEFAULT_K
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.recall.pathmatch import citation_path, path_matches_request, scope_covers
 from git_memzoi.memzoi.recall.stopwords import without_stop_words
-from git_memzoi.memzoi.records import vocab
+from git_memzoi.memzoi.records import okf, vocab
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
@@ -91,11 +96,13 @@ class SearchResponse:
     withheld: tuple[WithheldJson, ...] = ()
     store: str = "all"
     notes: tuple[NoteJson, ...] = ()
+    mode: str = "lexical"
+    mode_warning: str | None = None
 
     @property
     def warnings(self) -> list[str]:
-        """One line per withheld record: its id, field and rule, never the value."""
-        return [withheld_warning(w) for w in self.withheld]
+        """One line per withheld record (its id, field and rule, never the value), then a mode fallback's."""
+        return [withheld_warning(w) for w in self.withheld] + ([self.mode_warning] if self.mode_warning else [])
 
     def to_json(self) -> SearchJson:
         """The ``search --json`` object."""
@@ -110,6 +117,7 @@ class SearchResponse:
             "warnings": self.warnings,
             "store": self.store,
             "notes": [n.copy() for n in self.notes],
+            "mode": self.mode,
         }
 
 
@@ -227,17 +235,57 @@ def search_rows(
     filters: Mapping[str, str] | None = None,
     path: str | None = None,
     limit: int = DEFAULT_LIMIT,
+    mode: str = "lexical",
+    rrf_k: int = DEFAULT_K,
 ) -> list[dict[str, Any]]:
-    """Index rows of current records of ``destination`` matching ``query``, best first (see the module rule).
+    """Index rows of current records of ``destination`` matching ``query``, best first, in ``mode`` (see the
+    module rule; ``rrf_k``: hybrid's RRF constant).
 
-    Each row carries ``rank`` (bm25). ``limit`` is taken as given (callers apply :func:`effective_limit`).
+    Each row carries ``rank`` (lower is better: bm25, ``-similarity`` or ``-rrf``) and ``scores``. ``limit`` is
+    taken as given (callers apply :func:`effective_limit`). Raises what :func:`embedder.load` raises.
     """
-    from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.recall import hybrid
 
     phrases = without_stop_words(terms(query))
     if not phrases or limit <= 0:
         return []
     path = path.strip() if path else None
+    if mode == "lexical":
+        return hybrid.lexical_scores(_lexical_rows(ws, phrases, destination, filters, path, limit))
+    from git_memzoi.memzoi.recall import embedder, modes
+    from git_memzoi.memzoi.recall.index.query import search_where
+    from git_memzoi.memzoi.recall.index.rows import micros
+
+    model = embedder.load(ws.layout, modes.settings(ws.layout).model_dir)
+    fetch = CANDIDATES_PER_RESULT * limit if mode == "hybrid" else limit
+    index_db._ensure_fresh(ws.layout)
+    now_us = micros(okf.format_timestamp(ws.recall_at()))  # the as-of instant (workspace.py)
+    timeless = search_where(
+        (destination,),
+        now_us,
+        filters or {},
+        path,
+        path_matches_request,
+        scope_covers,
+        include_superseded=ws.include_superseded,
+        timeless=True,
+    )
+    semantic = hybrid.semantic_rows(ws, model, query, where=timeless, now_us=now_us, limit=fetch)
+    if mode == "semantic":
+        return semantic
+    lexical = _lexical_rows(ws, phrases, destination, filters, path, fetch)
+    return hybrid.fuse(lexical, semantic, k=rrf_k, limit=limit)
+
+
+def _lexical_rows(
+    ws: Workspace,
+    phrases: Sequence[str],
+    destination: str,
+    filters: Mapping[str, str] | None,
+    path: str | None,
+    limit: int,
+) -> list[dict[str, Any]]:
+    """The lexical rule's rows: every-term tier first, then any-term (module rule)."""
     kwargs: dict[str, Any] = {"now": ws.recall_at(), "destinations": (destination,), "filters": filters or {}}
     kwargs["include_superseded"] = ws.include_superseded  # the workspace's as-of view (workspace.py)
     if path:
@@ -284,6 +332,7 @@ def result(
         "suspect": None if suspect is None else suspect.copy(),
         "store": row.get("store") or "record",
         "claim": row["title"],
+        "scores": row.get("scores"),
     }
 
 
@@ -421,18 +470,22 @@ def search(
     destination: str = "repo",
     log: bool = True,
     store: str = "all",
+    mode: str | None = None,
 ) -> SearchResponse:
     """``git memzoi search``: current records of ``destination`` (repo unless a caller opts in) matching
     ``query``, best first, each marked ``suspect`` when its memkeep envelope is stale; memkeep entries too
-    (``store``: ``records``, ``entries`` or ``all``, the default), judged by memkeep's report.
+    (``store``: ``records``, ``entries`` or ``all``, the default), judged by memkeep's report. ``mode``:
+    ``lexical``, ``semantic``, ``hybrid``, or ``None`` for the configured default
+    (:func:`~git_memzoi.memzoi.recall.modes.resolve`).
 
     Appends a ``memory.searched`` event (destination, result ids and count; never the query text) when ``log``.
 
     Raises:
         InputError: an invalid filter value or a negative limit; a path outside the repository
-            (``path_outside_repo``); an unknown store (``invalid_store``).
+            (``path_outside_repo``); an unknown store (``invalid_store``); an unknown mode (``invalid_mode``), a
+            semantic mode without a model (``semantic_model_missing``) or a refused model directory.
     """
-    from git_memzoi.memzoi.recall import suspect
+    from git_memzoi.memzoi.recall import modes, suspect
     from git_memzoi.memzoi.recall.tree import path_notes
 
     if destination not in ("repo", "local", "session"):
@@ -443,7 +496,10 @@ def search(
         filters["store"] = only
     limit = effective_limit(limit)
     path = request_path(path, ws.layout.root)
-    found = search_rows(ws, query, destination=destination, filters=filters, path=path, limit=limit)
+    how = modes.resolve(ws.layout, mode)
+    found = search_rows(
+        ws, query, destination=destination, filters=filters, path=path, limit=limit, mode=how.mode, rrf_k=how.rrf_k
+    )
     rows, withheld = withhold(ws.layout, found)
     suspects = suspect.mark(ws, rows)
     rows = trusted_first(list(rows), lambda r: suspect.key(r) in suspects, lambda r: r.get("rank"))
@@ -455,7 +511,9 @@ def search(
             {"destination": destination, "count": len(results), "result_ids": [r["record"]["id"] for r in results]},
         )
     notes = tuple(path_notes(ws, path))
-    return SearchResponse(query, destination, limit, filters, path, results, tuple(withheld), store, notes)
+    return SearchResponse(
+        query, destination, limit, filters, path, results, tuple(withheld), store, notes, how.mode, how.warning
+    )
 
 
 def log_event(ws: Workspace, event_type: str, payload: Mapping[str, Any]) -> None:

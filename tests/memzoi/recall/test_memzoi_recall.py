@@ -25,6 +25,7 @@ from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals import files as proposal_files
 from git_memzoi.memzoi.recall import budget, precheck, search
+from git_memzoi.memzoi.recall import handoff as handoff_pack
 from git_memzoi.memzoi.recall import pack as context_pack
 from git_memzoi.memzoi.recall.pathmatch import best_path, citation_path, path_matches_request, path_score
 from git_memzoi.memzoi.records import events, okf
@@ -447,7 +448,7 @@ def test_context_is_repo_only_unless_asked(repo: Repo) -> None:
 def test_handoff_carries_the_pack_and_the_inbox_counts(repo: Repo) -> None:
     ctx = ctx_of(repo)
     record(repo, "r", title="Granite", body="Granite sentinel.", applies_to=("src/g.py",))
-    result = context_pack.handoff(ctx, path="src/g.py").to_json()
+    result = handoff_pack.handoff(ctx, path="src/g.py").to_json()
     assert result["task"] == "Handoff for path src/g.py" and result["path_prefix"] == "src/g.py"
     assert result["proposal_inbox"] == {
         "source": "review",
@@ -458,10 +459,10 @@ def test_handoff_carries_the_pack_and_the_inbox_counts(repo: Repo) -> None:
         "by_source": {"proposal": 0, "session-end": 0, "capture": 0, "import": 0, "file": 0},
     }
     assert result["context"]["records"][0]["record"]["id"] == "r"
-    text = context_pack.handoff(ctx, task="continue granite").text()
+    text = handoff_pack.handoff(ctx, task="continue granite").text()
     assert text.startswith("# Memzoi Handoff\nTask: continue granite\nReview inbox: 0 open")
     with pytest.raises(InputError):
-        context_pack.handoff(ctx)
+        handoff_pack.handoff(ctx)
 
 
 # --------------------------------------------------------------------------------------------- precheck

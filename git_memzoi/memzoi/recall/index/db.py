@@ -9,7 +9,8 @@ changed. The tables and the weighted FTS5 columns (title, body, tags, type, path
 :mod:`~git_memzoi.memzoi.recall.index.schema`.
 Reads go through one kept connection per thread and file (:func:`_reader`); a search filters and sorts the best
 bm25 matches first and runs the full query only when that could change the answer (:func:`_top_is_exact`).
-How a record file becomes a row lives in :mod:`~git_memzoi.memzoi.recall.index.rows`.
+How a record file becomes a row lives in :mod:`~git_memzoi.memzoi.recall.index.rows`; the vectors of semantic
+recall (table ``vectors``) in :mod:`~git_memzoi.memzoi.recall.index.vectors`, through :func:`write_derived`.
 """
 
 from __future__ import annotations
@@ -28,9 +29,10 @@ from typing import Any
 from git_memzoi.core.atomic import lifecycle_lock
 from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.recall.index import build
 from git_memzoi.memzoi.recall.index import links as _links
 from git_memzoi.memzoi.recall.index import schema as _schema
-from git_memzoi.memzoi.recall.index.query import CURRENT, FILTERS, at, current, fts_query, search_sql, search_where
+from git_memzoi.memzoi.recall.index.query import FILTERS, at, current, fts_query, search_sql, search_where
 from git_memzoi.memzoi.recall.index.results import JSON_VERSION as JSON_VERSION  # re-exported
 from git_memzoi.memzoi.recall.index.results import RebuildResult as RebuildResult
 from git_memzoi.memzoi.recall.index.results import RefreshResult as RefreshResult
@@ -163,7 +165,7 @@ def _rebuild(layout: Layout) -> RebuildResult:
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
             conn.executescript(_schema.DDL + _links.DDL)
-            _build(conn, layout, _Scan.of(layout), Path(tmp))
+            build.fill(conn, layout, _Scan.of(layout), Path(tmp))
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             counts = dict(
                 conn.execute(
@@ -258,74 +260,8 @@ def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> t
     except BaseException:
         conn.execute("ROLLBACK")
         raise
-    _forget_racy(conn, db, mtimes)
+    build.forget_racy(conn, db, mtimes)
     return tuple(rel for rel, _ in changed), tuple(removed)
-
-
-def _build(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> None:
-    """Fill a new, empty index with every file of ``scan`` (a rebuild): :func:`_apply` without its lookups -
-    nothing to forget, rowids numbered here - the files read on two cores where that is safe
-    (:mod:`~git_memzoi.memzoi.recall.index.parallel`) and the rows inserted in batches (``executemany``), in one
-    transaction."""
-    from git_memzoi.memzoi.recall.index.parallel import read_all
-
-    def read(rel: str) -> tuple[Signature, tuple[Any, ...] | Problem]:
-        source = next(s for s in scan.sources if rel.startswith(s.prefix))
-        return read_file(source, rel, os.path.join(layout.root, rel))
-
-    conn.execute("BEGIN")
-    batch: _Batch = ([], [], [], [])
-    consistent, mtimes, rowid = True, [], 0
-    for n, (rel, (signature, outcome)) in enumerate(zip(scan.rels, read_all(scan.rels, read), strict=True)):
-        consistent = consistent and signature == scan.signature(n)
-        mtimes.append((rel, signature[1]))
-        problem = (outcome.code, outcome.reason) if isinstance(outcome, Problem) else (None, None)
-        batch[0].append((rel, *signature, *problem))
-        if not isinstance(outcome, Problem):
-            rowid += 1
-            batch[1].append((rowid, *outcome))
-            batch[2].append((rowid, *_schema.fts_values(outcome)))
-            batch[3].append((rowid, *_schema.meta_values(outcome)))
-            _links.insert(conn, rel, outcome)  # keyed by path, not rowid: needs no batch order
-        if len(batch[0]) >= _BATCH_ROWS:
-            _insert(conn, batch)
-    _insert(conn, batch)
-    conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (scan.snapshot() if consistent else None,))
-    conn.execute("COMMIT")
-    _forget_racy(conn, db, mtimes)
-
-
-_Batch = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]
-_BATCH_ROWS = 2000  # rows held before an executemany: bounded memory, few calls
-
-
-def _insert(conn: sqlite3.Connection, batch: _Batch) -> None:
-    for sql, rows in zip(
-        (
-            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)",
-            _schema.INSERT_RECORD_AT,
-            _schema.INSERT_FTS,
-            _schema.INSERT_META,
-        ),
-        batch,
-        strict=True,
-    ):
-        conn.executemany(sql, rows)
-        rows.clear()
-
-
-def _forget_racy(conn: sqlite3.Connection, db: Path, read: list[tuple[str, int]]) -> None:
-    """Git's "racily clean" rule: a file whose mtime is not older than the index write may change again within
-    the same timestamp tick, unseen; its signature is voided so the next refresh reads it once more."""
-    if not read:
-        return
-    written = db.stat().st_mtime_ns
-    racy = [(rel,) for rel, mtime in read if mtime >= written]
-    if racy:
-        conn.execute("BEGIN IMMEDIATE")
-        conn.executemany("UPDATE files SET size = -1 WHERE path = ?", racy)
-        conn.execute("DELETE FROM meta WHERE key = 'snapshot'")
-        conn.execute("COMMIT")
 
 
 def _forget(conn: sqlite3.Connection, path: str) -> None:
@@ -501,13 +437,33 @@ def select(layout: Layout, sql: str, params: Sequence[Any]) -> list[dict[str, An
 def _query(
     layout: Layout, sql: str, params: Sequence[Any], functions: Mapping[str, Callable[..., Any]] | None = None
 ) -> list[dict[str, Any]]:
+    return [dict(row) for row in _run(layout, sql, params, functions)]
+
+
+def scalars(
+    layout: Layout, sql: str, params: Sequence[Any], functions: Mapping[str, Callable[..., Any]] | None = None
+) -> list[Any]:
+    """The first column of every row of a read, no dicts made (a vector search reads 10,000 rowids)."""
+    return [row[0] for row in _run(layout, sql, params, functions, plain=True)]
+
+
+def _run(
+    layout: Layout,
+    sql: str,
+    params: Sequence[Any],
+    functions: Mapping[str, Callable[..., Any]] | None,
+    plain: bool = False,
+) -> list[Any]:
     conn = _reader(layout)
     if conn is None:
         raise ToolError("the memory index could not be opened; run `git memzoi rebuild`", "index_unavailable")
     try:
         for name, function in (functions or {}).items():
             conn.create_function(name, -1, function, deterministic=True)
-        return [dict(row) for row in conn.execute(sql, params)]
+        cursor = conn.execute(sql, params)
+        if plain:
+            cursor.row_factory = None  # tuples: no sqlite3.Row per row
+        return cursor.fetchall()
     except sqlite3.DatabaseError as exc:
         _drop_reader(index_path(layout))
         _raise_if_busy(exc)
@@ -571,16 +527,7 @@ def remember_screened(layout: Layout, rows: Sequence[tuple[str, str | None, str 
     watcher = sys.modules.get(f"{__package__}.watch")
     if not rows or (watcher is not None and watcher.watching(layout)):  # the MCP server: its in-process cache serves
         return
-    uri = f"{checked_index(layout).as_uri()}?mode=rw"  # never creates a missing index
-    with (
-        contextlib.suppress(OSError, sqlite3.Error, ToolError),
-        lifecycle_lock(layout.lock, 0, root=layout.private_root, counted=False),
-        contextlib.closing(sqlite3.connect(uri, uri=True, timeout=0.05, isolation_level=None)) as conn,
-    ):
-        if conn.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION:  # closing rolls back a failure
-            conn.execute("BEGIN IMMEDIATE")
-            conn.executemany("INSERT OR IGNORE INTO screened VALUES (?, ?, ?)", rows)
-            conn.execute("COMMIT")
+    write_derived(layout, [("INSERT OR IGNORE INTO screened VALUES (?, ?, ?)", rows)], wait=0)
 
 
 def drift(layout: Layout) -> str:
@@ -600,3 +547,26 @@ def drift(layout: Layout) -> str:
         conn.close()
     snapshot = _Scan.of(layout).snapshot()
     return "current" if stored is not None and snapshot is not None and stored[0] == snapshot else "stale"
+
+
+# ------------------------------------------------------------------------------------------------ caches
+
+
+def write_derived(layout: Layout, steps: Sequence[tuple[str, Sequence[Sequence[Any]]]], wait: float = 2.0) -> bool:
+    """Run ``(sql, rows)`` steps (each ``executemany``) in one transaction on the index, under the lock (waiting
+    at most ``wait`` seconds), best-effort: ``False`` (nothing written) when busy or unwritable, or the index now
+    has another schema. For caches a later read can recompute (screening outcomes, vectors)."""
+    uri = f"{checked_index(layout).as_uri()}?mode=rw"  # never creates a missing index
+    with (
+        contextlib.suppress(OSError, sqlite3.Error, ToolError),
+        lifecycle_lock(layout.lock, wait, root=layout.private_root, counted=False),
+        contextlib.closing(sqlite3.connect(uri, uri=True, timeout=max(wait, 0.05), isolation_level=None)) as conn,
+    ):
+        if conn.execute("PRAGMA user_version").fetchone()[0] != SCHEMA_VERSION:
+            return False
+        conn.execute("BEGIN IMMEDIATE")  # closing rolls back a failure: all steps or none
+        for sql, rows in steps:
+            conn.executemany(sql, rows)
+        conn.execute("COMMIT")
+        return True
+    return False

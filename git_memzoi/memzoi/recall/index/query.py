@@ -21,8 +21,9 @@ _IN_TIME = (
     "(r.retention_boundary_us IS NULL OR r.retention_boundary_us > ?)"
     " AND (r.valid_from_us IS NULL OR r.valid_from_us <= ?) AND (r.valid_to_us IS NULL OR r.valid_to_us > ?)"
 )
-CURRENT = f"r.status = 'active' AND {_IN_TIME}"
-HISTORY = f"r.status IN ('active', 'superseded') AND {_IN_TIME}"  # --include-superseded: replaced claims too
+_STATUS = {False: "r.status = 'active'", True: "r.status IN ('active', 'superseded')"}
+CURRENT = f"{_STATUS[False]} AND {_IN_TIME}"
+HISTORY = f"{_STATUS[True]} AND {_IN_TIME}"  # --include-superseded: replaced claims too
 
 
 def current(include_superseded: bool = False) -> str:
@@ -75,17 +76,24 @@ def search_where(
     path_match: Callable[[str, str], bool] | None,
     entry_match: Callable[[str, str], bool] | None,
     include_superseded: bool = False,
+    timeless: bool = False,
 ) -> tuple[list[str], list[Any], dict[str, Callable[..., Any]]]:
     """The WHERE conditions of a search over current rows of ``destinations`` (alias ``r``), their parameters
-    and the SQL functions they call (``now_us``: the as-of instant; ``include_superseded``: :data:`HISTORY`):
+    and the SQL functions they call (``now_us``: the as-of instant; ``include_superseded``: :data:`HISTORY`;
+    ``timeless``: the lifecycle status only, for a caller applying retention and validity itself, as the
+    semantic search's cached row sets do, :func:`~git_memzoi.memzoi.recall.index.vectors.allowed`):
     exact ``filters`` of :data:`FILTERS`, and ``path`` kept where
     ``path_match(stored, path)`` (an entry: ``entry_match``, default ``path_match``) holds for one stored path.
 
     Raises:
         ValueError: an unknown filter, or a ``path`` without ``path_match``.
     """
-    where = [f"r.destination IN ({', '.join('?' * len(destinations))})", current(include_superseded)]
-    params: list[Any] = [*destinations, *at(now_us)]
+    status = _STATUS[include_superseded]
+    where = [
+        f"r.destination IN ({', '.join('?' * len(destinations))})",
+        status if timeless else current(include_superseded),
+    ]
+    params: list[Any] = [*destinations, *([] if timeless else at(now_us))]
     for key, value in filters.items():
         if key not in FILTERS:
             raise ValueError(f"unknown search filter {key!r}")

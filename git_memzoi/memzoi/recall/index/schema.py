@@ -14,6 +14,10 @@ A row's rank is the sum of its two bm25 scores (lower is better; a table the que
 each with the column weights of :data:`WEIGHTS` (a hit in a column counts ``weight`` times). They were chosen
 on a tuning corpus (``evals/bench/recall_quality.py --tune``) that shares no vocabulary or query with the
 benchmark corpus the numbers are reported on; see docs/memzoi.md "How ranking works".
+
+``vectors`` holds semantic recall's float32 vectors by text hash (:mod:`~git_memzoi.memzoi.recall.index.vectors`,
+whose ``meta.embedding_model`` names their model); ``records_filtered`` covers the filter columns, so a semantic
+search lists the rows its filters allow without reading their text.
 """
 
 from __future__ import annotations
@@ -25,7 +29,7 @@ from typing import Any
 from git_memzoi.memzoi.recall.index.rows import COLUMNS
 
 SCHEMA_VERSION = (
-    6  # the file's PRAGMA user_version; another one is rebuilt, never migrated (5: validity, locks; 6: link tables)
+    7  # the file's PRAGMA user_version; another is rebuilt, never migrated (5: validity, locks; 6: links; 7: vectors)
 )
 FTS_COLUMNS = ("title", "body")  # records_fts
 META_COLUMNS = ("tags", "type", "paths")  # records_meta
@@ -50,9 +54,13 @@ CREATE TABLE records (
 CREATE INDEX files_with_problems ON files(path) WHERE problem_code IS NOT NULL;
 CREATE INDEX records_by_id ON records(id);
 CREATE INDEX records_by_destination ON records(destination, status);
+CREATE INDEX records_filtered ON records(
+    destination, status, store, type, lane, scope_kind, scope_id, retention_boundary_us
+);
 CREATE VIRTUAL TABLE records_fts USING fts5(title, body, tokenize = 'unicode61 remove_diacritics 2');
 CREATE VIRTUAL TABLE records_meta USING fts5(tags, type, paths, tokenize = 'unicode61 remove_diacritics 2');
 CREATE TABLE screened (key TEXT PRIMARY KEY, field TEXT, rule TEXT) WITHOUT ROWID;
+CREATE TABLE vectors (key TEXT PRIMARY KEY, vector BLOB NOT NULL) WITHOUT ROWID;
 """
 INSERT_RECORD = f"INSERT INTO records ({', '.join(COLUMNS)}) VALUES ({', '.join('?' * len(COLUMNS))})"
 INSERT_RECORD_AT = f"INSERT INTO records (rowid, {', '.join(COLUMNS)}) VALUES (?, {', '.join('?' * len(COLUMNS))})"

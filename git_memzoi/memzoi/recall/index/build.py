@@ -1,0 +1,84 @@
+"""Filling a new derived index from scratch (a rebuild) and git's racily-clean rule (io, on a connection
+:mod:`~git_memzoi.memzoi.recall.index.db` opened; split from it for size, and it owns sqlite3).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from git_memzoi.memzoi.recall.index import links, schema
+from git_memzoi.memzoi.recall.index.rows import Signature, read_file
+from git_memzoi.memzoi.records.store import Problem
+
+if TYPE_CHECKING:
+    from git_memzoi.memzoi.layout import Layout
+    from git_memzoi.memzoi.recall.index.scan import Scan
+
+
+def fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
+    """Fill a new, empty index (``conn``, a ``sqlite3.Connection``) with every file of ``scan`` (a rebuild):
+    :func:`git_memzoi.memzoi.recall.index.db._apply` without its lookups -
+    nothing to forget, rowids numbered here - the files read on two cores where that is safe
+    (:mod:`~git_memzoi.memzoi.recall.index.parallel`) and the rows inserted in batches (``executemany``), in one
+    transaction."""
+    from git_memzoi.memzoi.recall.index.parallel import read_all
+
+    def read(rel: str) -> tuple[Signature, tuple[Any, ...] | Problem]:
+        source = next(s for s in scan.sources if rel.startswith(s.prefix))
+        return read_file(source, rel, os.path.join(layout.root, rel))
+
+    conn.execute("BEGIN")
+    batch: _Batch = ([], [], [], [])
+    consistent, mtimes, rowid = True, [], 0
+    for n, (rel, (signature, outcome)) in enumerate(zip(scan.rels, read_all(scan.rels, read), strict=True)):
+        consistent = consistent and signature == scan.signature(n)
+        mtimes.append((rel, signature[1]))
+        problem = (outcome.code, outcome.reason) if isinstance(outcome, Problem) else (None, None)
+        batch[0].append((rel, *signature, *problem))
+        if not isinstance(outcome, Problem):
+            rowid += 1
+            batch[1].append((rowid, *outcome))
+            batch[2].append((rowid, *schema.fts_values(outcome)))
+            batch[3].append((rowid, *schema.meta_values(outcome)))
+            links.insert(conn, rel, outcome)  # keyed by path, not rowid: needs no batch order
+        if len(batch[0]) >= _BATCH_ROWS:
+            _insert(conn, batch)
+    _insert(conn, batch)
+    conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (scan.snapshot() if consistent else None,))
+    conn.execute("COMMIT")
+    forget_racy(conn, db, mtimes)
+
+
+_Batch = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+_BATCH_ROWS = 2000  # rows held before an executemany: bounded memory, few calls
+
+
+def _insert(conn: Any, batch: _Batch) -> None:
+    for sql, rows in zip(
+        (
+            "INSERT INTO files VALUES (?, ?, ?, ?, ?, ?)",
+            schema.INSERT_RECORD_AT,
+            schema.INSERT_FTS,
+            schema.INSERT_META,
+        ),
+        batch,
+        strict=True,
+    ):
+        conn.executemany(sql, rows)
+        rows.clear()
+
+
+def forget_racy(conn: Any, db: Path, read: list[tuple[str, int]]) -> None:
+    """Git's "racily clean" rule: a file whose mtime is not older than the index write may change again within
+    the same timestamp tick, unseen; its signature is voided so the next refresh reads it once more."""
+    if not read:
+        return
+    written = db.stat().st_mtime_ns
+    racy = [(rel,) for rel, mtime in read if mtime >= written]
+    if racy:
+        conn.execute("BEGIN IMMEDIATE")
+        conn.executemany("UPDATE files SET size = -1 WHERE path = ?", racy)
+        conn.execute("DELETE FROM meta WHERE key = 'snapshot'")
+        conn.execute("COMMIT")
