@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from typing import Any
 
 import pytest
 
@@ -20,7 +19,7 @@ from git_memzoi.memzoi.records.lock import RecordLocked
 from git_memzoi.memzoi.workspace import Workspace
 from tests.memzoi.proposals.test_proposal_files import packet_text, pending, supersede_packet
 from tests.support import repos
-from tests.support.repos import Repo, ok_json, run, tree
+from tests.support.repos import Repo, ok_json, refused, run, tree
 
 RECORD = ".memzoi/records/release-rule.md"
 
@@ -32,15 +31,6 @@ def root(repo: Repo) -> Repo:
     repos.write_record(repo, "release-rule", "Release from main only", "Tags come from main.", locked=True)
     repo.commit("a reviewed, locked record")
     return repo
-
-
-def refused(repo: Repo, *args: str) -> dict[str, Any]:
-    before = tree(repo.root)
-    result = run(repo, *args, "--json")
-    assert result.exit_code == 2, (result.stdout, result.stderr)
-    assert tree(repo.root) == before
-    error: dict[str, Any] = json.loads(result.stdout)["error"]
-    return error
 
 
 def test_the_writer_writes_the_boolean_and_recall_reads_it(root: Repo) -> None:

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from tests.support import repos
-from tests.support.repos import NOW_TEXT, Repo, entry_text, ok_json, run, tree
+from tests.support.repos import NOW_TEXT, Repo, entry_text, ok_json, refused, run
 
 MIDNIGHT = "2026-07-10T00:00:00Z"  # today's midnight at the pinned NOW (2026-07-10T12:00:00Z)
 
@@ -33,16 +33,6 @@ def root(repo: Repo) -> Repo:
 def ids(repo: Repo, *args: str, env: dict[str, str] | None = repos.PINNED) -> list[str]:
     out = ok_json(repo, "search", "release", *args, env=env)
     return sorted(r["record"]["id"] for r in out["results"])
-
-
-def refused(repo: Repo, *args: str) -> dict[str, Any]:
-    """The ``--json`` error of a command that must exit 2 and write nothing."""
-    before = tree(repo.root)
-    result = run(repo, *args, "--json")
-    assert result.exit_code == 2, (result.stdout, result.stderr)
-    assert tree(repo.root) == before
-    error: dict[str, Any] = json.loads(result.stdout)["error"]
-    return error
 
 
 def test_the_boundaries_of_valid_to_valid_from_and_expires(root: Repo) -> None:

@@ -283,3 +283,15 @@ def write_record(
         **fields,
     )
     repo.write(f".memzoi/records/{concept_id}.md", okf.render(rec))
+
+
+def refused(repo: Repo, *args: str) -> dict[str, Any]:
+    """The ``--json`` error object of a command that must exit 2 and write nothing (the bad-input contract)."""
+    import json
+
+    before = tree(repo.root)
+    result = run(repo, *args, "--json")
+    assert result.exit_code == 2, (result.stdout, result.stderr)
+    assert tree(repo.root) == before
+    error: dict[str, Any] = json.loads(result.stdout)["error"]
+    return error

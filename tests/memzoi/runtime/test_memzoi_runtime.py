@@ -23,6 +23,7 @@ from git_memzoi.core.clock import FixedClock
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.recall.index import build as index_build
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.records import events, okf, okf_subset
 from git_memzoi.memzoi.runtime import checkpoint as checkpoints
@@ -454,6 +455,7 @@ def counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         return real(source, rel, absolute)
 
     monkeypatch.setattr(index_db, "read_file", read)
+    monkeypatch.setattr(index_build, "read_file", read)  # a from-scratch fill reads through recall/index/build.py
     return reads
 
 
