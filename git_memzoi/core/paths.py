@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import unicodedata
 from pathlib import Path
 
 from git_memzoi.errors import InputError
@@ -11,6 +10,10 @@ from git_memzoi.errors import InputError
 
 def nfc(path: str) -> str:
     """Return ``path`` in Unicode NFC, the one spelling used for comparisons (field report BR-23)."""
+    if path.isascii():  # already NFC; and unicodedata costs 2 ms to import on every command
+        return path
+    import unicodedata
+
     return unicodedata.normalize("NFC", path)
 
 

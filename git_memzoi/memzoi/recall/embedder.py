@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
 import importlib.util
 import json
 import os
@@ -198,6 +197,8 @@ def _cached(key: tuple[str, ...], make: Any) -> Embedder:
 
 
 def _bundled(folder: Path) -> StaticEmbedder:
+    import hashlib  # here, not at import: OpenSSL's start-up costs ~8 ms of every lexical search
+
     from safetensors import safe_open
     from tokenizers import Tokenizer
 
@@ -212,6 +213,8 @@ def _bundled(folder: Path) -> StaticEmbedder:
 
 
 def _sha256(path: Path) -> str:
+    import hashlib
+
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -253,6 +256,8 @@ def read_manifest(folder: Path) -> tuple[dict[str, Any], bytes]:
 
 
 def _from_manifest(folder: Path) -> StaticEmbedder:
+    import hashlib
+
     manifest, raw = read_manifest(folder)
     for role, entry in manifest["files"].items():
         path = folder / entry["path"]

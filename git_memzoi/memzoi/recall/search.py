@@ -139,7 +139,8 @@ def fts_expression(phrases: Sequence[str], operator: str = "OR") -> str | None:
     """
     if not phrases:
         return None
-    quoted = (f'"{p}"*' if _UNSPACED_END.search(p) else f'"{p}"' for p in phrases)
+    # an ASCII phrase cannot end in an unspaced script: the CJK class is built only for text that may
+    quoted = (f'"{p}"*' if not p.isascii() and _UNSPACED_END.search(p) else f'"{p}"' for p in phrases)
     return f" {operator} ".join(quoted)
 
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import datetime as dt
 import json
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,7 +153,7 @@ def concept_id_problem(concept_id: str) -> str | None:
 
 def concept_slug(title: str) -> str:
     """A concept id from a title: accents dropped, lowercase ASCII, each run of other characters one ``-``."""
-    ascii_text = unicodedata.normalize("NFKD", title).encode("ascii", "ignore").decode("ascii")
+    ascii_text = title if title.isascii() else _folded(title)
     slug = re.sub(r"[^a-z0-9]+", "-", ascii_text.lower()).strip("-")
     return slug[:MAX_SLUG_CHARS].rstrip("-")  # a 300-character title still names a file (with room for "-2")
 
@@ -504,3 +503,10 @@ def yaml_lines(key: str, value: Any, indent: int = 0) -> list[str]:
                 out.append(f"{pad}  - {scalar(item)}")
         return out
     return [f"{pad}{key}: {scalar(value)}"]
+
+
+def _folded(text: str) -> str:
+    """``text`` decomposed (NFKD) with what is not ASCII dropped: ``Café`` → ``Cafe`` (imported on first use)."""
+    import unicodedata
+
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii")
