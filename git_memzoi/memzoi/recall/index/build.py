@@ -30,7 +30,7 @@ def fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
         return read_file(source, rel, os.path.join(layout.root, rel))
 
     conn.execute("BEGIN")
-    batch: _Batch = ([], [], [], [])
+    batch: _Batch = ([], [], [], [], [], [], [])
     consistent, mtimes, rowid = True, [], 0
     for n, (rel, (signature, outcome)) in enumerate(zip(scan.rels, read_all(scan.rels, read), strict=True)):
         consistent = consistent and signature == scan.signature(n)
@@ -42,7 +42,8 @@ def fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
             batch[1].append((rowid, *outcome))
             batch[2].append((rowid, *schema.fts_values(outcome)))
             batch[3].append((rowid, *schema.meta_values(outcome)))
-            links.insert(conn, rel, outcome)  # keyed by path, not rowid: needs no batch order
+            for rows, more in zip(batch[4:], links.rows_of(rel, outcome), strict=True):
+                rows.extend(more)  # keyed by path, not rowid: batched like the rest
         if len(batch[0]) >= _BATCH_ROWS:
             _insert(conn, batch)
     _insert(conn, batch)
@@ -51,7 +52,7 @@ def fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
     forget_racy(conn, db, mtimes)
 
 
-_Batch = tuple[list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]], list[tuple[Any, ...]]]
+_Batch = tuple[list[tuple[Any, ...]], ...]  # files, records, records_fts, records_meta, then the three link tables
 _BATCH_ROWS = 2000  # rows held before an executemany: bounded memory, few calls
 
 
@@ -62,6 +63,7 @@ def _insert(conn: Any, batch: _Batch) -> None:
             schema.INSERT_RECORD_AT,
             schema.INSERT_FTS,
             schema.INSERT_META,
+            *links.INSERTS,
         ),
         batch,
         strict=True,

@@ -77,22 +77,31 @@ def extract(record: Any, data: bytes, parts: Any) -> Links:
     return Links(record.id, content_hash(data), rels, stmts)
 
 
-def insert(conn: Any, path: str, row: Sequence[Any]) -> None:
-    """Index the links a :class:`Row` carries (nothing for a row without: a memkeep entry)."""
+INSERTS = (
+    "INSERT INTO link_sources VALUES (?, ?, ?)",
+    "INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)",
+    "INSERT INTO statements VALUES (?, ?, ?, ?, ?, ?, ?)",
+)
+
+
+def rows_of(path: str, row: Sequence[Any]) -> tuple[list[tuple[Any, ...]], ...]:
+    """The rows of the three link tables (:data:`INSERTS` order) for the file ``path`` whose records row is
+    ``row``: nothing for a row without links (a memkeep entry)."""
     links = getattr(row, "links", None)
     if links is None:
-        return
-    conn.execute("INSERT INTO link_sources VALUES (?, ?, ?)", (path, links.record_id, links.source_hash))
-    if links.relations:  # most records have none: no statement to run
-        conn.executemany(
-            "INSERT INTO relations VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(path, n, links.record_id, *rel) for n, rel in enumerate(links.relations)],
-        )
-    if links.statements:
-        conn.executemany(
-            "INSERT INTO statements VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(path, n, links.record_id, *stmt) for n, stmt in enumerate(links.statements)],
-        )
+        return ([], [], [])
+    return (
+        [(path, links.record_id, links.source_hash)],
+        [(path, n, links.record_id, *rel) for n, rel in enumerate(links.relations)],
+        [(path, n, links.record_id, *stmt) for n, stmt in enumerate(links.statements)],
+    )
+
+
+def insert(conn: Any, path: str, row: Sequence[Any]) -> None:
+    """Index the links a :class:`Row` carries (nothing for a row without: a memkeep entry)."""
+    for sql, rows in zip(INSERTS, rows_of(path, row), strict=True):
+        if rows:  # most records have no relation or statement: no statement to run
+            conn.executemany(sql, rows)
 
 
 def forget(conn: Any, path: str) -> None:
