@@ -319,6 +319,8 @@ def _pre_commit(ctx: click.Context, result: object) -> None:
         click.echo(f"git-memzoi: pre-commit hook: {result.note}", err=True)
     for path in result.unlocked:  # a human edit; said so the reviewer sees it (records/lock.py)
         click.echo(f"git-memzoi: warning: this commit unlocks {path} (locked: true removed)", err=True)
+    for path in result.deleted_locked:  # removing a reviewed record is unlocking it too
+        click.echo(f"git-memzoi: warning: this commit deletes the locked record {path}", err=True)
     if result.touched:
         click.echo("memkeep: this change touches the scope of these entries; verify these before you commit:", err=True)
         for entry_id, path in result.touched:

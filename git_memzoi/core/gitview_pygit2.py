@@ -348,6 +348,14 @@ class Pygit2RepoView(TreeDiffs):
     def staged_files(self) -> list[tuple[str, str, int]]:
         """:meth:`staged_blobs` with each entry's staged file mode (``0o100644``, ``0o100755``, ``0o120000`` for
         a symlink, whose blob holds the link's target path, ...), read from the index, never the working tree."""
+        return self._staged(deleted=False)
+
+    def staged_deletions(self) -> list[str]:
+        """The paths the index no longer holds that HEAD's tree does (a staged ``git rm``); none before a first
+        commit."""
+        return [path for path, _, _ in self._staged(deleted=True)]
+
+    def _staged(self, *, deleted: bool) -> list[tuple[str, str, int]]:
         pygit2 = self._pygit2
         index_file = os.environ.get("GIT_INDEX_FILE")
         if index_file:
@@ -357,16 +365,16 @@ class Pygit2RepoView(TreeDiffs):
             index.read(False)
         head = self.head()
         if head is None:
-            return [(e.path if e.path.isascii() else nfc(e.path), str(e.id), e.mode) for e in index]
+            return [] if deleted else [(e.path if e.path.isascii() else nfc(e.path), str(e.id), e.mode) for e in index]
         # libgit2 compares the index with HEAD's tree in C: a Python loop over every index entry costs ~0.5 s
         # on an 8,000-file repository (evals/bench/hooks.py)
         diff = self._repo[head].peel(pygit2.Tree).diff_to_index(index)  # HEAD → index (a GIT_INDEX_FILE has no repo)
         out = []
         for delta in diff.deltas:
-            if delta.status == pygit2.enums.DeltaStatus.DELETED:
+            if (delta.status == pygit2.enums.DeltaStatus.DELETED) != deleted:
                 continue
-            path = delta.new_file.path
-            out.append((path if path.isascii() else nfc(path), str(delta.new_file.id), delta.new_file.mode))
+            side = delta.old_file if deleted else delta.new_file
+            out.append((side.path if side.path.isascii() else nfc(side.path), str(side.id), side.mode))
         return out
 
     def local_config_bytes(self) -> bytes:

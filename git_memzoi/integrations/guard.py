@@ -69,6 +69,7 @@ class GuardResult:
     note: str | None = None  # why there was no memory to check (:func:`memory_store`), said on stderr
     committed: frozenset[str] = frozenset()  # the checked paths read from the working tree, not the index
     unlocked: tuple[str, ...] = ()  # staged records whose HEAD version says locked: true and this one does not
+    deleted_locked: tuple[str, ...] = ()  # records this commit removes whose HEAD version says locked: true
 
     @property
     def only_committed(self) -> bool:
@@ -142,8 +143,7 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
             findings.append(Finding(path, exc.code, exc.reason))
             continue
         findings.extend(secret_findings(path, data))
-        name = path.rsplit("/", 1)[-1]
-        if path.endswith(".md") and path.startswith(memory_files.RECORDS) and name not in _IGNORED_RECORD_FILES:
+        if _is_record(path):
             findings.extend(_record_findings(view.root, path, data))
             if _unlocks(view.head_blob(path), data):
                 unlocked.append(path)
@@ -157,7 +157,16 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
     touched = _touched(entries, sorted(p for p, _, _ in staged_files))
     committed = frozenset(path for path, _, _ in files[len(staged_files) :])
-    return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked))
+    gone = [p for p in view.staged_deletions() if _is_record(p) and _unlocks(view.head_blob(p), b"")]
+    return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone))
+
+
+def _is_record(path: str) -> bool:
+    """Whether the repository path ``path`` names a canonical record file (not ``index.md`` or ``log.md``)."""
+    from git_memzoi.memzoi import memory_files
+
+    name = path.rsplit("/", 1)[-1]
+    return path.endswith(".md") and path.startswith(memory_files.RECORDS) and name not in _IGNORED_RECORD_FILES
 
 
 def _unlocks(before: bytes | None, after: bytes) -> bool:

@@ -157,6 +157,18 @@ def test_the_pre_commit_hook_warns_when_a_commit_unlocks_a_record(root: Repo) ->
     assert "unlocks" not in run(root, "hook", "run", "pre-commit").stderr  # locking is no warning
 
 
+def test_the_pre_commit_hook_warns_when_a_commit_deletes_a_locked_record(root: Repo) -> None:
+    repos.write_record(root, "plain-rule", "Plain rule", "Not locked.")
+    root.commit("a plain record")
+    root.git("rm", "-q", ".memzoi/records/plain-rule.md")
+    assert "deletes" not in run(root, "hook", "run", "pre-commit").stderr  # an unlocked record goes quietly
+    root.git("rm", "-q", RECORD)
+    result = run(root, "hook", "run", "pre-commit")
+    assert result.exit_code == 0, result.stderr
+    assert result.stderr.count("deletes the locked record") == 1
+    assert f"git-memzoi: warning: this commit deletes the locked record {RECORD}" in result.stderr
+
+
 def test_a_workspace_api_refusal_names_the_code(root: Repo) -> None:
     from git_memzoi.memzoi.proposals import lifecycle
 
