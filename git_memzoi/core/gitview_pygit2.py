@@ -49,6 +49,7 @@ class Pygit2RepoView(TreeDiffs):
         import pygit2
 
         self._pygit2 = pygit2
+        self._staged_cache: tuple[list[tuple[str, str, int]], list[tuple[str, str, int]]] | None = None
         try:
             explicit = gitenv.env_git_dir(Path.cwd(), os.environ)
             found = str(explicit) if explicit else pygit2.discover_repository(str(start))
@@ -356,6 +357,13 @@ class Pygit2RepoView(TreeDiffs):
         return [path for path, _, _ in self._staged(deleted=True)]
 
     def _staged(self, *, deleted: bool) -> list[tuple[str, str, int]]:
+        """The staged changes against HEAD, the deletions or the rest: one HEAD → index diff per view, so the
+        hook's two questions cost one comparison."""
+        if self._staged_cache is None:
+            self._staged_cache = self._staged_changes()
+        return self._staged_cache[1 if deleted else 0]
+
+    def _staged_changes(self) -> tuple[list[tuple[str, str, int]], list[tuple[str, str, int]]]:
         pygit2 = self._pygit2
         index_file = os.environ.get("GIT_INDEX_FILE")
         if index_file:
@@ -365,17 +373,19 @@ class Pygit2RepoView(TreeDiffs):
             index.read(False)
         head = self.head()
         if head is None:
-            return [] if deleted else [(e.path if e.path.isascii() else nfc(e.path), str(e.id), e.mode) for e in index]
+            return [(e.path if e.path.isascii() else nfc(e.path), str(e.id), e.mode) for e in index], []
         # libgit2 compares the index with HEAD's tree in C: a Python loop over every index entry costs ~0.5 s
         # on an 8,000-file repository (evals/bench/hooks.py)
         diff = self._repo[head].peel(pygit2.Tree).diff_to_index(index)  # HEAD → index (a GIT_INDEX_FILE has no repo)
-        out = []
+        kept: list[tuple[str, str, int]] = []
+        gone: list[tuple[str, str, int]] = []
         for delta in diff.deltas:
-            if (delta.status == pygit2.enums.DeltaStatus.DELETED) != deleted:
-                continue
-            side = delta.old_file if deleted else delta.new_file
-            out.append((side.path if side.path.isascii() else nfc(side.path), str(side.id), side.mode))
-        return out
+            is_gone = delta.status == pygit2.enums.DeltaStatus.DELETED
+            side = delta.old_file if is_gone else delta.new_file
+            (gone if is_gone else kept).append(
+                (side.path if side.path.isascii() else nfc(side.path), str(side.id), side.mode)
+            )
+        return kept, gone
 
     def local_config_bytes(self) -> bytes:
         """The raw bytes of the repository's own ``config`` file (common dir), ``b""`` when it has none."""
