@@ -15,7 +15,8 @@ Records without an envelope are suspect only through their ``depends_on`` relati
 :mod:`~git_memzoi.memzoi.recall.depends`); when no recalled record has an envelope or such a relation, git is not
 read at all (the common path stays fast).
 
-A recalled memkeep entry (index rows of store ``entry``) is judged by memkeep itself: :func:`mark` opens the
+A recalled memkeep entry (index rows of store ``entry``) is judged by memkeep itself (an entry marked ``stale``
+by a failed ``git memkeep verify`` is suspect with the reason ``stale``, as a record is): :func:`mark` opens the
 store through :mod:`git_memzoi.memkeep.api` (``open_session``, ``report``: the very report ``git memkeep status``
 prints), only when an entry was recalled. Results of both stores are keyed by :func:`key` (``store:id``), since a
 record and an entry may share an id.
@@ -65,6 +66,7 @@ def assess_entries(ws: Workspace, ids: Iterable[str]) -> Suspects:
 
 _REPORTS: dict[str, tuple[str, dict[str, list[VerdictJson]]]] = {}
 CACHE_NAME = "recall-entry-verdicts.json"  # in <git dir>/memzoi/cache/, beside memkeep's own caches
+VERDICTS = 2  # what the saved verdicts hold (2: stale entries too); a cache of another version is computed again
 
 
 def _entry_verdicts(ws: Workspace) -> dict[str, list[VerdictJson]]:
@@ -90,6 +92,8 @@ def _entry_verdicts(ws: Workspace) -> dict[str, list[VerdictJson]]:
     except InputError:
         return {}
     out: dict[str, list[VerdictJson]] = {}
+    for entry_id in report.stale:  # its check failed (git memkeep verify): never trusted, as a stale record
+        out[entry_id] = [{"reason": "stale", "message": ENTRY_STALE_MESSAGE, "evidence": {"status": "stale"}}]
     for verdict in report.verdicts:
         reason: VerdictJson = {"reason": verdict.reason, "message": verdict.message, "evidence": dict(verdict.evidence)}
         out.setdefault(verdict.id, []).append(reason)
@@ -147,7 +151,7 @@ def _report_key(ws: Workspace) -> tuple[str, Any] | None:
     if head.startswith("ref: "):
         ref = head[5:].strip()
         paths += [directory / ref, common / ref]
-    key = json.dumps([__version__, head, str(ws.clock.now().date()), *(stat(p) for p in paths)])
+    key = json.dumps([__version__, VERDICTS, head, str(ws.clock.now().date()), *(stat(p) for p in paths)])
     return key, common / "memzoi" / "cache" / CACHE_NAME
 
 
@@ -227,6 +231,7 @@ def _stale(report: Any) -> dict[str, str]:
 
 
 STALE_MESSAGE = "its check failed at git memzoi verify: fix the claim, supersede it, or verify it again"
+ENTRY_STALE_MESSAGE = "its check failed at git memkeep verify: fix the claim, supersede it, or verify it again"
 
 
 def current_entries(ws: Workspace, extra: Iterable[Mapping[str, Any]] = ()) -> list[Entry]:

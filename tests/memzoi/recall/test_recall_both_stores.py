@@ -144,6 +144,28 @@ def test_a_suspect_entry_is_marked_by_memkeeps_report_and_listed_first(repo: Rep
     assert _scope_hit(found["results"][0]["suspect"]) == ("scope_hit", ["src/http/client.py"])
 
 
+def test_an_entry_whose_check_failed_is_suspect_stale_in_every_recall_path(repo: Repo, both: dict[str, str]) -> None:
+    path = repo.root / "agent-memory/entries/http-timeouts.md"
+    ok_json(repo, "search", "http client timeout")  # a verdict cache from before the failed check
+    path.write_text(path.read_text().replace("status: verified", "status: stale"))  # what a failed verify writes
+    stale = {
+        "reasons": [
+            {
+                "reason": "stale",
+                "message": "its check failed at git memkeep verify: fix the claim, supersede it, or verify it again",
+                "evidence": {"status": "stale"},
+            }
+        ]
+    }
+    found = ok_json(repo, "search", "http client timeout", "--store", "entries")["results"]
+    assert [(r["record"]["id"], r["suspect"]) for r in found] == [("http-timeouts", stale)]
+    warnings = ok_json(repo, "precheck", "--path", "src/http/client.py", "--store", "entries")["warnings"]
+    assert [(w["record_id"], w["suspect"]) for w in warnings] == [("http-timeouts", stale)]
+    included = ok_json(repo, "context", "--task", "http client timeout", "--store", "entries")["included"]
+    assert [(i["record_id"], i["suspect"]) for i in included] == [("http-timeouts", stale)]
+    assert "SUSPECT" in run(repo, "precheck", "--path", "src/http/client.py").stdout
+
+
 def _memkeep_status(repo: Repo) -> str:
     from git_memzoi.cli.memkeep import cli
     from tests.support.repos import invoke
