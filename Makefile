@@ -13,8 +13,11 @@ $(BIN)/python:
 # its message (warnings reach the build backend's process through the environment)
 QUIET_EDITABLE := PYTHONWARNINGS="ignore:Editable installation"
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml
+# an editable install carries no data files: the man pages go where man finds them for a venv on PATH
+# (man-db looks in <dir>/../share/man for every <dir> of PATH), so `git memzoi --help` opens the page
+$(VENV)/.installed: $(BIN)/python pyproject.toml man/git-memzoi.1 man/git-memkeep.1
 	$(QUIET_EDITABLE) $(BIN)/python -m pip install --quiet -e '.[test]'
+	mkdir -p $(VENV)/share/man/man1 && cp man/git-memzoi.1 man/git-memkeep.1 $(VENV)/share/man/man1/
 	touch $@
 
 $(VENV)/.installed-lint: $(BIN)/python pyproject.toml

@@ -120,14 +120,36 @@ def check(direction: str, depth: int, roles: Iterable[str]) -> tuple[str, int, t
     return direction, depth, clean
 
 
+def _unique_id(ws: Workspace, target: str) -> str:
+    """``target`` when a current repository record has that id, else the one such id it is a prefix of.
+
+    Raises:
+        InputError: ``ambiguous_target`` when it is a prefix of several (``target_not_found`` is the caller's).
+    """
+    from git_memzoi.memzoi.recall.index import select
+
+    known = select.ids(ws.layout, "repo", now=ws.recall_at())
+    if target in known or not target:
+        return target
+    matches = [i for i in known if i.startswith(target)]
+    if len(matches) > 1:
+        raise InputError(
+            f"{target!r} names {len(matches)} records: {', '.join(matches[:5])} (give more of the id)",
+            "ambiguous_target",
+        )
+    return matches[0] if matches else target
+
+
 def related(
     ws: Workspace, target: str, *, roles: Sequence[str] = (), direction: str = "both", depth: int = 1
 ) -> Related:
-    """The records ``target`` (a current repository record's id) reaches through its relations.
+    """The records ``target`` (a current repository record's id, or a prefix naming exactly one, as ``show``
+    takes) reaches through its relations.
 
     Raises:
         InputError: bad options (:func:`check`); ``target_not_found`` when no current repository record has the
-            id; ``content_withheld`` when it holds a credential (as ``show``).
+            id; ``ambiguous_target`` when a prefix names several; ``content_withheld`` when it holds a credential
+            (as ``show``).
     """
     from git_memzoi.memzoi.recall import statements, suspect
     from git_memzoi.memzoi.recall.index import db as index_db
@@ -136,6 +158,7 @@ def related(
 
     direction, depth, roles = check(direction, depth, roles)
     with index_db.read_session(ws.layout):
+        target = _unique_id(ws, target)
         start = current_rows(ws, [target]).get(target)
         if start is None:
             raise InputError(f"no current repository record {target!r}", "target_not_found")

@@ -407,3 +407,13 @@ def test_a_bad_relation_is_refused_before_anything_is_written(repo: Repo, value:
         error = json.loads(result.stdout)["error"]
         assert error["code"] == "invalid_relation" and phrase in error["message"]
         assert repos.tree(repo.root) == before
+
+
+def test_related_takes_a_unique_id_prefix_as_show_does(graph: Repo) -> None:
+    assert ok_json(graph, "related", "depl")["record"]["record"]["id"] == "deploy"  # ids end in a content suffix
+    assert ids(ok_json(graph, "related", "dep")) == ids(ok_json(graph, "related", "deploy"))
+    record(graph, "docs-style", ("refines", "docs"))
+    ambiguous = run(graph, "related", "doc", "--json")
+    assert ambiguous.exit_code == 2
+    assert json.loads(ambiguous.stdout)["error"]["code"] == "ambiguous_target"
+    assert ok_json(graph, "related", "docs")["record"]["record"]["id"] == "docs"  # an exact id always wins
