@@ -169,7 +169,7 @@ def propose(
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     p = result.proposal
-    step = _next_step(p.id, p.status, result.applied is not None)
+    step = _next_step(p.id, p.status, result.applied is not None, draft.repo_safe)
     if as_json:
         emit_json(
             {
@@ -192,10 +192,17 @@ def propose(
         click.echo(f"next: {step}")
 
 
-def _next_step(proposal_id: str, status: str, applied: bool) -> str | None:
-    """The command that moves a new proposal on: approved is not written yet (issue 20: nothing said so)."""
+def _next_step(proposal_id: str, status: str, applied: bool, repo_safe: bool = True) -> str | None:
+    """The command that moves a new proposal on: approved is not written yet (issue 20: nothing said so). A
+    proposal that is not repo-safe can never be applied to the repository, so its way on is to withdraw it and
+    propose again classified (a fresh user's walk found `approve && apply` printed for it, which then failed)."""
     if applied:
         return None
+    if not repo_safe and status in ("pending", "validated", "approved"):
+        return (
+            f"git memzoi reject {proposal_id} --reason unclassified, then propose it again with "
+            "--sensitivity repo-safe (only repo-safe content can reach the repository)"
+        )
     if status == "approved":
         return f"git memzoi apply {proposal_id}"
     if status in ("pending", "validated"):

@@ -95,9 +95,28 @@ def test_a_proposal_not_applied_names_the_command_that_applies_it(root: Repo) ->
     prop_id = approved.stdout.split()[1].rstrip(":")
     assert approved.stdout.splitlines()[1] == f"next: git memzoi apply {prop_id}"
     assert (root.root / f".memzoi/proposals/pending/{prop_id}.md").is_file()
-    held = propose(root, "--manual", "--type", "fact", "--title", "Tabs", "--body", "Indent with tabs.")
+    held = propose(
+        root,
+        "--manual",
+        "--type",
+        "fact",
+        "--title",
+        "Tabs",
+        "--body",
+        "Indent with tabs.",
+        "--sensitivity",
+        "repo-safe",
+    )
     held_id = held["proposal"]["id"]  # type: ignore[index]
     assert held["next"] == f"git memzoi approve {held_id} && git memzoi apply {held_id}"
+    # unclassified, it can never be applied: the way on is to withdraw it and propose it classified
+    vague = propose(root, "--manual", "--type", "fact", "--title", "Spaces", "--body", "Indent with spaces.")
+    vague_id = vague["proposal"]["id"]  # type: ignore[index]
+    assert vague["next"] == (
+        f"git memzoi reject {vague_id} --reason unclassified, then propose it again with --sensitivity repo-safe "
+        "(only repo-safe content can reach the repository)"
+    )
+    assert run(root, "reject", vague_id, "--reason", "unclassified").exit_code == 0
     (review,) = [s for s in quickstart.survey(root.root).steps if s.name == "review"]
     assert not review.done and "git memzoi apply <id>" in review.purpose  # approved waits for apply, not review
     applied = run(root, "apply", prop_id)
