@@ -48,18 +48,17 @@ PROJECT = HERE.parents[1]
 sys.path.insert(0, str(PROJECT))
 sys.path.insert(0, str(HERE))  # memzoi_store / memkeep_status: the installed venv and the hermetic environment
 
+import memzoi_store
 from memzoi_store import WORDS, installed_memzoi, write_env
 
-from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index import db as index_db
-from git_memzoi.memzoi.records import okf
 
 TARGETS = {1000: 5.0, 10000: 50.0, "rebuild_s": 5.0}
 PEER_BASIC_MEMORY_1K_S = 118.0  # basic-memory's whole ingest of 1,000 notes (issue 17), quoted, not re-measured
 ONE_BY_ONE_SAMPLE = 20
 PER_MANIFEST = 2000  # notes a manifest holds (a manifest is at most 2 MiB)
-REBUILD = {"version": 1, "seed": 20261202, "folders": 50, "body_words": (20, 80)}
+REBUILD = {"version": 2, "seed": 20261202, "folders": 50, "body_words": (20, 80)}
 
 
 def _load() -> str:
@@ -180,40 +179,8 @@ def rebuild_store(count: int, regenerate: bool) -> Path:
     if not regenerate and meta.exists() and json.loads(meta.read_text()) == stamp and (root / ".memzoi").is_dir():
         return root
     print(f"bench: generating {count:,} records (once; cached in evals/bench/out/) ...", flush=True)
-    if root.exists():
-        shutil.rmtree(root)
-    root.mkdir(parents=True)
-    subprocess.run(["git", "init", "-q", "-b", "main", str(root)], check=True)
-    workspace.init(root)
-    layout = Layout(root)
-    rng = random.Random(int(REBUILD["seed"]))  # type: ignore[call-overload]
-    low, high = REBUILD["body_words"]  # type: ignore[misc]
-    for n in range(count):
-        concept = f"area-{n % int(REBUILD['folders']):02d}/record-{n:05d}"  # type: ignore[call-overload]
-        kind = ("fact", "decision", "procedure", "warning")[n % 4]
-        record = okf.Record(
-            id=concept,
-            type=kind,
-            lane="procedural" if kind == "procedure" else "semantic",
-            title=f"{_words(rng, 3, 7).capitalize()} {n}",
-            scope="repo",
-            visibility="repo",
-            content_class="general_repo_knowledge",
-            status="superseded" if n % 97 == 0 else "active",
-            confidence=1.0,
-            timestamp="2026-06-01T00:00:00Z",
-            updated=f"2026-06-{1 + n % 28:02d}T00:00:00Z",
-            body=_words(rng, low, high),
-            retention={},
-            origin={"origin_key": f"repository-record:{concept}", "route": "repository_materialization"},
-            source="test",
-            source_ref=f"fixture://{n}",
-            tags=(rng.choice(WORDS), rng.choice(WORDS)),
-            applies_to=(f"src/mod_{n % 100:02d}/**",),
-        )
-        path = layout.records / f"{concept}.md"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(okf.render(record), "utf-8")
+    params = {"seed": REBUILD["seed"], "canonical": count, "folders": REBUILD["folders"], "local": 0, "session": 0}
+    memzoi_store.generate(root, params)  # the 10,000-record store's writer, at this size
     meta.write_text(json.dumps(stamp))
     return root
 
