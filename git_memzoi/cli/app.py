@@ -239,7 +239,9 @@ def _usage_error(ctx: click.Context, exc: click.UsageError) -> None:
     names = where.command.get_help_option_names(where)
     hint = f" (see {path} {min(names, key=len)})" if names else ""
     _json_if_asked(ctx, ctx.meta.get(_ARGV_KEY, []))
-    fail(ctx, exc.format_message() + hint, "bad_usage", int(ExitCode.USAGE))
+    # click lays a list of choices out on indented lines ("Choose from:\n\tokf,\n\t..."): one line reads them
+    message = exc.format_message().replace(":\n\t", ": ").replace(",\n\t", ", ")
+    fail(ctx, message + hint, "bad_usage", int(ExitCode.USAGE))
 
 
 def add_help_command(group: click.Group) -> None:

@@ -387,3 +387,14 @@ def test_json_nested_too_deep_says_so(project: Repo, name: str, message: str) ->
         (case.plant or _nothing)(project.root, stack)
         result = _in_process(project, case)
     assert result.stderr == f"git-memzoi: error: {message}\n"  # type: ignore[attr-defined]
+
+
+def test_a_usage_error_listing_choices_reads_as_one_plain_line(repo: Repo) -> None:
+    from git_memzoi.cli.memzoi import cli
+
+    result = invoke(cli, ["-C", str(repo.root), "export", "--json"])
+    assert result.exit_code == 2
+    assert result.stderr == (  # in-process the program is named after the click command
+        "cli: error: Missing argument 'FORMAT'. Choose from: okf, agents-md, claude-md (see cli export -h)\n"
+    )
+    assert json.loads(result.stdout)["error"]["code"] == "bad_usage"
