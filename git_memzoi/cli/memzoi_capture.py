@@ -37,7 +37,14 @@ def _prior(ctx: click.Context, value: str | None) -> dict[str, Any] | None:
     return capture_artifacts.read_artifact(given_path(ctx, value), capture_review.REVIEW_SCHEMA) if value else None
 
 
-def _finish(ctx: click.Context, core: Any, artifact: Mapping[str, Any], output: str | None, as_json: bool) -> None:
+def _finish(
+    ctx: click.Context,
+    core: Any,
+    artifact: Mapping[str, Any],
+    output: str | None,
+    as_json: bool,
+    plan_file: str | None = None,
+) -> None:
     from git_memzoi.memzoi import capture_artifacts
 
     saved = capture_artifacts.save_artifact(core, given_path(ctx, output), artifact) if output else None
@@ -57,14 +64,14 @@ def _finish(ctx: click.Context, core: Any, artifact: Mapping[str, Any], output: 
         click.echo(f"  {diag['code']} at {where}" + (f" ({', '.join(rules)})" if rules else ""))
     if saved is not None:
         click.echo(f"wrote {saved}")
-    step = _next_step(kind, artifact, output)
+    step = _next_step(kind, artifact, output, plan_file)
     if step:
         click.echo(f"next: {step}")
 
 
-def _next_step(kind: str, artifact: Mapping[str, Any], output: str | None) -> str | None:
+def _next_step(kind: str, artifact: Mapping[str, Any], output: str | None, plan_file: str | None = None) -> str | None:
     """The command after a plan or review in text output: a plan printed and nowhere saved left a new user with
-    no way on (issue 20, the README re-run)."""
+    no way on (issue 20, the README re-run); a review's names the plan file it was given (``plan_file``)."""
     if artifact.get("status", "ready") != "ready" or not artifact.get("candidates", artifact.get("decisions")):
         return None
     if kind.startswith("capture-plan"):
@@ -73,7 +80,8 @@ def _next_step(kind: str, artifact: Mapping[str, Any], output: str | None) -> st
         return f"{saved}git memzoi capture review --plan-file {plan} --decisions-file <decisions.json> (its shape: git memzoi help capture review)"
     if kind.startswith("capture-review"):
         ids = f"--plan-id {artifact.get('plan_id')} --review-id {artifact.get('review_id')}"
-        return f"git memzoi capture apply --plan-file <plan.json> --review-file {output or '<review.json>'} {ids}"
+        plan = plan_file or "<plan.json>"
+        return f"git memzoi capture apply --plan-file {plan} --review-file {output or '<review.json>'} {ids}"
     return None
 
 
@@ -182,7 +190,7 @@ def review(
         prior=_prior(ctx, prior_review_file),
         source_bytes=capture_sources.bind_supplied(supplied.get("request"), _bytes(ctx, source_bytes)),
     )
-    _finish(ctx, ws, artifact, output, as_json)
+    _finish(ctx, ws, artifact, output, as_json, plan_file)
 
 
 @capture.command("apply")

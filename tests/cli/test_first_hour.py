@@ -222,7 +222,7 @@ def test_capture_says_the_next_command_at_each_step(root: Repo, tmp_path: Path) 
     review_id = json.loads(review_file.read_text("utf-8"))["review_id"]
     ids = f"--plan-id {plan['plan_id']} --review-id {review_id}"
     assert reviewed.stdout.splitlines()[-1] == (
-        f"next: git memzoi capture apply --plan-file <plan.json> --review-file {review_file} {ids}"
+        f"next: git memzoi capture apply --plan-file {plan_file} --review-file {review_file} {ids}"
     )
     applied = run(
         root, "capture", "apply", "--plan-file", str(plan_file), "--review-file", str(review_file), *ids.split()
