@@ -335,7 +335,8 @@ def propose(
         if apply:
             outcome = apply_proposal(ws, prop_id, actor=draft.actor, operation="propose_apply")
             proposal, applied = outcome.proposal, outcome.applied
-    return ProposeResult(proposal, created, policy, auto, applied, _warnings(draft, policy), sealed)
+    warnings = _warnings(draft, policy) + _missing_targets(ws, draft)
+    return ProposeResult(proposal, created, policy, auto, applied, warnings, sealed)
 
 
 def _private_visibility() -> InputError:
@@ -344,6 +345,22 @@ def _private_visibility() -> InputError:
         "a proposal with visibility private is never written as repo memory: keep it with `git memzoi local add`,"
         " or propose it with --visibility repo",
         "private_visibility",
+    )
+
+
+def _missing_targets(ws: Workspace, draft: Draft) -> tuple[str, ...]:
+    """A warning per record id a relation of ``draft`` names that no current repository record has: kept (the
+    record may come later), but said now, since the new record is ``dependency_suspect`` until it exists."""
+    wanted = sorted({r.target for r in draft.relations if not r.targets_path})
+    if not wanted:
+        return ()
+    from git_memzoi.memzoi.recall.linked import current_rows
+
+    known = current_rows(ws, wanted)
+    return tuple(
+        f"relation target {t!r} names no current repository record (broken_relation until it exists)"
+        for t in wanted
+        if t not in known
     )
 
 

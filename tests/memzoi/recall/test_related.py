@@ -417,3 +417,13 @@ def test_related_takes_a_unique_id_prefix_as_show_does(graph: Repo) -> None:
     assert ambiguous.exit_code == 2
     assert json.loads(ambiguous.stdout)["error"]["code"] == "ambiguous_target"
     assert ok_json(graph, "related", "docs")["record"]["record"]["id"] == "docs"  # an exact id always wins
+
+
+def test_propose_warns_of_a_relation_to_a_record_that_does_not_exist(graph: Repo) -> None:
+    args = ("propose", "--title", "Rollback", "--body", "Roll back by tag.", "--sensitivity", "repo-safe")
+    out = ok_json(graph, *args, "--relation", "depends_on=ghost-rule", "--relation", "depends_on=ci", "--apply")
+    assert out["warnings"] == [
+        "relation target 'ghost-rule' names no current repository record (broken_relation until it exists)"
+    ]
+    quiet = ok_json(graph, *args[:2], "Rollback two", *args[3:], "--relation", "depends_on=ci", "--apply")
+    assert quiet["warnings"] == []
