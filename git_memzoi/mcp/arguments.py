@@ -30,8 +30,15 @@ MUTATION_ERROR = "mutation_refused"
 PROBLEMS = {"missing": "missing", "extra_forbidden": "unknown"}  # pydantic error type → problem; else wrong_type
 
 
+def plain(payload: Mapping[str, Any]) -> dict[str, Any]:
+    """``payload`` without a top-level ``ok``: some core objects carry one for their command's ``--json``, but
+    over MCP the result's ``isError`` says it (docs/memzoi.md "JSON output"), for every tool and resource alike."""
+    return {k: v for k, v in payload.items() if k != "ok"}
+
+
 def ok(payload: Mapping[str, Any]) -> CallToolResult:
-    """A tool result carrying ``payload`` as structured content and as its JSON text."""
+    """A tool result carrying ``payload`` (:func:`plain`) as structured content and as its JSON text."""
+    payload = plain(payload)
     text = jsonout.dumps(payload)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload)
 

@@ -25,6 +25,7 @@ from mcp.types import INVALID_PARAMS
 
 from git_memzoi.core import jsonout
 from git_memzoi.errors import MemzoiError
+from git_memzoi.mcp.arguments import plain
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -42,7 +43,7 @@ SESSION = "memzoi://session-context"
 def _read(uri: str, body: Callable[[], Mapping[str, Any]]) -> str:
     """``body()`` as JSON text; its refusal as a JSON-RPC error carrying the stable code."""
     try:
-        return jsonout.dumps(body())
+        return jsonout.dumps(plain(body()))
     except MemzoiError as exc:
         raise MCPError(code=INVALID_PARAMS, message=exc.message, data={"code": exc.code, "uri": uri}) from None
 

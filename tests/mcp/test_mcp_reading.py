@@ -112,7 +112,7 @@ def test_read_resources(served: Repo) -> None:
     assert out["prefix"][1]["id"] == "r1"
     assert out["entry"] == ("application/json", cli_json(served, "show", "billing-rule", "--store", "entries"))
     assert out["status"][1] == cli_json(served, "status", tool=memkeep_cli)
-    assert out["review"][1] == {"ok": True, **cli_json(served, "review")}  # the review object carries its own ok
+    assert out["review"][1] == cli_json(served, "review")  # without ok, as every MCP result
     assert out["session"][1]["text"].startswith("# Memzoi session context\nMemory: 2 record(s), 1 entry;")
     assert out["missing"] == (-32602, {"code": "target_not_found", "uri": "memzoi://record/nope"})
     assert out["wrong_store"] == (-32602, {"code": "target_not_found", "uri": "memzoi://entry/m1"})
