@@ -165,9 +165,11 @@ def search(
     for found, share in zip(response.results, shares, strict=True):
         record = found["record"]
         entry = f"\tentry {_where(found['citations'][0])}" if found["store"] == "entry" else ""
+        replaced = "\tSUPERSEDED" if record.get("status") == "superseded" else ""  # --include-superseded history
         click.echo(
             f"{record['id']}\t{record['memory_type']}\t{share:.2f}\t{record['title']}"
             + entry
+            + replaced
             + _suspect_note(found["suspect"])
         )
     for warning in response.warnings:  # a withheld record, a mode fallback: said on stderr, as context does

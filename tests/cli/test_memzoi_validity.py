@@ -82,6 +82,11 @@ def test_historical_queries_hide_superseded_unless_asked_and_tombstoned_always(r
     assert ids(root, "--as-of", "2026-07-01") == ["release-new"]
     assert ids(root, "--as-of", "2026-07-01", "--include-superseded") == ["release-new", "release-old"]
     assert ids(root, "--include-superseded") == ["release-new", "release-old"]
+    text = run(root, "search", "release", "--include-superseded", env=repos.PINNED).stdout.splitlines()
+    assert sorted(line.split("\t")[0] + ("\tSUPERSEDED" if "\tSUPERSEDED" in line else "") for line in text) == [
+        "release-new",
+        "release-old\tSUPERSEDED",
+    ]  # the text output says which one is history
 
 
 @pytest.mark.parametrize(
