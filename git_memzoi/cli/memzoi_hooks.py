@@ -325,6 +325,8 @@ def _pre_commit(ctx: click.Context, result: object) -> None:
         click.echo("memkeep: this change touches the scope of these entries; verify these before you commit:", err=True)
         for entry_id, path in result.touched:
             click.echo(f"  {entry_id}  ({path})", err=True)
+        if any(path.startswith(".memzoi/") for _, path in result.touched):  # a watched record, not an entry
+            click.echo("  (a record's claim: git memzoi verify <id>; an entry's: git memkeep verify <id>)", err=True)
     if result.violations:
         committed = result.only_committed  # CI modes: the files are on the branch already
         head = (

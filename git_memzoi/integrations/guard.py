@@ -155,7 +155,8 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     entries = _store_entries(store, staged, view.git_dir)
     if store is not None and staged.entries:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
-    touched = _touched(entries, sorted(p for p, _, _ in staged_files))
+    staged_paths = sorted(p for p, _, _ in staged_files)
+    touched = tuple(sorted(_touched(entries, staged_paths) + _touched(_watched_records(view.root), staged_paths)))
     committed = frozenset(path for path, _, _ in files[len(staged_files) :])
     gone = [p for p in view.staged_deletions() if _is_record(p) and _unlocks(view.head_blob(p), b"")]
     return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone))
@@ -387,6 +388,19 @@ def _lint_findings(store: Store, entries: list[Entry], paths: set[str]) -> Itera
     for v in lint(entries, (), None, SystemClock().today()):
         if v.path in paths and not v.rule.startswith("index_"):
             yield Finding(v.path, v.rule, f"{v.field}: {v.message}", v.line)
+
+
+def _watched_records(root: Path) -> list[Entry]:
+    """The current memzoi records with an earned envelope, as memkeep entries (their scope is what a change can
+    hit; a record a change hits is reported like an entry, never blocked); none without ``.memzoi/``."""
+    from git_memzoi.memzoi import Layout, Workspace, recall_suspect
+
+    if not (root / ".memzoi" / "records").is_dir():
+        return []  # no memzoi records: nothing to open (the common memkeep-only repository stays fast)
+    try:  # a read-only view: no crash repair or migration here (the next command does them), no scanner loaded
+        return recall_suspect.watched_entries(Workspace(Layout(root), actor="hook"))
+    except MemzoiError:  # an unreadable index or workspace is said by the commands that need it, not here
+        return []
 
 
 def _touched(entries: list[Entry], staged_paths: list[str]) -> tuple[tuple[str, str], ...]:

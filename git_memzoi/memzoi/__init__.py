@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall import precheck, prompt_context, related, search, session_context
     from git_memzoi.memzoi.recall import schema as recall_schema
     from git_memzoi.memzoi.recall import show as record_show
+    from git_memzoi.memzoi.recall import suspect as recall_suspect
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
     from git_memzoi.memzoi.records import conflicts, envelope, events, okf, secrets, validity
@@ -98,6 +99,7 @@ _FACE = {
     "prompt_context": "recall.prompt_context",
     "recall_schema": "recall.schema",
     "record_show": "recall.show",
+    "recall_suspect": "recall.suspect",
     "capture_plan": "capture.plan",
     "capture_agent": "capture.agent",
     "capture_review": "capture.review",
@@ -157,6 +159,7 @@ __all__ = [
     "proposal_bulk",
     "proposal_files",
     "recall_schema",
+    "recall_suspect",
     "record_lock",
     "record_relations",
     "record_show",

@@ -247,6 +247,17 @@ def current_entries(ws: Workspace, extra: Iterable[Mapping[str, Any]] = ()) -> l
     return _entries(ws, current)
 
 
+def watched_entries(ws: Workspace) -> list[Entry]:
+    """The memkeep entries of the current enveloped records alone (no withdrawn ones): whose scope a change can
+    hit, read through one narrow index query (:func:`~git_memzoi.memzoi.recall.index.select.enveloped`)."""
+    from git_memzoi.memzoi.recall.index import db as index_db
+    from git_memzoi.memzoi.recall.index import select
+
+    with index_db.read_session(ws.layout):
+        rows = select.enveloped(ws.layout, now=ws.clock.now())
+    return [e for e in _entries(ws, {row["id"]: row for row in rows}) if e.id in {row["id"] for row in rows}]
+
+
 def repo_view(ws: Workspace) -> Any:
     """The repository view of ``ws`` (a view with no history for a folder outside git: no anchor can be placed)."""
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView

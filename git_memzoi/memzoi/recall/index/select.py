@@ -112,3 +112,11 @@ def supersedes(layout: Layout, destination: str, store: str = "record") -> dict[
     db._ensure_fresh(layout)
     sql = "SELECT r.id AS id, r.supersedes_id AS supersedes FROM records r WHERE r.destination = ? AND r.store = ?"
     return {row["id"]: row["supersedes"] for row in db._query(layout, sql, (destination, store))}
+
+
+def enveloped(layout: Layout, *, now: dt.datetime) -> list[dict[str, Any]]:
+    """The current repository records that carry a ``memkeep`` envelope (a watched claim), by id: the few rows
+    the pre-commit hook judges, without turning every other row into a dict."""
+    db._ensure_fresh(layout)
+    sql = f"SELECT r.* FROM records r WHERE {_WHERE} AND r.memkeep IS NOT NULL AND r.memkeep != '' ORDER BY r.id"
+    return db._query(layout, sql, _params("repo", "record", now))
