@@ -62,17 +62,8 @@ def append(
         log_path(layout), root=layout.root_for(log_path(layout))
     )  # never through a symlink, never into a FIFO
     try:
-        event = {
-            "id": f"evt_{os.fstat(fd).st_size:012d}",
-            "event_type": event_type,
-            "actor": actor,
-            "payload": dict(payload or {}),
-            "record_id": record_id,
-            "proposal_id": proposal_id,
-            "created_at": format_timestamp(now),
-        }
-        line = json.dumps(event, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n"
-        os.write(fd, line.encode("utf-8"))
+        event, line = _line(os.fstat(fd).st_size, (event_type, actor, payload, record_id, proposal_id), now)
+        os.write(fd, line)
         if durable:
             os.fsync(fd)
     finally:
@@ -96,17 +87,8 @@ def append_many(layout: Layout, items: Sequence[Event], now: dt.datetime) -> int
     fd = open_append(log_path(layout), root=layout.root_for(log_path(layout)))
     try:
         offset, lines = os.fstat(fd).st_size, []
-        for event_type, actor, payload, record_id, proposal_id in items:
-            event = {
-                "id": f"evt_{offset:012d}",
-                "event_type": event_type,
-                "actor": actor,
-                "payload": dict(payload or {}),
-                "record_id": record_id,
-                "proposal_id": proposal_id,
-                "created_at": format_timestamp(now),
-            }
-            line = (json.dumps(event, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n").encode()
+        for item in items:
+            line = _line(offset, item, now)[1]
             lines.append(line)
             offset += len(line)
         data = b"".join(lines)
@@ -116,6 +98,21 @@ def append_many(layout: Layout, items: Sequence[Event], now: dt.datetime) -> int
     finally:
         os.close(fd)
     return len(items)
+
+
+def _line(offset: int, item: Event, now: dt.datetime) -> tuple[dict[str, Any], bytes]:
+    """The event ``item`` appended at byte ``offset`` of the log, and its line (compact sorted JSON, UTF-8)."""
+    event_type, actor, payload, record_id, proposal_id = item
+    event = {
+        "id": f"evt_{offset:012d}",
+        "event_type": event_type,
+        "actor": actor,
+        "payload": dict(payload or {}),
+        "record_id": record_id,
+        "proposal_id": proposal_id,
+        "created_at": format_timestamp(now),
+    }
+    return event, (json.dumps(event, ensure_ascii=False, separators=(",", ":"), sort_keys=True) + "\n").encode("utf-8")
 
 
 def check_log(layout: Layout) -> None:
