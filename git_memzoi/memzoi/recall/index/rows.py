@@ -166,11 +166,12 @@ def _read_capped(fd: int, size: int, cap: int) -> bytes:
     50,000-record rebuild more than all its parsing."""
     chunks, total, ask = [], 0, size + 1
     while total < cap:
-        chunk = os.read(fd, min(ask, cap - total))
-        if not chunk:
-            break
+        want = min(ask, cap - total)
+        chunk = os.read(fd, want)
         chunks.append(chunk)
         total += len(chunk)
+        if len(chunk) < want:  # a regular file reads short only at its end: no second call to learn it
+            break
         ask = ask - len(chunk) or 1 << 16
     return b"".join(chunks)
 
