@@ -391,12 +391,11 @@ def show(
     Example: git memzoi show use-pnpm --heading "Use pnpm/Context" --max-chars 400 --json
     """
     from git_memzoi.memzoi import record_show as run
-    from git_memzoi.memzoi import validity
 
-    when = validity.parse_as_of(as_of)
+    ws, _ = _opened(ctx, None, as_of)
     paths = [run.parse_heading_path(h) for h in headings]
     shown = run.show(
-        open_workspace(ctx).viewing(when),
+        ws,
         target,
         max_chars=max_chars,
         store=store,

@@ -156,7 +156,8 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     if store is not None and staged.entries:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
     staged_paths = sorted(p for p, _, _ in staged_files)
-    touched = tuple(sorted(_touched(entries, staged_paths) + _touched(_watched_records(view.root), staged_paths)))
+    watched = _watched_records(view.root) if staged_paths else []  # nothing staged: no index to read
+    touched = tuple(sorted(_touched(entries, staged_paths) + _touched(watched, staged_paths)))
     committed = frozenset(path for path, _, _ in files[len(staged_files) :])
     gone = [p for p in view.staged_deletions() if _is_record(p) and _unlocks(view.head_blob(p), b"")]
     return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone))

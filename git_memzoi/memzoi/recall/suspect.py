@@ -254,8 +254,8 @@ def watched_entries(ws: Workspace) -> list[Entry]:
     from git_memzoi.memzoi.recall.index import select
 
     with index_db.read_session(ws.layout):
-        rows = select.enveloped(ws.layout, now=ws.clock.now())
-    return [e for e in _entries(ws, {row["id"]: row for row in rows}) if e.id in {row["id"] for row in rows}]
+        rows = {row["id"]: row for row in select.enveloped(ws.layout, now=ws.clock.now())}
+    return [e for e in _entries(ws, rows) if e.id in rows]  # not the withdrawn records they explain from
 
 
 def repo_view(ws: Workspace) -> Any:
