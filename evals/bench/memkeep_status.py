@@ -8,7 +8,8 @@ What it does (see evals/bench/README.md):
    ``git fast-import`` stream. Two clones of that history get a memkeep store in a final commit: ``repo-1k``
    (1,000 entries) and ``repo-2k`` (2,000 entries, a superset), both anchored at the same 50 commits.
    The repositories are rebuilt when missing, when the generator's parameters change, or with ``--regenerate``.
-2. Times the real command as a subprocess, warm (parse cache filled) and cold (cache deleted before each run),
+2. Times the real command as a subprocess, warm (the last answer served by the status result cache: nothing
+   changed), recomputed (parse cache filled, result cache deleted: as after a commit) and cold (caches deleted),
    the git CLI doing the same history work (``git diff --name-only <anchor> HEAD`` once per distinct anchor),
    and ``git-memkeep --help``.
 3. Prints a table, PASS/FAIL per target, and writes ``evals/bench/out/results.json``. Always exits 0 (it is
@@ -418,10 +419,18 @@ def check_status(proc: subprocess.CompletedProcess) -> dict:
     return json.loads(proc.stdout)
 
 
-def run_status(memkeep: str, repo: Path, env: dict[str, str], *, cold: bool) -> tuple[float, dict]:
-    """One ``status --json`` run; ``cold`` deletes the derived parse cache first."""
+def run_status(
+    memkeep: str, repo: Path, env: dict[str, str], *, cold: bool, recompute: bool = False
+) -> tuple[float, dict]:
+    """One ``status --json`` run; ``cold`` deletes the derived caches first, ``recompute`` only the status result
+    cache (git_memzoi/memkeep/status_cache.py): the parse cache serves every entry, the suspect set is computed
+    again, as after a commit."""
+    cache = repo / ".git" / "memzoi" / "cache"
     if cold:
-        shutil.rmtree(repo / ".git" / "memzoi" / "cache", ignore_errors=True)
+        shutil.rmtree(cache, ignore_errors=True)
+    elif recompute:
+        for answer in cache.glob("status-*.pickle"):
+            answer.unlink()
     elapsed, proc = timed(status_cmd(memkeep, repo), env)
     return elapsed, check_status(proc)
 
@@ -446,7 +455,8 @@ def measure(
     A cold run rewrites the parse cache, so the warm run of the next round is warm again. Each round's two warm
     runs are a pair taken seconds apart: their ratio cancels the load of that moment (see :func:`paired`).
     """
-    series: dict[str, list[float]] = {k: [] for k in ("warm_1k", "warm_2k", "cold_1k", "cold_2k", "baseline", "help")}
+    names = ("warm_1k", "warm_2k", "recompute_1k", "cold_1k", "cold_2k", "baseline", "help", "floor")
+    series: dict[str, list[float]] = {k: [] for k in names}
     payloads: dict[str, dict] = {}
     for _name, repo in repos.items():  # warm-up: fills parse caches, bytecode caches and the page cache
         run_status(memkeep, repo, env, cold=False)
@@ -462,11 +472,15 @@ def measure(
             if round_no < wanted["cold"]:
                 elapsed, _ = run_status(memkeep, repo, env, cold=True)
                 series[f"cold_{size}"].append(elapsed)
+            if round_no < wanted["cold"] and size == "1k":
+                elapsed, _ = run_status(memkeep, repo, env, cold=False, recompute=True)
+                series["recompute_1k"].append(elapsed)
         if round_no < wanted["baseline"]:
             elapsed, paths = run_baseline(repos["1k"], anchors, env)
             series["baseline"].append(elapsed)
         if round_no < wanted["help"]:
             series["help"].append(timed([memkeep, "--help"], env)[0])
+            series["floor"].append(timed([str(Path(memkeep).parent / "python"), "-c", "pass"], env)[0])
     return series, payloads, paths
 
 
@@ -553,16 +567,20 @@ def main(argv: list[str] | None = None) -> int:
             "status_cold_1k": ms(med(cold1)),
             "status_warm_2k": ms(med(warm2)),
             "status_cold_2k": ms(med(cold2)),
+            "status_recompute_1k": ms(med(series["recompute_1k"])),
             "baseline_git_diff_50": ms(med(base)),
             "help": ms(med(helps)),
+            "python_floor": ms(med(series["floor"])),
         },
         "samples_ms": {
             "status_warm_1k": [ms(t) for t in warm1],
             "status_cold_1k": [ms(t) for t in cold1],
             "status_warm_2k": [ms(t) for t in warm2],
             "status_cold_2k": [ms(t) for t in cold2],
+            "status_recompute_1k": [ms(t) for t in series["recompute_1k"]],
             "baseline_git_diff_50": [ms(t) for t in base],
             "help": [ms(t) for t in helps],
+            "python_floor": [ms(t) for t in series["floor"]],
         },
         "status_1k": s1,
         "status_2k": s2,
@@ -597,8 +615,10 @@ def main(argv: list[str] | None = None) -> int:
         ("status --json, cold, 1,000 entries", "status_cold_1k", "parse cache deleted before each run"),
         ("status --json, warm, 2,000 entries", "status_warm_2k", f"{s2['suspect']} suspect / {s2['entries']}"),
         ("status --json, cold, 2,000 entries", "status_cold_2k", ""),
+        ("status --json, recomputed, 1,000", "status_recompute_1k", "parse cache warm, result cache deleted"),
         (f"git diff --name-only × {len(anchors)} anchors", "baseline_git_diff_50", f"{base_paths} paths listed"),
         ("git-memkeep --help", "help", ""),
+        ("python -c pass (the floor)", "python_floor", "this machine's interpreter start"),
     ]
     print(
         f"\nrepo: {meta['commits']} commits, {meta['files_at_head']} files at HEAD, {len(anchors)} anchors "

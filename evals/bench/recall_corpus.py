@@ -216,9 +216,10 @@ def _subject(text: str) -> list[str]:
 KINDS = (("title", 16), ("title_words", 16), ("title_body", 16), ("question", 12), ("file_tag", 10), ("body", 10))
 
 
-def queries(corpus: str, first: list[Note]) -> list[Query]:
-    """The 100 queries of ``corpus`` over its ``first`` 1,000 notes: 80 lexical (:data:`KINDS`), 20 paraphrases."""
-    rng = random.Random(HALVES[corpus][1] * 7 + 1)
+def queries(corpus: str, first: list[Note], draw: int = 0) -> list[Query]:
+    """The 100 queries of ``corpus`` over its ``first`` 1,000 notes: 80 lexical (:data:`KINDS`), 20 paraphrases;
+    ``draw`` > 0 draws another 100 (other targets, other words: the tuning corpus's extra queries)."""
+    rng = random.Random(HALVES[corpus][1] * 7 + 1 + 1000 * draw)
     targets = rng.sample(first, 100)
     out: list[Query] = []
     lexical = [kind for kind, count in KINDS for _ in range(count)]

@@ -83,10 +83,20 @@ class StatusResult:
 
 
 def status(options: Options) -> StatusResult:
-    """Compute the suspect set of the store (memkeep README "How staleness works")."""
+    """Compute the suspect set of the store (memkeep README "How staleness works"), or serve the last run's when
+    none of its inputs changed (:mod:`git_memzoi.memkeep.status_cache`)."""
+    from git_memzoi.memkeep import status_cache
+
+    found = status_cache.key(options)
+    cached = status_cache.load(found) if found is not None else None
+    if cached is not None:
+        return cached
     with no_cyclic_gc():
         session = open_session(options)
-        return StatusResult(session.store, report(session, options.clock), session.loaded.unreadable)
+        result = StatusResult(session.store, report(session, options.clock), session.loaded.unreadable)
+    if found is not None:
+        status_cache.save(found, result, result.report.head, session.view.root, session.view.git_dir)
+    return result
 
 
 @contextmanager

@@ -307,6 +307,12 @@ def _read_regular(file: str, rel: str) -> bytes | Unreadable:
         return Unreadable(rel, None, f"cannot read ({exc.strerror})", "unreadable")
 
 
+def entry_signatures(store: Store) -> list[tuple[str, list[int] | None]]:
+    """Every entry file of ``store`` (absolute path, sorted) with its stat signature ``[size, mtime_ns,
+    ctime_ns, inode]``, ``None`` when it is no regular file: what :func:`load` reads, without reading it."""
+    return _entry_files(str(store.entries_dir))
+
+
 def _entry_files(directory: str) -> list[tuple[str, list[int] | None]]:
     """Every ``*.md`` below ``directory``, sorted, with its stat signature ``[size, mtime_ns, ctime_ns, inode]``
     (``None`` when it is not a regular file, or vanished); plain strings and one lstat each, since this runs
