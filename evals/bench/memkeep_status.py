@@ -116,7 +116,7 @@ def git(env: dict[str, str], cwd: Path, *args: str, stdin: bytes | None = None) 
 
 
 def installed_memkeep() -> str:
-    """``git-memkeep`` from a regular (non-editable) install in ``out/venv``: what a user runs.
+    """``git-memkeep`` from a regular (non-editable) install in ``out/venv`` with the ``mcp`` extra: what a user runs.
 
     The development venv's editable install adds an import finder that costs ~12 ms at every start, which
     no user pays. The copy is refreshed from the working tree on every bench run.
@@ -127,13 +127,14 @@ def installed_memkeep() -> str:
     quiet = {"stdout": subprocess.DEVNULL, "check": True}
     if not python.exists():
         subprocess.run([sys.executable, "-m", "venv", str(venv)], **quiet)  # type: ignore[arg-type]
-        subprocess.run([str(python), "-m", "pip", "install", "-q", str(project)], **quiet)  # type: ignore[arg-type]
+        subprocess.run([str(python), "-m", "pip", "install", "-q", f"{project}[mcp]"], **quiet)  # type: ignore[arg-type]
     else:
         subprocess.run(
             [str(python), "-m", "pip", "install", "-q", "--no-deps", "--force-reinstall", str(project)], **quiet
         )  # type: ignore[arg-type]
-        # a dependency added since the venv was made (installed once; a satisfied one costs a resolve only)
-        subprocess.run([str(python), "-m", "pip", "install", "-q", str(project)], **quiet)  # type: ignore[arg-type]
+        # a dependency added since the venv was made (installed once; a satisfied one costs a resolve only); the
+        # mcp extra for mcp_server.py, which a hook-only install leaves out
+        subprocess.run([str(python), "-m", "pip", "install", "-q", f"{project}[mcp]"], **quiet)  # type: ignore[arg-type]
     return str(venv / "bin" / "git-memkeep")
 
 
