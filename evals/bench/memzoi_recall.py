@@ -34,9 +34,8 @@ import memzoi_store
 
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.recall import modes
+from git_memzoi.memzoi.recall import modes, search
 from git_memzoi.memzoi.recall import pack as context_pack
-from git_memzoi.memzoi.recall import search
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.recall.index import watch as index_watch
 from git_memzoi.memzoi.workspace import Workspace
