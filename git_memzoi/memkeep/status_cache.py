@@ -17,7 +17,7 @@ result beside a key of those inputs, read without pygit2, and serves it only whe
 - the clock's today.
 
 It never serves, and never saves, when it cannot read those inputs plainly: git's environment redirects the
-repository (``GIT_DIR``, ``GIT_WORK_TREE``, ``GIT_COMMON_DIR``), refs are stored in a reftable, replace refs
+repository, its objects or its history (``GIT_DIR``, ``GIT_WORK_TREE``, :data:`_GIT_SETTINGS`), refs are stored in a reftable, replace refs
 exist, HEAD is unborn, or the saved answer holds an ``anchor_unreachable`` verdict (a fetch can bring an anchor in
 without moving HEAD). The file lives under the git directory (``memzoi/cache/status-<store>.pickle``), is
 written atomically, and a missing, foreign or unreadable one only costs the full computation. Like the parse
@@ -47,6 +47,18 @@ if TYPE_CHECKING:
 VERSION = 1
 MAGIC = b"memzoi status cache 1\n"
 _HEX = frozenset("0123456789abcdef")
+# git's variables that move the repository, its objects or its history without touching a file the key reads
+_GIT_SETTINGS = (
+    "GIT_COMMON_DIR",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_DISCOVERY_ACROSS_FILESYSTEM",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_SHALLOW_FILE",
+    "GIT_GRAFT_FILE",
+)
 
 
 class Key:
@@ -71,7 +83,7 @@ def _key(options: Options) -> Key | None:
     from git_memzoi.memkeep import store as store_mod
 
     env = os.environ
-    if gitenv.redirected(env) or env.get("GIT_COMMON_DIR"):
+    if gitenv.redirected(env) or any(env.get(name) for name in _GIT_SETTINGS):
         return None
     start = options.start.resolve()
     root = gitenv.plain_top(start)

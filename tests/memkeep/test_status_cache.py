@@ -140,10 +140,16 @@ def test_a_foreign_or_broken_cache_is_ignored(repo: Repo, settled: None, monkeyp
         assert suspects(status(repo)) == []
 
 
-def test_git_environment_and_worktrees(repo: Repo, settled: None, monkeypatch, tmp_path: Path) -> None:
-    monkeypatch.setenv("GIT_DIR", str(repo.root / ".git"))
+@pytest.mark.parametrize("name", ["GIT_DIR", "GIT_WORK_TREE", "GIT_OBJECT_DIRECTORY", "GIT_CEILING_DIRECTORIES"])
+def test_git_environment_takes_the_full_path(repo: Repo, settled: None, monkeypatch, name: str) -> None:
+    status(repo)
+    monkeypatch.setenv(name, str(repo.root / ".git"))
     assert status_cache.key(Options(start=repo.root, clock=FixedClock(DAY))) is None
-    monkeypatch.delenv("GIT_DIR")
+
+
+def test_git_environment_and_worktrees(repo: Repo, settled: None, monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")  # configuration only: the cache still serves
+    assert status_cache.key(Options(start=repo.root, clock=FixedClock(DAY))) is not None
     repo.git("worktree", "add", "-q", "-b", "side", str(tmp_path / "side"))
     side = Repo(tmp_path / "side")
     found = status_cache.key(Options(start=side.root, clock=FixedClock(DAY)))
