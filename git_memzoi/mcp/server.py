@@ -64,7 +64,9 @@ def _pick(name: str, first: str | None, second: str | None, second_name: str) ->
 
 
 class _Server:
-    """The tool bodies, bound to one project root; each call opens a fresh :class:`Context`.
+    """The tool bodies, bound to one project root; each call opens a fresh :class:`Context` over the layout the
+    first call found (the repository is looked up once; the per-call checks, such as healing an interrupted
+    operation, still run).
 
     With ``watch`` (the served process), the first call starts a file-system watcher on the repository's record
     folders, so later calls skip the index's freshness walk while nothing changed (memzoi/recall/index/watch.py).
@@ -73,6 +75,7 @@ class _Server:
     def __init__(self, root: Path, watch: bool = False) -> None:
         self.root = root
         self.watch = watch
+        self._layout: Any = None  # the repository found by the first call, reused by the next (issue 17)
 
     def _clock(self) -> Any:
         from git_memzoi.core import clock as clocks
@@ -82,7 +85,8 @@ class _Server:
     def _context(self, actor: str | None = None) -> Any:
         from git_memzoi.memzoi import workspace
 
-        ctx = workspace.open_workspace(self.root, clock=self._clock(), actor=actor)
+        ctx = workspace.open_workspace(self.root, clock=self._clock(), actor=actor, layout=self._layout)
+        self._layout = ctx.layout
         if self.watch:
             from git_memzoi.memzoi import index_watch
 

@@ -57,9 +57,16 @@ def find_root(start: Path) -> Path:
 
 
 def open_workspace(
-    start: Path, *, clock: Clock | None = None, actor: str | None = None, initialized: bool = True
+    start: Path,
+    *,
+    clock: Clock | None = None,
+    actor: str | None = None,
+    initialized: bool = True,
+    layout: Layout | None = None,
 ) -> Workspace:
     """A :class:`Workspace` for the repository around ``start``; with ``initialized``, ``.memzoi/`` must exist.
+    ``layout``: the one an earlier call of this process returned for ``start`` (a running MCP server's, issue 17
+    "reuse the workspace across MCP calls"): the repository is not looked up again, the checks still run.
 
     Raises:
         InputError: not a repository; NotInitialized: no ``.memzoi/`` (names ``git memzoi init``).
@@ -67,7 +74,8 @@ def open_workspace(
     from git_memzoi.core.gitview_pygit2 import git_dir
     from git_memzoi.memzoi.records import secrets
 
-    layout = Layout(find_root(start))
+    reused = layout is not None
+    layout = layout or Layout(find_root(start))
     if initialized:
         layout.require()
         if os.path.lexists(layout.legacy_local) and layout.private != layout.legacy_local:
@@ -78,8 +86,8 @@ def open_workspace(
             from git_memzoi.memzoi.proposals.lifecycle import heal
 
             heal(layout)  # an operation a killed process left is rolled back before any command reads or writes
-    # kept with the other derived caches, so the next write or recall whose text has no token shape skips it
-    secrets.remember_shapes_in(git_dir(layout.root) / "memzoi" / "cache")
+    if not reused:  # kept with the other derived caches, so a later write or recall with no token shape skips it
+        secrets.remember_shapes_in(git_dir(layout.root) / "memzoi" / "cache")
     return Workspace(layout, clock or SystemClock(), actor or "cli")
 
 

@@ -264,3 +264,18 @@ def test_br05_hook_output_names_its_event(repo: Repo, event: str, store: bool) -
             assert "\n" not in out and isinstance(payload, dict)
             if "hookSpecificOutput" in payload:
                 assert payload["hookSpecificOutput"]["hookEventName"] == event
+
+
+def test_the_server_finds_the_repository_once_and_checks_it_on_every_call(served: Repo, monkeypatch) -> None:
+    from git_memzoi.mcp.server import _Server
+    from git_memzoi.memzoi import layout as layout_mod
+    from git_memzoi.memzoi import workspace
+
+    found, checked = [], []
+    find_root, interrupted = workspace.find_root, layout_mod.Layout.interrupted
+    monkeypatch.setattr(workspace, "find_root", lambda start: found.append(start) or find_root(start))
+    monkeypatch.setattr(layout_mod.Layout, "interrupted", lambda self: checked.append(1) or interrupted(self))
+    server = _Server(served.root)
+    answers = [call(server.search_memory("migrations", mode="lexical")) for _ in range(3)]
+    assert [[r["record"]["id"] for r in body["results"]] for _, body in answers] == [["m1"]] * 3
+    assert (len(found), len(checked)) == (1, 3)
