@@ -80,14 +80,7 @@ def main(argv: list[str] | None = None) -> int:
             context_pack.build(ctx, QUERIES[i % len(QUERIES)], token_budget=2000, log=False)
 
     ms = {"search": _time(one_search, args.runs), "context_2000": _time(one_context, args.runs)}
-    if not index_watch.watch(layout):
-        print("bench: the file-system watcher could not start here; server mode walks like one-shot mode")
-    deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline and index_db.refresh(layout):
-        ticket = index_watch.begin(layout)
-        if ticket is None or ticket.fresh:
-            break
-        time.sleep(0.01)  # the folders' racy window (index_watch.RACY_NS) passes once after start
+    memzoi_store.watch_settled(layout)
     ms["search_watched"] = _time(one_search, args.runs)
     ms["context_2000_watched"] = _time(one_context, args.runs)
     index_watch.unwatch(layout)

@@ -127,14 +127,7 @@ def main(argv: list[str] | None = None) -> int:
         search.search(ctx, QUERIES[i % len(QUERIES)], log=False)
 
     ms = {"search": _time(one_search, args.runs)}
-    if not index_watch.watch(layout):
-        print("bench: the file-system watcher could not start here; server mode walks like one-shot mode")
-    deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline and index_db.refresh(layout):
-        ticket = index_watch.begin(layout)
-        if ticket is None or ticket.fresh:
-            break
-        time.sleep(0.01)
+    memzoi_store.watch_settled(layout)
     ms["search_watched"] = _time(one_search, args.runs)
     index_watch.unwatch(layout)
     exe = memkeep_status.installed_memkeep().replace("git-memkeep", "git-memzoi")

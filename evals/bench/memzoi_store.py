@@ -186,6 +186,21 @@ def generate(root: Path, params: dict[str, object] | None = None) -> None:
             (directory / f"{record_id}.md").write_text(okf.render(record), "utf-8")
 
 
+def watch_settled(layout: Layout) -> None:
+    """Start the index's file-system watcher on ``layout`` and wait (at most 5 s) until a refresh may skip its
+    walk, as a running MCP server's does: server mode for the recall benchmarks."""
+    from git_memzoi.memzoi.recall.index import watch as index_watch
+
+    if not index_watch.watch(layout):
+        print("bench: the file-system watcher could not start here; server mode walks like one-shot mode")
+    deadline = time.monotonic() + 5.0
+    while time.monotonic() < deadline and index_db.refresh(layout):
+        ticket = index_watch.begin(layout)
+        if ticket is None or ticket.fresh:
+            break
+        time.sleep(0.01)  # the folders' racy window (index_watch.RACY_NS) passes once after start
+
+
 def _ms(seconds: float) -> float:
     return seconds * 1000.0
 

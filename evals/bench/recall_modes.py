@@ -41,6 +41,7 @@ PROJECT = HERE.parents[1]
 sys.path.insert(0, str(PROJECT))
 sys.path.insert(0, str(HERE))
 
+import memzoi_store
 import recall_corpus
 import recall_quality
 import yaml
@@ -210,14 +211,7 @@ def speed(size: int, runs: int) -> dict[str, object]:
             start = time.perf_counter()
             vectors.current(layout, model)
             out["reload_s"] = time.perf_counter() - start
-    if not index_watch.watch(layout):
-        print("bench: the file-system watcher could not start here; server mode walks like one-shot mode")
-    deadline = time.monotonic() + 5.0
-    while time.monotonic() < deadline and index_db.refresh(layout):
-        ticket = index_watch.begin(layout)
-        if ticket is None or ticket.fresh:
-            break
-        time.sleep(0.01)
+    memzoi_store.watch_settled(layout)
     for mode in _modes():
         search.search(ws, "warm up", mode=mode, log=False)
         out[mode], out[f"{mode}_cpu"] = _time(

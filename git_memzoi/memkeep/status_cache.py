@@ -31,6 +31,7 @@ import os
 import pickle
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -42,7 +43,6 @@ from git_memzoi.errors import MemzoiError
 
 if TYPE_CHECKING:
     from git_memzoi.memkeep.commands import Options, StatusResult
-    from git_memzoi.memkeep.store import Store
 
 VERSION = 1
 MAGIC = b"memzoi status cache 1\n"
@@ -61,13 +61,18 @@ _GIT_SETTINGS = (
 )
 
 
+@dataclass(frozen=True)
 class Key:
-    """The inputs of one status run (module rule), comparable by value; ``path`` is where its answer is kept."""
+    """The inputs of one status run (module rule): ``values``, compared whole; ``path`` is where its answer is
+    kept; ``head`` (commit id), ``root`` and ``git_dir`` as the key read them, for :func:`save`'s check against
+    pygit2; ``youngest_ns``, the newest mtime or ctime of an entry file (the racy rule)."""
 
-    def __init__(self, path: Path, values: tuple[Any, ...], youngest_ns: int) -> None:
-        self.path = path
-        self.values = values
-        self.youngest_ns = youngest_ns  # the newest mtime or ctime of an entry file (the racy rule)
+    path: Path
+    values: tuple[Any, ...]
+    head: str
+    root: str
+    git_dir: str
+    youngest_ns: int
 
 
 def key(options: Options) -> Key | None:
@@ -113,13 +118,8 @@ def _key(options: Options) -> Key | None:
         options.clock.today().isoformat(),
         files,
     )
-    return Key(git_dir / "memzoi" / "cache" / f"status-{_store_name(store)}.pickle", values, youngest)
-
-
-def _store_name(store: Store) -> str:
-    from git_memzoi.core.hashing import short_hash
-
-    return short_hash(store.rel.encode("utf-8"))  # as the store's parse cache is named (store.cache_for)
+    path = git_dir / "memzoi" / "cache" / f"status-{store_mod.cache_name(store)}.pickle"
+    return Key(path, values, head[1], str(root), str(git_dir), youngest)
 
 
 def _bytes(path: Path) -> bytes | None:
@@ -194,8 +194,7 @@ def save(found: Key, result: StatusResult, head: str | None, root: Path, git_dir
     verdict is ``anchor_unreachable`` (module rule). Best effort."""
     from git_memzoi.core.atomic import write_cache
 
-    values = found.values
-    same = head is not None and values[9][1] == head and values[5] == str(root) and values[6] == str(git_dir)
+    same = (found.head, found.root, found.git_dir) == (head, str(root), str(git_dir))
     settled = found.youngest_ns < time.time_ns() - RACY_NS
     if not (same and settled) or any(v.reason == "anchor_unreachable" for v in result.report.verdicts):
         return
@@ -203,7 +202,7 @@ def save(found: Key, result: StatusResult, head: str | None, root: Path, git_dir
     pickler = pickle.Pickler(buffer, protocol=pickle.HIGHEST_PROTOCOL)
     pickler.dispatch_table = {MappingProxyType: _reduce_proxy}
     try:
-        pickler.dump(values)
+        pickler.dump(found.values)
         pickler.dump(result)
     except (pickle.PicklingError, TypeError, AttributeError):
         return

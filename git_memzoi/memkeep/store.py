@@ -223,10 +223,15 @@ def _parse_config(path: Path) -> StoreConfig:
     return StoreConfig(store_dir, referential, {str(k): str(v) for k, v in siblings.items()}, path)
 
 
+def cache_name(store: Store) -> str:
+    """The name part of ``store``'s derived caches under ``<git dir>/memzoi/cache/`` (its parse cache, its status
+    answer): a short hash of the store's repository-relative path."""
+    return short_hash(store.rel.encode("utf-8"))
+
+
 def cache_for(git_dir: Path, store: Store) -> ParseCache:
     """The parse cache of ``store``, kept under the git directory (never in the working tree)."""
-    key = short_hash(store.rel.encode("utf-8"))
-    return ParseCache(git_dir / "memzoi" / "cache" / f"memkeep-{key}.marshal")
+    return ParseCache(git_dir / "memzoi" / "cache" / f"memkeep-{cache_name(store)}.marshal")
 
 
 def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:

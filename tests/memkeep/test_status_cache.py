@@ -15,6 +15,7 @@ import pytest
 
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.memkeep import commands, status_cache
+from git_memzoi.memkeep import store as store_mod
 from git_memzoi.memkeep.commands import Options
 from tests.support.repos import Repo, entry_text, memkeep, new_repo
 
@@ -75,7 +76,7 @@ def test_an_unchanged_repository_is_answered_from_the_last_run(repo: Repo, settl
     assert again.report.verdicts[0].evidence["files"] == ["src/auth.py"]
     assert again.exit_code == first.exit_code == 1
     assert sorted(p.name for p in (repo.root / ".git" / "memzoi" / "cache").glob("status-*")) == [
-        f"status-{status_cache._store_name(first.store)}.pickle"
+        f"status-{store_mod.cache_name(first.store)}.pickle"
     ]
 
 
@@ -154,8 +155,8 @@ def test_git_environment_and_worktrees(repo: Repo, settled: None, monkeypatch, t
     side = Repo(tmp_path / "side")
     found = status_cache.key(Options(start=side.root, clock=FixedClock(DAY)))
     assert found is not None
-    assert found.values[6] == str((repo.root / ".git" / "worktrees" / "side").resolve())
-    assert found.values[9][1] == side.head()
+    assert found.git_dir == str((repo.root / ".git" / "worktrees" / "side").resolve())
+    assert found.head == side.head()
     status(side)
     assert served(side, monkeypatch) is not None
 
