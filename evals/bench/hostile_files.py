@@ -39,7 +39,7 @@ sys.path.insert(0, str(PROJECT))
 from git_memzoi.memkeep.store import Store, StoreConfig, load
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.proposals import files as proposal_files
-from git_memzoi.memzoi.recall.index import rows
+from git_memzoi.memzoi.recall.index import rows, sources
 from tests.support import hostile
 
 TARGET_MS = 50.0
@@ -83,7 +83,7 @@ def readers(root: Path) -> dict[str, tuple[Path, Callable[[], object]]]:
     store = Store(root, root / "agent-memory", StoreConfig())
     layout = Layout(root)
     record = root / ".memzoi" / "records" / "hostile.md"
-    source = rows.SOURCES[0]
+    source = sources.SOURCES[0]
     return {
         "entry": (store.entries_dir / "hostile.md", lambda: load(store)),
         "record": (record, lambda: rows.read_file(source, ".memzoi/records/hostile.md", str(record))),

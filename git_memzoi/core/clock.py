@@ -47,6 +47,12 @@ def parse_instant(value: str) -> dt.datetime | None:
     return parsed if in_range(parsed) else None
 
 
+def format_instant(value: dt.datetime) -> str:
+    """``value`` as RFC 3339 in UTC with a ``Z`` (whole seconds unless it has microseconds): how records write
+    instants (memzoi-spec.md §2.1)."""
+    return value.astimezone(dt.UTC).isoformat().replace("+00:00", "Z")
+
+
 def in_range(value: dt.datetime) -> bool:
     """Whether ``value`` is aware and lies between :data:`EARLIEST` and :data:`LATEST` (a naive one is not)."""
     return value.tzinfo is not None and value.utcoffset() is not None and EARLIEST <= value < LATEST

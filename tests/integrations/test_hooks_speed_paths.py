@@ -14,14 +14,14 @@ import pytest
 
 from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 from git_memzoi.memzoi.layout import Layout, init
-from tests.support.repos import Repo, entry_text
+from tests.support.repos import Repo, entry_text, write_record
 
 PROBE = """
 import json, sys
 from pathlib import Path
 from git_memzoi.integrations import guard
 result = guard.pre_commit(Path(sys.argv[1]))
-WATCHED = ("pygit2", "detect_secrets", "ruamel.yaml", "git_memzoi.core.secret_scan")
+WATCHED = ("pygit2", "detect_secrets", "ruamel.yaml", "git_memzoi.core.secret_scan", "git_memzoi.core.frontmatter")
 print(json.dumps({"exit": result.exit_code, "modules": sorted(m for m in WATCHED if m in sys.modules)}))
 """
 
@@ -46,6 +46,17 @@ def test_source_only_commit_loads_neither_yaml_nor_the_secret_scanner(store_repo
     store_repo.write("src/app.py", "print('v2')\n")
     store_repo.git("add", "-A")
     probe(store_repo.root)  # the first run fills memkeep's parse cache
+    assert probe(store_repo.root) == {"exit": 0, "modules": ["pygit2"]}
+
+
+def test_source_only_commit_reads_the_records_index_without_the_record_parser(store_repo: Repo) -> None:
+    # 5,000 records cost the hook one stat walk, not a parse: the parser's modules (about 15 ms of imports,
+    # index/rows.py) load only when a record file changed since the last refresh
+    write_record(store_repo, "app-note", "App prints", "The app prints its version.", applies_to=["src/app.py"])
+    store_repo.commit("a record")
+    store_repo.write("src/app.py", "print('v3')\n")
+    store_repo.git("add", "-A")
+    assert "git_memzoi.core.frontmatter" in probe(store_repo.root)["modules"]  # the first run builds the index
     assert probe(store_repo.root) == {"exit": 0, "modules": ["pygit2"]}
 
 

@@ -20,8 +20,7 @@ def current_rows(ws: Workspace, ids: Iterable[str]) -> dict[str, Mapping[str, An
     absent). Refreshes the index first (once per read session)."""
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index.query import CURRENT, at
-    from git_memzoi.memzoi.recall.index.rows import micros
-    from git_memzoi.memzoi.records import okf
+    from git_memzoi.memzoi.recall.index.row_json import instant_micros
 
     wanted = sorted(set(ids))
     if not wanted:
@@ -30,7 +29,7 @@ def current_rows(ws: Workspace, ids: Iterable[str]) -> dict[str, Mapping[str, An
         "SELECT r.* FROM records r WHERE r.destination = 'repo' AND r.store = 'record' AND"
         f" r.id IN ({', '.join('?' * len(wanted))}) AND {CURRENT}"
     )
-    now = micros(okf.format_timestamp(ws.recall_at()))  # the as-of instant of the read (default now)
+    now = instant_micros(ws.recall_at())  # the as-of instant of the read (default now)
     return {row["id"]: row for row in index_db.select(ws.layout, sql, [*wanted, *at(now)])}
 
 

@@ -240,9 +240,8 @@ def edges(
     ``checked`` remembers each file's verdict between calls."""
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index.query import CURRENT, at
-    from git_memzoi.memzoi.recall.index.rows import micros
+    from git_memzoi.memzoi.recall.index.row_json import instant_micros
     from git_memzoi.memzoi.recall.linked import source_fresh
-    from git_memzoi.memzoi.records import okf
 
     if not ids:
         return []
@@ -253,7 +252,7 @@ def edges(
     if direction != "outgoing":
         sides.append(f"(l.target_kind = 'record' AND l.target IN ({marks}))")
     where = [f"({' OR '.join(sides)})", "r.destination = 'repo'", "r.store = 'record'", CURRENT]
-    params: list[Any] = [*ids] * len(sides) + at(micros(okf.format_timestamp(now)))
+    params: list[Any] = [*ids] * len(sides) + at(instant_micros(now))
     if roles:
         where.append(f"l.role IN ({', '.join('?' * len(roles))})")
         params += roles

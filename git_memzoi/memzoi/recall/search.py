@@ -56,7 +56,7 @@ from git_memzoi.memzoi.recall.fusion import CANDIDATES_PER_RESULT, DEFAULT_K
 from git_memzoi.memzoi.recall.index import db as index_db
 from git_memzoi.memzoi.recall.pathmatch import citation_path, path_matches_request, scope_covers
 from git_memzoi.memzoi.recall.stopwords import without_stop_words
-from git_memzoi.memzoi.records import okf, vocab
+from git_memzoi.memzoi.records import vocab
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
@@ -255,12 +255,12 @@ def search_rows(
         return hybrid.lexical_scores(_lexical_rows(ws, phrases, destination, filters, path, limit))
     from git_memzoi.memzoi.recall import embedder, modes
     from git_memzoi.memzoi.recall.index.query import search_where
-    from git_memzoi.memzoi.recall.index.rows import micros
+    from git_memzoi.memzoi.recall.index.row_json import instant_micros
 
     model = embedder.load(ws.layout, modes.settings(ws.layout).model_dir)
     fetch = CANDIDATES_PER_RESULT * limit if mode == "hybrid" else limit
     index_db._ensure_fresh(ws.layout)
-    now_us = micros(okf.format_timestamp(ws.recall_at()))  # the as-of instant (workspace.py)
+    now_us = instant_micros(ws.recall_at())  # the as-of instant (workspace.py)
     timeless = search_where(
         (destination,),
         now_us,

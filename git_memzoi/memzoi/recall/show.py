@@ -1,7 +1,7 @@
 """Reading one memory by id (issue 18, "Reading memory"): ``git memzoi show <id>`` (io).
 
 A record of the repository (``.memzoi/records/``) or a memkeep entry (the store's ``entries/`` folder, located
-as recall locates it: :func:`git_memzoi.memzoi.recall.index.rows.sources`) is shown whole. A record: its frontmatter fields as written, its body,
+as recall locates it: :func:`git_memzoi.memzoi.recall.index.sources.sources`) is shown whole. A record: its frontmatter fields as written, its body,
 its lineage (the ``supersedes`` chain both ways), its ``memkeep`` envelope and its suspect reasons, computed by
 the same core as ``search`` and ``precheck`` (:func:`git_memzoi.memzoi.recall.suspect.assess`). Only repository
 records are read, as ``search`` reads them: private local records and session checkpoints (in the git dir) are
@@ -227,14 +227,15 @@ def _show_entry(ws: Workspace, entry_id: str, files: Mapping[str, tuple[Any, str
     from git_memzoi.core import frontmatter
     from git_memzoi.memzoi.recall import suspect
     from git_memzoi.memzoi.recall.index import rows
-    from git_memzoi.memzoi.records.store import Problem
+    from git_memzoi.memzoi.recall.index.schema import COLUMNS
+    from git_memzoi.memzoi.records.problem import Problem
 
     source, rel = files[entry_id]
     data = _entry_bytes(ws, rel)
     values = rows.entry_values(source, rel, data)
     if isinstance(values, Problem):
         raise InputError(values.reason, values.code)
-    _refuse_withheld(ws, dict(zip(rows.COLUMNS, values, strict=False)))
+    _refuse_withheld(ws, dict(zip(COLUMNS, values, strict=False)))
     doc = frontmatter.parse(data)
     envelope = {key: doc.fields[key] for key in ENTRY_ENVELOPE if key in doc.fields}
     return _shown(
@@ -360,10 +361,10 @@ def _resolve(target: str, records: Mapping[str, Any], entries: Mapping[str, Any]
 def _entry_files(ws: Workspace) -> dict[str, tuple[Any, str]]:
     """The memkeep entry files of the repository: ``{entry id: (index source, repository-relative path)}``;
     ``{}`` without a store. Symlinks and hidden names are left out, as the index leaves them."""
-    from git_memzoi.memzoi.recall.index import rows
+    from git_memzoi.memzoi.recall.index.sources import sources
 
     out: dict[str, tuple[Any, str]] = {}
-    for source in rows.sources(ws.layout):
+    for source in sources(ws.layout):
         if source.store != "entry":
             continue
         folder = ws.layout.root / source.prefix

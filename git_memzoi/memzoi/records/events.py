@@ -17,8 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from git_memzoi.core import safe_read
+from git_memzoi.core.clock import format_instant as format_timestamp
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.records.okf import format_timestamp
 
 # one event of :func:`append_many`: (event_type, actor, payload, record_id, proposal_id)
 Event = tuple[str, str, Mapping[str, Any] | None, str | None, str | None]

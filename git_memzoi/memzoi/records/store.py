@@ -21,6 +21,7 @@ from git_memzoi.errors import InputError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.records import okf_subset
 from git_memzoi.memzoi.records.okf import Record, RecordError, concept_id_problem, record_from_fields, scalar
+from git_memzoi.memzoi.records.problem import Problem as Problem  # re-exported
 
 MAX_RECORD_BYTES = safe_read.MAX_FILE_BYTES
 _IGNORED = ("index.md", "log.md")
@@ -31,15 +32,6 @@ class RecordNotFound(InputError):
     """No record with that id (exit 2)."""
 
     default_code = "unknown_record"
-
-
-@dataclass(frozen=True)
-class Problem:
-    """A record file that could not be read; the others are still served."""
-
-    path: str
-    reason: str
-    code: str
 
 
 @dataclass(frozen=True)

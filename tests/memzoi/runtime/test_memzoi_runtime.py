@@ -25,6 +25,7 @@ from git_memzoi.memzoi import workspace
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index import build as index_build
 from git_memzoi.memzoi.recall.index import db as index_db
+from git_memzoi.memzoi.recall.index import rows as index_rows
 from git_memzoi.memzoi.records import events, okf, okf_subset
 from git_memzoi.memzoi.runtime import checkpoint as checkpoints
 from git_memzoi.memzoi.runtime import local as runtime
@@ -454,7 +455,7 @@ def counting_reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
         reads.append(rel)
         return real(source, rel, absolute)
 
-    monkeypatch.setattr(index_db, "read_file", read)
+    monkeypatch.setattr(index_rows, "read_file", read)  # a refresh imports it from rows when a file changed
     monkeypatch.setattr(index_build, "read_file", read)  # a from-scratch fill reads through recall/index/build.py
     return reads
 

@@ -96,12 +96,14 @@ def entry_known(rel: str, data: bytes) -> Known:
         InputError: the file is not a readable entry.
     """
     from git_memzoi.memzoi.recall.index import rows
+    from git_memzoi.memzoi.recall.index.schema import COLUMNS
+    from git_memzoi.memzoi.recall.index.sources import Source
 
-    source = rows.Source("git", "repo", f"{ENTRIES_DIR}/", "entry")
+    source = Source("git", "repo", f"{ENTRIES_DIR}/", "entry")
     values = rows.entry_values(source, rel, data)
     if not isinstance(values, tuple):
         raise InputError(values.reason, values.code)
-    row = dict(zip(rows.COLUMNS, values, strict=True))
+    row = dict(zip(COLUMNS, values, strict=True))
     status = "active" if row["status"] == "active" else "tombstone"
     paths = tuple(json.loads(row["applies_to"]))
     return Known(row["id"], "repo", row["type"], "repo", None, "repo", paths, status, False, "memkeep", rel)

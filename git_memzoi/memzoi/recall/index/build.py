@@ -9,7 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.memzoi.recall.index import links, schema
-from git_memzoi.memzoi.recall.index.rows import Signature, read_file
+from git_memzoi.memzoi.recall.index.rows import read_file
+from git_memzoi.memzoi.recall.index.sources import Signature
 from git_memzoi.memzoi.records.store import Problem
 
 if TYPE_CHECKING:

@@ -24,35 +24,23 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.atomic import lifecycle_lock
 from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.recall.index import build
 from git_memzoi.memzoi.recall.index import links as _links
 from git_memzoi.memzoi.recall.index import schema as _schema
 from git_memzoi.memzoi.recall.index.query import FILTERS, at, current, fts_query, search_sql, search_where
 from git_memzoi.memzoi.recall.index.results import JSON_VERSION as JSON_VERSION  # re-exported
 from git_memzoi.memzoi.recall.index.results import RebuildResult as RebuildResult
 from git_memzoi.memzoi.recall.index.results import RefreshResult as RefreshResult
-from git_memzoi.memzoi.recall.index.rows import (  # re-exported
-    RUNTIME_DESTINATIONS,
-    SOURCES,
-    Signature,
-    Source,
-    applies_to_matcher,
-    micros,
-    parse_record,
-    read_file,
-    record_json,
-    record_row,
-)
+from git_memzoi.memzoi.recall.index.row_json import applies_to_matcher, instant_micros, record_json
 from git_memzoi.memzoi.recall.index.scan import Scan as _Scan
 from git_memzoi.memzoi.recall.index.scan import walk
 from git_memzoi.memzoi.recall.index.schema import SCHEMA_VERSION
-from git_memzoi.memzoi.records import okf
-from git_memzoi.memzoi.records.store import Problem
+from git_memzoi.memzoi.recall.index.sources import RUNTIME_DESTINATIONS, SOURCES, Signature, Source
+from git_memzoi.memzoi.records.problem import Problem
 
 __all__ = [
     "FILTERS",
@@ -66,6 +54,21 @@ __all__ = [
     "record_json",
     "record_row",
 ]
+
+if TYPE_CHECKING:  # at run time through __getattr__
+    from git_memzoi.memzoi.recall.index.rows import parse_record, read_file, record_row
+
+_PARSING = ("parse_record", "read_file", "record_row")  # re-exported from rows, which imports the record parser
+
+
+def __getattr__(name: str) -> Any:
+    """The names of :data:`_PARSING`, imported on first use: a read that finds no file changed parses nothing."""
+    if name in _PARSING:
+        from git_memzoi.memzoi.recall.index import rows
+
+        return getattr(rows, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 SQLITE_VERSION = sqlite3.sqlite_version  # of the library this module (the only one importing sqlite3) links
 
@@ -165,6 +168,8 @@ def _rebuild(layout: Layout) -> RebuildResult:
             conn.execute("PRAGMA journal_mode = OFF")
             conn.execute("PRAGMA synchronous = OFF")
             conn.executescript(_schema.DDL + _links.DDL)
+            from git_memzoi.memzoi.recall.index import build
+
             build.fill(conn, layout, _Scan.of(layout), Path(tmp))
             conn.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")
             counts = dict(
@@ -232,6 +237,9 @@ def _raise_if_busy(exc: sqlite3.DatabaseError) -> None:
 
 def _apply(conn: sqlite3.Connection, layout: Layout, scan: _Scan, db: Path) -> tuple[tuple[str, ...], tuple[str, ...]]:
     """Re-read the changed files of ``scan``, forget the vanished ones, and store the walk's snapshot."""
+    from git_memzoi.memzoi.recall.index import build
+    from git_memzoi.memzoi.recall.index.rows import read_file
+
     conn.execute("BEGIN IMMEDIATE")
     try:
         rows = conn.execute("SELECT path, size, mtime_ns, ino FROM files")
@@ -349,7 +357,7 @@ def search_rows(
     query runs. Raises ``ToolError`` (``index_unavailable``, ``index_corrupt``, ``index_busy``).
     """
     _ensure_fresh(layout)
-    now_us = micros(okf.format_timestamp(now))
+    now_us = instant_micros(now)
     where, params, functions = search_where(
         destinations, now_us, filters or {}, path, path_match, entry_match, include_superseded
     )
@@ -392,7 +400,7 @@ def list_rows(
         f"SELECT r.* FROM records r WHERE r.destination = ? AND r.store = ? AND {current(include_superseded)}"
         " ORDER BY r.updated_us DESC, r.id"
     )
-    return _query(layout, sql, (destination, store, *at(micros(okf.format_timestamp(now)))))
+    return _query(layout, sql, (destination, store, *at(instant_micros(now))))
 
 
 def path_rows(
@@ -415,7 +423,7 @@ def path_rows(
     _ensure_fresh(layout)
     where = ["r.destination = ?", "r.store = ?", current(include_superseded), "r.applies_to != '[]'"]
     where.append("memzoi_path_match(r.applies_to, ?)")
-    params: list[Any] = [destination, store, *at(micros(okf.format_timestamp(now))), path]
+    params: list[Any] = [destination, store, *at(instant_micros(now)), path]
     if types:
         where.append(f"r.type IN ({', '.join('?' * len(types))})")
         params += types

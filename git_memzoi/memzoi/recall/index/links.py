@@ -45,7 +45,7 @@ class Links:
 
 
 class Row(tuple):  # type: ignore[type-arg]
-    """A records-table row (values in :data:`~.rows.COLUMNS` order) carrying the :class:`Links` of its file."""
+    """A records-table row (values in :data:`~.schema.COLUMNS` order) carrying the :class:`Links` of its file."""
 
     links: Links | None = None
 

@@ -7,7 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from git_memzoi.memzoi.records.store import Problem
+from git_memzoi.memzoi.records.problem import Problem
 
 JSON_VERSION = 1  # the ``rebuild --json`` object's own version, as every --json object's
 

@@ -1,117 +1,30 @@
-"""Record files as rows of the derived index (io: reads one file; no SQL): the sources, the column values of one
-record, and the record JSON of a row (memzoi-spec.md §4).
+"""Record files as rows of the derived index (io: reads one file; no SQL): the column values of one record file.
 
-Split from :mod:`git_memzoi.memzoi.recall.index.db`, which owns the SQLite file and re-exports these names. A record
+Split from :mod:`git_memzoi.memzoi.recall.index.db`, which owns the SQLite file and re-exports these names; the
+sources are in :mod:`~git_memzoi.memzoi.recall.index.sources`, what a row reads back as (the record JSON of
+memzoi-spec.md §4) in :mod:`~git_memzoi.memzoi.recall.index.row_json`, so that reading the index needs no parser. A record
 that cannot be read or validated becomes a :class:`~git_memzoi.memzoi.records.store.Problem`, never an exception.
 """
 
 from __future__ import annotations
 
-import datetime as dt
 import errno
 import json
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from stat import S_ISLNK, S_ISREG
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import Any
 
 from git_memzoi.core import frontmatter, safe_read
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.core.safe_read import NOT_REGULAR, TOO_LARGE
 from git_memzoi.errors import InputError
+from git_memzoi.memzoi.recall.index.row_json import EPOCH as _EPOCH
+from git_memzoi.memzoi.recall.index.row_json import micros
+from git_memzoi.memzoi.recall.index.schema import COLUMNS
+from git_memzoi.memzoi.recall.index.sources import SOURCES, Signature, Source
 from git_memzoi.memzoi.records import okf, okf_subset, validity
 from git_memzoi.memzoi.records.retention import decide
 from git_memzoi.memzoi.records.store import MAX_RECORD_BYTES, SYMLINK_REASON, Problem
-
-if TYPE_CHECKING:
-    from git_memzoi.memzoi.layout import Layout
-    from git_memzoi.memzoi.recall.schema import RecordJson
-
-RUNTIME_DESTINATIONS = ("local", "session")
-_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
-COLUMNS = (
-    "path",
-    "id",
-    "plane",
-    "destination",
-    "type",
-    "lane",
-    "title",
-    "body",
-    "description",
-    "scope_kind",
-    "scope_id",
-    "visibility",
-    "content_class",
-    "status",
-    "confidence",
-    "applies_to",
-    "tags",
-    "source_kind",
-    "source_ref",
-    "proposal_id",
-    "supersedes_id",
-    "created_at",
-    "updated_at",
-    "updated_us",
-    "retention",
-    "retention_boundary_us",
-    "retention_reason",
-    "origin",
-    "lineage",
-    "capture",
-    "memkeep",
-    "content_hash",
-    "store",
-    "line",
-    "valid_from",  # business validity, records/validity.py: as written, and in microseconds for the filter
-    "valid_to",
-    "valid_from_us",
-    "valid_to_us",
-    "locked",  # 1 when the file says locked: true (records/lock.py)
-)
-STORES = ("record", "entry")  # the two stores recall reads (DESIGN.md "One memory"); ``store`` column values
-
-Signature = tuple[int, int, int]  # (size, mtime_ns, inode) of a record file
-
-
-@dataclass(frozen=True)
-class Source:
-    """One folder of record files: its plane, destination and repository-relative POSIX prefix (with ``/``)."""
-
-    plane: str
-    destination: str
-    prefix: str
-    store: str = "record"
-
-
-SOURCES = (
-    Source("git", "repo", ".memzoi/records/"),
-    *(Source("runtime", d, f".git/memzoi/local/runtime/{d}/") for d in RUNTIME_DESTINATIONS),  # see sources()
-)
-
-
-def sources(layout: Layout) -> tuple[Source, ...]:
-    """The record folders of :data:`SOURCES` - the runtime ones where :meth:`Layout.runtime` puts them (the git
-    directory's shared private memory: their prefixes are :meth:`Layout.label` s, absolute in a linked worktree) -
-    plus the memkeep store's ``entries/`` folder when the repository has one (located from its root as ``git
-    memkeep`` does: ``.memkeep.yml``'s ``store_dir``, else ``agent-memory``; store ``entry``, destination
-    ``repo``). A missing store or a broken ``.memkeep.yml`` only leaves entries out."""
-    from git_memzoi.memkeep.store import locate
-
-    base = (
-        SOURCES[0],
-        *(Source("runtime", d, layout.label(layout.runtime(d)) + "/") for d in RUNTIME_DESTINATIONS),
-    )
-    try:
-        store = locate(layout.root, layout.root)
-    except InputError:
-        return base
-    rel = os.path.relpath(store.entries_dir, os.path.realpath(layout.root)).replace(os.sep, "/")
-    if rel.startswith("../") or any(rel.startswith(s.prefix) or s.prefix.startswith(f"{rel}/") for s in base):
-        return base
-    return (*base, Source("git", "repo", f"{rel}/", "entry"))
 
 
 def read_file(source: Source, rel: str, absolute: str) -> tuple[Signature, tuple[Any, ...] | Problem]:
@@ -350,67 +263,3 @@ def _json(value: Any) -> str | None:
     if not value and type(value) in (dict, list):  # most retention, tags, lineage: skip the encoder
         return "{}" if type(value) is dict else "[]"
     return json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-
-
-def micros(timestamp: str) -> int:
-    """Microseconds since 1970 of a validated record timestamp (the index's sortable time)."""
-    parsed = okf.parse_timestamp(timestamp)
-    assert parsed is not None  # validated by record_from_fields
-    return (parsed - _EPOCH) // dt.timedelta(microseconds=1)
-
-
-class _Capture(TypedDict, total=False):
-    capture: dict[str, Any]
-
-
-def record_json(row: Mapping[str, Any]) -> RecordJson:
-    """The record JSON of memzoi-spec.md §4 (``memory_type``, ``scope_kind`` ...) from an index row."""
-    capture: _Capture = {} if row["capture"] is None else {"capture": json.loads(row["capture"])}
-    return {
-        "id": row["id"],
-        "memory_type": row["type"],
-        "lane": row["lane"],
-        "destination": row["destination"],
-        "scope_kind": row["scope_kind"],
-        "scope_id": row["scope_id"],
-        "visibility": row["visibility"],
-        "title": row["title"],
-        "body": row["body"],
-        "status": row["status"],
-        "confidence": row["confidence"],
-        "source_kind": row["source_kind"],
-        "source_ref": row["source_ref"],
-        "proposal_id": row["proposal_id"],
-        **capture,  # between proposal_id and content_hash, where the record JSON has always had it
-        "content_hash": row["content_hash"],
-        "created_at": row["created_at"],
-        "updated_at": row["updated_at"],
-        "supersedes_id": row["supersedes_id"],
-        "retention": json.loads(row["retention"]),
-        "origin": json.loads(row["origin"]),
-        "lineage": None if row["lineage"] is None else json.loads(row["lineage"]),
-        **_extras(row),  # type: ignore[typeddict-item]
-    }
-
-
-def _extras(row: Mapping[str, Any]) -> dict[str, Any]:
-    """The record JSON's optional keys, present only when set (so records without them read as before):
-    ``valid_from`` / ``valid_to`` (records/validity.py) and ``locked: true`` (records/lock.py)."""
-    out: dict[str, Any] = {k: row[k] for k in ("valid_from", "valid_to") if row.get(k) is not None}
-    if row.get("locked"):
-        out["locked"] = True
-    return out
-
-
-def applies_to_matcher(path_match: Callable[[str, str], bool]) -> Callable[[str, str], bool]:
-    """The SQL function of one path query: whether a row's ``applies_to`` (a JSON list) holds a path that
-    ``path_match(stored, requested)`` accepts. Memoized per stored value: values repeat across rows (100 distinct
-    among 10,000 records in ``evals/bench/memzoi_recall_both.py``), and each costs a JSON parse and a glob match."""
-    hits: dict[str, bool] = {}
-
-    def matches(stored: str, requested: str) -> bool:
-        if stored not in hits:
-            hits[stored] = any(path_match(p, requested) for p in json.loads(stored))
-        return hits[stored]
-
-    return matches

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from stat import S_ISDIR, S_ISREG
 from typing import TYPE_CHECKING
 
-from git_memzoi.memzoi.recall.index.rows import Signature, Source, sources
+from git_memzoi.memzoi.recall.index.sources import Signature, Source, sources
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
@@ -32,7 +32,7 @@ class Scan:
 
     @classmethod
     def of(cls, layout: Layout) -> Scan:
-        """Walk every source of ``layout`` (:func:`~git_memzoi.memzoi.recall.index.rows.sources`: the record folders and
+        """Walk every source of ``layout`` (:func:`~git_memzoi.memzoi.recall.index.sources.sources`: the record folders and
         the memkeep store's entries; symlinked files included, never followed)."""
         scan = cls([], [], [], sources(layout))
         for source in scan.sources:

@@ -26,7 +26,48 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from git_memzoi.memzoi.recall.index.rows import COLUMNS
+# The records table, in order: one record file (or memkeep entry) a row (rows.py fills them).
+COLUMNS = (
+    "path",
+    "id",
+    "plane",
+    "destination",
+    "type",
+    "lane",
+    "title",
+    "body",
+    "description",
+    "scope_kind",
+    "scope_id",
+    "visibility",
+    "content_class",
+    "status",
+    "confidence",
+    "applies_to",
+    "tags",
+    "source_kind",
+    "source_ref",
+    "proposal_id",
+    "supersedes_id",
+    "created_at",
+    "updated_at",
+    "updated_us",
+    "retention",
+    "retention_boundary_us",
+    "retention_reason",
+    "origin",
+    "lineage",
+    "capture",
+    "memkeep",
+    "content_hash",
+    "store",
+    "line",
+    "valid_from",  # business validity, records/validity.py: as written, and in microseconds for the filter
+    "valid_to",
+    "valid_from_us",
+    "valid_to_us",
+    "locked",  # 1 when the file says locked: true (records/lock.py)
+)
 
 SCHEMA_VERSION = (
     7  # the file's PRAGMA user_version; another is rebuilt, never migrated (5: validity, locks; 6: links; 7: vectors)
@@ -70,7 +111,7 @@ _AT = {name: COLUMNS.index(name) for name in ("title", "body", "tags", "type", "
 
 
 def fts_values(values: Sequence[Any]) -> tuple[str, str]:
-    """The ``records_fts`` values (title, body) of one records-table row (``values`` in :data:`~.rows.COLUMNS`
+    """The ``records_fts`` values (title, body) of one records-table row (``values`` in :data:`COLUMNS`
     order)."""
     return values[_AT["title"]], values[_AT["body"]]
 

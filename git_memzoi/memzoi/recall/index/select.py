@@ -17,14 +17,13 @@ from typing import Any
 
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index import db, query
-from git_memzoi.memzoi.recall.index.rows import micros
-from git_memzoi.memzoi.records import okf
+from git_memzoi.memzoi.recall.index.row_json import instant_micros
 
 _WHERE = f"r.destination = ? AND r.store = ? AND {query.CURRENT}"
 
 
 def _params(destination: str, store: str, now: dt.datetime) -> list[Any]:
-    return [destination, store, *query.at(micros(okf.format_timestamp(now)))]
+    return [destination, store, *query.at(instant_micros(now))]
 
 
 def counts(layout: Layout, destination: str, *, now: dt.datetime) -> dict[str, int]:
@@ -33,7 +32,7 @@ def counts(layout: Layout, destination: str, *, now: dt.datetime) -> dict[str, i
     sql = (
         f"SELECT r.store AS store, count(*) AS n FROM records r WHERE r.destination = ? AND {query.CURRENT} GROUP BY 1"
     )
-    rows = db._query(layout, sql, (destination, *query.at(micros(okf.format_timestamp(now)))))
+    rows = db._query(layout, sql, (destination, *query.at(instant_micros(now))))
     return {"record": 0, "entry": 0, **{row["store"]: int(row["n"]) for row in rows}}
 
 

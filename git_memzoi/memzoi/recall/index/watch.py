@@ -75,7 +75,7 @@ _GUARD = threading.Lock()
 
 
 def _roots(layout: Layout) -> tuple[str, ...]:
-    from git_memzoi.memzoi.recall.index.rows import sources
+    from git_memzoi.memzoi.recall.index.sources import sources
 
     return tuple(os.path.join(layout.root, source.prefix).rstrip("/") for source in sources(layout))
 
