@@ -64,7 +64,7 @@ class AppGroup(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the subcommand, mapping errors through the one exit-code table."""
-        from git_memzoi.core.atomic import name_command
+        from git_memzoi.core.command import name_command
 
         name_command(self._command_words(ctx))  # how a lock timeout elsewhere names this process
         try:

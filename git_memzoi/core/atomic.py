@@ -18,6 +18,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from git_memzoi.core import scratch
+from git_memzoi.core.command import command_name
+from git_memzoi.core.command import name_command as name_command  # re-exported
 from git_memzoi.core.confine import UnsafePath, confined, open_dir, real_root
 from git_memzoi.errors import InputError, MemzoiError, ToolError
 
@@ -268,7 +270,6 @@ def _fsync(dir_fd: int) -> None:
 # in the holding thread; another thread opens its own descriptor and waits on flock like another process.
 _HELD: dict[tuple[str, int], list[int]] = {}
 _RELEASED: dict[str, int] = {}
-_COMMAND: list[str] = []
 
 
 def releases(lock_path: Path) -> int:
@@ -285,12 +286,6 @@ def holds(lock_path: Path) -> bool:
     import threading
 
     return (str(lock_path), threading.get_ident()) in _HELD
-
-
-def name_command(label: str) -> None:
-    """Name the command this process runs (``git memzoi propose``), as lock holders are reported; never its
-    arguments, which may hold anything."""
-    _COMMAND[:] = [label]
 
 
 @contextlib.contextmanager
@@ -353,7 +348,7 @@ def _claim(fd: int) -> None:
     import json
     import sys
 
-    command = _COMMAND[0] if _COMMAND else os.path.basename(sys.argv[0] or "python")
+    command = command_name() or os.path.basename(sys.argv[0] or "python")
     claim = json.dumps({"pid": os.getpid(), "command": command[: _CLAIM_BYTES // 2]}).encode("utf-8")
     # one fixed-size write over the old claim, padded with spaces (JSON allows them): truncating the file first
     # cost milliseconds under I/O load on every search, and every claim is the same length so none leaves a tail

@@ -33,7 +33,6 @@ from typing import Any
 
 from git_memzoi import __version__
 from git_memzoi.core import safe_read
-from git_memzoi.core.atomic import write_cache
 from git_memzoi.core.clock import file_time_ns
 
 VERSION = 4  # the cache format and the shape of what the frontmatter parser returns
@@ -136,6 +135,8 @@ class ParseCache:
             data = encode(_shared(payload, {}))
         except ValueError:  # a value marshal cannot hold
             return  # a cache that cannot be written only costs time
+        from git_memzoi.core.atomic import write_cache  # a warm run writes nothing: no need to load the writer
+
         write_cache(self.path, data)
 
 
