@@ -26,8 +26,8 @@ from git_memzoi.core.patterns import lazy
 Span = tuple[int, int, int, bool]  # a top-level key's (key_line, value_line, value_col, is_scalar): yamlio.KeySpan
 Resolve = Callable[[str], "str | None"]  # a plain scalar's YAML 1.2 tag, None for a string (yamlio.implicit_tag)
 
-# Text this reader leaves to ruamel: see the module docstring.
-_UNSURE = lazy(r"[^\n\x20-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
+# Text this reader (and yaml_lines) leaves to ruamel: see the module docstring.
+UNSURE_TEXT = lazy(r"[^\n\x20-\x5b\x5d-\x7e\xa0-\u2027\u202a-\ud7ff\ue000-\ufefe\uff00-\ufffd\U00010000-\U0010ffff]")
 _INT = lazy(r"-?(?:0|[1-9][0-9]*)")
 _DATE = lazy(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 _FLOAT = lazy(r"-?(?:0|[1-9][0-9]*)\.[0-9]+")
@@ -53,7 +53,7 @@ def load(
         ``(fields, spans)`` as plain Python values with every top-level key's :data:`Span`, equal to ruamel's;
         ``None`` when the text holds anything listed in the module docstring, or when libyaml is not installed.
     """
-    if _UNSURE.search(text):
+    if UNSURE_TEXT.search(text):
         return None
     try:
         from yaml._yaml import CParser

@@ -1,5 +1,6 @@
-"""YAML 1.2 through ruamel.yaml: the only module that imports it (:mod:`yaml_fast` reads ordinary frontmatter
-first through libyaml, answering only where its answer is ruamel's).
+"""YAML 1.2 through ruamel.yaml: the only module that imports it (:mod:`yaml_lines` reads the plain subset
+memory files are written in, then :mod:`yaml_fast` ordinary frontmatter through libyaml, each answering only
+where its answer is ruamel's).
 
 Loading follows the YAML 1.2 core schema (``no`` and ``NO`` stay strings, field report BR-06); duplicate keys
 are errors. Values come back as plain Python: dict, list, str, int, float, bool, None, ``datetime.date`` and
@@ -175,9 +176,11 @@ def load_mapping(
     """
     if len(text) > max_bytes or (len(text) * 4 > max_bytes and len(text.encode("utf-8", "surrogatepass")) > max_bytes):
         raise YamlProblem(f"{what} is larger than {max_bytes} bytes", None, TOO_COMPLEX)
-    from git_memzoi.core import yaml_fast
+    from git_memzoi.core import yaml_fast, yaml_lines
 
-    fast = yaml_fast.load(text, max_nodes, MAX_DEPTH, implicit_tag)  # libyaml where its answer is ruamel's
+    fast = yaml_lines.load(text, max_nodes)  # the subset the tools write, read line by line: no YAML library
+    if fast is None:
+        fast = yaml_fast.load(text, max_nodes, MAX_DEPTH, implicit_tag)  # libyaml where its answer is ruamel's
     if fast is None:
         return load_mapping_ruamel(text, what, max_nodes=max_nodes)
     fields, spans = fast
