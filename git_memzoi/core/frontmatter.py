@@ -19,7 +19,9 @@ from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError, ToolError
 
 BOM = b"\xef\xbb\xbf"
-_LINE = lazy(r"[^\n]*\n|[^\n]+")
+# a fence line: the marker, then spaces or tabs, then carriage returns, then the line feed (the opening needs one)
+_OPENING = lazy(r"---[ \t]*\r*\n")
+_CLOSING = lazy(r"^(?:---|\.\.\.)[ \t]*\r*(?:\n|\Z)", re.MULTILINE)
 _YAML_LINE = lazy(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # YAML's line breaks, as ruamel counts lines
 
 
@@ -77,17 +79,18 @@ def split(data: bytes) -> Split:
         text = data[len(bom) :].decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FrontmatterError(f"not UTF-8 text (byte {exc.start})", None, "not_utf8") from None
-    # line by line up to the closing fence only: the body is the rest of the text, never split into lines
-    found = _LINE.finditer(text)
-    first = next(found, None)
-    opening = first.group() if first is not None else ""
-    if first is None or opening.rstrip("\r\n").rstrip(" \t") != "---" or not opening.endswith("\n"):
-        return Split(bom, False, "", "", "", text, _ending(opening))
-    for line in found:
-        if line.group().rstrip("\r\n").rstrip(" \t") in ("---", "..."):
-            yaml_text = text[first.end() : line.start()]
-            return Split(bom, True, opening, yaml_text, line.group(), text[line.end() :], _ending(opening))
-    return Split(bom, False, "", "", "", text, _ending(opening))
+    # the fences by pattern: the body is the rest of the text, never split into lines
+    opening = _OPENING.match(text)
+    if opening is None:
+        first = text.find("\n")
+        return Split(bom, False, "", "", "", text, _ending(text[: first + 1] if first >= 0 else text))
+    closing = _CLOSING.search(text, opening.end())
+    if closing is None:
+        return Split(bom, False, "", "", "", text, _ending(opening.group()))
+    yaml_text = text[opening.end() : closing.start()]
+    return Split(
+        bom, True, opening.group(), yaml_text, closing.group(), text[closing.end() :], _ending(opening.group())
+    )
 
 
 def _ending(line: str) -> str:

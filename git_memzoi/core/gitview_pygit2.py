@@ -253,11 +253,13 @@ class Pygit2RepoView(TreeDiffs):
             raise ToolError(f"cannot read the tree of {older} or {newer}: {exc}", "history_unavailable") from None
         out: list[str] = []
         for delta in deltas:
-            path = delta.new_file.path
+            old_file, new_file = delta.old_file, delta.new_file  # each access builds a new object
+            path = new_file.path
+            # %-formatting takes the mode as a number; an f-string's format spec goes through the enum's __format__
             out += (
                 path if path.isascii() else nfc(path),
-                f"{delta.old_file.id}:{delta.old_file.mode:o}",
-                f"{delta.new_file.id}:{delta.new_file.mode:o}",
+                "%s:%o" % (old_file.id, old_file.mode),  # noqa: UP031
+                "%s:%o" % (new_file.id, new_file.mode),  # noqa: UP031
             )
         return out
 

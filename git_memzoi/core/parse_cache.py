@@ -156,11 +156,13 @@ def _shared(value: Any, memo: dict[str, str]) -> Any:
     if kind is str:
         return memo.setdefault(value, value)
     if kind is dict:
+        share = memo.setdefault
         return {
-            memo.setdefault(str(k), str(k)) if isinstance(k, str) else k: _shared(v, memo) for k, v in value.items()
+            share(str(k), str(k)) if isinstance(k, str) else k: share(v, v) if type(v) is str else _shared(v, memo)
+            for k, v in value.items()
         }
     if kind is list:
-        return [_shared(v, memo) for v in value]
+        return [memo.setdefault(v, v) if type(v) is str else _shared(v, memo) for v in value]
     return value
 
 

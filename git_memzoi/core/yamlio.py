@@ -19,7 +19,7 @@ import datetime as dt
 import functools
 import io
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from git_memzoi.core.safe_read import MAX_FILE_BYTES
 
@@ -47,9 +47,9 @@ class _TooComplex(Exception):
         self.line = line
 
 
-@dataclass(frozen=True)
-class KeySpan:
-    """Where a top-level key's value sits in the YAML text: 0-based line and column of key and value."""
+class KeySpan(NamedTuple):
+    """Where a top-level key's value sits in the YAML text: 0-based line and column of key and value (a tuple:
+    one is made per key of every file read, and a frozen dataclass costs three times as much to make)."""
 
     key_line: int
     value_line: int

@@ -392,15 +392,21 @@ def _read_entry(
     return entry
 
 
-_PLAIN = (str, int, float, bool, type(None), dt.date)
+_PLAIN = frozenset({str, int, float, bool, type(None), dt.date, dt.datetime})
 
 
 def _cacheable(value: Any, depth: int = 0) -> bool:
     """True when ``value`` holds only types the parse cache stores and gives back equal."""
+    kind = type(value)
+    if kind in _PLAIN:
+        return True
     if depth > 50:
         return False
-    if isinstance(value, dict):  # a key starting with NUL could be mistaken for the cache's date tags
-        return all(isinstance(k, str) and k[:1] != "\x00" and _cacheable(v, depth + 1) for k, v in value.items())
-    if isinstance(value, list):
-        return all(_cacheable(v, depth + 1) for v in value)
-    return type(value) in _PLAIN or isinstance(value, dt.date)
+    if kind is dict:  # a key starting with NUL could be mistaken for the cache's date tags
+        return all(
+            type(k) is str and k[:1] != "\x00" and (type(v) in _PLAIN or _cacheable(v, depth + 1))
+            for k, v in value.items()
+        )
+    if kind is list:
+        return all(type(v) in _PLAIN or _cacheable(v, depth + 1) for v in value)
+    return False  # a subclass (a ruamel scalar type, a date subclass) may not come back as it was
