@@ -113,3 +113,32 @@ def test_adding_a_key_adds_exactly_one_line_before_the_closing_fence(
     assert after[fence].startswith(f"{key}: ".encode()) and after[fence].endswith(b"\r") == (nl == "\r\n")
     assert frontmatter.parse(out).fields == {**mapping, key: value}
     assert frontmatter.parse(out).body == body
+
+
+FENCE_PIECES = st.sampled_from(["---", "...", "--", "----", " ", "\t", "\r", "\n", "\r\n", "a: b", "x---", "-", "é"])
+
+
+def _is_fence(line: str, closing: bool) -> bool:
+    """The fence rule of the module docstring, written line by line (the reader finds fences by pattern)."""
+    content = line.rstrip("\r\n").rstrip(" \t")
+    return content == "---" or (closing and content == "...")
+
+
+@given(st.lists(FENCE_PIECES, max_size=14), st.sampled_from([b"", BOM]))
+def test_the_fences_are_the_first_line_and_the_next_fence_line(pieces: list[str], bom: bytes) -> None:
+    text = "".join(pieces)
+    parts = frontmatter.split(bom + text.encode("utf-8"))
+    lines = re.findall(r"[^\n]*\n|[^\n]+", text)  # lines end at a line feed only
+    opens = bool(lines) and lines[0].endswith("\n") and _is_fence(lines[0], False)
+    closing_at = next((i for i, line in enumerate(lines[1:], 1) if _is_fence(line, True)), None) if opens else None
+    assert parts.bom == bom
+    assert parts.has_frontmatter == (closing_at is not None)
+    if closing_at is None:
+        assert (parts.opening, parts.yaml_text, parts.closing, parts.body) == ("", "", "", text)
+    else:
+        assert parts.opening == lines[0]
+        assert parts.yaml_text == "".join(lines[1:closing_at])
+        assert parts.closing == lines[closing_at]
+        assert parts.body == "".join(lines[closing_at + 1 :])
+    first = lines[0] if lines else ""
+    assert parts.newline == ("\r\n" if first.endswith("\r\n") else "\n")
