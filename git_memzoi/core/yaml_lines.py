@@ -11,7 +11,8 @@ in tests/core/test_yaml_fast_property.py.
 
 Outside the subset, so ``None``: everything :mod:`yaml_fast` leaves (tabs, backslashes, carriage returns,
 controls); comments; blank lines outside a literal block; trailing spaces; flow collections; folded and
-keep-chomped blocks or an indentation indicator; a key without a value below it; a plain scalar that begins with
+keep-chomped blocks or an indentation indicator; a key without a value below it, or longer than 1,000
+characters (YAML's cap on an implicit key is 1,024); a plain scalar that begins with
 anything but an ASCII letter or digit, ``/``, ``_`` or ``.`` + letter, or that holds ``#`` or ``: `` or ends in
 ``:``; multi-line scalars; and any plain scalar whose YAML 1.2 core type is not certain from its characters (a
 number other than a decimal integer, a time of day): only a string, ``true``/``false``, ``null``, a decimal
@@ -37,6 +38,7 @@ _NULLS = frozenset({"null", "Null", "NULL"})
 # every character a number or timestamp that starts with a digit can hold, apart from a 0x/0o/0b prefix
 _NUMERIC = frozenset("0123456789_.eE+-Tt :Z")
 _PREFIXED = {"0x": frozenset("0123456789abcdefABCDEF_"), "0o": frozenset("01234567_"), "0b": frozenset("01_")}
+_MAX_KEY = 1000  # YAML caps an implicit key at 1024 characters, and both other readers refuse a longer one
 _LITERALS = {"|": "\n", "|-": ""}  # the clip and strip indicators, and what each leaves after the last line
 
 
@@ -163,7 +165,7 @@ def _key(line: str, seen: dict[str, Any]) -> tuple[str, int]:
     if found is None:
         raise _Unsure
     key = found[1]
-    if key in seen or key in _BOOLEANS or key in _NULLS:
+    if key in seen or key in _BOOLEANS or key in _NULLS or len(key) > _MAX_KEY:
         raise _Unsure
     return key, found.end()
 

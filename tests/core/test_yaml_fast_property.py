@@ -234,10 +234,13 @@ def test_the_line_reader_reads_what_the_tools_write(text: str, fields: dict[str,
         ("a:\n  b:\n    c: 1\n", "two levels"),
         ("a: x", "no final line break"),
         ("true: x\n", "boolean key"),
+        ("k" * 1025 + ": v\n", "a key past YAML's 1,024 characters"),
+        ("a:\n  " + "k" * 2000 + ": v\n", "a nested key past YAML's 1,024 characters"),
     ],
 )
 def test_what_the_line_reader_leaves_to_the_others(text: str, why: str) -> None:
     assert _lines(text) is None, why
+    _assert_same(text)
 
 
 def test_the_ordinary_entry_is_read_fast_and_typed() -> None:
