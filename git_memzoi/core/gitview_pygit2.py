@@ -191,10 +191,10 @@ class Pygit2RepoView(TreeDiffs):
         touched, its state (blob and mode) at the current base and at HEAD; a path differs iff the two differ,
         whatever order the chain has (commits of the same second sort by id). Without
         rename detection a rename is a delete plus an add, so both paths count. Segment diffs are kept in a derived
-        cache (``<git dir>/memzoi/cache/segments.json``, this call's only): two commits' trees never change.
+        cache (``<git dir>/memzoi/cache/segments.marshal``, this call's only): two commits' trees never change.
         A base whose trees (or an older base's) the clone lacks is left out of the result (a treeless clone).
         """
-        return self._changed_since(bases, head, self.git_dir / "memzoi" / "cache" / "segments.json")
+        return self._changed_since(bases, head, self.git_dir / "memzoi" / "cache" / "segments.marshal")
 
     def _changed_since(self, bases: Iterable[str], head: str, cache: Path | None) -> dict[str, frozenset[str]]:
         chain = [*sorted(set(bases), key=self._commit_time), head]

@@ -8,7 +8,7 @@ dated), never as a bare string, and a value of any other type (a set, bytes, a c
 caller checks).
 
 The file is :data:`MAGIC` followed by the payload in :mod:`marshal` format (plain dicts, lists, strings and
-numbers), which every run decodes whole: equal strings are written once (:func:`_shared`), so it decodes about
+numbers), which every run decodes whole: equal strings are written once (:func:`share_strings`), so it decodes about
 three times faster than the same payload as JSON, which was the largest per-entry cost of a warm ``status``. marshal is not meant for untrusted data; the cache lives in the git
 directory, which is trusted as much as its hooks, and a file without the magic prefix is never decoded.
 
@@ -132,7 +132,7 @@ class ParseCache:
         try:
             files = {name: _portable(item) for name, item in self._new.items()}
             payload = {"version": VERSION, "tool": __version__, "parser": _parser(), "files": files}
-            data = encode(_shared(payload, {}))
+            data = encode(share_strings(payload, {}))
         except ValueError:  # a value marshal cannot hold
             return  # a cache that cannot be written only costs time
         from git_memzoi.core.atomic import write_cache  # a warm run writes nothing: no need to load the writer
@@ -149,7 +149,7 @@ def encode(payload: dict[str, Any]) -> bytes:
     return MAGIC + marshal.dumps(payload)
 
 
-def _shared(value: Any, memo: dict[str, str]) -> Any:
+def share_strings(value: Any, memo: dict[str, str]) -> Any:
     """``value`` with equal strings made one object (keys included): marshal writes a string once and a reference
     after that, so decoding allocates each distinct key, status, anchor or pattern once for the whole store."""
     kind = type(value)
@@ -158,11 +158,13 @@ def _shared(value: Any, memo: dict[str, str]) -> Any:
     if kind is dict:
         share = memo.setdefault
         return {
-            share(str(k), str(k)) if isinstance(k, str) else k: share(v, v) if type(v) is str else _shared(v, memo)
+            share(str(k), str(k)) if isinstance(k, str) else k: share(v, v)
+            if type(v) is str
+            else share_strings(v, memo)
             for k, v in value.items()
         }
     if kind is list:
-        return [memo.setdefault(v, v) if type(v) is str else _shared(v, memo) for v in value]
+        return [memo.setdefault(v, v) if type(v) is str else share_strings(v, memo) for v in value]
     return value
 
 

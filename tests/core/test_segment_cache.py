@@ -2,18 +2,29 @@
 
 from __future__ import annotations
 
-import json
+import marshal
 import os
 from pathlib import Path
 
 import pytest
 
+from git_memzoi import __version__
+from git_memzoi.core import gitcache
 from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 from tests.support.repos import Repo
 
 
 def cache_file(repo: Repo) -> Path:
-    return repo.root / ".git" / "memzoi" / "cache" / "segments.json"
+    return repo.root / ".git" / "memzoi" / "cache" / "segments.marshal"
+
+
+def stored(repo: Repo) -> dict[str, list[str]]:
+    data = cache_file(repo).read_bytes()
+    assert data.startswith(gitcache.SEGMENTS_MAGIC)
+    payload = marshal.loads(data[len(gitcache.SEGMENTS_MAGIC) :])
+    assert payload["tool"] == __version__
+    segments: dict[str, list[str]] = payload["segments"]
+    return segments
 
 
 def history(repo: Repo) -> list[str]:
@@ -41,8 +52,7 @@ def test_answers_are_the_same_diffed_and_cached(repo: Repo) -> None:
     assert not cache_file(repo).exists()  # changed_files does not use the cache
     assert want[bases[0]] == {"b.txt", "c.txt", "d/c.txt", "d/e.txt", "f.txt"}
     first = Pygit2RepoView(repo.root).changed_since(bases, repo.head())
-    stored = json.loads(cache_file(repo).read_text())["segments"]
-    assert len(stored) == len(bases)
+    assert len(stored(repo)) == len(bases)
     second = Pygit2RepoView(repo.root).changed_since(bases, repo.head())
     assert first == second == want
 
@@ -53,38 +63,54 @@ def test_after_a_commit_only_the_segments_of_the_new_chain_are_kept(repo: Repo) 
     old_head = repo.head()
     head = repo.commit_paths("seven", {"a.txt": "7\n"})
     assert Pygit2RepoView(repo.root).changed_since(bases, head) == expected(repo, bases)
-    keys = set(json.loads(cache_file(repo).read_text())["segments"])
+    keys = set(stored(repo))
     assert len(keys) == len(bases) and not any(old_head in key for key in keys)
     assert sum(key.endswith(f" {head}") for key in keys) == 1
+
+
+MAGIC = gitcache.SEGMENTS_MAGIC
 
 
 @pytest.mark.parametrize(
     "content",
     [
-        "{not json",
-        "[]",
-        '{"version": 2, "segments": {}}',
-        '{"version": 1}',
-        '{"version": 1, "tool": "0.0.0-other", "segments": {}}',
-        '{"version": 1, "segments": {"x y": [1, 2, 3]}}',
+        b"{not json",
+        b'{"version": 2, "tool": "%s", "segments": {}}' % __version__.encode(),  # version 2's JSON
+        MAGIC + b"garbage",
+        MAGIC,
+        MAGIC + marshal.dumps([]),
+        MAGIC + marshal.dumps({"tool": "0.0.0-other", "segments": {}}),
+        MAGIC + marshal.dumps({"tool": __version__, "segments": {"x y": [1, 2, 3]}}),
+        MAGIC + marshal.dumps({"tool": __version__, "segments": []}),
     ],
 )
-def test_a_corrupt_or_foreign_cache_is_ignored(repo: Repo, content: str) -> None:
+def test_a_corrupt_or_foreign_cache_is_ignored(repo: Repo, content: bytes) -> None:
     bases = history(repo)
     cache_file(repo).parent.mkdir(parents=True, exist_ok=True)
-    cache_file(repo).write_text(content)
+    cache_file(repo).write_bytes(content)
     assert Pygit2RepoView(repo.root).changed_since(bases, repo.head()) == expected(repo, bases)
-    assert len(json.loads(cache_file(repo).read_text())["segments"]) == len(bases)
+    assert len(stored(repo)) == len(bases)
+
+
+def test_the_json_cache_of_version_2_is_removed_when_version_3_is_written(repo: Repo) -> None:
+    bases = history(repo)
+    legacy = cache_file(repo).parent / gitcache.LEGACY_SEGMENTS
+    legacy.parent.mkdir(parents=True, exist_ok=True)
+    legacy.write_text('{"version": 2, "segments": {}}')
+    Pygit2RepoView(repo.root).changed_since(bases, repo.head())
+    assert not legacy.exists()
+    assert sorted(p.name for p in legacy.parent.iterdir()) == ["segments.marshal"]
 
 
 def test_a_malformed_segment_is_diffed_again(repo: Repo) -> None:
     bases = history(repo)
     Pygit2RepoView(repo.root).changed_since(bases, repo.head())
-    data = json.loads(cache_file(repo).read_text())
-    key = next(iter(data["segments"]))
-    data["segments"][key] = data["segments"][key][:-1]  # not a whole number of (path, old, new)
-    cache_file(repo).write_text(json.dumps(data))
+    segments = stored(repo)
+    key = next(iter(segments))
+    segments[key] = segments[key][:-1]  # not a whole number of (path, old, new)
+    cache_file(repo).write_bytes(MAGIC + marshal.dumps({"tool": __version__, "segments": segments}))
     assert Pygit2RepoView(repo.root).changed_since(bases, repo.head()) == expected(repo, bases)
+    assert stored(repo)[key] != segments[key]
 
 
 def test_any_chain_order_gives_the_same_answer(repo: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
