@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from git_memzoi.memkeep.index import render as render_index
     from git_memzoi.memkeep.lint import Violation
     from git_memzoi.memkeep.lint import lint as lint_entries
-    from git_memzoi.memkeep.staleness import StalenessReport, Unchecked, Verdict
+    from git_memzoi.memkeep.report import StalenessReport, Unchecked, Verdict
     from git_memzoi.memkeep.store import LoadedStore, Store, StoreNotFound, Unreadable
     from git_memzoi.memkeep.store import cache_for as store_cache
     from git_memzoi.memkeep.store import load as load_store
@@ -101,9 +101,9 @@ _FACE = {
     "render_index": "index:render",
     "index_drift": "index:drift",
     "Unreadable": "store:Unreadable",
-    "Unchecked": "staleness:Unchecked",
-    "Verdict": "staleness:Verdict",
-    "StalenessReport": "staleness:StalenessReport",
+    "Unchecked": "report:Unchecked",
+    "Verdict": "report:Verdict",
+    "StalenessReport": "report:StalenessReport",
     "Violation": "lint:Violation",
     "VerifyItem": "verify:VerifyItem",
     "VerifyResult": "verify:VerifyResult",

@@ -24,7 +24,7 @@ if TYPE_CHECKING:  # verify's and lint's modules load only when those commands r
     from git_memzoi.memkeep.checks import Runner
     from git_memzoi.memkeep.entries import Entry
     from git_memzoi.memkeep.lint import Violation
-    from git_memzoi.memkeep.staleness import StalenessReport
+    from git_memzoi.memkeep.report import StalenessReport
     from git_memzoi.memkeep.verify import VerifyItem, VerifyResult
 
 

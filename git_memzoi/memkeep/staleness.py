@@ -24,14 +24,16 @@ from __future__ import annotations
 import datetime as dt
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 from git_memzoi.core.clock import Clock
 from git_memzoi.core.gitview import HISTORY_HINT, AnchorState, RepoView
 from git_memzoi.core.globs import pattern_problem
 from git_memzoi.core.scope_index import ScopeIndex, combine
 from git_memzoi.memkeep.entries import Entry
+from git_memzoi.memkeep.report import StalenessReport as StalenessReport
+from git_memzoi.memkeep.report import Unchecked as Unchecked
+from git_memzoi.memkeep.report import Verdict as Verdict
 
 _ANCESTOR = AnchorState.ANCESTOR
 REASONS = ("scope_hit", "ttl_expired", "dependency_suspect", "anchor_unreachable", "ref_missing")
@@ -45,52 +47,6 @@ _ANCHOR_HINTS = {
     AnchorState.NO_HEAD: "the repository has no commits yet",
     AnchorState.HISTORY_UNAVAILABLE: HISTORY_HINT,
 }
-
-
-class Verdict(NamedTuple):
-    """One reason one entry is suspect (one object per entry × reason in ``status --json``).
-
-    ``evidence`` holds the reason's facts: ``files`` for scope_hit, ``age_days``/``ttl_days`` for ttl_expired,
-    ``dependencies`` for dependency_suspect, ``anchor``/``state`` for anchor_unreachable, ``refs`` for
-    ref_missing. Immutable; a named tuple because a status builds one per suspect entry and it is built in half
-    the time of a frozen dataclass.
-    """
-
-    id: str
-    path: str
-    reason: str
-    message: str
-    evidence: Mapping[str, Any] = MappingProxyType({})
-
-
-@dataclass(frozen=True, slots=True)
-class Unchecked:
-    """One field that keeps a live entry from being (fully) watched: ``scope``, ``explains`` or ``ttl_days``."""
-
-    id: str
-    path: str
-    field: str
-    message: str
-
-
-@dataclass(frozen=True)
-class StalenessReport:
-    """The suspect set of a store at one HEAD on one day."""
-
-    head: str | None
-    shallow: bool
-    today: dt.date
-    entries: int
-    verdicts: tuple[Verdict, ...]
-    stale: tuple[str, ...]  # ids whose status is stale
-    tombstones: int
-    unchecked: tuple[Unchecked, ...] = ()  # sorted by id, then field
-    stale_paths: tuple[str, ...] = ()  # the file of each id in ``stale``, in the same order (CI reports point at it)
-
-    @property
-    def suspect_ids(self) -> tuple[str, ...]:
-        """Sorted unique ids of suspect entries."""
-        return tuple(sorted({v.id for v in self.verdicts}))
 
 
 def compute(

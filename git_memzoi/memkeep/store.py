@@ -16,14 +16,16 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core import safe_read
 from git_memzoi.core.hashing import short_hash
 from git_memzoi.core.parse_cache import ParseCache
 from git_memzoi.core.paths import is_within, nfc
 from git_memzoi.errors import InputError
-from git_memzoi.memkeep.entries import Entry, served
+
+if TYPE_CHECKING:  # the entry model loads when entries are read, not when a served status answer is unpickled
+    from git_memzoi.memkeep.entries import Entry
 
 DEFAULT_STORE_DIR = "agent-memory"
 CONFIG_NAME = ".memkeep.yml"
@@ -239,6 +241,8 @@ def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
 
     A file whose stat signature the parse cache trusts is not opened (see :mod:`git_memzoi.core.parse_cache`).
     """
+    from git_memzoi.memkeep.entries import Entry, served
+
     cache = cache or ParseCache(None)
     entries: list[Entry] = []
     unreadable: list[Unreadable] = []
@@ -364,6 +368,8 @@ def _read_entry(
     name: str,
     signature: list[int] | None,
 ) -> Entry | Unreadable:
+    from git_memzoi.memkeep.entries import Entry  # loaded already by load(), the one caller
+
     data = _read_regular(file, rel)
     if isinstance(data, Unreadable):
         return data

@@ -168,3 +168,44 @@ def test_the_cli_prints_the_same_json_from_the_cache(repo: Repo, settled: None) 
     assert (first.exit_code, second.exit_code) == (1, 1)
     assert json.loads(second.stdout) == json.loads(first.stdout)
     assert [s["id"] for s in json.loads(first.stdout)["verdicts"]] == ["salt"]
+
+
+SERVED_PROBE = """
+import contextlib, io, json, sys
+from git_memzoi.memkeep import status_cache
+status_cache.RACY_NS = int(sys.argv[2])  # 0: trust the entries written just now, so the answer is saved
+sys.argv = ["git-memkeep", "-C", sys.argv[1], "status", "--json"]
+from git_memzoi.cli.entry import memkeep
+out = io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+    memkeep()
+print(json.dumps({"verdicts": len(json.loads(out.getvalue())["verdicts"]), "modules": sorted(sys.modules)}))
+"""
+# what computing the suspect set needs, and a served answer does not (memkeep/report.py)
+COMPUTATION = (
+    "pygit2",
+    "ruamel.yaml",
+    "git_memzoi.memkeep.staleness",
+    "git_memzoi.memkeep.entries",
+    "git_memzoi.core.globs",
+    "git_memzoi.core.scope_index",
+    "git_memzoi.core.frontmatter",
+)
+
+
+def test_a_served_answer_loads_none_of_the_computation(repo: Repo) -> None:
+    import subprocess
+    import sys
+
+    repo.commit("touch auth", **{"src/auth.py": "salt = 2\n"})
+
+    def probe(racy_ns: int) -> dict[str, object]:
+        args = [sys.executable, "-c", SERVED_PROBE, str(repo.root), str(racy_ns)]
+        found: dict[str, object] = json.loads(subprocess.run(args, capture_output=True, text=True, check=True).stdout)
+        return found
+
+    first = probe(0)
+    assert first["verdicts"] == 1 and set(COMPUTATION) - {"ruamel.yaml"} <= set(first["modules"])  # type: ignore[arg-type]
+    second = probe(status_cache.RACY_NS)
+    assert second["verdicts"] == 1
+    assert [m for m in COMPUTATION if m in second["modules"]] == []  # type: ignore[operator]
