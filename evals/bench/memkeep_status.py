@@ -115,6 +115,27 @@ def git(env: dict[str, str], cwd: Path, *args: str, stdin: bytes | None = None) 
     return proc.stdout.decode()
 
 
+def cpu_times() -> list[int] | None:
+    """The machine's CPU time counters since boot (``/proc/stat``'s first line: user, nice, system, idle, iowait,
+    irq, softirq, steal, in clock ticks), or ``None`` where there is no such file."""
+    try:
+        first = Path("/proc/stat").read_text().split("\n", 1)[0].split()
+    except OSError:
+        return None
+    return [int(x) for x in first[1:9]] if len(first) >= 9 and first[0] == "cpu" else None
+
+
+def machine_note(start: list[int] | None) -> str:
+    """The closing line of a bench: the load average, and the share of CPU time the hypervisor took from this
+    virtual machine since ``start`` (:func:`cpu_times`). At 30 % stolen, every timing above is slower by about
+    as much, whatever the load average says."""
+    note = f"load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores; quiet is < 0.5)"
+    end = cpu_times()
+    if start is not None and end is not None and (total := sum(end) - sum(start)) > 0:
+        note += f"; CPU stolen by the hypervisor during the run: {100 * (end[7] - start[7]) / total:.0f} %"
+    return note
+
+
 def installed_memkeep() -> str:
     """``git-memkeep`` from a regular (non-editable) install in ``out/venv`` with the ``mcp`` extra: what a user runs.
 
@@ -521,6 +542,7 @@ def profile_warm(repo: Path, env: dict[str, str]) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = cpu_times()  # for the closing line's share of stolen CPU
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--regenerate", action="store_true", help="rebuild the benchmark repositories")
     parser.add_argument("--runs-warm", type=int, default=31)
@@ -656,7 +678,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"  {verdict[checks['help_ms']]}  --help = {r['help']:.1f} ms  (target < {TARGETS['help_ms']:.0f} ms)")
     print(f"  {verdict[sane]}  suspect sanity: 0 < {s1['suspect']} < {s1['entries']}")
-    print(f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores; quiet is < 0.5)")
+    print(f"  {machine_note(started)}")
     print(f"\nbench: results written to {OUT / 'results.json'}")
     if args.profile:
         profile_warm(repo1, env)

@@ -15,7 +15,6 @@ Run: ``make bench`` or ``.venv/bin/python evals/bench/startup.py [--runs 21]``.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import subprocess
 import sys
@@ -53,6 +52,7 @@ def _stores() -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    started = memkeep_status.cpu_times()  # for the closing line's share of stolen CPU
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=21)
     args = parser.parse_args(argv)
@@ -82,7 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     print()
     for label, value, limit in verdicts:
         print(f"  {'PASS' if value <= limit else 'FAIL'}  {label} = {value:.1f} ms (target ≤ {limit:.0f} ms)")
-    print(f"  load average at the end: {' '.join(f'{x:.2f}' for x in os.getloadavg())} (2 cores; quiet is < 0.5)")
+    print(f"  {memkeep_status.machine_note(started)}")
     return 0
 
 
