@@ -30,7 +30,7 @@ class NotAFile(InputError):
     default_code = "not_a_regular_file"  # the code safe_read gives a read of it
 
 
-def write_bytes_atomic(path: Path, data: bytes, *, root: Path, parents: bool = False) -> None:
+def write_bytes_atomic(path: Path, data: bytes, *, root: Path, parents: bool = False, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically; readers see the old or the new file, never a mix.
 
     The temporary file is written (fsynced) where git never sees it and renamed into the checked folder. An
@@ -39,6 +39,7 @@ def write_bytes_atomic(path: Path, data: bytes, *, root: Path, parents: bool = F
     Args:
         root: the folder ``path`` must stay in (see :func:`~git_memzoi.core.confine.confined`).
         parents: create the missing folders above ``path`` (confined too).
+        durable: fsync the file and its folder before returning; ``False`` for a derived cache (:func:`write_cache`).
 
     Raises:
         UnsafePath: a symlink on the way, or outside ``root``. NotAFile: ``path`` is not a regular file.
@@ -46,18 +47,21 @@ def write_bytes_atomic(path: Path, data: bytes, *, root: Path, parents: bool = F
     """
     real = _target(path, root, parents)
     with _folder(real, root) as dir_fd:
-        temp = _filled_temp(dir_fd, real, root, data, _existing_mode(real, dir_fd))
+        temp = _filled_temp(dir_fd, real, root, data, _existing_mode(real, dir_fd), durable)
         try:
             os.replace(temp.name, real.name, src_dir_fd=temp.dir_fd, dst_dir_fd=dir_fd)
         except BaseException:
             scratch.discard(temp)
             raise
-        _fsync(dir_fd)
+        if durable:
+            _fsync(dir_fd)
 
 
-def _filled_temp(dir_fd: int, real: Path, root: Path, data: bytes, mode: int | None) -> scratch.Temp:
-    """A temporary file (:mod:`~git_memzoi.core.scratch`) holding ``data``, ``mode`` set when given, fsynced:
-    ready to be renamed or linked onto ``real``; removed again when writing it fails."""
+def _filled_temp(
+    dir_fd: int, real: Path, root: Path, data: bytes, mode: int | None, durable: bool = True
+) -> scratch.Temp:
+    """A temporary file (:mod:`~git_memzoi.core.scratch`) holding ``data``, ``mode`` set when given, fsynced when
+    ``durable``: ready to be renamed or linked onto ``real``; removed again when writing it fails."""
     try:
         temp = scratch.create(dir_fd, real.name, real_root(root))
     except OSError as exc:
@@ -68,7 +72,8 @@ def _filled_temp(dir_fd: int, real: Path, root: Path, data: bytes, mode: int | N
             handle.flush()
             if mode is not None:
                 os.fchmod(handle.fileno(), mode)
-            os.fsync(handle.fileno())
+            if durable:
+                os.fsync(handle.fileno())
     except BaseException:
         scratch.discard(temp)
         raise
@@ -201,9 +206,14 @@ def remove_dir(path: Path, *, root: Path) -> None:
 
 def write_cache(path: Path, data: bytes) -> None:
     """Replace the derived cache file ``path`` in a folder only this tool writes (under the git directory), best
-    effort: a cache that cannot be written only costs time. Never through a symlinked cache file."""
+    effort: a cache that cannot be written only costs time. Never through a symlinked cache file.
+
+    Atomic (readers see the old file or the new one) but not fsynced: a cache needs no durability, and a status
+    writes up to four of them, two fsyncs each (tens of ms under I/O load, issue 17). After a power cut the file
+    may be the old one, missing, or empty or short where the file system reorders the rename before the data;
+    every cache reader checks its file (a magic line, JSON, marshal, the expected shape) and recomputes."""
     with contextlib.suppress(OSError, MemzoiError):
-        write_bytes_atomic(path, data, root=path.parent.parent, parents=True)
+        write_bytes_atomic(path, data, root=path.parent.parent, parents=True, durable=False)
 
 
 def _target(path: Path, root: Path, parents: bool) -> Path:

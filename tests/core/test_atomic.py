@@ -86,3 +86,18 @@ def test_another_thread_is_excluded_not_reentered(tmp_path: Path) -> None:
         thread.start()
         thread.join()
     assert outcome == ["lock_timeout"]
+
+
+def test_a_record_write_is_fsynced_and_a_cache_write_is_not(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    synced: list[int] = []
+    real_fsync = atomic.os.fsync
+    monkeypatch.setattr(atomic.os, "fsync", lambda fd: (synced.append(fd), real_fsync(fd))[1])
+    atomic.write_bytes_atomic(tmp_path / "record.md", b"claim\n", root=tmp_path)
+    assert len(synced) == 2  # the temporary file, then its folder after the rename
+    synced.clear()
+    cache = tmp_path / "git" / "memzoi" / "cache" / "answer.bin"
+    atomic.write_cache(cache, b"derived")
+    atomic.write_cache(cache, b"derived again")  # replaced atomically, still without a sync
+    assert synced == []
+    assert cache.read_bytes() == b"derived again"
+    assert sorted(p.name for p in cache.parent.iterdir()) == ["answer.bin"]  # no temporary file left

@@ -311,7 +311,9 @@ def _read_cache(path: Path) -> tuple[dict[str, list[object]], int]:
 def _write_cache(layout: Layout, files: dict[str, list[object]]) -> None:
     data = json.dumps({"version": 1, "files": files}, separators=(",", ":")).encode("utf-8")
     with contextlib.suppress(OSError, MemzoiError):  # a derived cache: the next writer tries again
-        write_bytes_atomic(layout.identity_cache, data, root=layout.root_for(layout.identity_cache), parents=True)
+        write_bytes_atomic(
+            layout.identity_cache, data, root=layout.root_for(layout.identity_cache), parents=True, durable=False
+        )
 
 
 # ------------------------------------------------------------------------------------------------ read-only commands
