@@ -11,6 +11,7 @@ import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from types import ModuleType
 from typing import TYPE_CHECKING, cast
 
 from git_memzoi.core import gitcache, gitenv
@@ -46,8 +47,7 @@ class Pygit2RepoView(TreeDiffs):
     """
 
     def __init__(self, start: Path) -> None:
-        import pygit2
-
+        pygit2 = load_pygit2()
         self._pygit2 = pygit2
         self._staged_cache: tuple[list[tuple[str, str, int]], list[tuple[str, str, int]]] | None = None
         try:
@@ -445,10 +445,55 @@ def git_dir(root: Path) -> Path:
     return found or Pygit2RepoView(root).git_dir
 
 
+# where OpenSSL looks for certificates; pygit2 hands them to libgit2 when it is imported
+_TLS_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
+
+
+def load_pygit2() -> ModuleType:
+    """pygit2, imported on first use (55 to 100 ms), also where its import would fail on the TLS set-up.
+
+    Importing pygit2 hands OpenSSL's certificate locations to libgit2 and raises ``GitError`` ("failed to load
+    certificates") when neither exists: ``SSL_CERT_FILE`` and ``SSL_CERT_DIR`` naming a removed bundle, or a
+    container without a certificate store (reported of snapcraft and dvc). This tool never speaks TLS through
+    libgit2, so the import is retried with those variables unset (the system's locations), then with
+    ``SSL_CERT_DIR`` set to pygit2's own folder, which holds no certificate; the environment is restored after.
+
+    Raises:
+        ImportError, GitError: pygit2 cannot be loaded for another reason.
+    """
+    try:
+        import pygit2
+    except Exception as exc:  # pygit2's GitError: its class is only reachable through the failed import
+        if "certificates" not in str(exc):
+            raise
+        return _load_pygit2_without_tls()
+    return pygit2
+
+
+def _load_pygit2_without_tls() -> ModuleType:
+    import importlib.util
+
+    saved = {name: os.environ.pop(name) for name in _TLS_VARIABLES if name in os.environ}
+    try:
+        try:
+            import pygit2
+        except Exception as exc:
+            if "certificates" not in str(exc):
+                raise
+            spec = importlib.util.find_spec("pygit2")
+            folders = list(spec.submodule_search_locations or []) if spec is not None else []
+            os.environ["SSL_CERT_DIR"] = folders[0] if folders else os.path.dirname(os.__file__)
+            import pygit2
+    finally:
+        for name in _TLS_VARIABLES:
+            os.environ.pop(name, None)
+        os.environ.update(saved)
+    return pygit2
+
+
 def init_repository(root: Path, branch: str = "main") -> None:
     """Create an empty, non-bare git repository at ``root`` whose HEAD names ``branch`` (libgit2's init)."""
-    import pygit2
-
+    pygit2 = load_pygit2()
     pygit2.init_repository(str(root), bare=False, initial_head=branch)
 
 
@@ -462,8 +507,7 @@ def commit_files(root: Path, files: dict[str, bytes], message: str, stamp: int) 
     """Commit exactly ``files`` (path → bytes; the whole tree) on HEAD of the repository at ``root`` with a fixed
     author and time (``stamp``, seconds since the epoch); returns the new commit's hex id. Used by the capture
     eval to build a base and a head commit from fixtures."""
-    import pygit2
-
+    pygit2 = load_pygit2()
     repo = pygit2.Repository(str(root))
     index = pygit2.Index()
     for path, data in sorted(files.items()):
@@ -477,8 +521,7 @@ def commit_files(root: Path, files: dict[str, bytes], message: str, stamp: int) 
 def drop_object(root: Path, oid: str) -> bool:
     """Delete the loose object ``oid`` from the repository at ``root`` (the capture eval's ``git_object_missing``
     stale check); ``False`` when it is not a loose object."""
-    import pygit2
-
+    pygit2 = load_pygit2()
     repo = pygit2.Repository(str(root))
     path = Path(repo.path) / "objects" / oid[:2] / oid[2:]
     if not path.is_file():
