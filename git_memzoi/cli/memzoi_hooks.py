@@ -263,7 +263,8 @@ def _located(ctx: click.Context, hook_type: str, checks: bool) -> bool:
     silently because it looked in the wrong place; ``False`` (after one line) when there is no working tree at
     all (a hook in a bare repository)."""
     from git_memzoi.cli.workspace import start_dir
-    from git_memzoi.core.gitview_pygit2 import NotARepository, worktree_root
+    from git_memzoi.core.gitroot import worktree_root
+    from git_memzoi.core.gitview_pygit2 import NotARepository
     from git_memzoi.integrations.guard import memory_store
 
     try:

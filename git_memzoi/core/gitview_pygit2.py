@@ -425,26 +425,6 @@ class Pygit2RepoView(TreeDiffs):
         return chain if current == base else None
 
 
-def worktree_root(start: Path) -> Path:
-    """The top of the working tree containing ``start``: the nearest folder with a plain ``.git`` entry
-    (:func:`gitenv.plain_top`), found without loading pygit2 (55 to 100 ms of imports) when git's own environment
-    does not redirect it.
-
-    Raises:
-        NotARepository: when no such folder exists (pygit2 is asked before giving up).
-    """
-    top = None if gitenv.redirected(os.environ) else gitenv.plain_top(start)
-    return top or Pygit2RepoView(start).root
-
-
-def git_dir(root: Path) -> Path:
-    """The git directory of the working tree at ``root``: ``root/.git``, or where a ``.git`` file (a linked
-    worktree, a submodule) points, read without loading pygit2; pygit2 is asked when git's environment redirects
-    it or the file cannot be read."""
-    found = None if gitenv.redirected(os.environ) else gitenv.dot_git_target(root)
-    return found or Pygit2RepoView(root).git_dir
-
-
 # where OpenSSL looks for certificates; pygit2 hands them to libgit2 when it is imported
 _TLS_VARIABLES = ("SSL_CERT_FILE", "SSL_CERT_DIR")
 

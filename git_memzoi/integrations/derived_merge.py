@@ -164,6 +164,6 @@ def regenerate(start: Path) -> Regenerated:
 
 
 def _top(start: Path) -> Path:
-    from git_memzoi.core.gitview_pygit2 import worktree_root
+    from git_memzoi.core.gitroot import worktree_root
 
     return Path(os.path.realpath(worktree_root(start)))

@@ -140,7 +140,7 @@ def refresh_index(start: Path) -> str | None:
 
     Raises whatever the refresh raises (``index_busy``...); the hook runner reports it and exits 0.
     """
-    from git_memzoi.core.gitview_pygit2 import worktree_root
+    from git_memzoi.core.gitroot import worktree_root
     from git_memzoi.memzoi import Layout
 
     layout = Layout(worktree_root(start))

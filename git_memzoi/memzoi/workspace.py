@@ -49,7 +49,7 @@ def find_root(start: Path) -> Path:
         InputError: ``start`` is missing or not inside a git working tree (codes ``bad_directory``,
             ``not_a_repository``).
     """
-    from git_memzoi.core.gitview_pygit2 import worktree_root
+    from git_memzoi.core.gitroot import worktree_root
 
     if not start.is_dir():
         raise InputError(f"cannot run in {start}: no such directory", "bad_directory")
@@ -71,7 +71,7 @@ def open_workspace(
     Raises:
         InputError: not a repository; NotInitialized: no ``.memzoi/`` (names ``git memzoi init``).
     """
-    from git_memzoi.core.gitview_pygit2 import git_dir
+    from git_memzoi.core.gitroot import git_dir
     from git_memzoi.memzoi.records import secrets
 
     reused = layout is not None

@@ -13,6 +13,7 @@ import pytest
 
 from git_memzoi.cli import entry
 from git_memzoi.cli.memzoi import LAZY
+from tests.support.repos import Repo
 
 SCRIPTS = {"git-memzoi": "memzoi", "git-memkeep": "memkeep"}
 
@@ -78,3 +79,20 @@ def test_help_into_a_closed_pipe_exits_141_quietly() -> None:
     )
     done = _python(code)
     assert (done.returncode, done.stderr) == (141, "")
+
+
+def test_a_search_loads_no_git_view_and_without_a_config_no_toml_parser(repo: Repo) -> None:
+    # finding the repository is a .git entry read (core/gitroot.py); .memzoi/config.toml is parsed only if it exists
+    from git_memzoi.memzoi.layout import Layout, init
+
+    init(Layout(repo.root))
+    code = (
+        "import contextlib, io, sys\nsys.argv = ['git-memzoi', '-C', sys.argv[1], 'search', 'anything']\n"
+        "from git_memzoi.cli.entry import memzoi\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n    memzoi()\n"
+        "watched = ('pygit2', 'tomllib', 'git_memzoi.core.gitview_pygit2', 'git_memzoi.memzoi.records.policy')\n"
+        "print([m for m in watched if m in sys.modules])"
+    )
+    assert _python(code, str(repo.root)).stdout.strip() == "[]"
+    (repo.root / ".memzoi" / "config.toml").write_text('[recall]\nmode = "lexical"\n')
+    assert _python(code, str(repo.root)).stdout.strip() == "['tomllib']"  # the policy module only for an error

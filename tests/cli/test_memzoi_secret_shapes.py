@@ -62,7 +62,8 @@ def test_a_damaged_shapes_file_is_taken_from_the_plugins_again(repo: Repo) -> No
 
 
 def test_the_git_dir_is_found_without_pygit2_for_a_linked_worktree_too(repo: Repo, tmp_path: Path) -> None:
-    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView, git_dir
+    from git_memzoi.core.gitroot import git_dir
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 
     repo.commit_paths("base", {"a.txt": "a\n"})
     linked = tmp_path / "linked"

@@ -182,7 +182,7 @@ def test_work_tree_rules_follow_git(tmp_path: Path) -> None:
 
 
 def test_core_worktree_without_environment(tmp_path: Path) -> None:
-    from git_memzoi.core.gitview_pygit2 import worktree_root
+    from git_memzoi.core.gitroot import worktree_root
 
     (tmp_path / "top").mkdir()
     subprocess.run(["git", "init", "-q", str(tmp_path / "meta")], check=True)

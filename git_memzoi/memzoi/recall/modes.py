@@ -83,38 +83,47 @@ def settings(layout: Layout) -> Settings:
         PolicyError: the file is not UTF-8 TOML, a table is no table, ``mode`` is not a mode, ``rrf_k`` is not
             an integer ≥ 1, or ``model_dir`` is not a non-empty string (``invalid_config``, naming the file).
     """
-    from git_memzoi.memzoi.records.policy import PolicyError
-
     data = _config(layout)
     recall, semantic = data.get("recall", {}), data.get("semantic", {})
     path = layout.config
     if not isinstance(recall, dict) or not isinstance(semantic, dict):
-        raise PolicyError(f"{path}: [recall] and [semantic] must be tables")
+        raise _invalid(f"{path}: [recall] and [semantic] must be tables")
     mode, rrf_k, model_dir = recall.get("mode"), recall.get("rrf_k", DEFAULT_K), semantic.get("model_dir")
     if mode is not None and mode not in MODES:
-        raise PolicyError(f"{path}: [recall] mode must be one of {', '.join(MODES)}, not {mode!r}")
+        raise _invalid(f"{path}: [recall] mode must be one of {', '.join(MODES)}, not {mode!r}")
     if isinstance(rrf_k, bool) or not isinstance(rrf_k, int) or rrf_k < 1:
-        raise PolicyError(f"{path}: [recall] rrf_k must be an integer of at least 1, not {rrf_k!r}")
+        raise _invalid(f"{path}: [recall] rrf_k must be an integer of at least 1, not {rrf_k!r}")
     if model_dir is not None and (not isinstance(model_dir, str) or not model_dir.strip()):
-        raise PolicyError(f"{path}: [semantic] model_dir must be a non-empty string")
+        raise _invalid(f"{path}: [semantic] model_dir must be a non-empty string")
     return Settings(mode, rrf_k, model_dir)
 
 
 def _config(layout: Layout) -> dict[str, Any]:
-    import tomllib
-
+    """The parsed ``.memzoi/config.toml``; without the file (the usual case) neither the TOML parser nor the
+    policy module is loaded, about 3 ms of every search's start-up (issue 17, "Start-up")."""
     from git_memzoi.core import safe_read
-    from git_memzoi.memzoi.records.policy import PolicyError
 
     try:
-        return tomllib.loads(safe_read.read_text(layout.config, follow_symlinks=True))
+        text = safe_read.read_text(layout.config, follow_symlinks=True)
     except FileNotFoundError:
         return {}
     except safe_read.FileRefused as exc:
-        raise PolicyError(f"{layout.config}: {exc.reason}") from None
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise _invalid(f"{layout.config}: {exc.reason}") from None
+    except UnicodeDecodeError as exc:
+        raise _invalid(f"{layout.config}: not valid TOML ({str(exc).splitlines()[0]})") from None
+    import tomllib
+
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        raise PolicyError(f"{layout.config}: not valid TOML ({reason})") from None
+        raise _invalid(f"{layout.config}: not valid TOML ({reason})") from None
+
+
+def _invalid(message: str) -> Exception:
+    from git_memzoi.memzoi.records.policy import PolicyError
+
+    return PolicyError(message)
 
 
 def resolve(layout: Layout, requested: str | None) -> Resolved:

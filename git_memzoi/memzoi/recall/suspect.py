@@ -130,7 +130,7 @@ def _report_key(ws: Workspace) -> tuple[str, Any] | None:
     import os
 
     from git_memzoi import __version__
-    from git_memzoi.core.gitview_pygit2 import git_dir
+    from git_memzoi.core.gitroot import git_dir
     from git_memzoi.memzoi.recall.index.db import index_path
 
     def stat(path: Any) -> tuple[int, int, int] | None:
