@@ -205,6 +205,8 @@ def load_mapping_ruamel(
         reason = exc.problem or exc.context or "invalid YAML"
         if reason == "mapping values are not allowed here":  # `run: grep -q x: f`: the commonest hand-edit slip
             reason += "; quote a value that holds ': ' (run: \"grep -q 'x: y' f\")"
+        elif reason == "found character '\\t' that cannot start any token":  # an editor's tab after `key:`
+            reason += "; indent and separate with spaces, not tabs"
         raise YamlProblem(_one_line(reason), mark.line if mark else None) from None
     except YAMLError as exc:
         raise YamlProblem(_one_line(str(exc).splitlines()[0]), None) from None

@@ -93,6 +93,19 @@ def test_br10a_unquoted_colon_is_a_parse_error_at_file_line_3() -> None:
     assert caught.value.message == "line 3: mapping values are not allowed here" + QUOTE_HINT
 
 
+@pytest.mark.parametrize(("data", "line"), [(b"---\ntype:\tfact\n---\n", 2), (b"---\nscope:\n\t- a\n---\n", 3)])
+def test_a_tab_ruamel_refuses_is_named_with_the_fix(data: bytes, line: int) -> None:
+    with pytest.raises(FrontmatterError) as caught:
+        frontmatter.parse(data)
+    assert caught.value.message == (
+        f"line {line}: found character '\\t' that cannot start any token; indent and separate with spaces, not tabs"
+    )
+
+
+def test_a_tab_inside_a_quoted_value_is_read() -> None:
+    assert frontmatter.parse(b'---\na: "x\ty"\n---\n').fields == {"a": "x\ty"}
+
+
 def test_br10b_update_is_refused_and_never_stacks_a_second_block(tmp_path: Path) -> None:
     file = tmp_path / "kb.md"
     file.write_bytes(BR10B)
