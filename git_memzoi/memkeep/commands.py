@@ -332,9 +332,10 @@ def _find(loaded: LoadedStore, entry_id: str) -> Entry:
             if not entry.is_live:
                 raise InputError(f"{entry_id} is a tombstone; there is nothing to verify", "tombstone")
             return entry
-    broken = [u.path for u in loaded.unreadable if _stem(u.path) == entry_id]
-    if broken:
-        raise InputError(f"{broken[0]} cannot be read; run git memkeep lint", "unreadable_entry")
+    broken = [u for u in loaded.unreadable if _stem(u.path) == entry_id]
+    if broken:  # the reason lint gives for the file (a bounded, one-line parser message or a file refusal)
+        where = f"{broken[0].path}:{broken[0].line}" if broken[0].line else broken[0].path
+        raise InputError(f"{where}: cannot be read, so it cannot be verified: {broken[0].reason}", "unreadable_entry")
     declared = [e for e in loaded.entries if e.declared_id == entry_id]
     if declared:
         raise InputError(

@@ -780,6 +780,12 @@ def test_verify_errors(base: Repo) -> None:
     assert error_code(in_repo(base, "verify", "no-check", "--json")) == "no_check"
     assert error_code(in_repo(base, "verify", "grave", "--json")) == "tombstone"
     assert error_code(in_repo(base, "verify", "broken", "--json")) == "unreadable_entry"
+    unreadable = in_repo(base, "verify", "broken")
+    assert (unreadable.exit_code, unreadable.stderr) == (
+        2,
+        f"git-memkeep: error: {STORE}/entries/broken.md:3: cannot be read, so it cannot be verified: "
+        "expected the node content, but found '<stream end>'\n",  # the reason lint gives, from ruamel
+    )
     assert error_code(in_repo(base, "verify", "--json")) == "bad_usage"
     assert error_code(in_repo(base, "verify", "no-check", "--all-safe", "--json")) == "bad_usage"
     assert error_code(in_repo(base, "verify", "--all-safe", "--manual", "--json")) == "bad_usage"
