@@ -182,9 +182,18 @@ def _plain(value: str, resolve: Resolve) -> Any:
         return int(value)
     if kind == "float" and _FLOAT.fullmatch(value):
         return float(value)
-    if kind == "timestamp" and (date := _DATE.fullmatch(value)):
-        try:
-            return dt.date(int(date[1]), int(date[2]), int(date[3]))
-        except ValueError:
-            return value  # yamlio's constructor keeps an impossible date as written, for lint to name
+    if kind == "timestamp" and (date := calendar_date(value)) is not None:
+        return date
     raise _Unsure  # octal, hex, underscores, exponents, a time of day, merge and value keys: ruamel decides
+
+
+def calendar_date(value: str) -> dt.date | str | None:
+    """The value of a plain ``YYYY-MM-DD`` scalar as yamlio's constructor builds it: a date, or ``value`` itself
+    for an impossible one (kept as written, for lint to name); ``None`` for any other text."""
+    found = _DATE.fullmatch(value)
+    if found is None:
+        return None
+    try:
+        return dt.date(int(found[1]), int(found[2]), int(found[3]))
+    except ValueError:
+        return value

@@ -21,17 +21,15 @@ integer and a ``YYYY-MM-DD`` date are typed here.
 
 from __future__ import annotations
 
-import datetime as dt
 from typing import Any
 
 from git_memzoi.core.patterns import lazy
-from git_memzoi.core.yaml_fast import UNSURE_TEXT
+from git_memzoi.core.yaml_fast import UNSURE_TEXT, calendar_date
 
 Span = tuple[int, int, int, bool]  # a top-level key's (key_line, value_line, value_col, is_scalar): yamlio.KeySpan
 
 _KEY = lazy(r"([A-Za-z_][A-Za-z0-9_-]*):(?= |$) *")
 _INT = lazy(r"0|[1-9][0-9]*")
-_DATE = lazy(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 # ruamel's 1.2 table for a first letter: t/T/f/F may be a boolean, n/N a null, any other letter is a string
 _BOOLEANS = {"true": True, "True": True, "TRUE": True, "false": False, "False": False, "FALSE": False}
 _NULLS = frozenset({"null", "Null", "NULL"})
@@ -192,11 +190,8 @@ def _scalar(text: str) -> Any:
         if len(text) > 18:
             raise _Unsure  # past Python's digit limit int() refuses; ruamel decides how to say so
         return int(text)
-    if date := _DATE.fullmatch(text):
-        try:
-            return dt.date(int(date[1]), int(date[2]), int(date[3]))
-        except ValueError:
-            return text  # yamlio's constructor keeps an impossible date as written, for lint to name
+    if (date := calendar_date(text)) is not None:
+        return date
     digits = _PREFIXED.get(text[:2])
     if not (_NUMERIC if digits is None else digits).issuperset(text if digits is None else text[2:]):
         return text  # a commit id, a version with letters: no number or timestamp pattern can match it
