@@ -328,6 +328,11 @@ def _pre_commit(ctx: click.Context, result: object) -> None:
             click.echo(f"  {entry_id}  ({path})", err=True)
         if any(path.startswith(".memzoi/") for _, path in result.touched):  # a watched record, not an entry
             click.echo("  (a record's claim: git memzoi verify <id>; an entry's: git memkeep verify <id>)", err=True)
+    if result.unreadable:  # its scope is unknown, so this change may touch it unseen: said, never blocked
+        click.echo("memkeep: these entries cannot be read, so whether this change touches them is unknown:", err=True)
+        for where in result.unreadable:
+            click.echo(f"  {where}", err=True)
+        click.echo("  (git memkeep lint says what is wrong with each)", err=True)
     if result.violations:
         committed = result.only_committed  # CI modes: the files are on the branch already
         head = (

@@ -70,6 +70,7 @@ class GuardResult:
     committed: frozenset[str] = frozenset()  # the checked paths read from the working tree, not the index
     unlocked: tuple[str, ...] = ()  # staged records whose HEAD version says locked: true and this one does not
     deleted_locked: tuple[str, ...] = ()  # records this commit removes whose HEAD version says locked: true
+    unreadable: tuple[str, ...] = ()  # unstaged entries that cannot be read (``path`` or ``path:line``): scope unknown
 
     @property
     def only_committed(self) -> bool:
@@ -152,7 +153,7 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
         elif in_store and path.endswith(".md"):
             _parse_entry(path, data, staged)
     findings.extend(staged.findings)
-    entries = _store_entries(store, staged, view.git_dir)
+    entries, unreadable = _store_entries(store, staged, view.git_dir)
     if store is not None and staged.entries:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
     staged_paths = sorted(p for p, _, _ in staged_files)
@@ -160,7 +161,9 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     touched = tuple(sorted(_touched(entries, staged_paths) + _touched(watched, staged_paths)))
     committed = frozenset(path for path, _, _ in files[len(staged_files) :])
     gone = [p for p in view.staged_deletions() if _is_record(p) and _unlocks(view.head_blob(p), b"")]
-    return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone))
+    refused = {f.path for f in findings}  # a staged unreadable entry is refused already: said once
+    unseen = tuple(u for u in unreadable if staged_paths and u.split(":", 1)[0] not in refused)
+    return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone), unseen)
 
 
 def _is_record(path: str) -> bool:
@@ -369,17 +372,23 @@ def _parse_entry(path: str, data: bytes, staged: _Staged) -> None:
     staged.entries[path] = Entry(path, doc.fields, doc.body, doc.split.body_start_line, stem)
 
 
-def _store_entries(store: Store | None, staged: _Staged, git_dir: Path | None = None) -> list[Entry]:
+def _store_entries(
+    store: Store | None, staged: _Staged, git_dir: Path | None = None
+) -> tuple[list[Entry], tuple[str, ...]]:
     """The working tree's entries with the staged versions in place of their files (read through memkeep's parse
-    cache under ``git_dir``, which ``git memkeep status`` shares: a warm hook parses no YAML)."""
+    cache under ``git_dir``, which ``git memkeep status`` shares: a warm hook parses no YAML), and where the
+    working tree's unreadable entries are (``path:line`` or ``path``) unless a staged version replaces them."""
     from git_memzoi.memkeep import api as memkeep
 
     if store is None:
-        return list(staged.entries.values())
+        return list(staged.entries.values()), ()
     loaded = memkeep.load_store(store, memkeep.store_cache(git_dir, store) if git_dir is not None else None)
     merged = {e.path: e for e in loaded.entries}
     merged.update(staged.entries)
-    return list(merged.values())
+    unreadable = tuple(
+        f"{u.path}:{u.line}" if u.line else u.path for u in loaded.unreadable if u.path not in staged.entries
+    )
+    return list(merged.values()), unreadable
 
 
 def _lint_findings(store: Store, entries: list[Entry], paths: set[str]) -> Iterator[Finding]:

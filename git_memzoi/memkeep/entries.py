@@ -141,7 +141,18 @@ class Entry:
     @property
     def verified_at(self) -> dt.date | None:
         """The ``verified_at`` date, else ``written_at``."""
-        return as_date(self.fields.get("verified_at")) or self.written_at
+        dated = self.dated_by
+        return None if dated is None else dated[1]
+
+    @property
+    def dated_by(self) -> tuple[str, dt.date] | None:
+        """The field a ttl is counted from and its date: ``("verified_at", date)``, else ``("written_at", date)``
+        when ``verified_at`` is missing or no valid date; ``None`` without either (memkeep README, ttl_expired)."""
+        for name in ("verified_at", "written_at"):
+            date = as_date(self.fields.get(name))
+            if date is not None:
+                return name, date
+        return None
 
     @property
     def ttl_days(self) -> int | None:

@@ -293,7 +293,7 @@ def _evidence_rules(entry: Entry) -> list[Violation]:
 def _ttl_rules(entry: Entry) -> list[Violation]:
     value = entry.fields.get("ttl_days")
     cap = TTL_CAP_DAYS.get(entry.status or "")
-    if value is None:
+    if value is None and "ttl_days" not in entry.fields:
         if entry.status == "inferred":
             return [_v(entry, "ttl_days", "ttl_required", f"an inferred entry needs ttl_days (at most {cap})")]
         return []

@@ -261,14 +261,19 @@ def _ttl(entry: Entry, today: dt.date) -> Verdict | None:
     ttl = entry.ttl_days
     if ttl is None:
         return None
-    verified = entry.verified_at
-    if verified is None:
+    dated = entry.dated_by
+    if dated is None:
         return None
-    age = (today - verified).days
+    field, date = dated
+    age = (today - date).days
     if age <= ttl:
         return None
-    message = f"verified {verified.isoformat()}, {age} days ago; ttl_days is {ttl}"
-    evidence = {"verified_at": verified.isoformat(), "age_days": age, "ttl_days": ttl}
+    # aged from written_at, it says so: "verified <written_at>" would name a verification that never happened
+    when = f"verified {date.isoformat()}" if field == "verified_at" else f"written {date.isoformat()}, never verified"
+    if field == "written_at" and entry.fields.get("verified_at") is not None:
+        when = f"written {date.isoformat()} (verified_at is no valid date)"
+    message = f"{when}, {age} days ago; ttl_days is {ttl}"
+    evidence = {field: date.isoformat(), "age_days": age, "ttl_days": ttl}
     return Verdict(entry.id, entry.path, "ttl_expired", message, evidence)
 
 

@@ -344,6 +344,13 @@ LINT_CASES: dict[str, list[dict[str, Any]]] = {
     "scope_glob": [{"scope": "\n  - ../outside/**"}, {"scope": "\n  - '!src/a.py'"}, {"scope": "\n  - '#x'"}],
     "evidence_required": [{"evidence": None}, {"status": "observed", "evidence": "''"}],
     "ttl_required": [{"status": "inferred"}],
+    "ttl_type": [  # written but no positive whole number: a key with no value is null, not absent
+        {"ttl_days": ""},
+        {"status": "inferred", "ttl_days": "~"},
+        {"ttl_days": "0"},
+        {"ttl_days": "'30'"},
+        {"ttl_days": "true"},
+    ],
     "ttl_cap": [
         {"status": "inferred", "ttl_days": "31"},
         {"ttl_days": "366"},

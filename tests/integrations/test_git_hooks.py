@@ -70,6 +70,28 @@ def test_commit_touching_scope_reports_the_entry(hooked: Repo) -> None:
     assert "verify these before you commit" in out(proc) and "app-prints" in out(proc)
 
 
+def test_commit_names_the_entries_it_cannot_read_since_their_scope_is_unknown(hooked: Repo) -> None:
+    hooked.write("agent-memory/entries/broken.md", "---\nid: broken\nscope: [src/**\n---\nA claim.\n")
+    git(hooked.root, "add", "agent-memory/entries/broken.md")
+    git(hooked.root, "commit", "-m", "broken entry", "--no-verify")
+    hooked.write("src/app.py", "print('v2')\n")
+    git(hooked.root, "add", "-A")
+    proc = git(hooked.root, "commit", "-m", "change app")
+    assert proc.returncode == 0, out(proc)  # said, never blocked: the staged change is fine
+    said = out(proc).splitlines()
+    start = said.index("memkeep: these entries cannot be read, so whether this change touches them is unknown:")
+    assert said[start + 1 : start + 3] == [
+        "  agent-memory/entries/broken.md:4",  # where lint places it: the block's flow list never closes
+        "  (git memkeep lint says what is wrong with each)",
+    ]
+    assert "agent-memory/entries/broken.md:4: " in out(git(hooked.root, "memkeep", "lint"))
+    hooked.write("agent-memory/entries/broken.md", entry_text("broken", anchor=hooked.head(), scope=["docs/**"]))
+    git(hooked.root, "add", "-A")  # the fixed version staged: nothing unreadable is left to name
+    fixed = git(hooked.root, "commit", "-m", "fix the entry")
+    assert fixed.returncode == 0, out(fixed)
+    assert "cannot be read" not in out(fixed)
+
+
 def test_secret_in_record_is_refused_and_never_echoed(hooked: Repo) -> None:
     token = fake_token()
     before = hooked.head()

@@ -63,6 +63,17 @@ def test_ttl_expired_counts_whole_days_after_verified_at() -> None:
 def test_ttl_uses_written_at_when_never_verified() -> None:
     report = compute([entry("w", written_at=dt.date(2026, 3, 16), ttl_days=90)], linear_history({}), TODAY)
     assert reasons(report) == [("w", "ttl_expired")]
+    assert report.verdicts[0].evidence == {"written_at": "2026-03-16", "age_days": 259, "ttl_days": 90}
+    assert report.verdicts[0].message == "written 2026-03-16, never verified, 259 days ago; ttl_days is 90"
+
+
+def test_ttl_of_an_impossible_verified_at_is_counted_from_written_at_and_says_so() -> None:
+    e = entry("w", written_at=dt.date(2026, 3, 16), verified_at="2026-02-30", ttl_days=90)
+    report = compute([e], linear_history({}), TODAY)
+    assert report.verdicts[0].evidence == {"written_at": "2026-03-16", "age_days": 259, "ttl_days": 90}
+    assert (
+        report.verdicts[0].message == "written 2026-03-16 (verified_at is no valid date), 259 days ago; ttl_days is 90"
+    )
 
 
 def test_dependency_suspect_is_transitive_and_names_direct_dependencies() -> None:
