@@ -60,6 +60,7 @@ from git_memzoi.memzoi.proposals.packets import (
     render,
 )
 from git_memzoi.memzoi.proposals.receipts import is_receipt, preflight, receipt
+from git_memzoi.memzoi.proposals.roots import packet_roots, pending_file_ids
 from git_memzoi.memzoi.proposals.steps import applicable as _applicable
 from git_memzoi.memzoi.proposals.steps import packet_steps as _record_steps
 from git_memzoi.memzoi.proposals.steps import packet_target as _target
@@ -110,7 +111,7 @@ def inventory(layout: Layout, *, pending_only: bool = False) -> Inventory:
         DuplicateIdentity: two packets share an identity.
     """
     entries = []
-    roots = _roots(layout)
+    roots = packet_roots(layout)
     for state, root in roots[:1] if pending_only else roots:
         for file in record_store.markdown_files(root):
             with contextlib.suppress(FileNotFoundError):  # moved by a concurrent apply or reject: not there now
@@ -118,28 +119,6 @@ def inventory(layout: Layout, *, pending_only: bool = False) -> Inventory:
     if not pending_only:
         _check_unique(entries)
     return Inventory(tuple(entries))
-
-
-def _roots(layout: Layout) -> list[tuple[str, Path]]:
-    proposals = layout.base / "proposals"
-    for folder in (
-        layout.base,
-        proposals,
-        layout.pending,
-        proposals / "resolved",
-        layout.resolved("applied"),
-        layout.resolved("rejected"),
-    ):
-        if folder.is_symlink():
-            rel = folder.relative_to(layout.root).as_posix()
-            raise InputError(f"{rel} is a symlink; proposal roots must be real folders", "symlinked_root")
-        if folder.exists() and not folder.is_dir():
-            raise InputError(f"{folder.relative_to(layout.root).as_posix()} is not a folder", "bad_layout")
-    return [
-        ("pending", layout.pending),
-        ("applied", layout.resolved("applied")),
-        ("rejected", layout.resolved("rejected")),
-    ]
 
 
 def _entry(layout: Layout, state: str, root: Path, file: Path) -> Entry:
@@ -266,7 +245,7 @@ def identities(layout: Layout) -> Identities:
     Raises:
         InputError, DuplicateIdentity: as :func:`inventory` (which raises the duplicate, with its message).
     """
-    roots = _roots(layout)  # refused before anything is read
+    roots = packet_roots(layout)  # refused before anything is read
     cached, cache_mtime = _read_cache(layout.identity_cache)
     known: list[_Known] = []
     fresh: dict[str, list[object]] = {}
@@ -317,16 +296,6 @@ def _write_cache(layout: Layout, files: dict[str, list[object]]) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ read-only commands
-
-
-def pending_file_ids(layout: Layout) -> tuple[str, ...]:
-    """The file ids of the packet files in ``pending/``, sorted, read from their names only (nothing is opened).
-
-    Raises:
-        InputError: a proposal root is a symlink or not a folder (``symlinked_root``, ``bad_layout``).
-    """
-    _, root = _roots(layout)[0]
-    return tuple(file.relative_to(root).as_posix()[: -len(".md")] for file in record_store.markdown_files(root))
 
 
 def list_packets(layout: Layout) -> tuple[Entry, ...]:

@@ -27,7 +27,6 @@ from git_memzoi.core import safe_read
 from git_memzoi.core.hashing import content_hash
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.proposals import lifecycle
 from git_memzoi.memzoi.proposals.drafts import (  # re-exported for callers of the inbox: see __all__
     ID_PATTERN,
     REPO_SAFE,
@@ -39,6 +38,9 @@ from git_memzoi.memzoi.proposals.drafts import (  # re-exported for callers of t
 )
 from git_memzoi.memzoi.records import events, vocab
 from git_memzoi.memzoi.records.okf import format_timestamp
+
+# lifecycle, the writers' machinery (~20 ms of imports), is imported by the functions that write: a reader such as
+# the session-start hook lists and counts proposals without it.
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals.files import ApplyResult
@@ -185,6 +187,8 @@ def _parse(path: Path, file_id: str) -> Packet | None:
 
 
 def _save(layout: Layout, proposal: Proposal) -> None:
+    from git_memzoi.memzoi.proposals import lifecycle
+
     stored = {"schema": SCHEMA, **asdict(replace(proposal, packet_missing=False))}
     text = json.dumps(stored, indent=2, ensure_ascii=False) + "\n"
     lifecycle.write_step(layout, lifecycle.Step(state_dir(layout) / f"{proposal.id}.json", text.encode("utf-8")))
@@ -290,7 +294,7 @@ def propose(
             ``--anchor`` names no commit (``unknown_rev``).
         (Every check runs before anything is written.)
     """
-    from git_memzoi.memzoi.proposals import packets
+    from git_memzoi.memzoi.proposals import lifecycle, packets
     from git_memzoi.memzoi.records.envelope import WatchRequest as Request
     from git_memzoi.memzoi.records.envelope import seal
     from git_memzoi.memzoi.records.policy import resolve
@@ -388,6 +392,8 @@ def _warnings(draft: Draft, policy: ApprovalPolicy) -> tuple[str, ...]:
 def _create(
     ws: Workspace, draft: Draft, packet: Packet, text: str, policy: ApprovalPolicy, now: dt.datetime
 ) -> Proposal:
+    from git_memzoi.memzoi.proposals import lifecycle
+
     with lifecycle.operation(ws.layout, "propose"):  # the packet install and the state file as one
         return _create_locked(ws, draft, packet, text, policy, now)
 
@@ -395,6 +401,8 @@ def _create(
 def _create_locked(
     ws: Workspace, draft: Draft, packet: Packet, text: str, policy: ApprovalPolicy, now: dt.datetime
 ) -> Proposal:
+    from git_memzoi.memzoi.proposals import lifecycle
+
     layout, stamp, file_id = ws.layout, format_timestamp(now), packet.id
     if draft.repo_safe and not _adoptable(layout.pending / f"{packet.id}.md", text):
         from git_memzoi.memzoi.proposals.files import write_pending_packet
@@ -447,6 +455,7 @@ def approve(ws: Workspace, prop_id: str, *, actor: str, auto: bool = False) -> O
         TransitionRefused: applied or rejected (``proposal_applied``, ``proposal_rejected``). SensitivityBlocked:
             not repo-safe, so never approvable for a repo write. ProposalNotFound, InputError: bad id.
     """
+    from git_memzoi.memzoi.proposals import lifecycle
     from git_memzoi.memzoi.proposals.packets import SensitivityBlocked
 
     with lifecycle.guarded(ws.layout):
@@ -477,6 +486,8 @@ def reject(ws: Workspace, prop_id: str, *, reason: str, actor: str) -> Outcome:
     Raises:
         InputError: empty reason (``missing_reason``), bad id. TransitionRefused: applied (``proposal_applied``).
     """
+    from git_memzoi.memzoi.proposals import lifecycle
+
     clean = (reason or "").strip()
     if not clean:
         raise InputError("reject needs a non-empty --reason", "missing_reason")
@@ -518,6 +529,8 @@ def apply_proposal(ws: Workspace, prop_id: str, *, actor: str, operation: str = 
         SensitivityBlocked: not repo-safe. TransitionRefused: not approved yet (``proposal_not_approved``) or
             rejected (``proposal_rejected``). PacketError, TargetError: from the apply. InputError: bad id.
     """
+    from git_memzoi.memzoi.proposals import lifecycle
+
     # One operation over the packet apply and the inbox state, so no crash window between.
     with lifecycle.operation(ws.layout, operation):
         return _apply_locked(ws, prop_id, actor=actor, operation=operation)

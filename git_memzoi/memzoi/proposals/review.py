@@ -30,9 +30,11 @@ from git_memzoi.core import safe_read
 from git_memzoi.core.hashing import short_hash
 from git_memzoi.errors import InputError, MemzoiError
 from git_memzoi.memzoi.layout import Layout
-from git_memzoi.memzoi.proposals import inbox, lifecycle
+from git_memzoi.memzoi.proposals import inbox
 from git_memzoi.memzoi.records import events, vocab
 from git_memzoi.memzoi.records.okf import format_timestamp
+
+# lifecycle, the writers' machinery, is imported by the verbs that write: a count or a listing needs none.
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals.entries import ApplyResult, Entry
@@ -225,12 +227,12 @@ def pending_count(layout: Layout) -> int:
     Counted without parsing a packet (the session-start hook calls it): the open inbox proposals, plus the packet
     files in ``pending/`` that no inbox proposal owns (a packet file is one item whether or not it parses).
     """
-    from git_memzoi.memzoi.proposals import files
+    from git_memzoi.memzoi.proposals.roots import pending_file_ids
 
     proposals = [p for p in inbox.iter_proposals(layout) if isinstance(p, inbox.Proposal)]
     owned = {p.file_id for p in proposals if p.location == "pending"}
     try:
-        pending = files.pending_file_ids(layout)
+        pending = pending_file_ids(layout)
     except InputError:  # a symlinked root: nothing under it is read (list_pending lists nothing there either)
         pending = ()
     return sum(p.is_open for p in proposals) + sum(f not in owned for f in pending)
@@ -404,6 +406,8 @@ def approve(ws: Workspace, identity: str, *, actor: str) -> Outcome:
     changes. Raises: as :func:`inbox.approve` (``proposal_applied``, ``proposal_rejected``, SensitivityBlocked
     for content that is not repo-safe), UnknownProposal, and the packet's problem when it does not parse.
     """
+    from git_memzoi.memzoi.proposals import lifecycle
+
     target = resolve(ws.layout, identity)
     if target.kind == "proposal":
         done = inbox.approve(ws, target.id, actor=actor)
@@ -413,7 +417,7 @@ def approve(ws: Workspace, identity: str, *, actor: str) -> Outcome:
 
 
 def _approve_packet(ws: Workspace, identity: str, actor: str) -> Outcome:
-    from git_memzoi.memzoi.proposals import files
+    from git_memzoi.memzoi.proposals import files, lifecycle
     from git_memzoi.memzoi.proposals.packets import SensitivityBlocked
 
     entry = files.identities(ws.layout).find(identity)
@@ -453,7 +457,7 @@ def reject(ws: Workspace, identity: str, *, reason: str, actor: str) -> Outcome:
         InputError: an empty reason (``missing_reason``), checked first. UnknownProposal. TransitionRefused /
             InputError: already applied (``proposal_applied``, ``opposite_outcome``).
     """
-    from git_memzoi.memzoi.proposals import files
+    from git_memzoi.memzoi.proposals import files, lifecycle
 
     if not (reason or "").strip():
         raise InputError("reject needs a non-empty --reason", "missing_reason")
@@ -476,7 +480,7 @@ def apply(ws: Workspace, identity: str, *, actor: str, operation: str = "apply")
         as :func:`inbox.apply_proposal` and :func:`files.apply_packet` (SensitivityBlocked, ``proposal_not_approved``,
         ``proposal_rejected``, ``opposite_outcome``, PacketError, TargetError), UnknownProposal.
     """
-    from git_memzoi.memzoi.proposals import files
+    from git_memzoi.memzoi.proposals import files, lifecycle
 
     target = resolve(ws.layout, identity)
     if target.kind == "proposal":
@@ -490,6 +494,8 @@ def apply(ws: Workspace, identity: str, *, actor: str, operation: str = "apply")
 
 def _drop_approval(layout: Layout, file_id: str) -> None:
     """Remove a resolved packet's approval mark (its identity can never return to pending)."""
+    from git_memzoi.memzoi.proposals import lifecycle
+
     path = _approval_path(layout, file_id)
     if path.is_file():
         lifecycle.write_step(layout, lifecycle.Step(path, None))
