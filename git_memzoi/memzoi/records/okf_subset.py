@@ -30,7 +30,8 @@ class _Slow(Exception):
 def load(text: str) -> dict[str, Any] | None:
     """Parse frontmatter written in the record writer's YAML subset; ``None`` for anything else.
 
-    The subset: ``key: scalar`` lines, two-space nested mappings, ``  - scalar`` lists, ``{}``/``[]``, JSON
+    The subset: ``key: scalar`` lines, two-space nested mappings, ``  - scalar`` lists and lists of mappings
+    opened on the dash line (``  - key: scalar`` with the further keys under the first), ``{}``/``[]``, JSON
     double-quoted strings, plain ``[A-Za-z][A-Za-z0-9._/-]*`` words, unsigned decimal numbers, true/false.
     Where it returns a value it equals what ruamel (YAML 1.2) returns; ruamel reads every other file.
     """
@@ -96,9 +97,23 @@ def _plain_key(key: str) -> bool:
 def _fast_list(lines: Sequence[str], i: int, indent: int) -> tuple[list[Any], int]:
     items: list[Any] = []
     head = " " * indent + "- "
+    content = indent + 2  # where an item's text starts, and where a mapping item's further keys stand
     while i < len(lines) and lines[i].startswith(head):
-        items.append(_fast_scalar(lines[i][len(head) :]))
+        text = lines[i][len(head) :]
         i += 1
+        if not _KEY.fullmatch(text):
+            items.append(_fast_scalar(text))
+            continue
+        # a mapping item, as the writer opens one on the dash line (``- path: "x"``, the next keys under ``path``):
+        # read as the mapping it is with the dash replaced by spaces
+        end = i
+        while end < len(lines) and _depth(lines[end]) >= content and lines[end].strip():
+            end += 1
+        value, used = _fast_map([" " * content + text, *lines[i:end]], 0, content)
+        if used != end - i + 1:
+            raise _Slow
+        items.append(value)
+        i = end
     if i < len(lines) and _depth(lines[i]) >= indent:
         raise _Slow
     return items, i

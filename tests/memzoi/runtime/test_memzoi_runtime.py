@@ -686,8 +686,33 @@ def test_the_fast_reader_agrees_with_ruamel(title: str, body: str, tags: list[st
     assert fast is None or fast == slow
 
 
+_KEYS = st.sampled_from(("path", "url", "ref", "kind", "line", "note"))
+_SCALARS = st.one_of(_TEXT, st.integers(0, 10**6), st.booleans(), st.sampled_from(("docs/a.md", "no", "on", "1.10")))
+_ITEMS = st.one_of(
+    _SCALARS,
+    st.dictionaries(
+        _KEYS, st.one_of(_SCALARS, st.lists(_SCALARS, max_size=2), st.dictionaries(_KEYS, _SCALARS)), max_size=3
+    ),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(items=st.lists(_ITEMS, min_size=1, max_size=4))
+def test_the_fast_reader_reads_the_writers_lists_of_mappings_as_ruamel_does(items: list[Any]) -> None:
+    # a packet's sources (a list of mappings opened on the dash line) is what sent packets to the slow reader
+    yaml_text = "\n".join(["id: x", *okf.yaml_lines("sources", items), "tail: 1"]) + "\n"
+    fast = okf_subset.load(yaml_text)
+    try:
+        slow = yamlio.load_mapping_ruamel(yaml_text)[0]
+    except yamlio.YamlProblem:
+        slow = None
+    assert fast is None or fast == slow
+
+
 def test_the_fast_reader_takes_what_the_writer_writes_and_declines_the_rest() -> None:
     written = 'id: a\ntitle: "A: b"\nconfidence: 1\nretention: {}\ntags:\n  - x\norigin:\n  route: capture\n'
+    sources = 'sources:\n  - path: "docs/a.md"\n    ref: v1\n  - url: "https://x.example/a"\n'
+    assert okf_subset.load(sources) == {"sources": [{"path": "docs/a.md", "ref": "v1"}, {"url": "https://x.example/a"}]}
     assert okf_subset.load(written) == {
         "id": "a",
         "title": "A: b",
@@ -710,5 +735,9 @@ def test_the_fast_reader_takes_what_the_writer_writes_and_declines_the_rest() ->
         'a: "\\u00e9"\n',
         "a: 0x10\n",
         "a: -1\n",
+        "a:\n  - b: 1\n   c: 2\n",  # a mapping item's keys out of line
+        "a:\n  - b: 1\n    b: 2\n",  # a key twice in one item
+        "a:\n  - b:\n",  # a key with no value
+        "a:\n  - b: 1\n      c: 2\n",  # deeper than the item's keys
     ):
         assert okf_subset.load(text) is None, text
