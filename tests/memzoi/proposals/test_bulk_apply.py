@@ -89,6 +89,18 @@ def test_import_approve_applies_every_packet_in_one_operation(repo: Repo, ctx: W
     assert lifecycle.pending_transactions(ctx.layout) == ()
 
 
+def test_every_packet_an_import_writes_is_read_by_the_fast_reader(repo: Repo, ctx: Workspace, tmp_path: Path) -> None:
+    from git_memzoi.core import frontmatter
+    from git_memzoi.memzoi.records import okf_subset
+
+    approve(ctx, manifest(3, local=False), tmp_path / "home")
+    written = sorted((repo.root / ".memzoi/proposals/resolved/applied").glob("*.md"))
+    assert len(written) == 3
+    for path in written:  # sources is a list of mappings: declined, each packet was parsed twice by the slow chain
+        fields = okf_subset.load(frontmatter.split(path.read_bytes()).yaml_text)
+        assert fields is not None and fields["sources"] == [{"path": "docs/handbook.md"}], path.name
+
+
 def test_a_manual_policy_routes_the_import_to_review(repo: Repo, ctx: Workspace, tmp_path: Path) -> None:
     repo.write(".memzoi/config.toml", '[workflow]\nproposal_approval = "manual"\n')
     result = approve(ctx, manifest(), tmp_path / "home")
