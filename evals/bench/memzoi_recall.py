@@ -58,6 +58,29 @@ def _time(func: object, runs: int) -> list[float]:
     return out
 
 
+def _fts_floor(layout: Layout, runs: int) -> list[float]:
+    """ms of the SQL a search runs first, on a plain read-only connection: FTS5 matching and bm25-ranking the
+    query's terms in both tables, the best ``2 × limit + 100`` kept (the every-term tier for several terms). No
+    filter, join or Python: what SQLite itself costs, the floor of the server-mode search."""
+    import sqlite3
+
+    from git_memzoi.memzoi.recall.index.query import hits_sql
+    from git_memzoi.memzoi.recall.stopwords import without_stop_words
+
+    conn = sqlite3.connect(f"file:{index_db.index_path(layout)}?mode=ro", uri=True)
+    conn.execute("PRAGMA mmap_size = 268435456")
+    out = []
+    for i in range(runs):
+        phrases = without_stop_words(search.terms(QUERIES[i % len(QUERIES)]))
+        first = search.fts_expression(phrases, "AND" if len(phrases) > 1 else "OR")
+        sql = f"{hits_sql(meta_candidates=len(phrases) == 1)} ORDER BY 2 LIMIT 120"
+        start = time.perf_counter()
+        conn.execute(sql, (first, search.fts_expression(phrases))).fetchall()
+        out.append((time.perf_counter() - start) * 1000)
+    conn.close()
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--runs", type=int, default=30)
@@ -86,6 +109,7 @@ def main(argv: list[str] | None = None) -> int:
     index_watch.unwatch(layout)
     with index_db.read_session(layout):
         ms["search_query_only"] = _time(one_search, args.runs)
+    ms["fts_floor"] = _fts_floor(layout, args.runs)
     exe = memkeep_status.installed_memkeep().replace("git-memkeep", "git-memzoi")
     env = memkeep_status.hermetic_env(memzoi_store.OUT / "home")
     env["MEMZOI_NOW"] = memzoi_store.NOW
@@ -116,6 +140,7 @@ def main(argv: list[str] | None = None) -> int:
         ("search, one-shot (walks per call)", "search", "info"),
         ("search, server mode (watcher)", "search_watched", "p95 < 10 ms"),
         ("search, query work only (one read session)", "search_query_only", "info"),
+        ("  floor: FTS5 match + bm25 of its first query", "fts_floor", "info (SQLite alone)"),
         ("context --token-budget 2000, one-shot", "context_2000", "p50 < 100 ms"),
         ("context --token-budget 2000, server mode", "context_2000_watched", "p50 < 100 ms"),
         ("git memzoi search (cold CLI, subprocess)", "search_cli", "p50 < 200 ms"),
