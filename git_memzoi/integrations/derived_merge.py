@@ -20,6 +20,10 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from git_memzoi.memkeep.store import Store
 
 MEMZOI_INDEX = ".memzoi/index.md"
 RECORDS = ".memzoi/records/"
@@ -139,7 +143,8 @@ class Regenerated:
 def regenerate(start: Path) -> Regenerated:
     """After a merge: rewrite the memkeep INDEX.md from the merged entries in the working tree when it does not
     match them (the driver was not installed, or both sides changed one entry). Nothing when the repository has
-    no memkeep store, its store has no INDEX.md, or the index already matches.
+    no memkeep store, its store has no INDEX.md, the index already matches, or an entry file differs from HEAD's
+    (uncommitted work: ``git memkeep index`` is the user's to run, and lint names the drift).
 
     Raises:
         InputError: whatever ``git memkeep index`` raises (the hook reports it in one line and exits 0).
@@ -153,6 +158,8 @@ def regenerate(start: Path) -> Regenerated:
         return Regenerated(())
     if not store.index_path.is_file():  # a store that commits no index: not ours to start one
         return Regenerated(())
+    if _uncommitted_entries(store):  # the drift may be the user's work in progress, not the merge's: theirs to index
+        return Regenerated(())
     result = api.index(api.Options(start=start))
     if not result.changed:
         return Regenerated(())
@@ -161,6 +168,28 @@ def regenerate(start: Path) -> Regenerated:
     except ValueError:
         shown = str(result.path)
     return Regenerated((shown,))
+
+
+def _uncommitted_entries(store: Store) -> bool:
+    """Whether an entry file in the working tree differs from HEAD's (added, changed or deleted since the last
+    commit): an INDEX.md regenerated from those would list entries no commit holds, and its "commit it" would
+    commit index lines for them (a fresh user's walk, issue 17). Conservative: a file that cannot be read, or one
+    a git filter rewrites, counts as changed, so the hook leaves INDEX.md alone."""
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.memkeep.store import entry_signatures
+
+    view = Pygit2RepoView(store.root)
+    prefix = store.entries_dir.relative_to(store.root).as_posix()
+    on_disk = {Path(path).relative_to(store.root).as_posix(): path for path, _ in entry_signatures(store)}
+    if set(on_disk) != {p for p in view.tracked_under(prefix) if p.endswith(".md")}:
+        return True
+    for rel, path in on_disk.items():
+        try:
+            if view.head_blob(rel) != Path(path).read_bytes():
+                return True
+        except OSError:
+            return True
+    return False
 
 
 def _top(start: Path) -> Path:

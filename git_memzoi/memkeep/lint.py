@@ -28,6 +28,7 @@ NEEDS_EVIDENCE = ("verified", "observed")
 NEEDS_ANCHOR = ("verified", "observed")
 _ANCHOR = lazy(r"^[0-9a-f]{7,64}$")
 _ID = lazy(r"^[^\s|/\\]+$")
+_ISO_DAY = lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
 
 
 @dataclass(frozen=True)
@@ -201,7 +202,10 @@ def _date_rules(entry: Entry, today: dt.date) -> list[Violation]:
             continue
         parsed = as_date(value) if not isinstance(value, dt.datetime) else None
         if parsed is None:
-            out.append(_v(entry, name, "date_invalid", f"{name} must be a date written YYYY-MM-DD"))
+            # written YYYY-MM-DD but no day of the calendar (2025-02-30): said so, not "write it YYYY-MM-DD"
+            shaped = isinstance(value, str) and _ISO_DAY.fullmatch(value) is not None
+            message = f"{name} {value} is no calendar date" if shaped else f"{name} must be a date written YYYY-MM-DD"
+            out.append(_v(entry, name, "date_invalid", message))
         elif parsed > today:
             out.append(_v(entry, name, "date_future", f"{name} {parsed.isoformat()} is after today"))
         else:

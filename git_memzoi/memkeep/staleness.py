@@ -340,18 +340,12 @@ def _unchecked(entry: Entry, scope_problems: tuple[str, ...]) -> list[Unchecked]
                 "explains is not a list of entry ids: its dependencies are not all followed",
             )
         )
-    ttl = fields.get("ttl_days")
-    if ttl is None:
+    if "ttl_days" not in fields:  # written with no value, it is null: as unchecked as any other non-number
         return out
+    ttl = fields["ttl_days"]
     if entry.ttl_days is None:
-        out.append(
-            Unchecked(
-                entry.id,
-                entry.path,
-                "ttl_days",
-                f"ttl_days {ttl!r} is not a positive whole number: the claim never expires",
-            )
-        )
+        shown = "has no value" if ttl is None else f"{ttl!r} is not a positive whole number"
+        out.append(Unchecked(entry.id, entry.path, "ttl_days", f"ttl_days {shown}: the claim never expires"))
     elif entry.verified_at is None:
         out.append(
             Unchecked(

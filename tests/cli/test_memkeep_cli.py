@@ -381,6 +381,19 @@ def test_lint_rule(repo: Repo, rule: str, fields: dict[str, Any]) -> None:
     assert all(v["message"] for v in data["violations"])
 
 
+def test_lint_says_whether_a_date_is_misspelt_or_no_calendar_day(repo: Repo) -> None:
+    head = repo.commit_paths("base", {"src/a.py": "a\n"})
+    files = {
+        "impossible": raw_entry("impossible", head, verified_at="2026-02-30"),
+        "misspelt": raw_entry("misspelt", head, verified_at="16/03/2026"),
+    }
+    data = _lint_store(repo, files)
+    assert sorted((v["id"], v["message"]) for v in data["violations"]) == [
+        ("impossible", "verified_at 2026-02-30 is no calendar date"),
+        ("misspelt", "verified_at must be a date written YYYY-MM-DD"),
+    ]
+
+
 def test_lint_clean_baseline_and_boundaries(repo: Repo) -> None:
     head = repo.commit_paths("base", {"src/a.py": "a\n"})
     files = {

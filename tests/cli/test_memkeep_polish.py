@@ -152,8 +152,13 @@ def test_invalid_scope_is_unchecked_never_all_clear(base: Repo) -> None:
 def test_missing_scope_and_bad_ttl_are_unchecked(base: Repo) -> None:
     put(base, "no-scope", anchor=base.head(), scope=None)
     put(base, "bad-ttl", anchor=base.head(), scope=["src/**"], extra="ttl_days: 30d")
+    put(base, "empty-ttl", anchor=base.head(), scope=["src/**"], extra="ttl_days:")  # null: no ttl, unchecked too
     data = as_json(run(base, "status", "--json"))
-    assert [(u["id"], u["field"]) for u in data["unchecked"]] == [("bad-ttl", "ttl_days"), ("no-scope", "scope")]
+    assert [(u["id"], u["field"], u["message"]) for u in data["unchecked"]] == [
+        ("bad-ttl", "ttl_days", "ttl_days '30d' is not a positive whole number: the claim never expires"),
+        ("empty-ttl", "ttl_days", "ttl_days has no value: the claim never expires"),
+        ("no-scope", "scope", data["unchecked"][2]["message"]),
+    ]
 
 
 def test_stale_only_store_does_not_say_all_claims_hold(base: Repo) -> None:

@@ -163,6 +163,23 @@ def test_post_merge_regenerates_an_index_the_merge_left_behind(repo: Repo) -> No
     assert _drift(repo) == "" and repo.git("status", "--porcelain") == f"M {INDEX}"
 
 
+def test_post_merge_leaves_the_index_alone_while_entries_have_uncommitted_changes(repo: Repo) -> None:
+    # the drift is then the user's work in progress: an index listing an uncommitted entry, and "commit it",
+    # would commit a line for a file no commit holds (a fresh user's walk)
+    _base(repo)
+    assert run(repo, "hooks", "install").exit_code == 0
+    _branch(repo, "a", "aaa-new")
+    repo.git("checkout", "-q", "main")
+    _entry(repo, "wip-draft")  # written, not indexed, not committed
+    before = (repo.root / INDEX).read_bytes()
+    merged = _merge(repo, "a")
+    assert merged.returncode == 0, merged.stdout + merged.stderr
+    assert "regenerated" not in merged.stderr
+    assert (repo.root / INDEX).read_bytes() != before  # the merge itself brought aaa-new's committed line
+    assert "wip-draft" not in (repo.root / INDEX).read_text()
+    assert repo.git("status", "--porcelain") == f"?? {ENTRIES}/wip-draft.md"
+
+
 def test_the_driver_merges_index_lines_three_ways() -> None:
     header = api.INDEX_HEADER
     base = header + "a | fact | verified | A.\nb | fact | verified | B.\n"
