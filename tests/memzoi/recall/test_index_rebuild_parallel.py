@@ -18,8 +18,9 @@ from tests.support.repos import Repo, ok_json, write_record
 def test_read_all_keeps_the_order_and_the_values(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(parallel, "MIN_FILES", 2)
     monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    items = list(range(101))
-    assert list(parallel.read_all(items, lambda n: (n, n * n))) == [(n, n * n) for n in items]
+    items = list(range(2 * parallel.FRAME_ITEMS + 101))  # the child's part comes in three frames
+    pairs = list(parallel.read_all(items, lambda n: n * n))
+    assert sorted(pairs) == [(n, n * n) for n in items]  # each index exactly once, with its own value
 
 
 def test_a_failing_child_leaves_its_half_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -32,7 +33,37 @@ def test_a_failing_child_leaves_its_half_to_this_process(monkeypatch: pytest.Mon
             raise RuntimeError("the child breaks")  # it exits non-zero; the parent reads the half again
         return n + 1
 
-    assert list(parallel.read_all(list(range(10)), read)) == list(range(1, 11))
+    assert sorted(parallel.read_all(list(range(10)), read)) == [(n, n + 1) for n in range(10)]
+
+
+def test_a_child_that_dies_mid_stream_leaves_the_rest_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "MIN_FILES", 2)
+    monkeypatch.setattr(parallel, "FRAME_ITEMS", 10)
+    monkeypatch.setattr(parallel, "OWN_PERCENT", 45)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    parent = os.getpid()
+
+    def read(n: int) -> int:
+        if os.getpid() != parent and n >= 80:  # the child reads 45.. in tens: three frames sent, then it breaks
+            raise RuntimeError("the child breaks")
+        return -n if os.getpid() != parent else n
+
+    pairs = sorted(parallel.read_all(list(range(100)), read))
+    assert [n for n, _ in pairs] == list(range(100))
+    child = [n for n, value in pairs if value < 0]
+    assert child == list(range(45, 75))  # the child's whole frames kept; 75.. read by this process
+
+
+def test_a_caller_stopping_early_leaves_no_child_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(parallel, "MIN_FILES", 2)
+    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    pids, fork = [], os.fork
+    monkeypatch.setattr(os, "fork", lambda: pids.append(pid := fork()) or pid)
+    stream = parallel.read_all(list(range(5000)), lambda n: "x" * 200)
+    next(stream)
+    stream.close()
+    with pytest.raises(ChildProcessError):  # reaped already by read_all
+        os.waitpid(pids[0], os.WNOHANG)
 
 
 def _rows(path: str) -> list[tuple[object, ...]]:
@@ -69,3 +100,33 @@ def test_a_parallel_rebuild_writes_the_serial_rebuild_rows(
     assert serial.records["repo"] == 40 and [p.path for p in serial.unreadable] == [".memzoi/records/area/broken.md"]
     found = ok_json(repo, "search", "quartz", "--limit", "50")["results"]
     assert len(found) == 40
+
+
+def test_a_rebuild_holds_off_the_cyclic_collector_and_restores_it(
+    repo: Repo, ctx: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from git_memzoi.memzoi.recall.index import build
+
+    write_record(repo, "area/note", "Note", "Body.")
+    seen, fill = [], build._fill
+    monkeypatch.setattr(build, "_fill", lambda *args: seen.append(gc.isenabled()) or fill(*args))
+    assert gc.isenabled()
+    index_db.rebuild(ctx.layout)
+    assert (seen, gc.isenabled()) == ([False], True)
+
+    def broken(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(build, "_fill", broken)
+    with pytest.raises(Exception):
+        index_db.rebuild(ctx.layout)
+    assert gc.isenabled()  # restored on the way out of a failed rebuild too
+    gc.disable()
+    try:
+        monkeypatch.setattr(build, "_fill", fill)
+        index_db.rebuild(ctx.layout)
+        assert not gc.isenabled()  # a caller that had it off keeps it off
+    finally:
+        gc.enable()
