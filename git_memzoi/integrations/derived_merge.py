@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from git_memzoi.memkeep.store import Store
+    from git_memzoi.memkeep.api import Store
 
 MEMZOI_INDEX = ".memzoi/index.md"
 RECORDS = ".memzoi/records/"
@@ -176,7 +176,7 @@ def _uncommitted_entries(store: Store) -> bool:
     commit index lines for them (a fresh user's walk, issue 17). Conservative: a file that cannot be read, or one
     a git filter rewrites, counts as changed, so the hook leaves INDEX.md alone."""
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
-    from git_memzoi.memkeep.store import entry_signatures
+    from git_memzoi.memkeep.api import entry_signatures
 
     view = Pygit2RepoView(store.root)
     prefix = store.entries_dir.relative_to(store.root).as_posix()

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from git_memzoi.memkeep.lint import Violation
     from git_memzoi.memkeep.lint import lint as lint_entries
     from git_memzoi.memkeep.report import StalenessReport, Unchecked, Verdict
-    from git_memzoi.memkeep.store import LoadedStore, Store, StoreNotFound, Unreadable
+    from git_memzoi.memkeep.store import LoadedStore, Store, StoreNotFound, Unreadable, entry_signatures
     from git_memzoi.memkeep.store import cache_for as store_cache
     from git_memzoi.memkeep.store import load as load_store
     from git_memzoi.memkeep.store import locate as locate_store
@@ -58,6 +58,7 @@ __all__ = [
     "VerifyItem",
     "VerifyResult",
     "Violation",
+    "entry_signatures",
     "index",
     "index_drift",
     "lint",
@@ -111,6 +112,7 @@ _FACE = {
     "locate_store": "store:locate",
     "load_store": "store:load",
     "store_cache": "store:cache_for",
+    "entry_signatures": "store:entry_signatures",
     "schema": "schema",
 }
 

@@ -6,14 +6,13 @@ Each function serves one command and returns a typed result; nothing here prints
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from git_memzoi.core.clock import Clock, SystemClock
+from git_memzoi.core.gcpause import no_cyclic_gc as no_cyclic_gc  # re-exported: memkeep's face names it
 from git_memzoi.errors import InputError
 from git_memzoi.memkeep import store as store_mod
 from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
@@ -97,20 +96,6 @@ def status(options: Options) -> StatusResult:
     if found is not None:
         status_cache.save(found, result, result.report.head, session.view.root, session.view.git_dir)
     return result
-
-
-@contextmanager
-def no_cyclic_gc() -> Iterator[None]:
-    """Pause the cyclic garbage collector while a command builds its many long-lived, acyclic objects (parsed
-    entries, changed-path sets, verdicts): each pass would walk them all again, about a fifth of ``status``'s
-    per-entry time. Reference counting still frees everything; cycles made meanwhile are collected after."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def report(

@@ -101,3 +101,67 @@ def test_a_record_write_is_fsynced_and_a_cache_write_is_not(tmp_path: Path, monk
     assert synced == []
     assert cache.read_bytes() == b"derived again"
     assert sorted(p.name for p in cache.parent.iterdir()) == ["answer.bin"]  # no temporary file left
+
+
+def _fsyncs(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    calls: list[int] = []
+    real = atomic.os.fsync
+    monkeypatch.setattr(atomic.os, "fsync", lambda fd: calls.append(fd) or real(fd))
+    return calls
+
+
+def test_a_batch_writes_what_single_writes_write_with_one_folder_fsync_each(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import os
+    import stat
+
+    single, batch = tmp_path / "single", tmp_path / "batch"
+    for root in (single, batch):
+        (root / "records").mkdir(parents=True)
+        (root / "records" / "kept.md").write_bytes(b"old\n")
+        os.chmod(root / "records" / "kept.md", 0o640)
+    names = [("records", "kept.md"), ("records", "a.md"), ("records", "b.md"), ("resolved/applied", "p.md")]
+    fsyncs = _fsyncs(monkeypatch)
+    for folder, name in names:
+        atomic.write_bytes_atomic(single / folder / name, f"{name}\n".encode(), root=single, parents=True)
+    assert len(fsyncs) == 2 * len(names)  # each file and its folder
+    fsyncs.clear()
+    atomic.write_many_atomic(
+        [(batch / folder / name, f"{name}\n".encode()) for folder, name in names], root=batch, parents=True
+    )
+    assert len(fsyncs) == len(names) + 2  # each file, then each of the two folders once
+
+    def picture(root: Path) -> dict[str, tuple[bytes, int]]:
+        return {
+            p.relative_to(root).as_posix(): (p.read_bytes(), stat.S_IMODE(p.stat().st_mode))
+            for p in sorted(root.rglob("*"))
+            if p.is_file()
+        }
+
+    assert picture(batch) == picture(single)  # same bytes, the kept file's mode kept, no temporary file left
+    assert picture(batch)["records/kept.md"] == (b"kept.md\n", 0o640)
+
+
+def test_a_batch_refuses_a_symlink_and_writes_nothing_through_it(tmp_path: Path) -> None:
+    from git_memzoi.core.confine import UnsafePath
+
+    root, outside = tmp_path / "repo", tmp_path / "outside"
+    (root / "records").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "victim").write_bytes(b"keep\n")
+    (root / "records" / "link.md").symlink_to(outside / "victim")
+    with pytest.raises(UnsafePath):
+        atomic.write_many_atomic(
+            [(root / "records" / "a.md", b"a\n"), (root / "records" / "link.md", b"evil\n")], root=root
+        )
+    assert (outside / "victim").read_bytes() == b"keep\n"
+    (root / "linked").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(UnsafePath):
+        atomic.write_many_atomic([(root / "linked" / "x.md", b"x\n")], root=root, parents=True)
+    assert sorted(p.name for p in outside.iterdir()) == ["victim"]
+    with pytest.raises(UnsafePath):  # not a plain name in its folder: the single writer's own checks refuse it
+        atomic.write_many_atomic([(root / "records" / ".git", b"x\n")], root=root)
+    with pytest.raises(UnsafePath):
+        atomic.write_many_atomic([(root / "records" / ".." / ".." / "escape.md", b"x\n")], root=root)
+    assert not (tmp_path / "escape.md").exists()

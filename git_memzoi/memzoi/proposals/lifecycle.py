@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core import atomic, safe_read, scratch
-from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic
+from git_memzoi.core.atomic import lifecycle_lock, write_bytes_atomic, write_many_atomic
 from git_memzoi.core.confine import confined, real_root
 from git_memzoi.errors import InputError, MemzoiError, ToolError
 from git_memzoi.memzoi.layout import Layout
@@ -192,8 +192,22 @@ def write_steps(layout: Layout, steps: Sequence[Step]) -> None:
         raise ToolError("write_steps runs inside lifecycle.operation only", "no_operation")
     if any([_note(layout, active, step.path) for step in steps]):  # a list: note every path before the save
         _save_journal(layout, active.txdir, active.journal)
+    # runs of writes under one root go to the batch writer (each folder checked, opened and fsynced once, not
+    # per file); a removal, or a write under another root, ends a run, so every change keeps its place
+    run: list[tuple[Path, bytes]] = []
+    run_root: Path | None = None
     for step in steps:
-        _perform(layout, step)
+        root = layout.root_for(step.path)
+        if run and (step.data is None or root != run_root):
+            write_many_atomic(run, root=run_root or root, parents=True)
+            run = []
+        if step.data is None:
+            _perform(layout, step)
+        else:
+            run.append((step.path, step.data))
+            run_root = root
+    if run:
+        write_many_atomic(run, root=run_root or layout.root, parents=True)
 
 
 def _perform(layout: Layout, step: Step) -> None:

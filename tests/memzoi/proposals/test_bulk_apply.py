@@ -126,15 +126,18 @@ def test_a_failure_mid_batch_rolls_every_file_back(
     raw = manifest()
     plan = importer.plan(ctx, raw, actor="cli")
     before = tree(repo.root)
-    real, calls = lifecycle._perform, []
+    from git_memzoi.core import atomic
 
-    def failing(layout: Any, step: lifecycle.Step) -> None:
-        calls.append(step.path)
-        if len(calls) == 5:  # two records and their resolved packets written (no pending file: applied at once)
-            raise OSError(28, "No space left on device")
-        real(layout, step)
+    real, calls = atomic._filled_temp, []
 
-    monkeypatch.setattr(lifecycle, "_perform", failing)
+    def failing(dir_fd: int, target: Path, *args: Any) -> Any:
+        if "/.memzoi/" in str(target):  # a memory file of the batch, not the operation's own journal
+            calls.append(target)
+            if len(calls) == 5:  # four files written (no pending file: applied at once), the disk full at the fifth
+                raise OSError(28, "No space left on device")
+        return real(dir_fd, target, *args)
+
+    monkeypatch.setattr(atomic, "_filled_temp", failing)
     with pytest.raises(OSError):
         importer_apply.apply(ctx, raw, plan_id=plan["plan_id"], actor="cli", approve=True, memzoi_home=tmp_path)
     assert len(calls) == 5
@@ -154,13 +157,15 @@ root, raw = Path(sys.argv[1]), json.loads(sys.argv[2])
 now = dt.datetime(2026, 7, 1, 12, tzinfo=dt.UTC)
 ws = workspace.open_workspace(root, clock=FixedClock(now.date(), now), actor="cli")
 planned = plan.plan(ws, raw, actor="cli")
-real, calls = lifecycle._perform, []
-def dying(layout, step):
-    calls.append(1)
-    if len(calls) == int(sys.argv[3]):
-        os._exit(9)  # killed: no rollback, no cleanup
-    real(layout, step)
-lifecycle._perform = dying
+from git_memzoi.core import atomic
+real, calls = atomic._filled_temp, []
+def dying(dir_fd, target, *args):
+    if "/.memzoi/" in str(target):  # a memory file of the batch, not the operation's own journal
+        calls.append(1)
+        if len(calls) == int(sys.argv[3]):
+            os._exit(9)  # killed: no rollback, no cleanup
+    return real(dir_fd, target, *args)
+atomic._filled_temp = dying
 apply.apply(ws, raw, plan_id=planned["plan_id"], actor="cli", approve=True, memzoi_home=root / "home")
 """
 
@@ -170,8 +175,9 @@ def test_a_kill_mid_batch_is_rolled_back_by_the_next_command(repo: Repo, ctx: Wo
     raw = json.dumps(manifest())
     proc = subprocess.run([sys.executable, "-c", KILL, str(repo.root), raw, "7"], capture_output=True)
     assert proc.returncode == 9, proc.stderr
-    # killed at write 7: a record, its resolved packet, a record, …: three records in
-    assert len(list((repo.root / ".memzoi/records").glob("*.md"))) == 3
+    # killed at memory file 7: the batch writes its files folder by folder, the records first: six records in
+    assert len(list((repo.root / ".memzoi/records").glob("*.md"))) == 6
+    assert not any((repo.root / ".memzoi/proposals/resolved/applied").glob("*.md"))
     (left,) = lifecycle.pending_transactions(ctx.layout)
     assert (left.operation, left.kind) == ("import_apply", "operation")
     run(repo, "proposal-files", "list")  # any command heals first

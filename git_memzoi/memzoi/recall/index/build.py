@@ -4,13 +4,11 @@
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import os
-from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from git_memzoi.core.gcpause import no_cyclic_gc
 from git_memzoi.memzoi.recall.index import links, schema
 from git_memzoi.memzoi.recall.index.rows import read_file
 from git_memzoi.memzoi.recall.index.sources import Signature
@@ -27,22 +25,8 @@ def fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
     nothing to forget, rowids numbered here - the files read on two cores where that is safe
     (:mod:`~git_memzoi.memzoi.recall.index.parallel`) and the rows inserted in batches (``executemany``), in one
     transaction."""
-    with _no_cyclic_collection():
+    with no_cyclic_gc():  # a heap growing by every row, no cycles: the collector's passes cost ~0.5 s at 50k
         _fill(conn, layout, scan, db)
-
-
-@contextlib.contextmanager
-def _no_cyclic_collection() -> Iterator[None]:
-    """The cyclic garbage collector held off while a rebuild reads and inserts (in the forked reader too, which
-    inherits it): its full passes over a heap growing by every row find no cycles to free (rows are tuples of
-    strings and numbers) and cost a 50,000-record rebuild about 0.5 s. Restored as it was, whatever happens."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
 
 
 def _fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
