@@ -56,19 +56,17 @@ def _fast_map(lines: Sequence[str], i: int, indent: int) -> tuple[dict[str, Any]
     count = len(lines)
     while i < count:
         line = lines[i]
-        match = _KEY.fullmatch(line)
-        if match is None:
+        parsed = _key_line(line)
+        if parsed is None:
             if _depth(line) < indent and line.strip():
                 break
             raise _Slow
-        depth = len(match[1])  # the leading spaces: a key starts with a letter or _
+        depth, key, value = parsed  # depth: the leading spaces (a key starts with a letter or _)
         if depth < indent:
             break
-        key = match[2]
         if depth != indent or key in out or not _plain_key(key):
             raise _Slow
         i += 1
-        value = match[3]
         if value is not None:
             out[key] = _fast_scalar(value)
         elif i < count and lines[i].startswith(item):
@@ -82,6 +80,24 @@ def _fast_map(lines: Sequence[str], i: int, indent: int) -> tuple[dict[str, Any]
     return out, i
 
 
+def _key_line(line: str) -> tuple[int, str, str | None] | None:
+    """``(leading spaces, key, value or None)`` of a ``key: value`` / ``key:`` line, else ``None``: exactly what
+    ``_KEY.fullmatch`` accepts, the key's shape checked once per distinct key (keys repeat in every record)."""
+    body = line.lstrip(" ")
+    key, colon, rest = body.partition(":")
+    if not colon or (rest and rest[0] != " "):
+        return None
+    shaped = _KEY_SHAPES.get(key)
+    if shaped is None:
+        shaped = _KEY.fullmatch(key + ":") is not None
+        if len(_KEY_SHAPES) < 4096:
+            _KEY_SHAPES[key] = shaped
+    if not shaped:
+        return None
+    return len(line) - len(body), key, rest[1:] if rest else None
+
+
+_KEY_SHAPES: dict[str, bool] = {}
 _PLAIN_KEYS: dict[str, bool] = {}  # keys repeat in every record: their YAML-word check, once each
 
 
@@ -101,7 +117,7 @@ def _fast_list(lines: Sequence[str], i: int, indent: int) -> tuple[list[Any], in
     while i < len(lines) and lines[i].startswith(head):
         text = lines[i][len(head) :]
         i += 1
-        if not _KEY.fullmatch(text):
+        if _key_line(text) is None:
             items.append(_fast_scalar(text))
             continue
         # a mapping item, as the writer opens one on the dash line (``- path: "x"``, the next keys under ``path``):

@@ -709,6 +709,13 @@ def test_the_fast_reader_reads_the_writers_lists_of_mappings_as_ruamel_does(item
     assert fast is None or fast == slow
 
 
+@settings(max_examples=500, deadline=None)
+@given(line=st.text(alphabet=st.sampled_from(list(" :a_Z9-é\t#\"'")), max_size=12))
+def test_the_key_line_split_is_the_key_pattern(line: str) -> None:
+    match = okf_subset._KEY.fullmatch(line)
+    assert okf_subset._key_line(line) == (None if match is None else (len(match[1]), match[2], match[3]))
+
+
 def test_the_fast_reader_takes_what_the_writer_writes_and_declines_the_rest() -> None:
     written = 'id: a\ntitle: "A: b"\nconfidence: 1\nretention: {}\ntags:\n  - x\norigin:\n  route: capture\n'
     sources = 'sources:\n  - path: "docs/a.md"\n    ref: v1\n  - url: "https://x.example/a"\n'
