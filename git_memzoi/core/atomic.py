@@ -58,9 +58,10 @@ def write_bytes_atomic(path: Path, data: bytes, *, root: Path, parents: bool = F
 
 
 def write_many_atomic(items: Sequence[tuple[Path, bytes]], *, root: Path, parents: bool = False) -> None:
-    """:func:`write_bytes_atomic` for each ``(path, data)`` in order, durable, with the folder work done once per
-    folder: confining, creating and opening it, and the fsync that makes its renames durable (one per folder
-    after its files, not one per file). A bulk apply of 1,000 notes writes 2,000 files into two folders; each
+    """:func:`write_bytes_atomic` for each ``(path, data)``, durable, with the folder work done once per folder:
+    confining, creating and opening it, and the fsync that makes its renames durable (one per folder after its
+    files, not one per file). Files are written folder by folder, in the order the folders first appear, each
+    folder's files in the given order. A bulk apply of 1,000 notes writes 2,000 files into two folders; each
     file's own checks and its four walks of the path cost more than its parsing (issue 17, "Bulk paths").
 
     Each file is still checked as :func:`write_bytes_atomic` checks it: its name is refused when it is a
