@@ -162,7 +162,7 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     committed = frozenset(path for path, _, _ in files[len(staged_files) :])
     gone = [p for p in view.staged_deletions() if _is_record(p) and _unlocks(view.head_blob(p), b"")]
     refused = {f.path for f in findings}  # a staged unreadable entry is refused already: said once
-    unseen = tuple(u for u in unreadable if staged_paths and u.split(":", 1)[0] not in refused)
+    unseen = tuple(where for path, where in unreadable if staged_paths and path not in refused)
     return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone), unseen)
 
 
@@ -374,10 +374,10 @@ def _parse_entry(path: str, data: bytes, staged: _Staged) -> None:
 
 def _store_entries(
     store: Store | None, staged: _Staged, git_dir: Path | None = None
-) -> tuple[list[Entry], tuple[str, ...]]:
+) -> tuple[list[Entry], tuple[tuple[str, str], ...]]:
     """The working tree's entries with the staged versions in place of their files (read through memkeep's parse
     cache under ``git_dir``, which ``git memkeep status`` shares: a warm hook parses no YAML), and where the
-    working tree's unreadable entries are (``path:line`` or ``path``) unless a staged version replaces them."""
+    working tree's unreadable entries are, ``(path, "path:line" or path)``, unless a staged version replaces them."""
     from git_memzoi.memkeep import api as memkeep
 
     if store is None:
@@ -386,7 +386,7 @@ def _store_entries(
     merged = {e.path: e for e in loaded.entries}
     merged.update(staged.entries)
     unreadable = tuple(
-        f"{u.path}:{u.line}" if u.line else u.path for u in loaded.unreadable if u.path not in staged.entries
+        (u.path, f"{u.path}:{u.line}" if u.line else u.path) for u in loaded.unreadable if u.path not in staged.entries
     )
     return list(merged.values()), unreadable
 
