@@ -32,9 +32,19 @@ def fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
 def _fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
     from git_memzoi.memzoi.recall.index.parallel import read_all
 
-    def read(rel: str) -> tuple[Signature, tuple[Any, ...] | Problem]:
+    def read(rel: str) -> tuple[Signature, _Prepared | Problem]:
+        # everything a row needs short of SQL, as plain tuples: it is made in either process (the forked reader
+        # makes two thirds of it), and plain values unpickle in a third of the time a Row with its Links takes
         source = next(s for s in scan.sources if rel.startswith(s.prefix))
-        return read_file(source, rel, os.path.join(layout.root, rel))
+        signature, outcome = read_file(source, rel, os.path.join(layout.root, rel))
+        if isinstance(outcome, Problem):
+            return signature, outcome
+        return signature, (
+            tuple(outcome),
+            schema.fts_values(outcome),
+            schema.meta_values(outcome),
+            links.rows_of(rel, outcome),
+        )
 
     conn.execute("BEGIN")
     batch: _Batch = ([], [], [], [], [], [], [])
@@ -47,10 +57,11 @@ def _fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
         problem = (outcome.code, outcome.reason) if isinstance(outcome, Problem) else (None, None)
         batch[0].append((rel, *signature, *problem))
         if not isinstance(outcome, Problem):
-            batch[1].append((rowid, *outcome))
-            batch[2].append((rowid, *schema.fts_values(outcome)))
-            batch[3].append((rowid, *schema.meta_values(outcome)))
-            for rows, more in zip(batch[4:], links.rows_of(rel, outcome), strict=True):
+            values, fts, meta, link_rows = outcome
+            batch[1].append((rowid, *values))
+            batch[2].append((rowid, *fts))
+            batch[3].append((rowid, *meta))
+            for rows, more in zip(batch[4:], link_rows, strict=True):
                 rows.extend(more)  # keyed by path, not rowid: batched like the rest
         if len(batch[0]) >= _BATCH_ROWS:
             _insert(conn, batch)
@@ -61,6 +72,8 @@ def _fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
 
 
 _Batch = tuple[list[tuple[Any, ...]], ...]  # files, records, records_fts, records_meta, then the three link tables
+# a readable file's rows: its records row, its records_fts and records_meta values, its three link tables' rows
+_Prepared = tuple[tuple[Any, ...], tuple[Any, ...], tuple[Any, ...], tuple[list[tuple[Any, ...]], ...]]
 _BATCH_ROWS = 2000  # rows held before an executemany: bounded memory, few calls
 
 
