@@ -158,6 +158,9 @@ def regenerate(start: Path) -> Regenerated:
         return Regenerated(())
     if not store.index_path.is_file():  # a store that commits no index: not ours to start one
         return Regenerated(())
+    session = api.open_session(api.Options(start=start))  # entries through the parse cache: no YAML when warm
+    if not api.index_drift(session.loaded.entries, _read(store.index_path)):
+        return Regenerated(())  # in step: no entry file is read again, no HEAD blob compared
     if _uncommitted_entries(store):  # the drift may be the user's work in progress, not the merge's: theirs to index
         return Regenerated(())
     result = api.index(api.Options(start=start))

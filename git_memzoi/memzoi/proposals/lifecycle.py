@@ -195,11 +195,11 @@ def write_steps(layout: Layout, steps: Sequence[Step]) -> None:
     # runs of writes under one root go to the batch writer (each folder checked, opened and fsynced once, not
     # per file); a removal, or a write under another root, ends a run, so every change keeps its place
     run: list[tuple[Path, bytes]] = []
-    run_root: Path | None = None
+    run_root = layout.root
     for step in steps:
         root = layout.root_for(step.path)
         if run and (step.data is None or root != run_root):
-            write_many_atomic(run, root=run_root or root, parents=True)
+            write_many_atomic(run, root=run_root, parents=True)
             run = []
         if step.data is None:
             _perform(layout, step)
@@ -207,7 +207,7 @@ def write_steps(layout: Layout, steps: Sequence[Step]) -> None:
             run.append((step.path, step.data))
             run_root = root
     if run:
-        write_many_atomic(run, root=run_root or layout.root, parents=True)
+        write_many_atomic(run, root=run_root, parents=True)
 
 
 def _perform(layout: Layout, step: Step) -> None:
