@@ -56,14 +56,27 @@ def open_session(options: Options) -> Session:
     Raises:
         InputError: ``start`` missing, not a repository, store not found or outside the repository.
     """
-    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.core import gitroot
 
     if not options.start.is_dir():
         raise InputError(f"cannot run in {options.start}: no such directory", "bad_directory")
-    view = Pygit2RepoView(options.start)
-    located = store_mod.locate(options.start, view.root, store=options.store, store_dir=options.store_dir)
-    loaded = store_mod.load(located, store_mod.cache_for(view.git_dir, located))
+    root = gitroot.worktree_root(options.start)  # read from the file system: pygit2 loads beside the parsing
+    located = store_mod.locate(options.start, root, store=options.store, store_dir=options.store_dir)
+    views: list[Pygit2RepoView] = []
+    loaded = store_mod.load(
+        located, store_mod.cache_for(gitroot.git_dir(root), located), alongside=lambda: views.append(_view(options))
+    )
+    view = views[0]
+    if view.root != root:  # never seen: the file system and pygit2 disagree on the working tree; pygit2 wins
+        located = store_mod.locate(options.start, view.root, store=options.store, store_dir=options.store_dir)
+        loaded = store_mod.load(located, store_mod.cache_for(view.git_dir, located))
     return Session(view, loaded)
+
+
+def _view(options: Options) -> Pygit2RepoView:
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    return Pygit2RepoView(options.start)
 
 
 @dataclass(frozen=True)

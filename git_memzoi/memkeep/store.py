@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import os
 import stat
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from operator import itemgetter
 from pathlib import Path, PurePosixPath
@@ -236,16 +236,26 @@ def cache_for(git_dir: Path, store: Store) -> ParseCache:
     return ParseCache(git_dir / "memzoi" / "cache" / f"memkeep-{cache_name(store)}.marshal")
 
 
-def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
+PARALLEL_ENTRIES = 200  # files to parse, at least, for a forked reader to pay (core/parallel.py)
+OWN_PERCENT = 30  # of them parsed here, after ``alongside``: both sides finish together (1,000 entries, pygit2)
+
+
+def load(
+    store: Store, cache: ParseCache | None = None, *, alongside: Callable[[], object] | None = None
+) -> LoadedStore:
     """Read every ``*.md`` below ``entries/``; a broken file becomes an :class:`Unreadable`, not an error.
 
     A file whose stat signature the parse cache trusts is not opened (see :mod:`git_memzoi.core.parse_cache`).
+    With :data:`PARALLEL_ENTRIES` files or more to parse, a forked child parses most of them
+    (:func:`git_memzoi.core.parallel.read_all`) while this process runs ``alongside`` (the caller's own work,
+    e.g. opening the repository: called once in any case, before the files are parsed here), then parses its
+    share. The result and the cache written are the serial read's.
     """
     from git_memzoi.memkeep.entries import Entry, served
 
     cache = cache or ParseCache(None)
-    entries: list[Entry] = []
-    unreadable: list[Unreadable] = []
+    slots: list[Entry | Unreadable | None] = []
+    misses: list[tuple[int, str, str, str, list[int] | None]] = []  # (slot, file, rel, name, signature)
     skip = len(str(store.root)) + 1  # the root and its separator
     posix = os.sep == "/"
     known = cache.known
@@ -255,21 +265,48 @@ def load(store: Store, cache: ParseCache | None = None) -> LoadedStore:
         if not rel.isascii():
             if not _is_text(rel):  # bytes that are not UTF-8 (lone surrogates): no file name INDEX.md can hold
                 shown = rel.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
-                unreadable.append(Unreadable(shown, None, "the file name is not valid UTF-8; rename it", BAD_NAME))
+                slots.append(Unreadable(shown, None, "the file name is not valid UTF-8; rename it", BAD_NAME))
                 continue
             rel = nfc(rel)
         stem = rel[rel.rfind("/") + 1 : -3]  # the file name without `.md`
         hit = known(name, signature) if signature is not None else None
         if hit is not None:
-            entries.append(served(rel, hit[0], hit[1], hit[2], stem))
+            slots.append(served(rel, hit[0], hit[1], hit[2], stem))
             continue
-        result = _read_entry(file, rel, cache, name, signature)
-        if isinstance(result, Entry):
-            entries.append(result)
-        else:
-            unreadable.append(result)
+        misses.append((len(slots), file, rel, name, signature))
+        slots.append(None)
+    _parse_misses(misses, slots, cache, alongside)
     cache.save()
-    return LoadedStore(store, tuple(entries), tuple(unreadable))
+    entries = tuple(slot for slot in slots if isinstance(slot, Entry))
+    unreadable = tuple(slot for slot in slots if isinstance(slot, Unreadable))
+    return LoadedStore(store, entries, unreadable)
+
+
+def _parse_misses(
+    misses: list[tuple[int, str, str, str, list[int] | None]],
+    slots: list[Entry | Unreadable | None],
+    cache: ParseCache,
+    alongside: Callable[[], object] | None,
+) -> None:
+    """Fill the slots of ``misses`` with their parses and remember them in ``cache``, in walk order."""
+    from git_memzoi.core.parallel import read_all
+
+    def parse(miss: tuple[int, str, str, str, list[int] | None]) -> tuple[Entry | Unreadable, _Remembered | None]:
+        return _read_entry(miss[1], miss[2], cache)
+
+    parsed: list[tuple[Entry | Unreadable, _Remembered | None] | None] = [None] * len(misses)
+    with read_all(misses, parse, own_percent=OWN_PERCENT, min_items=PARALLEL_ENTRIES) as pairs:
+        if alongside is not None:
+            alongside()
+        for n, result in pairs:
+            parsed[n] = result
+    for (slot, _, _, name, signature), done in zip(misses, parsed, strict=True):
+        assert done is not None  # read_all yields every index
+        entry, remembered = done
+        slots[slot] = entry
+        if remembered is not None and not isinstance(entry, Unreadable):
+            key, fields, offset = remembered
+            cache.put(key, fields, offset, name=name, signature=signature, body=entry.body, body_line=entry.body_line)
 
 
 def _is_text(name: str) -> bool:
@@ -361,41 +398,39 @@ def _walk(directory: str, found: list[tuple[str, list[int] | None]]) -> None:
             found.append((item.path, None))
 
 
-def _read_entry(
-    file: str,
-    rel: str,
-    cache: ParseCache,
-    name: str,
-    signature: list[int] | None,
-) -> Entry | Unreadable:
+_Remembered = tuple[str, dict[str, Any], int]  # what the parse cache keeps of a file: hash, fields, body offset
+
+
+def _read_entry(file: str, rel: str, cache: ParseCache) -> tuple[Entry | Unreadable, _Remembered | None]:
+    """The entry in ``file`` (``rel``: its repository-relative NFC path), or why it cannot be read; and what the
+    parse cache should remember of it (``None``: nothing, e.g. a value the cache cannot hold). Only reads
+    ``cache``, so it runs in a forked reader too."""
     from git_memzoi.memkeep.entries import Entry  # loaded already by load(), the one caller
 
     data = _read_regular(file, rel)
     if isinstance(data, Unreadable):
-        return data
+        return data, None
     stem = rel.rsplit("/", 1)[-1][: -len(".md")]
     key = short_hash(data, 32)
     cached = cache.get(key)
     if cached is not None:
         fields, offset = cached
         text = data.decode("utf-8-sig")
-        entry = Entry(rel, fields, text[offset:], 1 + text.count("\n", 0, offset), stem)
-    else:
-        from git_memzoi.core import frontmatter
+        return Entry(rel, fields, text[offset:], 1 + text.count("\n", 0, offset), stem), (key, fields, offset)
+    from git_memzoi.core import frontmatter
 
-        try:
-            doc = frontmatter.parse(data)
-        except frontmatter.FrontmatterError as exc:
-            return Unreadable(rel, exc.line, exc.reason, exc.code)
-        if not doc.split.has_frontmatter:
-            return Unreadable(rel, 1, "no frontmatter block (the file must start with ---)", "no_frontmatter")
-        fields = doc.fields
-        offset = len(doc.split.opening + doc.split.yaml_text + doc.split.closing)
-        entry = Entry(rel, fields, doc.body, doc.split.body_start_line, stem)
-        if not _cacheable(fields):  # a value the cache does not hold (`!!binary`, `!!set`, a custom tag): not cached
-            return entry
-    cache.put(key, fields, offset, name=name, signature=signature, body=entry.body, body_line=entry.body_line)
-    return entry
+    try:
+        doc = frontmatter.parse(data)
+    except frontmatter.FrontmatterError as exc:
+        return Unreadable(rel, exc.line, exc.reason, exc.code), None
+    if not doc.split.has_frontmatter:
+        return Unreadable(rel, 1, "no frontmatter block (the file must start with ---)", "no_frontmatter"), None
+    fields = doc.fields
+    offset = len(doc.split.opening + doc.split.yaml_text + doc.split.closing)
+    entry = Entry(rel, fields, doc.body, doc.split.body_start_line, stem)
+    if not _cacheable(fields):  # a value the cache does not hold (`!!binary`, `!!set`, a custom tag): not cached
+        return entry, None
+    return entry, (key, fields, offset)
 
 
 _PLAIN = frozenset({str, int, float, bool, type(None), dt.date, dt.datetime})

@@ -1,6 +1,5 @@
 """The from-scratch rebuild (issue 17, "Bulk paths"): the files read on two cores give exactly the rows a serial
-read gives, in walk order, and a child that fails leaves the rebuild to this process (never a crash, never a
-missing row)."""
+read gives, in walk order (the forked reader itself: tests/core/test_parallel.py)."""
 
 from __future__ import annotations
 
@@ -9,61 +8,10 @@ import sqlite3
 
 import pytest
 
+from git_memzoi.core import parallel
 from git_memzoi.memzoi.recall.index import db as index_db
-from git_memzoi.memzoi.recall.index import parallel
 from git_memzoi.memzoi.workspace import Workspace
 from tests.support.repos import Repo, ok_json, write_record
-
-
-def test_read_all_keeps_the_order_and_the_values(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "MIN_FILES", 2)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    items = list(range(2 * parallel.FRAME_ITEMS + 101))  # the child's part comes in three frames
-    pairs = list(parallel.read_all(items, lambda n: n * n))
-    assert sorted(pairs) == [(n, n * n) for n in items]  # each index exactly once, with its own value
-
-
-def test_a_failing_child_leaves_its_half_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "MIN_FILES", 2)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    parent = os.getpid()
-
-    def read(n: int) -> int:
-        if os.getpid() != parent:
-            raise RuntimeError("the child breaks")  # it exits non-zero; the parent reads the half again
-        return n + 1
-
-    assert sorted(parallel.read_all(list(range(10)), read)) == [(n, n + 1) for n in range(10)]
-
-
-def test_a_child_that_dies_mid_stream_leaves_the_rest_to_this_process(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "MIN_FILES", 2)
-    monkeypatch.setattr(parallel, "FRAME_ITEMS", 10)
-    monkeypatch.setattr(parallel, "OWN_PERCENT", 45)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    parent = os.getpid()
-
-    def read(n: int) -> int:
-        if os.getpid() != parent and n >= 80:  # the child reads 45.. in tens: three frames sent, then it breaks
-            raise RuntimeError("the child breaks")
-        return -n if os.getpid() != parent else n
-
-    pairs = sorted(parallel.read_all(list(range(100)), read))
-    assert [n for n, _ in pairs] == list(range(100))
-    child = [n for n, value in pairs if value < 0]
-    assert child == list(range(45, 75))  # the child's whole frames kept; 75.. read by this process
-
-
-def test_a_caller_stopping_early_leaves_no_child_behind(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(parallel, "MIN_FILES", 2)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
-    pids, fork = [], os.fork
-    monkeypatch.setattr(os, "fork", lambda: pids.append(pid := fork()) or pid)
-    stream = parallel.read_all(list(range(5000)), lambda n: "x" * 200)
-    next(stream)
-    stream.close()
-    with pytest.raises(ChildProcessError):  # reaped already by read_all
-        os.waitpid(pids[0], os.WNOHANG)
 
 
 def _rows(path: str) -> list[tuple[object, ...]]:

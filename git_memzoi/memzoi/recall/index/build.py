@@ -23,14 +23,14 @@ def fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
     """Fill a new, empty index (``conn``, a ``sqlite3.Connection``) with every file of ``scan`` (a rebuild):
     :func:`git_memzoi.memzoi.recall.index.db._apply` without its lookups -
     nothing to forget, rowids numbered here - the files read on two cores where that is safe
-    (:mod:`~git_memzoi.memzoi.recall.index.parallel`) and the rows inserted in batches (``executemany``), in one
+    (:mod:`~git_memzoi.core.parallel`) and the rows inserted in batches (``executemany``), in one
     transaction."""
     with no_cyclic_gc():  # a heap growing by every row, no cycles: the collector's passes cost ~0.5 s at 50k
         _fill(conn, layout, scan, db)
 
 
 def _fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
-    from git_memzoi.memzoi.recall.index.parallel import read_all
+    from git_memzoi.core.parallel import read_all
 
     def read(rel: str) -> tuple[Signature, _Prepared | Problem]:
         # everything a row needs short of SQL, as plain tuples: it is made in either process (the forked reader

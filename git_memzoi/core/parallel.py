@@ -1,4 +1,5 @@
-"""Read the record files of a from-scratch rebuild on two cores (io: ``os.fork`` and a pipe; no SQL).
+"""Read many files on two cores (io: ``os.fork`` and a pipe): a from-scratch rebuild's record files, a memkeep
+store's entries on a cold parse cache.
 
 Reading and validating a record file is pure Python, about 100 µs a file: 50,000 records took 10.2 s to rebuild
 on one core (issue 17, "Bulk paths"). :func:`read_all` forks one child that reads the last two thirds of the
@@ -12,6 +13,10 @@ It forks only where that is safe and worth it: ``os.fork`` exists, there are two
 :data:`MIN_FILES` files, and this process runs one thread (a fork copies only the calling thread, so a lock
 another thread held would never be released in the child: the MCP server's watcher keeps the serial read).
 When the child fails in any way, this process reads what it did not send: the result is the same, only slower.
+
+The fork happens when :func:`read_all` is called, so a caller can do other work before taking the pairs: ``git
+memkeep status`` on a cold parse cache imports pygit2 and opens the repository (about 45 ms) while the child
+parses most of the entries (:func:`git_memzoi.memkeep.store.load`).
 """
 
 from __future__ import annotations
@@ -36,44 +41,104 @@ _LENGTH = struct.Struct("<Q")
 R = TypeVar("R")
 
 
-def read_all(items: Sequence[Any], read: Callable[[Any], R], *, parallel: bool = True) -> Iterator[tuple[int, R]]:
+class Reading(Iterator[tuple[int, R]]):
+    """The ``(index, result)`` pairs of :func:`read_all`, as an iterator; a context manager whose exit (or
+    :meth:`close`) reaps the child however far the pairs were taken, also when none was."""
+
+    def __init__(self, pairs: Iterator[tuple[int, R]], child: _Child | None) -> None:
+        self._pairs = pairs
+        self._child = child
+
+    def __next__(self) -> tuple[int, R]:
+        return next(self._pairs)
+
+    def __enter__(self) -> Reading[R]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop: the pairs not taken are never made; a child still reading is reaped (its next write fails on
+        the closed pipe)."""
+        close = getattr(self._pairs, "close", None)
+        if close is not None:
+            close()
+        if self._child is not None:
+            self._child.reap()
+
+
+def read_all(
+    items: Sequence[Any],
+    read: Callable[[Any], R],
+    *,
+    parallel: bool = True,
+    own_percent: int | None = None,
+    min_items: int | None = None,
+) -> Reading[R]:
     """``(index, read(item))`` for every item exactly once, in no fixed order once forked (the child's results
     arrive between this process's own); in order without a fork (see the module docstring). ``read`` must not
-    raise (a record that cannot be read is a value, never an exception)."""
-    half = len(items) * OWN_PERCENT // 100
-    if not (parallel and _can_fork(len(items))):
-        yield from enumerate(map(read, items))
-        return
-    readable, writable = os.pipe()
-    _widen(writable)
-    try:
-        pid = os.fork()
-    except OSError:
-        os.close(readable)
-        os.close(writable)
-        yield from enumerate(map(read, items))
-        return
-    if pid == 0:  # the child: read its part, send it frame by frame, leave without this program's exit handlers
-        os.close(readable)
-        _child(items, read, half, writable)
-    os.close(writable)
-    frames = _Frames(readable)
-    reaped = False
+    raise (a file that cannot be read is a value, never an exception).
+
+    The child is forked by this call, not at the first pair: what the caller does before it takes the pairs
+    runs beside the child's reading (``own_percent``: the share of ``items`` this process reads, the first
+    ones, default :data:`OWN_PERCENT`; ``min_items``: the fewest items worth a fork, default :data:`MIN_FILES`). A caller that may stop
+    before the last pair uses the result as a context manager, so the child is reaped in any case.
+    """
+    half = len(items) * (OWN_PERCENT if own_percent is None else own_percent) // 100
+    child = _Child.fork(items, read, half) if parallel and _can_fork(len(items), min_items) else None
+    if child is None:
+        return Reading(enumerate(map(read, items)), None)
+    return Reading(_pairs(items, read, half, child), child)
+
+
+def _pairs(items: Sequence[Any], read: Callable[[Any], R], half: int, child: _Child) -> Iterator[tuple[int, R]]:
+    frames = child.frames
     try:
         for n in range(half):
             yield n, read(items[n])
             if n % TAKE_EVERY == 0:
                 yield from frames.take(block=False)
         yield from frames.take(block=True)  # to the end of the stream: the child has exited or is exiting
-        os.waitpid(pid, 0)  # its exit status adds nothing: every whole frame is good, the rest is read below
-        reaped = True
     finally:
-        os.close(readable)
-        if not reaped:  # the caller stopped early: the child's next write fails on the closed pipe; reap it
-            os.waitpid(pid, 0)
+        child.reap()  # its exit status adds nothing: every whole frame is good, the rest is read below
     for n in range(half, len(items)):  # what the child did not deliver (it failed, or was killed mid-frame)
         if n not in frames.sent:
             yield n, read(items[n])
+
+
+class _Child:
+    """A forked reader of ``items[start:]`` and the read end of its pipe."""
+
+    def __init__(self, pid: int, readable: int) -> None:
+        self.pid = pid
+        self.frames = _Frames(readable)
+        self.reaped = False
+
+    @classmethod
+    def fork(cls, items: Sequence[Any], read: Callable[[Any], Any], start: int) -> _Child | None:
+        """The child reading ``items[start:]``, or ``None`` when the system refuses a fork."""
+        readable, writable = os.pipe()
+        _widen(writable)
+        try:
+            pid = os.fork()
+        except OSError:
+            os.close(readable)
+            os.close(writable)
+            return None
+        if pid == 0:  # the child: read its part, send it frame by frame, leave without this program's exit handlers
+            os.close(readable)
+            _child(items, read, start, writable)
+        os.close(writable)
+        return cls(pid, readable)
+
+    def reap(self) -> None:
+        """Close the pipe and wait for the child (once): a child still writing fails on the closed pipe."""
+        if self.reaped:
+            return
+        self.reaped = True
+        os.close(self.frames.fd)
+        os.waitpid(self.pid, 0)
 
 
 def _widen(fd: int) -> None:
@@ -141,5 +206,6 @@ class _Frames:
                 yield first + offset, result
 
 
-def _can_fork(count: int) -> bool:
-    return count >= MIN_FILES and hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
+def _can_fork(count: int, min_items: int | None) -> bool:
+    least = MIN_FILES if min_items is None else min_items
+    return count >= least and hasattr(os, "fork") and (os.cpu_count() or 1) > 1 and threading.active_count() == 1
