@@ -60,7 +60,9 @@ def _finish(
         click.echo(f"  {d['candidate_id']}  {d['outcome']}")
     for diag in artifact.get("diagnostics", ()):
         rules = diag.get("detectors") or ([diag["detector"]] if "detector" in diag else [])
-        where = f"{diag['path']}:{diag['line_start']}" if "path" in diag else f"line {diag['line_start']}"
+        # a diagnostic naming a path comes from a git range: its line is the rendered diff's, not the file's
+        line = diag["line_start"]
+        where = f"{diag['path']} (line {line} of the diff)" if "path" in diag else f"line {line}"
         click.echo(f"  {diag['code']} at {where}" + (f" ({', '.join(rules)})" if rules else ""))
     if saved is not None:
         click.echo(f"wrote {saved}")

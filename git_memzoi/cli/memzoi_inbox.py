@@ -46,7 +46,7 @@ def _apply_json(result: proposal_files.ApplyResult | None) -> dict[str, Any] | N
 
 
 def _line(item: review.Item) -> str:
-    shown = item.title if item.title is not None else f"[content withheld: {item.problem or item.sensitivity}]"
+    shown = item.title if item.title is not None else f"[content withheld: {item.withheld_because}]"
     return f"{item.id}  {item.status:<9} {item.source:<11} {item.type or '-':<14} {item.created_at or '-':<20}  {shown}"
 
 
@@ -169,7 +169,8 @@ def propose(
     for warning in result.warnings:
         click.echo(f"warning: {warning}", err=True)
     p = result.proposal
-    step = _next_step(p.id, p.status, result.applied is not None, draft.repo_safe)
+    blocker = None if draft.repo_safe else "--visibility private" if draft.visibility == "private" else "sensitivity"
+    step = _next_step(p.id, p.status, result.applied is not None, blocker)
     if as_json:
         emit_json(
             {
@@ -192,16 +193,19 @@ def propose(
         click.echo(f"next: {step}")
 
 
-def _next_step(proposal_id: str, status: str, applied: bool, repo_safe: bool = True) -> str | None:
+def _next_step(proposal_id: str, status: str, applied: bool, blocker: str | None = None) -> str | None:
     """The command that moves a new proposal on: approved is not written yet (issue 20: nothing said so). A
-    proposal that is not repo-safe can never be applied to the repository, so its way on is to withdraw it and
-    propose again classified (a fresh user's walk found `approve && apply` printed for it, which then failed)."""
+    proposal that cannot reach the repository (``blocker``: ``sensitivity`` when it is not repo-safe,
+    ``--visibility private`` when marked private) can never be applied there, so its way on is to withdraw it
+    and propose again without the blocker (a fresh user's walk found `approve && apply` printed for it, which then
+    failed, and then the sensitivity named for a repo-safe proposal marked private)."""
     if applied:
         return None
-    if not repo_safe and status in ("pending", "validated", "approved"):
+    if blocker is not None and status in ("pending", "validated", "approved"):
+        again = "with --sensitivity repo-safe" if blocker == "sensitivity" else "without --visibility private"
         return (
-            f"git memzoi reject {proposal_id} --reason unclassified, then propose it again with "
-            "--sensitivity repo-safe (only repo-safe content can reach the repository)"
+            f"git memzoi reject {proposal_id} --reason unclassified, then propose it again {again} "
+            "(only repo-safe content not marked private can reach the repository)"
         )
     if status == "approved":
         return f"git memzoi apply {proposal_id}"

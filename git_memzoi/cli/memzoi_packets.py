@@ -176,7 +176,8 @@ def validate_cmd(ctx: click.Context, as_json: bool) -> None:
         )
     else:
         for e, issues in checks:
-            click.echo(f"ok       {e.shown_id}" if not issues else f"invalid  {e.shown_id}  {_issue_text(issues[0])}")
+            label = e.shown_id or e.shown_file_id  # a file read as no packet (a FIFO) has no id: its file id
+            click.echo(f"ok       {label}" if not issues else f"invalid  {label}  {_issue_text(issues[0])}")
         click.echo(f"{len(checks)} pending, {invalid} invalid")
     if invalid:
         ctx.exit(1)
@@ -509,7 +510,7 @@ def _entry_json(e: pf.Entry) -> dict[str, Any]:
 
 def _entry_line(e: pf.Entry) -> str:
     if e.redacted:
-        return f"{e.shown_id}  redacted  (sensitivity {e.pre.sensitivity}; content withheld)"
+        return f"{e.shown_id or e.shown_file_id}  redacted  (sensitivity {e.pre.sensitivity}; content withheld)"
     if e.packet is None:
         what = "withheld" if e.problem is not None and e.problem.code == "prohibited_content_detected" else "unreadable"
         return f"{e.rel}  {what}: {e.problem.message if e.problem else 'unknown problem'}"

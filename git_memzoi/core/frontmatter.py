@@ -30,10 +30,16 @@ class FrontmatterError(InputError):
 
     default_code = "bad_frontmatter"
 
-    def __init__(self, reason: str, line: int | None = None, code: str | None = None) -> None:
-        super().__init__(f"line {line}: {reason}" if line else reason, code)
+    def __init__(self, reason: str, line: int | None = None, code: str | None = None, path: str | None = None) -> None:
+        where = f"line {line}: " if line else ""
+        super().__init__(f"{path}: {where}{reason}" if path else f"{where}{reason}", code)
         self.reason = reason
         self.line = line
+        self.path = path
+
+    def located(self, path: str) -> FrontmatterError:
+        """The same error naming the file it was found in, ``path`` (repository-relative)."""
+        return FrontmatterError(self.reason, self.line, self.code, path)
 
 
 @dataclass(frozen=True)

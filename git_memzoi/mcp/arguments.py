@@ -96,7 +96,9 @@ class CheckedTool(Tool):
 
 def checked(fn: Callable[..., Any], name: str, annotations: Any) -> CheckedTool:
     """The tool ``name`` over ``fn`` with ``annotations``, rejecting unknown arguments (and naming mutating ones)
-    instead of silently ignoring them.
+    instead of silently ignoring them, and values of another JSON type instead of converting them (pydantic's
+    strict mode: an integer argument takes only a JSON integer, a boolean only ``true``/``false``; a number
+    argument also takes an integer).
 
     The SDK reads ``fn_metadata.arg_model`` on each call, so a stricter subclass takes effect as a field swap.
     """
@@ -104,8 +106,8 @@ def checked(fn: Callable[..., Any], name: str, annotations: Any) -> CheckedTool:
     assert isinstance(tool, CheckedTool)
     base = tool.fn_metadata.arg_model
     refuse = classmethod(lambda cls, data: _refuse_mutation(data))
-    namespace = {
-        "model_config": ConfigDict(extra="forbid"),
+    namespace = {  # strict: `true`, `"1"` or `1.0` for an integer, `"yes"` or `1` for a boolean, are wrong types
+        "model_config": ConfigDict(extra="forbid", strict=True),
         "_refuse": model_validator(mode="before")(refuse),  # type: ignore[arg-type]  # pydantic's stubs take a def, not a classmethod object
     }
     strict: type[ArgModelBase] = type(base.__name__, (base,), namespace)
@@ -115,13 +117,51 @@ def checked(fn: Callable[..., Any], name: str, annotations: Any) -> CheckedTool:
 
 
 class MemzoiServer(MCPServer[Any]):
-    """The SDK's server, but a call to a tool it does not have is a structured ``unknown_tool`` error."""
+    """The SDK's server, but every refusal carries a stable code: a call to a tool it does not have is a
+    structured ``unknown_tool`` error; a prompt it does not have, or arguments a prompt does not take, a JSON-RPC
+    error ``-32602`` with ``data: {"code", "prompt"}`` (``unknown_prompt``, ``invalid_arguments`` with its
+    ``problems``); a URI no resource matches, ``-32602`` with ``data: {"code": "unknown_resource", "uri"}``."""
 
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         """Call the tool ``name``; an unknown name is ``{"error": {"code": "unknown_tool", ...}}``."""
         if self._tool_manager.get_tool(name) is None:
             return error("unknown_tool", f"Unknown tool: {name}")
         return await super().call_tool(name, arguments, context)
+
+    async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None, context: Any = None) -> Any:
+        """Render the prompt ``name`` once its name and arguments are checked (class docstring); the SDK alone
+        answers these with error code 0 and logs a traceback."""
+        prompt = self._prompt_manager.get_prompt(name)
+        if prompt is None:
+            raise _refused(f"Unknown prompt: {name}", {"code": "unknown_prompt", "prompt": name})
+        taken = {argument.name: argument.required for argument in prompt.arguments or ()}
+        given = set(arguments or {})
+        problems = [
+            {"argument": a, "problem": "missing"} for a in sorted(a for a, r in taken.items() if r) if a not in given
+        ]
+        problems += [{"argument": a, "problem": "unknown"} for a in sorted(given - set(taken))]
+        if problems:
+            named = "; ".join(f"{p['argument']}: {p['problem']}" for p in problems)
+            data = {"code": SCHEMA_ERROR, "prompt": name, "problems": problems}
+            raise _refused(f"{name}: arguments do not fit the prompt ({named})", data)
+        return await super().get_prompt(name, arguments, context)
+
+    async def read_resource(self, uri: Any, context: Any = None) -> Any:
+        """Read the resource at ``uri``; one that no resource or template matches is ``unknown_resource``."""
+        from mcp.server.mcpserver.exceptions import ResourceNotFoundError
+
+        try:
+            return await super().read_resource(uri, context)
+        except ResourceNotFoundError:
+            raise _refused(f"Unknown resource: {uri}", {"code": "unknown_resource", "uri": str(uri)}) from None
+
+
+def _refused(message: str, data: dict[str, Any]) -> Exception:
+    """A JSON-RPC ``-32602`` (invalid params) error carrying ``data``."""
+    from mcp.shared.exceptions import MCPError
+    from mcp.types import INVALID_PARAMS
+
+    return MCPError(code=INVALID_PARAMS, message=message, data=data)
 
 
 def annotations_of(name: str) -> ToolAnnotations:

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
 RESUME_LEAD = (
     "Resume work in this repository. Its project memory follows; memories marked suspect may be stale, verify them "
-    "before relying on them. Read one whole with the read_memory tool or the memzoi://record/{id} resource."
+    "before relying on them. Read one whole with the read_memory tool or the memzoi://record/{+id} resource."
 )
 EDIT_LEAD = (
     "Before editing {path}: these project memories apply to it. Respect the risks and failed attempts, verify the "

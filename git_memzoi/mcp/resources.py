@@ -2,7 +2,8 @@
 reads before working. Every resource is JSON (``application/json``), the object the matching CLI ``--json``
 prints, read fresh from the repository on each read:
 
-- ``memzoi://record/{id}``: a repository record (``git memzoi show <id> --store records --json``);
+- ``memzoi://record/{+id}``: a repository record (``git memzoi show <id> --store records --json``); a reserved
+  expansion (RFC 6570), so an id in a subfolder reads as written, ``memzoi://record/team/nested``;
 - ``memzoi://entry/{id}``: a memkeep entry (``git memzoi show <id> --store entries --json``);
 - ``memzoi://status``: the memkeep status summary and suspect set (``git memkeep status --json``, the
   ``memory_status`` tool);
@@ -11,7 +12,8 @@ prints, read fresh from the repository on each read:
 
 An id may be a prefix naming one memory. A refusal (``target_not_found``, ``ambiguous_target``,
 ``content_withheld``, ``store_not_found`` ...) is a JSON-RPC error ``-32602`` whose ``data`` carries the stable
-``code`` and the ``uri``, the same code the CLI gives.
+``code`` and the ``uri``, the same code the CLI gives; a URI no resource matches is ``unknown_resource``
+(:class:`~git_memzoi.mcp.arguments.MemzoiServer`).
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from git_memzoi.mcp.server import _Server
 
 JSON = "application/json"
-RECORD = "memzoi://record/{id}"
+RECORD = "memzoi://record/{+id}"  # a record id may hold `/` (a subfolder of records/)
 ENTRY = "memzoi://entry/{id}"
 STATUS = "memzoi://status"
 REVIEW = "memzoi://review-inbox"
@@ -52,9 +54,11 @@ def register(server: MCPServer[Any], impl: _Server) -> None:
     """Add the resource templates and fixed resources above to ``server``, each opening ``impl``'s repository."""
     from git_memzoi.memzoi import record_show
 
-    def memory(store: str, uri: str) -> Callable[[str], str]:
+    def memory(store: str, template: str) -> Callable[[str], str]:
+        prefix = template[: template.index("{")]
+
         def read(id: str) -> str:
-            return _read(uri.format(id=id), lambda: record_show.show(impl.workspace(), id, store=store).to_json())
+            return _read(prefix + id, lambda: record_show.show(impl.workspace(), id, store=store).to_json())
 
         return read
 

@@ -40,7 +40,7 @@ CAPTURE_PROFILE = "markdown-deterministic"
 INSTRUCTIONS = (
     "Governed project memory kept in this git repository. Search and precheck before editing; build "
     "a context pack for a task; propose_memory records a proposal for human review (pending) and never "
-    "applies it; review_inbox lists what waits for review; read_memory (or the memzoi://record/{id} and "
+    "applies it; review_inbox lists what waits for review; read_memory (or the memzoi://record/{+id} and "
     "memzoi://entry/{id} resources) reads one memory by id, whole or by heading within a budget. To capture a "
     "Markdown file: plan_capture_v1, ask your user to accept, edit, reject or defer each candidate, then "
     "submit_capture_decisions_v1 with the plan_id. Records marked suspect may be stale: verify before relying on "

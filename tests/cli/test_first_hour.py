@@ -114,8 +114,32 @@ def test_a_proposal_not_applied_names_the_command_that_applies_it(root: Repo) ->
     vague_id = vague["proposal"]["id"]  # type: ignore[index]
     assert vague["next"] == (
         f"git memzoi reject {vague_id} --reason unclassified, then propose it again with --sensitivity repo-safe "
-        "(only repo-safe content can reach the repository)"
+        "(only repo-safe content not marked private can reach the repository)"
     )
+    # repo-safe but marked private: the visibility is what holds it back, not the sensitivity (a user's walk)
+    marked = propose(
+        root,
+        "--visibility",
+        "private",
+        "--type",
+        "fact",
+        "--title",
+        "Idea",
+        "--body",
+        "b",
+        "--sensitivity",
+        "repo-safe",
+    )
+    marked_id = marked["proposal"]["id"]  # type: ignore[index]
+    assert marked["next"] == (
+        f"git memzoi reject {marked_id} --reason unclassified, then propose it again without --visibility private "
+        "(only repo-safe content not marked private can reach the repository)"
+    )
+    line = next(x for x in run(root, "review").stdout.splitlines() if x.startswith(marked_id))
+    assert line.endswith("[content withheld: visibility private]")
+    listed = next(i for i in json.loads(run(root, "review", "--json").stdout)["proposals"] if i["id"] == marked_id)
+    assert (listed["repo_safe"], listed["sensitivity"]) == (False, "repo-safe")
+    assert run(root, "reject", marked_id, "--reason", "unclassified").exit_code == 0
     assert run(root, "reject", vague_id, "--reason", "unclassified").exit_code == 0
     (review,) = [s for s in quickstart.survey(root.root).steps if s.name == "review"]
     assert not review.done and "git memzoi apply <id>" in review.purpose  # approved waits for apply, not review

@@ -114,6 +114,7 @@ def test_a_hostile_packet_is_listed_as_unreadable_and_show_is_one_line(memory: R
     assert (entry["path"], entry["problem"]["code"]) == (PACKET, code)
     assert shown["code"] == code and "\n" not in shown["message"]
     assert validated.exit_code == 1
+    assert validated.stdout.splitlines()[0].startswith("invalid  hostile  ")  # its file id; `None` before (a walk)
     checks = {c["name"]: c for c in doctor["checks"]}
     assert checks["proposals"]["status"] == "warn" and PACKET in checks["proposals"]["message"]
 

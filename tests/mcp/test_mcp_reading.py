@@ -52,7 +52,7 @@ def test_the_catalogue(served: Repo) -> None:
         ("memzoi://session-context", "application/json"),
         ("memzoi://status", "application/json"),
     ]
-    assert sorted(t.uri_template for t in out["templates"]) == ["memzoi://entry/{id}", "memzoi://record/{id}"]
+    assert sorted(t.uri_template for t in out["templates"]) == ["memzoi://entry/{id}", "memzoi://record/{+id}"]
     prompts = {p.name: p for p in out["prompts"]}
     assert sorted(prompts) == ["before_editing", "resume_work_here"]
     assert [(a.name, a.required) for a in prompts["before_editing"].arguments or []] == [("path", True)]
@@ -101,21 +101,32 @@ def test_read_resources(served: Repo) -> None:
         ):
             (content,) = (await session.read_resource(uri)).contents
             out[key] = (content.mime_type, json.loads(content.text))
-        for key, uri in (("missing", "memzoi://record/nope"), ("wrong_store", "memzoi://entry/m1")):
+        (content,) = (await session.read_resource("memzoi://record/team/nested")).contents
+        out["nested"] = json.loads(content.text)
+        for key, uri in (
+            ("missing", "memzoi://record/nope"),
+            ("wrong_store", "memzoi://entry/m1"),
+            ("unknown", "memzoi://bogus"),
+            ("traversal", "memzoi://record/team/../m1"),
+        ):
             with pytest.raises(MCPError) as caught:
                 await session.read_resource(uri)
             out[key] = (caught.value.code, caught.value.data)
         return out
 
+    record(served, "team/nested", "A record in a subfolder", "Read by its whole id.")
     out = drive(served.root, body)
     assert out["record"] == ("application/json", cli_json(served, "show", "m1", "--store", "records"))
+    assert out["nested"] == cli_json(served, "show", "team/nested", "--store", "records")
     assert out["prefix"][1]["id"] == "r1"
     assert out["entry"] == ("application/json", cli_json(served, "show", "billing-rule", "--store", "entries"))
     assert out["status"][1] == cli_json(served, "status", tool=memkeep_cli)
     assert out["review"][1] == cli_json(served, "review")  # without ok, as every MCP result
-    assert out["session"][1]["text"].startswith("# Memzoi session context\nMemory: 2 record(s), 1 entry;")
+    assert out["session"][1]["text"].startswith("# Memzoi session context\nMemory: 3 record(s), 1 entry;")
     assert out["missing"] == (-32602, {"code": "target_not_found", "uri": "memzoi://record/nope"})
     assert out["wrong_store"] == (-32602, {"code": "target_not_found", "uri": "memzoi://entry/m1"})
+    assert out["unknown"] == (-32602, {"code": "unknown_resource", "uri": "memzoi://bogus"})
+    assert out["traversal"][0] == -32602  # the SDK's own check: `..` never reaches a file
 
 
 def test_prompts(served: Repo) -> None:
@@ -129,9 +140,15 @@ def test_prompts(served: Repo) -> None:
         ):
             (message,) = (await session.get_prompt(name, args)).messages
             out[key] = (message.role, message.content.text)
-        with pytest.raises(MCPError) as caught:
-            await session.get_prompt("before_editing", {"path": "../outside"})
-        out["outside"] = (caught.value.code, caught.value.data)
+        for key, name, args in (
+            ("outside", "before_editing", {"path": "../outside"}),
+            ("no_path", "before_editing", {}),
+            ("extra", "before_editing", {"path": "a", "colour": "b"}),
+            ("no_prompt", "nope", {}),
+        ):
+            with pytest.raises(MCPError) as caught:
+                await session.get_prompt(name, args)
+            out[key] = (caught.value.code, caught.value.data, caught.value.message)
         return out
 
     out = drive(served.root, body)
@@ -154,7 +171,26 @@ def test_prompts(served: Repo) -> None:
         "user",
         "No risk, warning or failed attempt in the project memory applies to docs/readme.md.\n",
     )
-    assert out["outside"] == (-32602, {"code": "path_outside_repo", "prompt": "before_editing"})
+    assert out["outside"][:2] == (-32602, {"code": "path_outside_repo", "prompt": "before_editing"})
+    # the SDK alone answered these three with code 0, no data and a traceback in the server's log
+    assert out["no_path"] == (
+        -32602,
+        {
+            "code": "invalid_arguments",
+            "prompt": "before_editing",
+            "problems": [{"argument": "path", "problem": "missing"}],
+        },
+        "before_editing: arguments do not fit the prompt (path: missing)",
+    )
+    assert out["extra"][:2] == (
+        -32602,
+        {
+            "code": "invalid_arguments",
+            "prompt": "before_editing",
+            "problems": [{"argument": "colour", "problem": "unknown"}],
+        },
+    )
+    assert out["no_prompt"] == (-32602, {"code": "unknown_prompt", "prompt": "nope"}, "Unknown prompt: nope")
 
 
 def test_read_memory_tool_matches_show(served: Repo) -> None:
@@ -194,6 +230,12 @@ def test_schema_errors_are_structured_with_a_stable_code(served: Repo) -> None:
             "unknown": ("read_memory", {"memory_id": "m1", "colour": secret}),
             "nested": ("read_memory", {"memory_id": "m1", "heading_paths": [secret]}),
             "search": ("search_memory", {"query": ["x"], "limit": "ten"}),
+            "bool_for_int": ("search_memory", {"query": "x", "limit": True}),
+            "text_for_int": ("search_memory", {"query": "x", "limit": "1"}),
+            "float_for_int": ("search_memory", {"query": "x", "limit": 1.0}),
+            "text_for_bool": ("search_memory", {"query": "x", "include_superseded": "yes"}),
+            "int_for_bool": ("search_memory", {"query": "x", "include_superseded": 1}),
+            "text_for_budget": ("read_memory", {"memory_id": "m1", "max_chars": "5"}),
         }
         return {key: call(await session.call_tool(name, args)) for key, (name, args) in calls.items()}
 
@@ -208,6 +250,12 @@ def test_schema_errors_are_structured_with_a_stable_code(served: Repo) -> None:
         "unknown": [("colour", "unknown")],
         "nested": [("heading_paths.0", "wrong_type")],
         "search": [("query", "wrong_type"), ("limit", "wrong_type")],
+        "bool_for_int": [("limit", "wrong_type")],  # converted to 1 before: a fresh user's walk found it
+        "text_for_int": [("limit", "wrong_type")],
+        "float_for_int": [("limit", "wrong_type")],
+        "text_for_bool": [("include_superseded", "wrong_type")],
+        "int_for_bool": [("include_superseded", "wrong_type")],
+        "text_for_budget": [("max_chars", "wrong_type")],
     }
     assert out["missing"][1]["error"]["message"] == (
         "read_memory: arguments do not fit the tool's schema (memory_id: Field required)"

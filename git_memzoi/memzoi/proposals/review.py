@@ -83,6 +83,23 @@ class Item:
         """Waiting for a reviewer: pending, validated or approved (not yet applied)."""
         return self.status in vocab.OPEN_INBOX_STATUSES
 
+    @property
+    def private(self) -> bool:
+        """A proposal marked ``visibility: private``: never written as repository memory, whatever its
+        sensitivity (issue 20)."""
+        return self.proposal is not None and self.proposal.visibility == "private"
+
+    @property
+    def repo_safe(self) -> bool:
+        """Whether the content may reach the repository: repo-safe, and not marked private."""
+        return self.sensitivity == inbox.REPO_SAFE and not self.private
+
+    @property
+    def withheld_because(self) -> str:
+        """Why the content is withheld, in a word: the problem's code, ``visibility private``, or the
+        sensitivity (``unknown``, ``private`` ...)."""
+        return self.problem or ("visibility private" if self.private else self.sensitivity)
+
     def as_json(self) -> dict[str, Any]:
         """The item as ``review --json`` lists it (the inbox state under ``proposal``, else ``null``)."""
         return {
@@ -93,7 +110,7 @@ class Item:
             "title": self.title,
             "created_at": self.created_at,
             "sensitivity": self.sensitivity,
-            "repo_safe": self.sensitivity == inbox.REPO_SAFE,
+            "repo_safe": self.repo_safe,
             "path": self.path,
             "problem": self.problem,
             "record_id": self.record_id,

@@ -39,6 +39,8 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
 
 MODES = ("lexical", "semantic", "hybrid")
+RECALL_KEYS = ("mode", "rrf_k")  # the [recall] table of .memzoi/config.toml (docs/memzoi.md "Recall modes")
+SEMANTIC_KEYS = ("model_dir",)  # the [semantic] table
 _DEFAULT: contextvars.ContextVar[str | None] = contextvars.ContextVar("memzoi_recall_mode", default=None)
 
 
@@ -80,14 +82,19 @@ def settings(layout: Layout) -> Settings:
     """The ``[recall]`` and ``[semantic]`` tables of ``.memzoi/config.toml`` (defaults when absent).
 
     Raises:
-        PolicyError: the file is not UTF-8 TOML, a table is no table, ``mode`` is not a mode, ``rrf_k`` is not
-            an integer ≥ 1, or ``model_dir`` is not a non-empty string (``invalid_config``, naming the file).
+        PolicyError: the file is not UTF-8 TOML, a table is no table or holds a key not in :data:`RECALL_KEYS` /
+            :data:`SEMANTIC_KEYS`, ``mode`` is not a mode, ``rrf_k`` is not an integer ≥ 1, or ``model_dir`` is
+            not a non-empty string (``invalid_config``, naming the file).
     """
     data = _config(layout)
     recall, semantic = data.get("recall", {}), data.get("semantic", {})
     path = layout.config
     if not isinstance(recall, dict) or not isinstance(semantic, dict):
         raise _invalid(f"{path}: [recall] and [semantic] must be tables")
+    for table, keys, allowed in (("recall", recall, RECALL_KEYS), ("semantic", semantic, SEMANTIC_KEYS)):
+        unknown = sorted(set(keys) - set(allowed))
+        if unknown:  # a misspelt `mdoe` would leave the mode at its default without a word, as [workflow] refuses
+            raise _invalid(f"{path}: [{table}] has unknown key {unknown[0]!r}; allowed: {', '.join(allowed)}")
     mode, rrf_k, model_dir = recall.get("mode"), recall.get("rrf_k", DEFAULT_K), semantic.get("model_dir")
     if mode is not None and mode not in MODES:
         raise _invalid(f"{path}: [recall] mode must be one of {', '.join(MODES)}, not {mode!r}")

@@ -14,12 +14,14 @@ its envelope fields (anchor, scope, verified_at, ttl_days, explains, check) and 
 The target is an id or an unambiguous prefix of one (ids may end in a ``-<6hex>`` content suffix), in the stores
 ``store`` allows: an exact id wins; otherwise the single id starting with the target is shown. Several (a
 record and an entry of one id, or a prefix of several ids) are ``ambiguous_target``, none is
-``target_not_found``.
+``target_not_found``, unless a file of that id exists that cannot be read: then its own refusal, as every other
+command naming it gives it (``symlink``, ``not_a_regular_file``, ``file_too_large``, ``bad_frontmatter``, ...).
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
@@ -160,7 +162,8 @@ def show(
             selection (``invalid_projection``), a heading path naming no section (``target_not_found``) or several
             (``ambiguous_target``).
         TargetNotFound, AmbiguousTarget: see the module docstring.
-        InputError: the memory holds a credential (``content_withheld``); the file is not a valid record.
+        InputError: the memory holds a credential (``content_withheld``); the file is not a valid record, or
+            the file of that id cannot be read (its own refusal code: ``symlink``, ``not_a_regular_file``, ...).
     """
     from git_memzoi.memzoi.recall.index import db, select
     from git_memzoi.memzoi.recall.search import log_event, store_filter
@@ -170,7 +173,13 @@ def show(
     with db.read_session(ws.layout):  # the index names the records (one refresh): only the one shown is parsed
         records = select.supersedes(ws.layout, "repo") if wanted in (None, "record") else {}
         entries = _entry_files(ws) if wanted in (None, "entry") else {}
-        kind, found = _resolve(target, records, entries)
+        try:
+            kind, found = _resolve(target, records, entries)
+        except TargetNotFound:
+            refused = _refusal(ws, target, wanted)
+            if refused is not None:
+                raise refused from None
+            raise
         if kind == "record":
             shown = _show_record(ws, found, records, ask)
         else:
@@ -356,6 +365,36 @@ def _resolve(target: str, records: Mapping[str, Any], entries: Mapping[str, Any]
             f"{target!r} names {len(matches)} memories: {named}{more} (give more of the id or --store)"
         )
     return matches[0]
+
+
+def _refusal(ws: Workspace, target: str, wanted: str | None) -> InputError | None:
+    """Why the file ``target`` names cannot be shown, when one exists that the index could not read (a symlink, a
+    FIFO, an oversized or malformed file): the refusal every command naming it by id gives, never a plain
+    ``target_not_found``. ``None`` when no such file exists (or it reads well but is no current memory)."""
+    from git_memzoi.core import safe_read
+    from git_memzoi.memzoi.recall.index.sources import sources
+    from git_memzoi.memzoi.records import store
+
+    if wanted in (None, "record"):
+        try:
+            store.load(ws.layout, target)
+        except store.RecordNotFound:
+            pass
+        except InputError as exc:
+            if exc.code != "bad_id":  # not an id at all: nothing by that name, as a prefix of none
+                return exc
+    if wanted in (None, "entry") and "/" not in target and target not in ("", ".", ".."):
+        for source in sources(ws.layout):
+            file = ws.layout.root / source.prefix / f"{target}.md"
+            if source.store == "entry" and os.path.lexists(file):
+                try:
+                    safe_read.read_bytes(file, safe_read.MAX_FILE_BYTES)
+                except safe_read.FileRefused as exc:
+                    reason = "a symlink; entries must be regular files" if exc.code == safe_read.SYMLINK else exc.reason
+                    return safe_read.FileRefused(f"{source.prefix}{file.name}", reason, exc.code)
+                except OSError as exc:
+                    return InputError(f"{source.prefix}{file.name}: cannot read ({exc.strerror})", "unreadable")
+    return None
 
 
 def _entry_files(ws: Workspace) -> dict[str, tuple[Any, str]]:

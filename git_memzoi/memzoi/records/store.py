@@ -100,7 +100,10 @@ def read(layout: Layout, file: Path) -> Record:
         RecordNotFound: the file went away.
     """
     rel = file.relative_to(layout.root).as_posix()
-    parts, fields = parse_fields(read_bytes(file, rel))
+    try:
+        parts, fields = parse_fields(read_bytes(file, rel))
+    except frontmatter.FrontmatterError as exc:  # say which file: a command names a record by id
+        raise exc.located(rel) from None
     if not parts.has_frontmatter:
         raise RecordError(rel, "frontmatter", "a record starts with a --- frontmatter block")
     concept_id = file.relative_to(layout.records).as_posix()[: -len(".md")]

@@ -5,6 +5,7 @@ with nothing written. Corpus: shared/conformance/memzoi/capture-v1 (skipped when
 
 from __future__ import annotations
 
+import json
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,7 @@ from git_memzoi.memzoi.capture import plan as capture
 from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
 from git_memzoi.memzoi.workspace import Workspace
-from tests.support.repos import NOW, Repo, memzoi_workspace, tree
+from tests.support.repos import NOW, Repo, memzoi_workspace, run, tree
 
 GIT_CASES = (
     "explicit-git-diff-guidance",
@@ -379,3 +380,36 @@ def test_added_file_and_deleted_guidance_without_body(repo: Repo, ctx: Workspace
         ("git_deleted_durable_guidance_requires_review", "docs/gone.md"),
         ("unsupported_git_change", "src/app.py"),
     ]
+
+
+def test_text_output_says_a_diagnostic_line_is_the_diff_line(repo: Repo) -> None:
+    """``unsupported_git_change at package.json:24`` named a line a one-line file does not have: it is the line of
+    the rendered diff (a fresh user's walk)."""
+    base = repo.commit("init", **{"README.md": "# Project\n", "package.json": '{"name": "a"}\n'})
+    assert run(repo, "init").exit_code == 0
+    head = repo.commit("change", **{"package.json": '{"name": "b"}\n', "docs/rules.md": "# Warning: Keep it\nKept.\n"})
+    request = {
+        "schema": "memzoi/capture-request-v1",
+        "sources": [
+            {
+                "source_id": "range",
+                "media_type": "text/x-diff",
+                "locator": {
+                    "kind": "git_range",
+                    "repository": ".",
+                    "base": f"sha1:{base}",
+                    "head": f"sha1:{head}",
+                    "merge_parent": "base_to_head",
+                    "rename_detection": True,
+                    "diff_format": "git-unified-v1",
+                },
+            }
+        ],
+        "extractor": {"profile": "git-change-deterministic"},
+    }
+    (repo.root.parent / "request.json").write_text(json.dumps(request), "utf-8")
+    planned = run(repo, "capture", "plan", "--request-file", str(repo.root.parent / "request.json"), "--json")
+    (diagnostic,) = [d for d in json.loads(planned.stdout)["diagnostics"] if d.get("path") == "package.json"]
+    text = run(repo, "capture", "plan", "--request-file", str(repo.root.parent / "request.json")).stdout
+    line = f"  {diagnostic['code']} at package.json (line {diagnostic['line_start']} of the diff)"
+    assert line in text.splitlines() and diagnostic["line_start"] > 1

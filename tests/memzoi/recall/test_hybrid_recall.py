@@ -252,6 +252,22 @@ def test_a_bad_recall_config_is_exit_2(notes: Repo, text: str) -> None:
     assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "invalid_config"
 
 
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ('[recall]\nmdoe = "lexical"\n', "[recall] has unknown key 'mdoe'; allowed: mode, rrf_k"),
+        ('[semantic]\nmodel_path = "m"\n', "[semantic] has unknown key 'model_path'; allowed: model_dir"),
+    ],
+)
+def test_a_misspelt_recall_key_is_refused_not_ignored(notes: Repo, text: str, key: str) -> None:
+    """A fresh user's walk: ``mdoe = "lexical"`` left the mode at its default without a word."""
+    config = notes.root / ".memzoi" / "config.toml"
+    config.write_text(text)
+    result = run(notes, "search", "pnpm", "--json", prog_name="git-memzoi")
+    assert (result.exit_code, json.loads(result.stdout)["error"]["code"]) == (2, "invalid_config")
+    assert result.stderr == f"git-memzoi: error: {config}: {key}\n"
+
+
 def test_context_handoff_and_precheck_take_the_mode(notes: Repo, model: HashedEmbedder) -> None:
     pack = ok_json(notes, "context", "--task", QUERY, "--mode", "hybrid")
     assert "use-pnpm" in [r["record"]["id"] for r in pack["records"]]

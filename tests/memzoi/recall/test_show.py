@@ -174,6 +174,48 @@ def test_refusals_exit_2(repo: Repo, chain: str, target: str, code: str, line: s
     assert proc.stderr.endswith(f"error: {line}\n")
 
 
+def _hostile_files(repo: Repo) -> None:
+    """A record and an entry of each kind the index cannot read, next to the readable chain."""
+    records, entries = repo.root / ".memzoi/records", repo.root / "agent-memory/entries"
+    entries.mkdir(parents=True, exist_ok=True)
+    outside = repo.root.parent / "outside.md"
+    outside.write_text("x\n", "utf-8")
+    (records / "linked.md").symlink_to(outside)
+    os.mkfifo(records / "piped.md")
+    (records / "huge.md").write_text("x" * (300 * 1024), "utf-8")
+    good = (records / "use-npm.md").read_text("utf-8")
+    (records / "broken.md").write_text(good.replace('title: "Use npm"', "title: [unclosed"), "utf-8")
+    (entries / "linked-entry.md").symlink_to(outside)
+    os.mkfifo(entries / "piped-entry.md")
+
+
+@pytest.mark.parametrize(
+    ("target", "code", "line"),
+    [
+        ("linked", "symlink", ".memzoi/records/linked.md: a symlink; records must be regular files"),
+        ("piped", "not_a_regular_file", ".memzoi/records/piped.md: a FIFO, not a regular file; not read"),
+        ("huge", "file_too_large", ".memzoi/records/huge.md: larger than 262144 bytes; not read"),
+        ("broken", "bad_frontmatter", ".memzoi/records/broken.md: line 8: expected ',' or ']', but got ':'"),
+        ("linked-entry", "symlink", "agent-memory/entries/linked-entry.md: a symlink; entries must be regular files"),
+        (
+            "piped-entry",
+            "not_a_regular_file",
+            "agent-memory/entries/piped-entry.md: a FIFO, not a regular file; not read",
+        ),
+    ],
+)
+def test_a_file_the_index_cannot_read_is_refused_for_what_it_is(
+    repo: Repo, chain: str, target: str, code: str, line: str
+) -> None:
+    """Naming an unreadable file by id gets its own refusal, as ``expiry`` or ``tombstone`` give it; never a
+    ``target_not_found`` that hides the file (a fresh user's walk found that)."""
+    _hostile_files(repo)
+    result = run(repo, "show", target, "--json", prog_name="git-memzoi")
+    assert (result.exit_code, json.loads(result.stdout)["error"]["code"]) == (2, code)
+    assert result.stderr == f"git-memzoi: error: {line}\n"
+    assert ok_json(repo, "show", "use-npm")["id"] == "use-npm"  # the other files are still read
+
+
 def test_private_local_record_is_not_shown(repo: Repo, chain: str) -> None:
     """A private local record (in the git dir) is never read by show, as search never reads it."""
     local = repo.root / ".git" / "memzoi" / "local" / "records"
@@ -302,3 +344,13 @@ def test_a_record_written_after_the_index_is_shown(repo: Repo, chain: str) -> No
     write_record(repo, "use-bun", "Use bun", "Install with bun.", supersedes="use-pnpm-a1b2c3")
     assert ok_json(repo, "show", "use-bun")["lineage"]["supersedes"] == ["use-pnpm-a1b2c3", "use-yarn", "use-npm"]
     assert ok_json(repo, "show", "use-yarn")["lineage"]["superseded_by"] == ["use-pnpm-a1b2c3", "use-bun"]
+
+
+def test_every_command_naming_a_malformed_record_names_its_file(repo: Repo, chain: str) -> None:
+    """``expiry`` and ``tombstone`` said only ``line 8: ...``: which file was left to guess (a fresh user's walk)."""
+    _hostile_files(repo)
+    expected = "git-memzoi: error: .memzoi/records/broken.md: line 8: expected ',' or ']', but got ':'\n"
+    for args in (("expiry", "broken"), ("tombstone", "broken", "--reason", "gone")):
+        result = run(repo, *args, "--json", prog_name="git-memzoi")
+        assert (result.exit_code, json.loads(result.stdout)["error"]["code"]) == (2, "bad_frontmatter"), args
+        assert result.stderr == expected, args
