@@ -58,17 +58,26 @@ def _finish(
         click.echo(f"  {c['candidate_id']}  {c['action']['kind']:<10} {c['memory']['type']}: {c['memory']['title']}")
     for d in artifact.get("decisions", ()):
         click.echo(f"  {d['candidate_id']}  {d['outcome']}")
+    diffs = {s.get("source_id") for s in artifact.get("sources", ()) if s.get("media_type") == "text/x-diff"}
     for diag in artifact.get("diagnostics", ()):
         rules = diag.get("detectors") or ([diag["detector"]] if "detector" in diag else [])
-        # a diagnostic naming a path comes from a git range: its line is the rendered diff's, not the file's
-        line = diag["line_start"]
-        where = f"{diag['path']} (line {line} of the diff)" if "path" in diag else f"line {line}"
-        click.echo(f"  {diag['code']} at {where}" + (f" ({', '.join(rules)})" if rules else ""))
+        click.echo(f"  {diag['code']} at {_where(diag, diffs)}" + (f" ({', '.join(rules)})" if rules else ""))
     if saved is not None:
         click.echo(f"wrote {saved}")
     step = _next_step(kind, artifact, output, plan_file)
     if step:
         click.echo(f"next: {step}")
+
+
+def _where(diag: Mapping[str, Any], diffs: set[Any]) -> str:
+    """Where a diagnostic points: ``path:line``, or for a diff source (``diffs``: their source ids) the path and
+    the line of the rendered diff, which is not a line of that file."""
+    line = diag["line_start"]
+    if "path" not in diag:
+        return f"line {line}"
+    if diag.get("source_id") in diffs:
+        return f"{diag['path']} (line {line} of the diff)"
+    return f"{diag['path']}:{line}"
 
 
 def _next_step(kind: str, artifact: Mapping[str, Any], output: str | None, plan_file: str | None = None) -> str | None:

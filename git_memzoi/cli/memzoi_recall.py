@@ -17,7 +17,7 @@ from git_memzoi.cli.app import emit_json, json_option
 from git_memzoi.cli.workspace import open_workspace
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi import Workspace, context_pack, recall_schema, record_show
+    from git_memzoi.memzoi import Workspace, recall_schema, record_show
 
 _budget = click.option(
     "--token-budget",
@@ -231,12 +231,12 @@ def context(
     _notes(pack.payload["notes"])
     for warning in pack.payload["warnings"]:
         click.echo(f"warning: {warning}", err=True)
-    click.echo(pack.prompt or _empty_pack(pack))
+    click.echo(pack.prompt or _empty_pack(pack.payload["budget"]))
 
 
-def _empty_pack(pack: context_pack.ContextPack) -> str:
-    """What an empty pack says instead of a bare empty line: nothing matched, or nothing fitted the budget."""
-    budget = pack.payload["budget"]
+def _empty_pack(budget: Mapping[str, Any]) -> str:
+    """What an empty pack (its ``budget`` object) says instead of a bare empty line: nothing matched, or nothing
+    fitted the budget."""
     if not budget["candidate_records"]:
         return "No matching memories."
     return f"No matching memory fits the token budget ({budget['effective']}): raise --token-budget."
@@ -289,8 +289,9 @@ def handoff(
     if as_json:
         emit_json(result.to_json())
     else:
-        _notes(result.payload["context"]["notes"])
-        click.echo(result.text())
+        context = result.payload["context"]
+        _notes(context["notes"])
+        click.echo(result.text() if context["prompt"] else result.text() + _empty_pack(context["budget"]))
 
 
 @click.command()
@@ -340,6 +341,8 @@ def precheck(
         where = f" ({cite['path']})" if cite["path"] else ""
         click.echo(f"[{warning['severity']}] {warning['record_id']}{where}: {warning['message'].splitlines()[0]}")
         click.echo(f"  source: {_source(warning['store'], cite)}")
+        if warning["superseded"]:  # --include-superseded history: never current guidance
+            click.echo("  SUPERSEDED: replaced by a newer record; read it as history")
         if warning["suspect"]:
             reasons = warning["suspect"]["reasons"]
             click.echo("  SUSPECT: " + "; ".join(f"{r['reason']}: {r['message']}" for r in reasons))

@@ -109,6 +109,7 @@ def test_applies_to_reaches_the_record_and_precheck_warns(root: Repo, tmp_path: 
                     "suspect": None,
                     "store": "record",
                     "claim": TITLE,
+                    "superseded": False,
                 }
             ],
         }

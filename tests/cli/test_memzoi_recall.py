@@ -147,6 +147,12 @@ def test_handoff(br01: Repo) -> None:
     assert out["context"]["policy"]["requested_destinations"] == ["repo", "local"]
     text = run(br01, "handoff", "--path", "docs/")
     assert text.stdout.startswith("# Memzoi Handoff\nTask: Handoff for path docs/\nPath: docs/\nReview inbox: ")
+    # nothing to hand over: said as context says it, not two blank lines (a fresh user's walk)
+    nothing = run(br01, "handoff", "--task", "zzyzx")
+    assert nothing.stdout.endswith("`git memzoi review` lists them)\n\nNo matching memories.\n")
+    assert run(br01, "handoff", "--task", "database migration", "--token-budget", "0").stdout.endswith(
+        "\n\nNo matching memory fits the token budget (0): raise --token-budget.\n"
+    )
 
 
 def test_precheck(br01: Repo) -> None:

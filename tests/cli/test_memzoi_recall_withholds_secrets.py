@@ -161,6 +161,7 @@ PRECHECK_WARNING = {
     "suspect": None,
     "store": "record",
     "claim": "[withheld]",
+    "superseded": False,
 }
 
 

@@ -89,6 +89,25 @@ def test_historical_queries_hide_superseded_unless_asked_and_tombstoned_always(r
     ]  # the text output says which one is history
 
 
+def test_precheck_marks_a_superseded_risk_it_brings_back_as_history(root: Repo) -> None:
+    """``precheck --include-superseded`` listed a retired risk exactly like a current one (a fresh user's walk)."""
+    risk = {"memory_type": "risk", "applies_to": ("deploy.sh",)}
+    repos.write_record(root, "deploy-old", "Deploy by hand", "Run deploy.sh twice.", status="superseded", **risk)
+    repos.write_record(root, "deploy-new", "Deploy in CI", "CI runs deploy.sh.", supersedes="deploy-old", **risk)
+    assert [w["record_id"] for w in ok_json(root, "precheck", "--path", "deploy.sh", env=repos.PINNED)["warnings"]] == [
+        "deploy-new"
+    ]
+    out = ok_json(root, "precheck", "--path", "deploy.sh", "--include-superseded", env=repos.PINNED)
+    assert sorted((w["record_id"], w["superseded"]) for w in out["warnings"]) == [
+        ("deploy-new", False),
+        ("deploy-old", True),
+    ]
+    text = run(root, "precheck", "--path", "deploy.sh", "--include-superseded", env=repos.PINNED).stdout
+    old = text[text.index("deploy-old") :]
+    assert "\n  SUPERSEDED: replaced by a newer record; read it as history\n" in old
+    assert text.count("SUPERSEDED") == 1
+
+
 @pytest.mark.parametrize(
     ("flags", "message"),
     [

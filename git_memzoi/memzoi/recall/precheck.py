@@ -236,6 +236,7 @@ def _warning(h: _Hit, path: str | None, suspect: SuspectJson | None) -> WarningJ
         "suspect": None if suspect is None else suspect.copy(),
         "store": "entry" if entry else "record",
         "claim": row["title"],
+        "superseded": row["status"] == "superseded",
     }
 
 
@@ -268,4 +269,5 @@ def _withheld_warning(row: Mapping[str, Any], entry: WithheldJson) -> WarningJso
         "suspect": None,
         "store": row.get("store") or "record",
         "claim": "[withheld]",
+        "superseded": row["status"] == "superseded",
     }

@@ -191,6 +191,7 @@ class WarningJson(TypedDict):
     suspect: SuspectJson | None
     store: str
     claim: str
+    superseded: bool  # a replaced record brought back by --include-superseded: history, not current guidance
 
 
 class PrecheckJson(TypedDict):
