@@ -225,8 +225,9 @@ def _hook_input() -> dict[str, Any]:
 @store_options
 @json_option
 @click.option("--fix", is_flag=True, help="Regenerate INDEX.md when it has drifted.")
+@click.option("--skip-without-store", is_flag=True, hidden=True)  # the pre-commit framework's memkeep-lint hook
 @click.pass_context
-def lint(ctx: click.Context, /, as_json: bool, fix: bool, **given: Any) -> None:
+def lint(ctx: click.Context, /, as_json: bool, fix: bool, skip_without_store: bool, **given: Any) -> None:
     """Validate the envelope, taxonomies, explains graph, size caps and INDEX consistency.
 
     Example: git memkeep lint --fix
@@ -234,7 +235,14 @@ def lint(ctx: click.Context, /, as_json: bool, fix: bool, **given: Any) -> None:
     from git_memzoi.cli import render
     from git_memzoi.memkeep import api
 
-    result = api.lint(_options(ctx, **given), fix=fix)
+    try:
+        result = api.lint(_options(ctx, **given), fix=fix)
+    except api.StoreNotFound:
+        if not skip_without_store:
+            raise
+        # a repository with .memzoi/ alone, or no memory yet: the published hook must not block its commits
+        click.echo("memkeep: no memkeep store in this repository; nothing to lint")
+        ctx.exit(0)
     emit_json(api.schema.lint_json(result)) if as_json else click.echo(render.lint_text(result))
     ctx.exit(result.exit_code)
 

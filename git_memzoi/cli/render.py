@@ -17,6 +17,8 @@ def plural(count: int, noun: str) -> str:
 
 def status_text(result: StatusResult, *, verbose_clean: bool = True) -> str:
     """``status`` for people: a summary line, then one line per verdict, stale entry and unreadable file."""
+    from git_memzoi.memkeep import api  # its names load on first use: STALE_NOTE only the report's module
+
     report = result.report
     head = report.head[:12] if report.head else "no commits yet"
     suspect = len(report.suspect_ids)
@@ -27,7 +29,7 @@ def status_text(result: StatusResult, *, verbose_clean: bool = True) -> str:
     for v in report.verdicts:
         lines.append(f"  suspect    {v.id}  {v.reason}: {v.message}")
     for entry_id in report.stale:
-        lines.append(f"  stale      {entry_id}  failed its last verify; fix the claim or tombstone it")
+        lines.append(f"  stale      {entry_id}  {api.STALE_NOTE}")
     for u in result.unreadable:
         where = f"{u.path}:{u.line}" if u.line else u.path
         lines.append(f"  broken     {where}  {u.reason}")

@@ -8,10 +8,12 @@ are neighbours. git runs this driver for the paths ``.gitattributes`` marks ``me
 
 Why a line merge rather than a rebuild from the entries: git runs content drivers while it merges in memory,
 before it writes the merged entries to the working tree, so the entries on disk are still ours alone. The
-index is a sorted set of lines, one per entry, so a three-way merge of line sets is exactly what ``index``
-would write from the merged entries whenever those merge cleanly; where both sides changed one entry
-differently (the entry itself conflicts then) both lines are kept, and ``post-merge`` regenerates the file
-from the merged tree (:func:`regenerate`) and says so. The driver never needs a human for an index and exits 0.
+index is a sorted set of lines, one per entry, so a three-way merge per entry is exactly what ``index`` would
+write from the merged entries whenever those merge cleanly: a line one side changed takes that side's, and
+where both sides changed one entry (its status on one, its claim on the other) the line is merged cell by cell,
+as git merges the entry's own lines. Only where both changed one cell differently (the entry itself conflicts
+then) are both lines kept, and ``post-merge`` regenerates the file from the merged tree (:func:`regenerate`)
+and says so. The driver never needs a human for an index and exits 0.
 A record file both sides changed is merged field by field (:mod:`~git_memzoi.integrations.record_merge`).
 """
 
@@ -49,9 +51,11 @@ class DriverResult:
 
 
 def merge_index_lines(base: str, ours: str, theirs: str) -> str:
-    """The INDEX.md text merged three ways (pure): a line is kept when both sides have it, or when one side
-    added it (the ancestor did not have it); a line one side removed or changed goes. The result has
-    memkeep's header and its lines sorted by id, as ``git memkeep index`` writes them.
+    """The INDEX.md text merged three ways, entry by entry (pure; module docstring): an entry's line both sides
+    kept, or only one side changed, added or removed, is that side's; one both sides changed is merged cell by
+    cell (``id | type | status | claim``: each cell from the side that changed it); one whose same cell both
+    changed differently, or that both added differently, keeps both lines for ``post-merge`` to settle. The
+    result has memkeep's header and its lines sorted by id, as ``git memkeep index`` writes them.
 
     Args:
         base, ours, theirs: the ancestor's, our and their INDEX.md text (``""`` when absent on that side).
@@ -60,14 +64,48 @@ def merge_index_lines(base: str, ours: str, theirs: str) -> str:
     """
     from git_memzoi.memkeep import api
 
-    o, a, b = _lines(base), _lines(ours), _lines(theirs)
-    kept = (a & b) | (a - o) | (b - o)
-    ordered = sorted(kept, key=lambda line: (line.split(" | ", 1)[0], line))
+    o, a, b = _by_id(base), _by_id(ours), _by_id(theirs)
+    kept: list[str] = []
+    for entry_id in sorted(o.keys() | a.keys() | b.keys()):
+        kept += _merged_entry(o.get(entry_id, ()), a.get(entry_id, ()), b.get(entry_id, ()))
+    ordered = sorted(set(kept), key=lambda line: (line.split(" | ", 1)[0], line))
     return api.INDEX_HEADER + "".join(line + "\n" for line in ordered)
 
 
-def _lines(text: str) -> set[str]:
-    return {line for line in text.splitlines() if line.strip() and not line.startswith(_HEADER_STARTS)}
+def _merged_entry(base: tuple[str, ...], ours: tuple[str, ...], theirs: tuple[str, ...]) -> tuple[str, ...]:
+    """One entry's lines merged three ways (each side holds one line, none, or several left by a past merge)."""
+    if ours == theirs or theirs == base:
+        return ours
+    if ours == base:
+        return theirs
+    if len(base) == len(ours) == len(theirs) == 1:
+        cells = _merged_cells(base[0].split(" | "), ours[0].split(" | "), theirs[0].split(" | "))
+        if cells is not None:
+            return (" | ".join(cells),)
+    changed = {*ours, *theirs} - set(base)  # a real conflict: both sides' lines, for post-merge to settle
+    return tuple(sorted(changed or {*ours, *theirs}))
+
+
+def _merged_cells(base: list[str], ours: list[str], theirs: list[str]) -> list[str] | None:
+    """The cells of one index line merged three ways, or ``None`` when one cell was changed differently on both
+    sides (or a line is not the four cells memkeep writes)."""
+    if not len(base) == len(ours) == len(theirs) == 4:
+        return None
+    merged = []
+    for o, a, b in zip(base, ours, theirs, strict=True):
+        if a != o and b != o and a != b:
+            return None
+        merged.append(b if a == o else a)
+    return merged
+
+
+def _by_id(text: str) -> dict[str, tuple[str, ...]]:
+    """The index lines of ``text`` by entry id (header and comment lines left out)."""
+    out: dict[str, list[str]] = {}
+    for line in text.splitlines():
+        if line.strip() and not line.startswith(_HEADER_STARTS):
+            out.setdefault(line.split(" | ", 1)[0], []).append(line)
+    return {entry_id: tuple(sorted(lines)) for entry_id, lines in out.items()}
 
 
 def run(ancestor: Path, current: Path, other: Path, path: str) -> DriverResult:

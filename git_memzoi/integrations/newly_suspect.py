@@ -1,4 +1,5 @@
-"""post-merge / post-checkout: the memkeep entries that are suspect at the new HEAD and were not at the old one.
+"""post-merge / post-checkout: the memkeep entries that are suspect at the new HEAD and were not at the old one,
+and those the move brought in marked ``stale`` (a teammate's failed ``verify``: the claim no longer holds).
 
 The store is evaluated twice with the same pure staleness core: at the new HEAD (the working tree's entries, as
 ``git memkeep status`` does) and at the old HEAD, with each entry as it was in the old commit's tree (an entry
@@ -74,24 +75,27 @@ def report_lines(view: Pygit2RepoView, old: str | None, new: str, hook: str) -> 
             session = api.open_session(api.Options(start=view.root))
             clock = SystemClock()
             now = api.report(session, clock)
-            before = None
-            if old is not None and now.verdicts:
+            before, stale_before = None, None
+            if old is not None and (now.verdicts or now.stale):
                 entries = _entries_at(view, session.store, session.loaded.entries, old, new)
+                stale_before = {e.id for e in entries if e.fields.get("status") == "stale"}
                 wanted = _with_dependencies({v.id for v in now.verdicts}, entries)
                 before = _compute_at([e for e in entries if e.id in wanted], view, old, new, clock, session)
     except MemzoiError:
         return []  # no store here (or it cannot be read): nothing to report
     span = f"{old[:12]}..{new[:12]}" if old else new[:12]
-    if before is None:
-        verdicts = list(now.verdicts)
+    if before is None or stale_before is None:
+        verdicts, stale = list(now.verdicts), list(now.stale)
         title = f"memkeep: after {hook} ({span}) these entries are suspect now:"
     else:
         earlier = {v.id for v in before.verdicts}
         verdicts = [v for v in now.verdicts if v.id not in earlier]
+        stale = [entry_id for entry_id in now.stale if entry_id not in stale_before]  # a teammate's failed verify
         title = f"memkeep: after {hook} ({span}) these entries became suspect:"
-    if not verdicts:
+    if not verdicts and not stale:
         return []
-    return [title, *(f"  suspect    {v.id}  {v.reason}: {v.message}" for v in verdicts), FOOTER]
+    lines = [f"  stale      {entry_id}  {api.STALE_NOTE}" for entry_id in stale]
+    return [title, *lines, *(f"  suspect    {v.id}  {v.reason}: {v.message}" for v in verdicts), FOOTER]
 
 
 def _with_dependencies(ids: set[str], entries: Sequence[Entry]) -> set[str]:

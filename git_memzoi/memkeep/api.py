@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from git_memzoi.memkeep.index import render as render_index
     from git_memzoi.memkeep.lint import Violation
     from git_memzoi.memkeep.lint import lint as lint_entries
-    from git_memzoi.memkeep.report import StalenessReport, Unchecked, Verdict
+    from git_memzoi.memkeep.report import STALE_NOTE, StalenessReport, Unchecked, Verdict
     from git_memzoi.memkeep.store import LoadedStore, Store, StoreNotFound, Unreadable, entry_signatures
     from git_memzoi.memkeep.store import cache_for as store_cache
     from git_memzoi.memkeep.store import load as load_store
@@ -42,6 +42,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "INDEX_HEADER",
+    "STALE_NOTE",
     "Entry",
     "IndexResult",
     "LintResult",
@@ -105,6 +106,7 @@ _FACE = {
     "Unchecked": "report:Unchecked",
     "Verdict": "report:Verdict",
     "StalenessReport": "report:StalenessReport",
+    "STALE_NOTE": "report:STALE_NOTE",
     "Violation": "lint:Violation",
     "VerifyItem": "verify:VerifyItem",
     "VerifyResult": "verify:VerifyResult",

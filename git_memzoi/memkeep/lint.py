@@ -29,6 +29,8 @@ NEEDS_ANCHOR = ("verified", "observed")
 _ANCHOR = lazy(r"^[0-9a-f]{7,64}$")
 _ID = lazy(r"^[^\s|/\\]+$")
 _ISO_DAY = lazy(r"[0-9]{4}-[0-9]{2}-[0-9]{2}")
+# git's opening and closing conflict markers (diff3's ||||||| too); a lone ======= may be a Markdown heading's rule
+_CONFLICT = lazy(r"^(?:<{7}|>{7}|\|{7})(?: |$)")
 
 
 @dataclass(frozen=True)
@@ -156,6 +158,26 @@ def _entry_rules(entry: Entry, today: dt.date, size: int | None) -> list[Violati
     out.extend(_status_rules(entry))
     out.extend(_claim_rules(entry, size))
     out.extend(_validity_rules(entry))
+    out.extend(_conflict_rules(entry))
+    return out
+
+
+def _conflict_rules(entry: Entry) -> list[Violation]:
+    """A conflict marker left by a merge, in the body or a text field: committed, it would become the claim (a
+    fresh user's walk committed ``<<<<<<< HEAD`` as one)."""
+    out = []
+    for offset, line in enumerate(entry.body.splitlines()):
+        if _CONFLICT.search(line):
+            where = f"line {entry.body_line + offset}"
+            message = f"a merge conflict marker at {where} ({line.split(' ', 1)[0]}); resolve the conflict"
+            out.append(Violation(entry.path, entry.id, "body", "conflict_marker", message, entry.body_line + offset))
+            return out
+    for name, value in entry.fields.items():
+        if isinstance(value, str) and any(_CONFLICT.search(line) for line in value.splitlines()):
+            out.append(
+                _v(entry, name, "conflict_marker", f"{name} holds a merge conflict marker; resolve the conflict")
+            )
+            return out
     return out
 
 

@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
+STALE_NOTE = "failed its last verify; fix the claim or tombstone it"  # a stale entry's line, wherever one is listed
+
 
 class Verdict(NamedTuple):
     """One reason one entry is suspect (one object per entry × reason in ``status --json``).

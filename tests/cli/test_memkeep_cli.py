@@ -394,6 +394,27 @@ def test_lint_says_whether_a_date_is_misspelt_or_no_calendar_day(repo: Repo) -> 
     ]
 
 
+def test_lint_refuses_a_merge_conflict_left_in_an_entry(repo: Repo) -> None:
+    """A fresh user's walk committed an entry whose claim was ``<<<<<<< HEAD``: lint and the commit guard pass it."""
+    head = repo.commit_paths("base", {"src/a.py": "a\n"})
+    conflicted = "<<<<<<< HEAD\nThe timeout is 30 s.\n=======\nThe timeout is 60 s.\n>>>>>>> theirs"
+    files = {
+        "conflicted": raw_entry("conflicted", head, conflicted),
+        "in-evidence": raw_entry("in-evidence", head, evidence="|\n  ran it\n  >>>>>>> theirs"),
+        "heading": raw_entry("heading", head, "A claim that holds.\n\nDetails\n=======\n\nA setext heading."),
+    }
+    data = _lint_store(repo, files)
+    assert sorted((v["id"], v["rule"], v["field"], v["message"]) for v in data["violations"]) == [
+        (
+            "conflicted",
+            "conflict_marker",
+            "body",
+            "a merge conflict marker at line 14 (<<<<<<<); resolve the conflict",
+        ),
+        ("in-evidence", "conflict_marker", "evidence", "evidence holds a merge conflict marker; resolve the conflict"),
+    ]
+
+
 def test_lint_clean_baseline_and_boundaries(repo: Repo) -> None:
     head = repo.commit_paths("base", {"src/a.py": "a\n"})
     files = {

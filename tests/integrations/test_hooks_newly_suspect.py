@@ -76,6 +76,28 @@ def test_post_checkout_lists_only_newly_suspect_entries_and_their_dependents(mov
     assert hook(repo, "post-checkout", "--", feature, main, "1").stderr == ""
 
 
+def test_a_merge_that_brings_a_teammates_failed_verify_lists_the_entry_stale(moved: tuple[Repo, str, str]) -> None:
+    """A teammate's verify proved ``fresh`` wrong (status ``stale``); the merge that brings it said nothing of it,
+    only of what became suspect (a fresh user's walk)."""
+    repo, main, _ = moved
+    repo.git("checkout", "-q", "-b", "teammate", main)
+    entry = repo.root / "agent-memory/entries/fresh.md"
+    entry.write_text(entry.read_text().replace("status: verified", "status: stale"))
+    stale = repo.commit("verify: fresh failed")
+    repo.git("checkout", "-q", "main")
+    repo.git("merge", "-q", "--ff-only", "teammate")
+    assert hook(repo, "post-checkout", "--", main, stale, "1").stderr == "\n".join(
+        [
+            f"memkeep: after post-checkout ({main[:12]}..{stale[:12]}) these entries became suspect:",
+            "  stale      fresh  failed its last verify; fix the claim or tombstone it",
+            "  suspect    depends  dependency_suspect: depends on fresh (stale)",
+            FOOTER,
+            "",
+        ]
+    )
+    assert hook(repo, "post-checkout", "--", stale, stale, "1").stderr == ""  # nothing moved: nothing new
+
+
 def test_after_a_clone_the_message_says_suspect_now(moved: tuple[Repo, str, str]) -> None:
     repo, main, _ = moved
     result = hook(repo, "post-checkout", "--", "0" * 40, main, "1")

@@ -100,6 +100,23 @@ def test_scope_warning_shows_on_a_passing_commit_without_verbose_flag(project: R
     assert SCOPE_WARNING in output(proc) and "  app-prints  (agent-memory/entries/app-prints.md)" in output(proc)
 
 
+def test_a_repository_without_a_memkeep_store_commits_with_every_published_hook(repo: Repo) -> None:
+    """``.memzoi/`` alone (or no memory yet): memkeep-lint refused every commit with ``no memkeep store found`` (a
+    fresh user's walk); it passes and says why, while a store that breaks a rule still fails it."""
+    init(Layout(repo.root))
+    repo.write(".pre-commit-config.yaml", local_config())
+    repo.commit("init")
+    assert pre_commit(repo.root, "install").returncode == 0
+    repo.write("notes.md", "# Notes\n")
+    repo.git("add", "-A")
+    proc = run(repo.root, "git", "commit", "-m", "notes")
+    assert proc.returncode == 0, output(proc)
+    lint = pre_commit(repo.root, "run", "memkeep-lint", "--verbose")
+    assert lint.returncode == 0 and "memkeep: no memkeep store in this repository; nothing to lint" in lint.stdout
+    repo.write("agent-memory/entries/broken.md", "---\nid: [unclosed\n---\n")
+    assert pre_commit(repo.root, "run", "memkeep-lint").returncode == 1  # a store, and a broken entry in it
+
+
 def test_memkeep_status_manual_stage_prints_the_suspect_report(project: Repo) -> None:
     project.write("src/app.py", "print('v2')\n")
     project.git("commit", "-q", "--no-verify", "-am", "code moves")

@@ -191,6 +191,50 @@ def test_the_driver_merges_index_lines_three_ways() -> None:
     assert derived_merge.merge_index_lines("", "", "") == header
 
 
+def test_an_entry_both_sides_changed_merges_cell_by_cell() -> None:
+    """One side re-verified the entry's status, the other reworded its claim: the entry merges cleanly, so its index
+    line is the merged entry's, never both lines (a fresh user's walk found both committed)."""
+    header = api.INDEX_HEADER
+    base = header + "eps | fact | verified | Eps claim.\nz | fact | verified | Z.\n"
+    ours = header + "eps | fact | verified | Eps claim, reworded.\nz | fact | verified | Z.\n"
+    theirs = header + "eps | fact | observed | Eps claim.\nz | fact | stale | Z.\n"
+    assert derived_merge.merge_index_lines(base, ours, theirs) == (
+        header + "eps | fact | observed | Eps claim, reworded.\nz | fact | stale | Z.\n"
+    )
+    # the same cell changed two ways: the entry conflicts too, both lines wait for post-merge
+    clash = header + "eps | fact | verified | Eps, otherwise.\nz | fact | verified | Z.\n"
+    assert derived_merge.merge_index_lines(base, ours, clash) == (
+        header
+        + "eps | fact | verified | Eps claim, reworded.\neps | fact | verified | Eps, otherwise.\n"
+        + "z | fact | verified | Z.\n"
+    )
+
+
+@pytest.mark.parametrize("how", ["merge", "rebase"])
+def test_a_status_change_and_a_reworded_claim_merge_into_one_index_line(repo: Repo, how: str) -> None:
+    _base(repo)
+    repo.git("checkout", "-q", "-b", "theirs", "main")
+    path = repo.root / ENTRIES / "base-2.md"
+    path.write_text(path.read_text().replace("status: verified", "status: observed"))
+    _index(repo)
+    repo.commit("theirs: observed")
+    repo.git("checkout", "-q", "main")
+    path.write_text(path.read_text().replace("Claim base-2.", "Claim base-2, reworded."))
+    _index(repo)
+    repo.commit("ours: reworded")
+    if how == "merge":
+        done = _merge(repo, "theirs")
+    else:
+        done = subprocess.run(["git", "rebase", "-q", "theirs"], cwd=repo.root, capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert repo.git("status", "--porcelain") == ""
+    committed = repo.git("show", f"HEAD:{INDEX}")
+    assert [line for line in committed.splitlines() if line.startswith("base-2 ")] == [
+        "base-2 | fact | observed | Claim base-2, reworded."
+    ]
+    assert _drift(repo) == ""
+
+
 def test_the_driver_command_writes_over_current_and_exits_0(tmp_path: Path) -> None:
     header = api.INDEX_HEADER
     files = {name: tmp_path / name for name in ("O", "A", "B")}
