@@ -15,6 +15,7 @@ under this hook's own ``$0``; status tells a shim they rewrote apart and recomme
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import sys
@@ -43,6 +44,10 @@ MANIFEST_HINT = (
     ".pre-commit-config.yaml (docs/integrations.md, pre-commit framework) instead of the shims"
 )
 UNINSTALL_HINT = ", then run `git memzoi hooks uninstall`"
+FRAMEWORK_INSTALL_HINT = (
+    "the pre-commit framework's config runs git memzoi, but its hook scripts are not installed: run `pre-commit "
+    "install --hook-type pre-commit --hook-type post-merge --hook-type post-checkout`"
+)
 FRAMEWORK_DONE_HINT = (
     "the pre-commit framework runs git memzoi for every hook: run `git memzoi hooks uninstall` (a shim runs the "
     "guard a second time)"
@@ -236,9 +241,16 @@ def hooks_dirs(start: Path) -> HooksDirs:
 
 
 def status(start: Path) -> HooksReport:
-    """The state of each hook type, telling installed, missing, foreign and bypassed apart."""
+    """The state of each hook type, telling installed, missing, foreign and bypassed apart; the recommendation
+    also names a merge driver ``.gitattributes`` asks for that this clone lacks
+    (:func:`~git_memzoi.integrations.merge_config.unregistered_hint`)."""
     dirs = hooks_dirs(start)
-    return _report(dirs, ())
+    report = _report(dirs, ())
+    missing = merge_config.unregistered_hint(dirs.root) if dirs.root is not None else ""
+    if not missing:
+        return report
+    joined = f"{report.recommendation}; {missing}" if report.recommendation else missing
+    return dataclasses.replace(report, recommendation=joined)
 
 
 def _report(dirs: HooksDirs, actions: tuple[str, ...]) -> HooksReport:
@@ -255,6 +267,8 @@ def _recommend(dirs: HooksDirs, hooks: tuple[HookState, ...]) -> str:
         leftover = any(is_ours(path) for h in hooks for path in _shim_paths(dirs, h.hook))
         if all(_framework_runs(dirs, h.hook) for h in hooks):
             return FRAMEWORK_DONE_HINT if leftover else ""
+        if all(_configured(dirs, h.hook) for h in hooks):  # the config names memzoi: only `pre-commit install` is due
+            return FRAMEWORK_INSTALL_HINT
         return MANIFEST_HINT + (UNINSTALL_HINT if leftover else "")
     chained = {hook_managers.manager(p) for h in hooks if (p := chained_by(dirs.effective, h.hook)) is not None}
     name = hook_managers.in_use(dirs.effective, dirs.root, {h.owner for h in hooks} | chained)
@@ -272,8 +286,13 @@ def _shim_paths(dirs: HooksDirs, hook: str) -> tuple[Path, ...]:
 
 def _framework_runs(dirs: HooksDirs, hook: str) -> bool:
     """True when git runs the framework's script for ``hook`` and its config runs memzoi for it."""
+    return _configured(dirs, hook) and owner(dirs.effective / hook) == "pre-commit"
+
+
+def _configured(dirs: HooksDirs, hook: str) -> bool:
+    """True when ``.pre-commit-config.yaml`` runs memzoi for ``hook`` (whether or not its script is installed)."""
     runs = hook_managers.durable(dirs.effective, dirs.root, hook)
-    return runs is not None and runs[0] == "pre-commit" and owner(dirs.effective / hook) == "pre-commit"
+    return runs is not None and runs[0] == "pre-commit"
 
 
 def _manager_hint(dirs: HooksDirs, hooks: tuple[HookState, ...], name: str) -> str:

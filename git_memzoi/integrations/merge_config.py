@@ -97,6 +97,22 @@ def uninstall(start: Path) -> MergeSetup:
     return MergeSetup((removed,), (), (removed,))
 
 
+def unregistered_hint(root: Path) -> str:
+    """What to do when ``.gitattributes`` at ``root`` marks paths ``merge=memzoi`` but this clone's git config
+    has no such driver (a fresh clone: git config is not cloned), else ``""``. git then merges those paths as
+    text: two branches' INDEX.md lines conflict for a human (a fresh user's walk found nothing said so)."""
+    try:
+        text = (root / ".gitattributes").read_text("utf-8", errors="replace")
+    except OSError:
+        return ""
+    if not any(f"merge={DRIVER}" in line.split() for line in text.splitlines()) or registered(root):
+        return ""
+    return (
+        f".gitattributes marks memory files merge={DRIVER} but this clone has no such merge driver (git config is "
+        "not cloned): run `git memzoi hooks install` so they merge without a human"
+    )
+
+
 def registered(start: Path) -> str | None:
     """The driver command the repository's config holds, or ``None`` when the driver is not registered."""
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView

@@ -211,6 +211,16 @@ def test_status_counts_the_manifest_hooks_as_installed(project: Repo) -> None:
     assert output(run(project.root, "git", "commit", "-m", "change")).count(SCOPE_WARNING) == 1
 
 
+def test_after_pre_commit_uninstall_status_says_to_install_the_framework_again(project: Repo) -> None:
+    """The config still runs memzoi; only the framework's scripts are gone: the advice to add the hooks to the
+    config, which already holds them, was wrong (a fresh user's walk)."""
+    stages = ("--hook-type", "pre-commit", "--hook-type", "post-merge", "--hook-type", "post-checkout")
+    assert pre_commit(project.root, "uninstall", *stages).returncode == 0
+    assert git_hooks.status(project.root).recommendation == git_hooks.FRAMEWORK_INSTALL_HINT
+    assert pre_commit(project.root, "install", *stages).returncode == 0
+    assert git_hooks.status(project.root).recommendation == ""
+
+
 def test_shims_left_under_the_manifest_hooks_are_named(repo: Repo) -> None:
     """Shims first, then the framework with the manifest's hooks: the guard would run twice; status says which."""
     init(Layout(repo.root))

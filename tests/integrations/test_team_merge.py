@@ -459,6 +459,23 @@ def test_a_fresh_clone_of_an_initialised_repository_works(repo: Repo, tmp_path: 
     assert (clone.root / f".memzoi/records/{made}.md").is_file()
 
 
+def test_hooks_status_names_the_merge_driver_a_fresh_clone_lacks(repo: Repo, tmp_path: Path) -> None:
+    """git config is not cloned: .gitattributes asks for merge=memzoi, git finds no driver and merges as text."""
+    from git_memzoi.integrations import git_hooks
+
+    _base(repo)  # registers the driver and writes .gitattributes
+    repo.commit("attributes")
+    assert "merge driver" not in git_hooks.status(repo.root).recommendation
+    subprocess.run(["git", "clone", "-q", str(repo.root), str(tmp_path / "clone")], check=True)
+    clone = tmp_path / "clone"
+    assert git_hooks.status(clone).recommendation.endswith(
+        ".gitattributes marks memory files merge=memzoi but this clone has no such merge driver (git config is "
+        "not cloned): run `git memzoi hooks install` so they merge without a human"
+    )
+    git_hooks.install(clone)
+    assert git_hooks.status(clone).recommendation == ""
+
+
 def test_a_branch_made_after_init_before_the_first_record_works(repo: Repo) -> None:
     assert run(repo, "init").exit_code == 0
     repo.commit("init")
