@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from git_memzoi.integrations import git_hooks, hook_managers
+from git_memzoi.integrations import git_hooks, hook_managers, merge_config
 from tests.support.repos import Repo, entry_text
 
 BIN = Path(sys.executable).parent
@@ -339,6 +339,13 @@ def test_husky_durable_everywhere_with_shims_left_recommends_uninstall(husky: Hu
         "husky runs git memzoi for every hook: run `git memzoi hooks uninstall` (the shims are not needed)"
     )
     git_hooks.uninstall(project.root)
+    report = git_hooks.status(project.root)
+    assert [(h.state, h.owner) for h in report.hooks] == [("installed", "husky")] * 3
+    # uninstall took the merge driver too, which .gitattributes still asks for: install registers it again and,
+    # husky running memzoi for every hook, writes no shim
+    assert (report.recommendation, report.exit_code) == (merge_config.unregistered_hint(project.root), 0)
+    assert report.recommendation
+    git_hooks.install(project.root)
     report = git_hooks.status(project.root)
     assert [(h.state, h.owner) for h in report.hooks] == [("installed", "husky")] * 3
     assert (report.recommendation, report.exit_code) == ("", 0)

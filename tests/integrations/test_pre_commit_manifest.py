@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from ruamel.yaml import YAML
 
-from git_memzoi.integrations import git_hooks
+from git_memzoi.integrations import git_hooks, merge_config
 from git_memzoi.memzoi.layout import Layout, init
 from tests.support.repos import PROJECT, Repo, entry_text
 
@@ -236,7 +236,10 @@ def test_shims_left_under_the_manifest_hooks_are_named(repo: Repo) -> None:
         "pre-commit.legacy runs it again (uninstall the shims)"
     )
     git_hooks.uninstall(repo.root)
+    assert git_hooks.status(repo.root).recommendation == merge_config.unregistered_hint(repo.root) != ""
+    git_hooks.install(repo.root)  # the driver again; the framework runs memzoi, so no shim
     assert git_hooks.status(repo.root).recommendation == ""
+    assert not any(git_hooks.is_ours(p) for p in (repo.root / ".git" / "hooks").iterdir())
 
 
 def test_ci_mode_says_the_files_are_on_the_branch(project: Repo) -> None:
