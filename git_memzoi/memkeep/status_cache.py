@@ -37,7 +37,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi import __version__
-from git_memzoi.core import gitenv
+from git_memzoi.core import gitenv, gitrefs
 from git_memzoi.core.parse_cache import RACY_NS
 from git_memzoi.errors import MemzoiError
 
@@ -46,7 +46,6 @@ if TYPE_CHECKING:
 
 VERSION = 1
 MAGIC = b"memzoi status cache 1\n"
-_HEX = frozenset("0123456789abcdef")
 # git's variables that move the repository, its objects or its history without touching a file the key reads
 _GIT_SETTINGS = (
     "GIT_COMMON_DIR",
@@ -96,7 +95,7 @@ def _key(options: Options) -> Key | None:
     if root is None or dirs is None:
         return None
     git_dir, common = (d.resolve() for d in dirs)
-    head = _head(git_dir, common)
+    head = gitrefs.plain_head(git_dir, common)
     if head is None:
         return None
     store = store_mod.locate(start, root, store=options.store, store_dir=options.store_dir)
@@ -127,49 +126,6 @@ def _bytes(path: Path) -> bytes | None:
         return path.read_bytes()
     except FileNotFoundError:
         return None
-
-
-def _head(git_dir: Path, common: Path) -> tuple[str, str] | None:
-    """``(HEAD file text, commit id)``, following a branch through loose refs then ``packed-refs``; ``None`` for
-    an unborn branch, a reftable, replace refs or anything else not read plainly."""
-    if (common / "reftable").exists() or _has_replace_refs(common):
-        return None
-    text = (git_dir / "HEAD").read_text("utf-8")
-    target = text.strip()
-    for _ in range(5):  # a symbolic ref chain, as git bounds it
-        if not target.startswith("ref: "):
-            return (text, target) if len(target) == 40 and set(target) <= _HEX else None
-        name = target.removeprefix("ref: ").strip()
-        if not name.startswith("refs/") or ".." in name:
-            return None
-        base = git_dir if name.startswith(("refs/bisect/", "refs/worktree/", "refs/rewritten/")) else common
-        try:
-            target = (base / name).read_text("utf-8").strip()
-        except (FileNotFoundError, NotADirectoryError, IsADirectoryError):
-            packed = _packed(common).get(name)
-            if packed is None:
-                return None
-            target = packed
-    return None
-
-
-def _has_replace_refs(common: Path) -> bool:
-    replace = common / "refs" / "replace"
-    return (replace.is_dir() and any(replace.iterdir())) or any(n.startswith("refs/replace/") for n in _packed(common))
-
-
-def _packed(common: Path) -> dict[str, str]:
-    try:
-        data = (common / "packed-refs").read_text("utf-8")
-    except FileNotFoundError:
-        return {}
-    refs: dict[str, str] = {}
-    for line in data.splitlines():
-        if line[:1] in ("#", "^", ""):
-            continue
-        oid, _, name = line.partition(" ")
-        refs[name] = oid
-    return refs
 
 
 def load(found: Key) -> StatusResult | None:

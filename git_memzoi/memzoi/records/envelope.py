@@ -141,6 +141,11 @@ def seal(
     scope = list(request.scope or _globs(old.get("scope")) or default_scope)
     ttl = request.ttl_days if request.ttl_days is not None else _ttl(old.get("ttl_days"))
     check: Any = {"run": request.check, "safe": request.check_safe} if request.check else old.get("check")
+    if request.anchor is None and not scope and ttl is None and check is None:
+        from git_memzoi.core.gitrefs import head_commit
+
+        if head_commit(root) is not None:  # nothing to watch, and a commit exists: no pygit2 (45-100 ms) needed
+            return Sealed(None, "no_scope")
     rev = request.anchor or "HEAD"
     anchor = Pygit2RepoView(root).resolve_commit(rev)
     if anchor is None and request.anchor is not None:

@@ -406,6 +406,28 @@ def test_propose_apply_supersede_and_tombstone_never_load_the_yaml_library(ctx: 
     assert statuses == {"use-pnpm": "superseded", "use-uv": "tombstoned"}
 
 
+UNSCOPED = """
+import datetime as dt, json, sys
+from pathlib import Path
+from git_memzoi.core.clock import FixedClock
+from git_memzoi.memzoi import inbox, workspace
+now = dt.datetime(2026, 7, 10, 12, tzinfo=dt.timezone.utc)
+ctx = workspace.open_workspace(Path(sys.argv[1]), clock=FixedClock(now.date(), now), actor="agent")
+draft = inbox.make_draft(title="Use pnpm", body="Install with pnpm.", sensitivity="repo-safe", actor="agent")
+result = inbox.propose(ctx, draft, memzoi_home=None, apply=True)
+print(json.dumps([result.watch.reason if result.watch else None, "pygit2" in sys.modules]))
+"""
+
+
+def test_an_unscoped_record_is_written_without_loading_pygit2(ctx: Workspace, repo: Repo) -> None:
+    """Nothing watches it, and HEAD (read from the refs) has a commit: its reason is no_scope, and the write does
+    not pay pygit2's import (45-100 ms, issue 17 "writes"); without a commit it is no_commits, as before."""
+    repo.commit("code", **{"src/app.py": "x\n"})
+    run = [sys.executable, "-c", UNSCOPED, str(ctx.layout.root)]
+    proc = subprocess.run(run, capture_output=True, text=True, check=True, cwd=PROJECT)
+    assert json.loads(proc.stdout) == ["no_scope", False]
+
+
 # --------------------------------------------------------------------------------------------- inbox apply
 
 
