@@ -8,7 +8,7 @@ from typing import Any
 
 from git_memzoi.memzoi.proposals import packets
 from tests.support.repos import NOW_TEXT as NOW
-from tests.support.repos import Repo, ok_json
+from tests.support.repos import Repo, git_range_request, ok_json
 
 
 def capture(repo: Repo, *plan_args: str, plan_file: str = ".git/memzoi/local/capture/plan.json") -> Any:
@@ -72,20 +72,7 @@ def test_a_git_range_candidate_is_anchored_at_the_range_head_and_scoped_to_the_c
     head = repo.commit("head", **{"docs/a.md": "# A\n\n## Decision: Pin ranges\nUse pinned ids.\n"})
     repo.commit("later", **{"README.md": "later\n"})  # HEAD moves on: the anchor stays the range's head
     ok_json(repo, "init")
-    locator = {
-        "kind": "git_range",
-        "repository": ".",
-        "base": f"sha1:{base}",
-        "head": f"sha1:{head}",
-        "merge_parent": "base_to_head",
-        "rename_detection": True,
-        "diff_format": "git-unified-v1",
-    }
-    request = {
-        "schema": "memzoi/capture-request-v1",
-        "sources": [{"source_id": "range", "locator": locator, "media_type": "text/x-diff"}],
-        "extractor": {"profile": "git-change-deterministic"},
-    }
+    request = git_range_request(base, head)
     repo.write("range.json", json.dumps(request))
     assert capture(repo, "--request-file", "range.json", plan_file="capture-plan.json") == [
         {"anchor": head, "scope": ["docs/a.md"], "verified_at": "2026-07-10"}

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from git_memzoi.cli.memzoi import cli
 from tests.support.repos import NOW_TEXT as NOW
-from tests.support.repos import Repo, ok_json, run
+from tests.support.repos import Repo, git_range_request, ok_json, run
 
 DIFF = (
     b"diff --git a/docs/ops.md b/docs/ops.md\n"
@@ -300,25 +300,7 @@ def test_a_local_user_email_does_not_block_a_git_range_but_a_credential_does(rep
     head = repo.head()
     assert run(repo, "init").exit_code == 0
     repo.git("config", "user.email", "someone@example.com")
-    locator = {
-        "kind": "git_range",
-        "repository": ".",
-        "base": f"sha1:{base}",
-        "head": f"sha1:{head}",
-        "merge_parent": "base_to_head",
-        "rename_detection": True,
-        "diff_format": "git-unified-v1",
-    }
-    repo.write(
-        "range.json",
-        json.dumps(
-            {
-                "schema": "memzoi/capture-request-v1",
-                "sources": [{"source_id": "range", "locator": locator, "media_type": "text/x-diff"}],
-                "extractor": {"profile": "git-change-deterministic"},
-            }
-        ),
-    )
+    repo.write("range.json", json.dumps(git_range_request(base, head)))
     plan = ok_json(repo, "capture", "plan", "--request-file", "range.json")
     assert [c["memory"]["title"] for c in plan["candidates"]] == ["Pin ranges"]
     canary = "own-config-canary-" + "7" * 12

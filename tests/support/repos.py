@@ -295,3 +295,22 @@ def refused(repo: Repo, *args: str) -> dict[str, Any]:
     assert tree(repo.root) == before
     error: dict[str, Any] = json.loads(result.stdout)["error"]
     return error
+
+
+def git_range_request(base: str, head: str) -> dict[str, Any]:
+    """A ``memzoi/capture-request-v1`` of one ``git_range`` source (id ``range``) between the full commit ids
+    ``base`` and ``head``, for the ``git-change-deterministic`` profile (docs/memzoi.md "Request files")."""
+    locator = {
+        "kind": "git_range",
+        "repository": ".",
+        "base": f"sha1:{base}",
+        "head": f"sha1:{head}",
+        "merge_parent": "base_to_head",
+        "rename_detection": True,
+        "diff_format": "git-unified-v1",
+    }
+    return {
+        "schema": "memzoi/capture-request-v1",
+        "sources": [{"source_id": "range", "locator": locator, "media_type": "text/x-diff"}],
+        "extractor": {"profile": "git-change-deterministic"},
+    }

@@ -19,7 +19,7 @@ from git_memzoi.memzoi.capture import plan as capture
 from git_memzoi.memzoi.capture import review as capture_review
 from git_memzoi.memzoi.capture.profiles.markdown import CaptureError
 from git_memzoi.memzoi.workspace import Workspace
-from tests.support.repos import NOW, Repo, memzoi_workspace, run, tree
+from tests.support.repos import NOW, Repo, git_range_request, memzoi_workspace, run, tree
 
 GIT_CASES = (
     "explicit-git-diff-guidance",
@@ -388,25 +388,7 @@ def test_text_output_says_a_diagnostic_line_is_the_diff_line(repo: Repo) -> None
     base = repo.commit("init", **{"README.md": "# Project\n", "package.json": '{"name": "a"}\n'})
     assert run(repo, "init").exit_code == 0
     head = repo.commit("change", **{"package.json": '{"name": "b"}\n', "docs/rules.md": "# Warning: Keep it\nKept.\n"})
-    request = {
-        "schema": "memzoi/capture-request-v1",
-        "sources": [
-            {
-                "source_id": "range",
-                "media_type": "text/x-diff",
-                "locator": {
-                    "kind": "git_range",
-                    "repository": ".",
-                    "base": f"sha1:{base}",
-                    "head": f"sha1:{head}",
-                    "merge_parent": "base_to_head",
-                    "rename_detection": True,
-                    "diff_format": "git-unified-v1",
-                },
-            }
-        ],
-        "extractor": {"profile": "git-change-deterministic"},
-    }
+    request = git_range_request(base, head)
     (repo.root.parent / "request.json").write_text(json.dumps(request), "utf-8")
     planned = run(repo, "capture", "plan", "--request-file", str(repo.root.parent / "request.json"), "--json")
     (diagnostic,) = [d for d in json.loads(planned.stdout)["diagnostics"] if d.get("path") == "package.json"]
