@@ -289,17 +289,23 @@ def _parse_misses(
     alongside: Callable[[], object] | None,
 ) -> None:
     """Fill the slots of ``misses`` with their parses and remember them in ``cache``, in walk order."""
-    from git_memzoi.core.parallel import read_all
 
     def parse(miss: tuple[int, str, str, str, list[int] | None]) -> tuple[Entry | Unreadable, _Remembered | None]:
         return _read_entry(miss[1], miss[2], cache)
 
     parsed: list[tuple[Entry | Unreadable, _Remembered | None] | None] = [None] * len(misses)
-    with read_all(misses, parse, own_percent=OWN_PERCENT, min_items=PARALLEL_ENTRIES) as pairs:
+    if len(misses) < PARALLEL_ENTRIES:  # the usual warm run (a hook): no fork, nor the pickling machinery's import
         if alongside is not None:
             alongside()
-        for n, result in pairs:
-            parsed[n] = result
+        parsed[:] = map(parse, misses)
+    else:
+        from git_memzoi.core.parallel import read_all
+
+        with read_all(misses, parse, own_percent=OWN_PERCENT, min_items=PARALLEL_ENTRIES) as pairs:
+            if alongside is not None:
+                alongside()
+            for n, result in pairs:
+                parsed[n] = result
     for (slot, _, _, name, signature), done in zip(misses, parsed, strict=True):
         assert done is not None  # read_all yields every index
         entry, remembered = done

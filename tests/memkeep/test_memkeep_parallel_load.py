@@ -135,3 +135,17 @@ def test_status_forked_and_serial_answer_alike(repo: Repo, monkeypatch: pytest.M
         answers.append(json.loads(done.output))
     assert answers[0] == answers[1]
     assert (answers[0]["summary"]["entries"], answers[0]["summary"]["suspect"]) == (12, 6)
+
+
+def test_a_load_with_few_files_to_parse_never_imports_the_forked_reader(store: store_mod.Store) -> None:
+    """The hooks' usual load (a warm cache, a few changed files) pays neither a fork nor pickle's import."""
+    import subprocess
+    import sys
+
+    script = (
+        "import sys; from pathlib import Path; from git_memzoi.memkeep import store as s; "
+        f"root = Path({str(store.root)!r}); loaded = s.load(s.locate(root, root)); "
+        "print(len(loaded.entries), 'git_memzoi.core.parallel' in sys.modules, 'pickle' in sys.modules)"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert done.stdout.split() == ["25", "False", "False"]
