@@ -164,10 +164,16 @@ def _entry_rules(entry: Entry, today: dt.date, size: int | None) -> list[Violati
 
 def _conflict_rules(entry: Entry) -> list[Violation]:
     """A conflict marker left by a merge, in the body or a text field: committed, it would become the claim (a
-    fresh user's walk committed ``<<<<<<< HEAD`` as one)."""
+    fresh user's walk committed ``<<<<<<< HEAD`` as one). Lines inside a fenced code block of the body are an
+    example an entry may show (how to resolve one), not a conflict."""
     out = []
+    fence: str | None = None
     for offset, line in enumerate(entry.body.splitlines()):
-        if _CONFLICT.search(line):
+        opened = line.lstrip()[:3]
+        if opened in ("```", "~~~") and (fence is None or opened == fence):
+            fence = opened if fence is None else None
+            continue
+        if fence is None and _CONFLICT.search(line):
             where = f"line {entry.body_line + offset}"
             message = f"a merge conflict marker at {where} ({line.split(' ', 1)[0]}); resolve the conflict"
             out.append(Violation(entry.path, entry.id, "body", "conflict_marker", message, entry.body_line + offset))

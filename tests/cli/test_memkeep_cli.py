@@ -402,6 +402,7 @@ def test_lint_refuses_a_merge_conflict_left_in_an_entry(repo: Repo) -> None:
         "conflicted": raw_entry("conflicted", head, conflicted),
         "in-evidence": raw_entry("in-evidence", head, evidence="|\n  ran it\n  >>>>>>> theirs"),
         "heading": raw_entry("heading", head, "A claim that holds.\n\nDetails\n=======\n\nA setext heading."),
+        "example": raw_entry("example", head, "Resolve INDEX.md conflicts with lint --fix.\n\n```\n<<<<<<< HEAD\n```"),
     }
     data = _lint_store(repo, files)
     assert sorted((v["id"], v["rule"], v["field"], v["message"]) for v in data["violations"]) == [
