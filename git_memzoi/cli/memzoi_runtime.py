@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_memzoi.cli.app import ID, actor_option, emit_json, json_option
-from git_memzoi.cli.workspace import open_workspace
+from git_memzoi.cli.workspace import given_path, open_workspace
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi import recall_schema
@@ -144,7 +144,7 @@ def checkpoint_add(
         open_workspace(ctx, actor=actor),
         task=task,
         note=note,
-        from_file=from_file,
+        from_file=given_path(ctx, str(from_file)) if from_file is not None else None,  # relative to -C DIR
         session_id=session_id,
         event_id=event_id,
     )
@@ -215,7 +215,7 @@ def session_end(
 
     result = session_end.session_end(
         open_workspace(ctx, actor=actor),
-        from_file=from_file,
+        from_file=given_path(ctx, str(from_file)) if from_file is not None else None,  # relative to -C DIR
         from_checkpoint=from_checkpoint,
         session_id=session_id,
         event_id=event_id,

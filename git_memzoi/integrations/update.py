@@ -94,7 +94,7 @@ def check(installed: str, ref: str = "latest", *, online: bool = False, fetch: A
         try:
             target = (fetch or _latest)()
         except (OSError, ValueError, KeyError) as exc:
-            return UpdateCheck("download_failed", installed, None, kind, command, f"the index did not answer: {exc}")
+            return UpdateCheck("download_failed", installed, None, kind, command, _lookup_failed(exc))
     if Version(installed) >= Version(target):
         return UpdateCheck("up_to_date", installed, target, kind, command, f"{installed} is at or after {target}")
     if kind == "editable":
@@ -111,3 +111,11 @@ def _latest() -> str:
     with urlopen(INDEX_URL, timeout=TIMEOUT_S) as response:
         version: str = json.loads(response.read(1_000_000))["info"]["version"]
     return version
+
+
+def _lookup_failed(exc: BaseException) -> str:
+    """Why the latest release was not found: an HTTP 404 is an answer (the index has no such package; a
+    git-only install is not on PyPI), anything else is no answer."""
+    if getattr(exc, "code", None) == 404:
+        return "the package index has no git-memzoi release (HTTP 404); pass --ref X.Y.Z to compare with a release"
+    return f"the index did not answer: {exc}"

@@ -7,10 +7,12 @@ by ``MEMZOI_NOW``; outputs are compared as exact values.
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
+from git_memzoi.cli.memzoi import cli
 from tests.support.repos import NOW_TEXT as NOW
-from tests.support.repos import SEED_YAML, Repo, ok_json, run
+from tests.support.repos import PINNED, SEED_YAML, Repo, invoke, ok_json, run
 
 
 def initialized(repo: Repo) -> Repo:
@@ -259,3 +261,26 @@ def test_uninitialized_repository_names_init(repo: Repo) -> None:
     result = run(repo, "local", "list")
     assert result.exit_code == 2 and "git memzoi init" in result.stderr
     assert not (repo.root / ".memzoi").exists()
+
+
+def test_from_file_is_read_relative_to_the_directory_dash_c_names(repo: Repo, tmp_path: Path) -> None:
+    """``-C DIR`` is "run as if started in DIR": checkpoint add and session-end read ``--from-file`` from the
+    process's own directory instead, as import plan never did (a fresh user's walk)."""
+    initialized(repo)
+    repo.write("notes/note.txt", "Routes wired; tests next.\n")
+    repo.write("notes/end.yml", SEED_YAML)
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    before = os.getcwd()
+    os.chdir(elsewhere)  # neither file is here: only -C's directory holds them
+    try:
+        sub = str(repo.root / "notes")
+        added = invoke(
+            cli, ["-C", sub, "checkpoint", "add", "--task", "T", "--from-file", "note.txt", "--json"], env=PINNED
+        )
+        ended = invoke(cli, ["-C", sub, "session-end", "--from-file", "end.yml", "--json"], env=PINNED)
+    finally:
+        os.chdir(before)
+    assert added.exit_code == 0, added.stderr
+    assert json.loads(added.stdout)["record"]["body"].strip() == "Routes wired; tests next."
+    assert ended.exit_code == 0, ended.stderr

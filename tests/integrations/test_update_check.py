@@ -41,6 +41,20 @@ def test_a_failed_lookup_is_download_failed() -> None:
     assert result.reason == "the index did not answer: network is unreachable"
 
 
+def test_a_package_the_index_does_not_have_is_an_answer_not_silence() -> None:
+    """PyPI's 404 said "the index did not answer" (a fresh user's walk): it answered that it has no release."""
+    import urllib.error
+
+    def missing() -> str:
+        raise urllib.error.HTTPError("https://pypi.org/pypi/git-memzoi/json", 404, "Not Found", None, None)  # type: ignore[arg-type]
+
+    result = update.check("0.1.0", online=True, fetch=missing)
+    assert (result.status, result.reason) == (
+        "download_failed",
+        "the package index has no git-memzoi release (HTTP 404); pass --ref X.Y.Z to compare with a release",
+    )
+
+
 @pytest.mark.parametrize("ref", ["main", "4a1780219e67", "https://example.com/x.whl", "1.2", "v1.2.3-rc1"])
 def test_branches_commits_and_urls_are_invalid_refs(ref: str) -> None:
     with pytest.raises(InputError) as caught:
