@@ -284,3 +284,20 @@ def test_from_file_is_read_relative_to_the_directory_dash_c_names(repo: Repo, tm
     assert added.exit_code == 0, added.stderr
     assert json.loads(added.stdout)["record"]["body"].strip() == "Routes wired; tests next."
     assert ended.exit_code == 0, ended.stderr
+
+
+def test_checkpoints_of_one_instant_list_and_resume_in_write_order(repo: Repo) -> None:
+    """Checkpoints are stamped to the second: two of one second came back by id, so session-context resumed the
+    older one (a fresh user's walk). The file written later is the newer."""
+    initialized(repo)
+    same = {**PINNED, "MEMZOI_NOW": "2026-12-03T10:00:00Z"}
+    for task in ("Alpha task", "Zeta task"):  # id order and write order disagree
+        assert (
+            invoke(cli, ["-C", str(repo.root), "checkpoint", "add", "--task", task, "--note", task], env=same).exit_code
+            == 0
+        )
+    later = {**PINNED, "MEMZOI_NOW": "2026-12-03T10:00:05Z"}
+    listed = json.loads(invoke(cli, ["-C", str(repo.root), "checkpoint", "list", "--json"], env=later).stdout)
+    assert [r["id"] for r in listed["records"]] == ["session-zeta-task", "session-alpha-task"]
+    context = invoke(cli, ["-C", str(repo.root), "integrate", "session-context"], env=later, input="{}")
+    assert "Resuming: Zeta task [session-zeta-task" in context.stdout

@@ -119,7 +119,8 @@ def test_same_title_gets_the_next_free_id(repo: Repo) -> None:
     first = runtime.add_local(ctx, memory_type="fact", title="Uses pnpm", body="The repo uses pnpm.")
     second = runtime.add_local(ctx, memory_type="fact", title="Uses pnpm", body="Still pnpm.")
     assert (first.record["id"], second.record["id"]) == ("local-uses-pnpm", "local-uses-pnpm-2")
-    assert [r["id"] for r in runtime.list_records(ctx, "local")] == ["local-uses-pnpm", "local-uses-pnpm-2"]
+    # one instant (the fixed clock): newest first is the later write
+    assert [r["id"] for r in runtime.list_records(ctx, "local")] == ["local-uses-pnpm-2", "local-uses-pnpm"]
 
 
 def test_local_add_rejects_bad_input_and_writes_nothing(repo: Repo) -> None:

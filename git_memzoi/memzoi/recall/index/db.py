@@ -31,7 +31,15 @@ from git_memzoi.errors import InputError, ToolError
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.recall.index import links as _links
 from git_memzoi.memzoi.recall.index import schema as _schema
-from git_memzoi.memzoi.recall.index.query import FILTERS, at, current, fts_query, search_sql, search_where
+from git_memzoi.memzoi.recall.index.query import (
+    FILTERS,
+    NEWEST_FIRST,
+    at,
+    current,
+    fts_query,
+    search_sql,
+    search_where,
+)
 from git_memzoi.memzoi.recall.index.results import JSON_VERSION as JSON_VERSION  # re-exported
 from git_memzoi.memzoi.recall.index.results import RebuildResult as RebuildResult
 from git_memzoi.memzoi.recall.index.results import RefreshResult as RefreshResult
@@ -394,11 +402,12 @@ def list_rows(
     layout: Layout, destination: str, *, now: dt.datetime, store: str = "record", include_superseded: bool = False
 ) -> list[dict[str, Any]]:
     """Current-assertion rows of one destination and store (``record`` or ``entry``) at ``now``, newest first
-    (``updated_at`` DESC, id); superseded ones too with ``include_superseded``. Refreshes first."""
+    (:data:`~git_memzoi.memzoi.recall.index.query.NEWEST_FIRST`); superseded ones too with ``include_superseded``.
+    Refreshes first."""
     _ensure_fresh(layout)
     sql = (
         f"SELECT r.* FROM records r WHERE r.destination = ? AND r.store = ? AND {current(include_superseded)}"
-        " ORDER BY r.updated_us DESC, r.id"
+        f" ORDER BY {NEWEST_FIRST}"
     )
     return _query(layout, sql, (destination, store, *at(instant_micros(now))))
 
@@ -431,7 +440,7 @@ def path_rows(
         where.append("r.scope_kind = ?")
         params.append(scope_kind)
     match = {"memzoi_path_match": applies_to_matcher(path_match)}
-    sql = f"SELECT r.* FROM records r WHERE {' AND '.join(where)} ORDER BY r.updated_us DESC, r.id LIMIT ?"
+    sql = f"SELECT r.* FROM records r WHERE {' AND '.join(where)} ORDER BY {NEWEST_FIRST} LIMIT ?"
     return _query(layout, sql, (*params, limit), match)
 
 

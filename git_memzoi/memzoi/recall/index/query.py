@@ -24,6 +24,9 @@ _IN_TIME = (
 _STATUS = {False: "r.status = 'active'", True: "r.status IN ('active', 'superseded')"}
 CURRENT = f"{_STATUS[False]} AND {_IN_TIME}"
 HISTORY = f"{_STATUS[True]} AND {_IN_TIME}"  # --include-superseded: replaced claims too
+# newest first: two rows stamped in one instant (a fixed clock, or one second: checkpoints are stamped to the
+# second) in the order their files were written, not by id (a fresh user's walk resumed the older checkpoint)
+NEWEST_FIRST = "r.updated_us DESC, (SELECT f.mtime_ns FROM files f WHERE f.path = r.path) DESC, r.id"
 
 
 def current(include_superseded: bool = False) -> str:

@@ -51,7 +51,7 @@ def newest(
     if types:
         where += f" AND r.type IN ({', '.join('?' * len(types))})"
         params += types
-    sql = f"SELECT r.* FROM records r WHERE {where} ORDER BY r.updated_us DESC, r.id LIMIT ?"
+    sql = f"SELECT r.* FROM records r WHERE {where} ORDER BY {query.NEWEST_FIRST} LIMIT ?"
     return db._query(layout, sql, (*params, limit))
 
 
@@ -74,7 +74,7 @@ def bound(
         return seen[stored]
 
     where = f"{_WHERE} AND r.applies_to != '[]' AND r.type IN ({', '.join('?' * len(types))})"
-    sql = f"SELECT r.* FROM records r WHERE {where} AND memzoi_binds(r.applies_to) ORDER BY r.updated_us DESC, r.id"
+    sql = f"SELECT r.* FROM records r WHERE {where} AND memzoi_binds(r.applies_to) ORDER BY {query.NEWEST_FIRST}"
     return db._query(layout, sql, (*_params("repo", store, now), *types), {"memzoi_binds": match})
 
 
@@ -100,7 +100,7 @@ def by_ids(
         return []
     db._ensure_fresh(layout)
     where = f"{_WHERE} AND r.id IN (SELECT value FROM json_each(?))"
-    sql = f"SELECT r.* FROM records r WHERE {where} ORDER BY r.updated_us DESC, r.id LIMIT ?"
+    sql = f"SELECT r.* FROM records r WHERE {where} ORDER BY {query.NEWEST_FIRST} LIMIT ?"
     return db._query(layout, sql, (*_params(destination, store, now), json.dumps(list(wanted)), limit))
 
 
