@@ -351,3 +351,20 @@ def test_commands_need_init(repo: Repo) -> None:
     result = run(repo, "proposal-files", "list")
     assert result.exit_code == 2 and "git memzoi init" in result.stderr
     assert not (repo.root / ".memzoi").exists()
+
+
+def test_a_title_without_a_slug_keeps_its_id_length_across_supersedes(repo: Repo) -> None:
+    """A Japanese title has no concept slug, so the record is named from its proposal id; each supersede appended
+    another ``-<6 hex>`` to its target's id (a fresh user's walk). The replacement takes the base, not the id."""
+    assert repos.run(repo, "init").exit_code == 0
+    repo.commit("code", **{"a.txt": "a\n"})
+    made = repos.ok_json(
+        repo, "propose", "--type", "risk", "--title", "署名の前にキーをソートする", "--body", "本文", "--sensitivity",
+        "repo-safe", "--apply",
+    )["applied"]["record_id"]  # fmt: skip
+    ids = [made]
+    for title in ("新しいタイトル", "もう一度"):
+        out = repos.ok_json(repo, "supersede", ids[-1], "--title", title, "--body", "x", "--sensitivity", "repo-safe")
+        ids.append(out["record_id"])
+    assert len({len(i) for i in ids}) == 1, ids
+    assert len({i.rsplit("-", 1)[0] for i in ids}) == 1 and len(set(ids)) == 3

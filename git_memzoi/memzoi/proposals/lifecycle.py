@@ -46,7 +46,7 @@ from git_memzoi.memzoi.proposals.steps import status_step as status_step
 from git_memzoi.memzoi.records import events, okf, vocab
 from git_memzoi.memzoi.records import store as record_store
 from git_memzoi.memzoi.records.ids import free_record_id as free_record_id  # re-exported: its old home
-from git_memzoi.memzoi.records.ids import new_record_id
+from git_memzoi.memzoi.records.ids import new_record_id, without_id_suffix
 from git_memzoi.memzoi.records.okf import Record, format_timestamp
 
 if TYPE_CHECKING:
@@ -482,7 +482,7 @@ def supersede(
         sealed = seal(layout.root, watch or Request(), target.applies_to, ws.clock.today(), inherit=target.memkeep)
         now = format_timestamp(ws.clock.now())
         identity = ("supersede", target.id, title.strip(), body, now, record_type or target.type, actor)
-        new_id = new_record_id(layout, okf.concept_slug(title) or target.id, identity)
+        new_id = new_record_id(layout, okf.concept_slug(title) or without_id_suffix(target.id), identity)
         fields = {
             "id": new_id,
             "kind": "memory",

@@ -16,6 +16,7 @@ import json
 from collections.abc import Collection, Sequence
 
 from git_memzoi.core.hashing import short_hash
+from git_memzoi.core.patterns import lazy
 from git_memzoi.memzoi.layout import Layout
 from git_memzoi.memzoi.records import okf
 from git_memzoi.memzoi.records import store as record_store
@@ -23,6 +24,7 @@ from git_memzoi.memzoi.records import store as record_store
 ID_SUFFIX_CHARS = 6
 STYLES = ("merge-safe", "slug")
 SPEC_CONFIG = '[records]\nids = "slug"\n'
+_SUFFIX = lazy(rf"-[0-9a-f]{{{ID_SUFFIX_CHARS}}}(?:-[0-9]+)?$")
 
 
 def new_record_id(
@@ -45,6 +47,14 @@ def new_record_id(
     data = json.dumps([str(part) for part in identity], separators=(",", ":"), ensure_ascii=False)
     suffix = short_hash(b"memzoi/record-id\0" + data.encode("utf-8"), ID_SUFFIX_CHARS)
     return free_record_id(layout, f"{slug[: okf.MAX_SLUG_CHARS].rstrip('-')}-{suffix}", reserved)
+
+
+def without_id_suffix(record_id: str) -> str:
+    """``record_id`` without the ``-<6 hex>`` content suffix :func:`new_record_id` gave it (and a ``-N`` after
+    it): the base a replacement whose title has no slug (a title without Latin letters or digits) is named from,
+    so its id does not grow by a suffix at every supersede (a fresh user's walk)."""
+    match = _SUFFIX.search(record_id)
+    return record_id[: match.start()] if match and match.start() > 0 else record_id
 
 
 def free_record_id(layout: Layout, base: str, reserved: Collection[str] = ()) -> str:
