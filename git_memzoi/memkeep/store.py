@@ -346,6 +346,12 @@ def entry_file(store: Store, rel: str) -> Path:
     return path
 
 
+def read_entry_file(file: Path, rel: str) -> bytes | Unreadable:
+    """The bytes of the entry file ``file`` (shown as ``rel``), or why it is not read, as :func:`load` reads it:
+    for a caller naming one entry (``git memzoi show``) that must refuse it the way the store lists it."""
+    return _read_regular(str(file), rel)
+
+
 def _read_regular(file: str, rel: str) -> bytes | Unreadable:
     """The bytes of a regular entry file of at most :data:`MAX_ENTRY_BYTES`, else why not: a symlink
     (``symlink``), a FIFO, socket, device or folder (``not_a_regular_file``, never opened, so it cannot block),

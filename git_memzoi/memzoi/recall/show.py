@@ -371,7 +371,7 @@ def _refusal(ws: Workspace, target: str, wanted: str | None) -> InputError | Non
     """Why the file ``target`` names cannot be shown, when one exists that the index could not read (a symlink, a
     FIFO, an oversized or malformed file): the refusal every command naming it by id gives, never a plain
     ``target_not_found``. ``None`` when no such file exists (or it reads well but is no current memory)."""
-    from git_memzoi.core import safe_read
+    from git_memzoi.memkeep.store import Unreadable, read_entry_file
     from git_memzoi.memzoi.recall.index.sources import sources
     from git_memzoi.memzoi.records import store
 
@@ -387,13 +387,9 @@ def _refusal(ws: Workspace, target: str, wanted: str | None) -> InputError | Non
         for source in sources(ws.layout):
             file = ws.layout.root / source.prefix / f"{target}.md"
             if source.store == "entry" and os.path.lexists(file):
-                try:
-                    safe_read.read_bytes(file, safe_read.MAX_FILE_BYTES)
-                except safe_read.FileRefused as exc:
-                    reason = "a symlink; entries must be regular files" if exc.code == safe_read.SYMLINK else exc.reason
-                    return safe_read.FileRefused(f"{source.prefix}{file.name}", reason, exc.code)
-                except OSError as exc:
-                    return InputError(f"{source.prefix}{file.name}: cannot read ({exc.strerror})", "unreadable")
+                read = read_entry_file(file, f"{source.prefix}{file.name}")  # as the store lists it unreadable
+                if isinstance(read, Unreadable):
+                    return InputError(f"{read.path}: {read.reason}", read.code)
     return None
 
 
