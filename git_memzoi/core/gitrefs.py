@@ -18,9 +18,13 @@ from git_memzoi.core import gitenv
 _HEX = frozenset("0123456789abcdef")
 
 
+UNBORN = ""  # what head_commit gives for a branch with no commit yet, read plainly
+
+
 def head_commit(root: Path, environ: Mapping[str, str] = os.environ) -> str | None:
-    """The commit id HEAD of the working tree at ``root`` names, read plainly; ``None`` when it cannot be (no
-    commit yet, git's environment redirects the repository, or :func:`plain_head` declines)."""
+    """The commit id HEAD of the working tree at ``root`` names, read plainly; :data:`UNBORN` when HEAD names a
+    branch that holds no commit yet (neither a loose ref nor ``packed-refs`` has it); ``None`` when it cannot be
+    read plainly (git's environment redirects the repository, or :func:`plain_head` declines)."""
     if gitenv.redirected(environ):
         return None
     dirs = gitenv.git_dirs(root, environ)
@@ -28,6 +32,8 @@ def head_commit(root: Path, environ: Mapping[str, str] = os.environ) -> str | No
         return None
     try:
         head = plain_head(*dirs)
+        if head is None and _unborn(*dirs):
+            return UNBORN
     except (OSError, UnicodeDecodeError):
         return None
     return head[1] if head is not None else None
@@ -56,6 +62,16 @@ def plain_head(git_dir: Path, common: Path) -> tuple[str, str] | None:
                 return None
             target = packed
     return None
+
+
+def _unborn(git_dir: Path, common: Path) -> bool:
+    """Whether HEAD names a branch directly (``ref: refs/heads/...``) that has no ref at all: no loose file, no
+    ``packed-refs`` line, no reftable (then git itself cannot say plainly)."""
+    target = (git_dir / "HEAD").read_text("utf-8").strip()
+    name = target.removeprefix("ref: ").strip()
+    if target == name or not name.startswith("refs/heads/") or ".." in name or (common / "reftable").exists():
+        return False
+    return not (common / name).exists() and name not in _packed(common)
 
 
 def _has_replace_refs(common: Path) -> bool:

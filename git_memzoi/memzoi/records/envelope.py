@@ -135,19 +135,11 @@ def seal(
         InputError: ``unknown_rev`` when ``request.anchor`` names no commit (also in a repository without
             commits: an explicit anchor that cannot be recorded is refused, never dropped).
     """
-    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
-
     old = inherit or {}
     scope = list(request.scope or _globs(old.get("scope")) or default_scope)
     ttl = request.ttl_days if request.ttl_days is not None else _ttl(old.get("ttl_days"))
     check: Any = {"run": request.check, "safe": request.check_safe} if request.check else old.get("check")
-    if request.anchor is None and not scope and ttl is None and check is None:
-        from git_memzoi.core.gitrefs import head_commit
-
-        if head_commit(root) is not None:  # nothing to watch, and a commit exists: no pygit2 (45-100 ms) needed
-            return Sealed(None, "no_scope")
-    rev = request.anchor or "HEAD"
-    anchor = Pygit2RepoView(root).resolve_commit(rev)
+    anchor = _anchor(root, request.anchor)
     if anchor is None and request.anchor is not None:
         raise InputError(f"--anchor {request.anchor!r} names no commit in this repository", "unknown_rev")
     if anchor is None:
@@ -162,6 +154,22 @@ def seal(
     if check is not None:
         envelope["check"] = check
     return Sealed(envelope, None if scope else "no_scope")
+
+
+def _anchor(root: Path, rev: str | None) -> str | None:
+    """The commit ``rev`` names (``None``: HEAD's), ``None`` when there is none. HEAD is read from the git
+    directory's files when it can be (:mod:`~git_memzoi.core.gitrefs`): pygit2 costs 45-100 ms to import, a
+    third of a write (issue 17, "Per-call overhead"); any other revision, and whatever git's files do not tell
+    plainly, is resolved by pygit2."""
+    if rev is None:
+        from git_memzoi.core import gitrefs
+
+        head = gitrefs.head_commit(root)
+        if head is not None:
+            return head or None  # UNBORN: no commit yet
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    return Pygit2RepoView(root).resolve_commit(rev or "HEAD")
 
 
 def _globs(value: Any) -> list[str]:

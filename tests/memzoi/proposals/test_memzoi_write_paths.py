@@ -406,26 +406,36 @@ def test_propose_apply_supersede_and_tombstone_never_load_the_yaml_library(ctx: 
     assert statuses == {"use-pnpm": "superseded", "use-uv": "tombstoned"}
 
 
-UNSCOPED = """
+WRITE_ONE = """
 import datetime as dt, json, sys
 from pathlib import Path
 from git_memzoi.core.clock import FixedClock
 from git_memzoi.memzoi import inbox, workspace
 now = dt.datetime(2026, 7, 10, 12, tzinfo=dt.timezone.utc)
 ctx = workspace.open_workspace(Path(sys.argv[1]), clock=FixedClock(now.date(), now), actor="agent")
-draft = inbox.make_draft(title="Use pnpm", body="Install with pnpm.", sensitivity="repo-safe", actor="agent")
+draft = inbox.make_draft(
+    title="Use pnpm", body="Install with pnpm.", sensitivity="repo-safe", actor="agent", applies_to=sys.argv[2:]
+)
 result = inbox.propose(ctx, draft, memzoi_home=None, apply=True)
-print(json.dumps([result.watch.reason if result.watch else None, "pygit2" in sys.modules]))
+envelope = result.watch.envelope if result.watch else None
+print(json.dumps([result.watch.reason if result.watch else None, envelope, "pygit2" in sys.modules]))
 """
 
 
-def test_an_unscoped_record_is_written_without_loading_pygit2(ctx: Workspace, repo: Repo) -> None:
-    """Nothing watches it, and HEAD (read from the refs) has a commit: its reason is no_scope, and the write does
-    not pay pygit2's import (45-100 ms, issue 17 "writes"); without a commit it is no_commits, as before."""
-    repo.commit("code", **{"src/app.py": "x\n"})
-    run = [sys.executable, "-c", UNSCOPED, str(ctx.layout.root)]
+@pytest.mark.parametrize(
+    ("commits", "applies_to", "reason"),
+    [(True, [], "no_scope"), (True, ["src/**"], None), (False, [], "no_commits"), (False, ["src/**"], "no_commits")],
+)
+def test_a_record_anchored_at_head_is_written_without_loading_pygit2(
+    ctx: Workspace, repo: Repo, commits: bool, applies_to: list[str], reason: str | None
+) -> None:
+    """HEAD read from the refs anchors the record (pygit2 costs 45-100 ms to import, issue 17 "writes"): the
+    same commit id pygit2 resolves, no_scope when nothing watches it, and no_commits on an unborn branch."""
+    head = repo.commit("code", **{"src/app.py": "x\n"}) if commits else None
+    run = [sys.executable, "-c", WRITE_ONE, str(ctx.layout.root), *applies_to]
     proc = subprocess.run(run, capture_output=True, text=True, check=True, cwd=PROJECT)
-    assert json.loads(proc.stdout) == ["no_scope", False]
+    envelope = {"anchor": str(head), "scope": applies_to, "verified_at": "2026-07-10"} if reason is None else None
+    assert json.loads(proc.stdout) == [reason, envelope, False]
 
 
 # --------------------------------------------------------------------------------------------- inbox apply
