@@ -38,16 +38,17 @@ def open_workspace(ctx: click.Context, *, actor: str | None = None, initialized:
 def _refresh_after_writes(ctx: click.Context, ws: Workspace) -> None:
     """When the command ends having written memory (it released the lifecycle lock that every writer holds),
     refresh the derived index if it is built: reads refresh it anyway, but ``doctor`` right after an ``apply``
-    warned of drift the apply itself had made (issue 20)."""
-    from git_memzoi.core.atomic import releases
+    warned of drift the apply itself had made (issue 20). Only the folders the command wrote are listed again
+    (:func:`~git_memzoi.memzoi.recall.index.db.settle`)."""
+    from git_memzoi.core.atomic import folders_since, mark, releases
 
     lock = ws.layout.lock
-    before = releases(lock)
+    before, point = releases(lock), mark()
 
     def settle() -> None:
         if releases(lock) != before:
             from git_memzoi.memzoi import index_db
 
-            index_db.refresh_if_built(ws.layout)
+            index_db.refresh_if_built(ws.layout, folders_since(point))
 
     ctx.call_on_close(settle)

@@ -47,6 +47,7 @@ def write_bytes_atomic(path: Path, data: bytes, *, root: Path, parents: bool = F
     """
     real = _target(path, root, parents)
     with _folder(real, root) as dir_fd:
+        _changed(real.parent)
         temp = _filled_temp(dir_fd, real, real_root(root), data, _existing_mode(real, dir_fd), durable)
         try:
             os.replace(temp.name, real.name, src_dir_fd=temp.dir_fd, dst_dir_fd=dir_fd)
@@ -93,6 +94,7 @@ def _flush(folders: dict[Path, list[tuple[Path, bytes]]], root: Path, parents: b
     for folder, files in folders.items():
         real_folder = make_dirs(folder, root=root) if parents else confined(folder, root)
         with _folder(real_folder / files[0][0].name, root) as dir_fd:  # opens the file's folder
+            _changed(real_folder)
             for path, data in files:
                 real = real_folder / path.name
                 temp = _filled_temp(dir_fd, real, base, data, _existing_mode(real, dir_fd))
@@ -140,6 +142,7 @@ def write_new(path: Path, data: bytes, *, root: Path, mode: int = 0o644, parents
     """
     real = _target(path, root, parents)
     with _folder(real, root) as dir_fd:
+        _changed(real.parent)
         temp = _filled_temp(dir_fd, real, real_root(root), data, mode)
         try:
             os.link(temp.name, real.name, src_dir_fd=temp.dir_fd, dst_dir_fd=dir_fd, follow_symlinks=False)
@@ -181,6 +184,7 @@ def move_new(source: Path, target: Path, *, source_root: Path, root: Path) -> bo
     if not stat.S_ISREG(st.st_mode):
         raise NotAFile(f"cannot move {source}: it is not a regular file")
     real = _target(target, root, True)
+    _changed(real.parent)
     try:
         with _folder(real, root) as dir_fd:
             os.link(real_source, real.name, dst_dir_fd=dir_fd, follow_symlinks=False)
@@ -205,6 +209,9 @@ def make_dirs(path: Path, *, root: Path) -> Path:
         UnsafePath: a symlink on the way. InputError: a part of it is a file (``not_a_folder``).
     """
     real = confined(path, root)
+    if not os.path.isdir(real):
+        _changed(real.parent)
+        _changed(real)
     try:
         os.makedirs(real, exist_ok=True)
     except FileExistsError:
@@ -225,6 +232,7 @@ def remove_file(path: Path, *, root: Path) -> bool:
         dir_fd = open_dir(real.parent, root)
     except FileNotFoundError:
         return False
+    _changed(real.parent)
     try:
         os.unlink(real.name, dir_fd=dir_fd)
     except FileNotFoundError:
@@ -245,6 +253,7 @@ def remove_dir(path: Path, *, root: Path) -> None:
         UnsafePath: a symlink on the way or at ``path``. ToolError: not empty, or cannot be removed.
     """
     real = confined(path, root)
+    _changed(real.parent)
     try:
         os.rmdir(real)
     except FileNotFoundError:
@@ -263,6 +272,29 @@ def write_cache(path: Path, data: bytes) -> None:
     every cache reader checks its file (a magic line, JSON, marshal, the expected shape) and recomputes."""
     with contextlib.suppress(OSError, MemzoiError):
         write_bytes_atomic(path, data, root=path.parent.parent, parents=True, durable=False)
+
+
+# Every folder whose entries this process changed (or may have: a failed write counts too), by real path, with
+# the number of the latest change: a writer's own account of its writes, so that the derived index can list
+# those folders again instead of walking them all (git_memzoi.memzoi.recall.index.db.settle).
+_CHANGED: dict[str, int] = {}
+_CHANGES = [0]
+
+
+def mark() -> int:
+    """A point in this process's writes, for :func:`folders_since`."""
+    return _CHANGES[0]
+
+
+def folders_since(point: int) -> list[str]:
+    """The real paths of the folders whose entries this process changed after :func:`mark` gave ``point``:
+    files written, created, moved in or out, or removed; folders created or removed."""
+    return [folder for folder, change in _CHANGED.items() if change > point]
+
+
+def _changed(folder: Path) -> None:
+    _CHANGES[0] += 1
+    _CHANGED[str(folder)] = _CHANGES[0]
 
 
 def _target(path: Path, root: Path, parents: bool) -> Path:
@@ -300,6 +332,7 @@ def _existing_mode(real: Path, dir_fd: int) -> int | None:
 
 def _open_regular(path: Path, root: Path, flags: int, mode: int, *, parents: bool) -> int:
     real = _target(path, root, parents)
+    _changed(real.parent)
     extra = getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0)
     with _folder(real, root) as dir_fd:
         try:

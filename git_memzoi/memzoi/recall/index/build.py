@@ -68,7 +68,7 @@ def _fill(conn: Any, layout: Layout, scan: Scan, db: Path) -> None:
     _insert(conn, batch)
     conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (scan.snapshot() if consistent else None,))
     conn.execute("COMMIT")
-    forget_racy(conn, db, mtimes)
+    forget_racy(conn, db, mtimes, scan if consistent else None)
 
 
 _Batch = tuple[list[tuple[Any, ...]], ...]  # files, records, records_fts, records_meta, then the three link tables
@@ -93,15 +93,18 @@ def _insert(conn: Any, batch: _Batch) -> None:
         rows.clear()
 
 
-def forget_racy(conn: Any, db: Path, read: list[tuple[str, int]]) -> None:
+def forget_racy(conn: Any, db: Path, read: list[tuple[str, int]], scan: Scan | None = None) -> None:
     """Git's "racily clean" rule: a file whose mtime is not older than the index write may change again within
-    the same timestamp tick, unseen; its signature is voided so the next refresh reads it once more."""
+    the same timestamp tick, unseen; its signature is voided so the next refresh reads it once more. The stored
+    snapshot of ``scan`` is voided alike (:meth:`Scan.voided`), so that it still tells what the index holds; with
+    no ``scan`` (the index stored none) there is none."""
     if not read:
         return
     written = db.stat().st_mtime_ns
     racy = [(rel,) for rel, mtime in read if mtime >= written]
     if racy:
+        snapshot = None if scan is None else scan.voided({rel for (rel,) in racy}).snapshot()
         conn.execute("BEGIN IMMEDIATE")
         conn.executemany("UPDATE files SET size = -1 WHERE path = ?", racy)
-        conn.execute("DELETE FROM meta WHERE key = 'snapshot'")
+        conn.execute("INSERT OR REPLACE INTO meta VALUES ('snapshot', ?)", (snapshot,))
         conn.execute("COMMIT")

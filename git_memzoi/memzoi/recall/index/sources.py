@@ -44,7 +44,7 @@ def sources(layout: Layout) -> tuple[Source, ...]:
     plus the memkeep store's ``entries/`` folder when the repository has one (located from its root as ``git
     memkeep`` does: ``.memkeep.yml``'s ``store_dir``, else ``agent-memory``; store ``entry``, destination
     ``repo``). A missing store or a broken ``.memkeep.yml`` only leaves entries out."""
-    from git_memzoi.memkeep.store import locate
+    from git_memzoi.memkeep.location import locate
 
     base = (
         SOURCES[0],
