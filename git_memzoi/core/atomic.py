@@ -358,10 +358,11 @@ def _fsync(dir_fd: int) -> None:
 
 # ------------------------------------------------------------------------------------------------ the lifecycle lock
 
-# Locks this process holds: (lock path, thread id) -> (file descriptor, depth). Re-entry only ever happens
+# Locks this process holds: (lock path, thread id) -> (file descriptor, depth, hold number). Re-entry only ever happens
 # in the holding thread; another thread opens its own descriptor and waits on flock like another process.
 _HELD: dict[tuple[str, int], list[int]] = {}
 _RELEASED: dict[str, int] = {}
+_HOLDS = [0]  # outermost holds taken by this process, numbering each (hold)
 
 
 def releases(lock_path: Path) -> int:
@@ -371,6 +372,16 @@ def releases(lock_path: Path) -> int:
     there since the last reading: a synchronous check for :mod:`git_memzoi.memzoi.recall.index.watch`.
     """
     return _RELEASED.get(str(lock_path), 0)
+
+
+def hold(lock_path: Path) -> int | None:
+    """The number of this thread's outermost hold of ``lock_path`` (each hold a new one), ``None`` when it holds
+    none: while it stays the same, no other process or thread wrote under the lock (what this process wrote
+    meanwhile, :func:`folders_since` tells)."""
+    import threading
+
+    held = _HELD.get((str(lock_path), threading.get_ident()))
+    return None if held is None else held[2]
 
 
 def holds(lock_path: Path) -> bool:
@@ -421,7 +432,8 @@ def lifecycle_lock(lock_path: Path, timeout_s: float = 30.0, *, root: Path, coun
                 raise ToolError(message, "lock_timeout") from None
             time.sleep(0.02)
     _claim(fd)
-    _HELD[key] = [fd, 1]
+    _HOLDS[0] += 1
+    _HELD[key] = [fd, 1, _HOLDS[0]]
     try:
         yield
     finally:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple, cast
 
-from git_memzoi.core import safe_read
+from git_memzoi.core import atomic, safe_read
 from git_memzoi.core.atomic import write_bytes_atomic
 from git_memzoi.core.hashing import short_hash
 from git_memzoi.errors import InputError, MemzoiError
@@ -245,6 +245,9 @@ def identities(layout: Layout) -> Identities:
     Raises:
         InputError, DuplicateIdentity: as :func:`inventory` (which raises the duplicate, with its message).
     """
+    memo = _within_hold(layout)
+    if memo is not None:
+        return memo
     roots = packet_roots(layout)  # refused before anything is read
     cached, cache_mtime = _read_cache(layout.identity_cache)
     known: list[_Known] = []
@@ -273,7 +276,34 @@ def identities(layout: Layout) -> Identities:
     tokens = [t for k in known for t in k.tokens]  # each entry's tokens are a set: repeats are across files
     if len(tokens) != len(set(tokens)):
         inventory(layout)  # raises DuplicateIdentity, naming both files exactly as every other command does
-    return Identities(layout, tuple(known), fresh, bool(cached) or any(k.entry is not None for k in known))
+    listed = Identities(layout, tuple(known), fresh, bool(cached) or any(k.entry is not None for k in known))
+    _remember_within_hold(listed)
+    return listed
+
+
+# Per repository: (the lifecycle lock's hold, atomic.mark() after the listing, the listing). Packet files change
+# only under the lock: while this thread keeps the hold, the listing stays true until this process writes in a
+# packet folder (propose --apply lists once for the new packet and its apply, issue 17 "writes").
+_HELD_LISTING: dict[str, tuple[int, int, Identities]] = {}
+
+
+def _within_hold(layout: Layout) -> Identities | None:
+    """The listing this hold made, when no packet folder changed since (:func:`atomic.folders_since`)."""
+    memo = _HELD_LISTING.get(str(layout.root))
+    if memo is None or memo[0] != atomic.hold(layout.lock):
+        return None
+    proposals = os.path.realpath(layout.base / "proposals")
+    changed = atomic.folders_since(memo[1])
+    return None if any(f == proposals or f.startswith(proposals + os.sep) for f in changed) else memo[2]
+
+
+def _remember_within_hold(listed: Identities) -> None:
+    layout = listed.layout
+    held = atomic.hold(layout.lock)
+    if held is None:
+        _HELD_LISTING.pop(str(layout.root), None)
+    else:
+        _HELD_LISTING[str(layout.root)] = (held, atomic.mark(), listed)
 
 
 def _read_cache(path: Path) -> tuple[dict[str, list[object]], int]:
@@ -534,6 +564,10 @@ def write_pending_packet(ws: Workspace, packet: Packet) -> tuple[str, Path]:
         check_shape(parse(file_id, _rel(layout, path), data), _rel(layout, path))
         lifecycle.write_step(layout, Step(path, data))
         known.save()
+        entry = _entry(layout, "pending", layout.pending, path)  # the listing, plus this file, for its apply
+        _remember_within_hold(
+            replace(known, known=(*known.known, _Known("pending", layout.pending, str(path), entry.tokens, entry)))
+        )
         events.append(
             layout, "proposal_file_written", ws.actor, ws.clock.now(), {"action": packet.action}, proposal_id=file_id
         )

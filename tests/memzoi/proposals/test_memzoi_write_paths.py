@@ -152,6 +152,58 @@ def test_a_file_not_older_than_the_cache_is_read_again(ctx: Workspace, monkeypat
     assert reads == [".memzoi/proposals/pending/two.md"]
 
 
+def listings(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The packet folders ``identities`` lists from now on (repository-relative)."""
+    listed: list[str] = []
+    original = record_store.signed_markdown_files
+
+    def counting(directory: str, prefix: str, out: list[tuple[str, str, list[int]]]) -> None:
+        listed.append(prefix)
+        original(directory, prefix, out)
+
+    monkeypatch.setattr(record_store, "signed_markdown_files", counting)
+    return listed
+
+
+def test_propose_apply_lists_the_packet_folders_once(ctx: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lock is held from the new packet to its apply: the apply takes the listing the packet's reservation
+    made, with the new packet in it (issue 17, writes)."""
+    store(ctx)
+    listed = listings(monkeypatch)
+    draft = inbox.make_draft(title="Use pnpm", body="Install with pnpm.", sensitivity="repo-safe", actor="agent")
+    result = inbox.propose(ctx, draft, memzoi_home=None, apply=True)
+    assert result.applied is not None and result.proposal.status == "applied"
+    once = [
+        ".memzoi/proposals/pending/",
+        ".memzoi/proposals/pending/nested/",
+        ".memzoi/proposals/resolved/applied/",
+        ".memzoi/proposals/resolved/rejected/",
+    ]
+    assert listed == once
+    assert proposal_files.identities(ctx.layout).find(result.proposal.file_id).state == "applied"  # out of the hold
+    assert listed == once * 2
+
+
+def test_a_listing_within_one_hold_is_made_again_after_a_write_in_a_packet_folder(
+    ctx: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store(ctx)
+    listed = listings(monkeypatch)
+    with lifecycle.guarded(ctx.layout):
+        first = proposal_files.identities(ctx.layout)
+        assert proposal_files.identities(ctx.layout) is first and len(listed) == 4
+        from git_memzoi.core import atomic
+
+        atomic.write_bytes_atomic(
+            ctx.layout.pending / "three.md", packet_text("mem_three").encode(), root=ctx.layout.root
+        )
+        assert proposal_files.identities(ctx.layout).find("mem_three").rel == ".memzoi/proposals/pending/three.md"
+        assert len(listed) == 8
+    with lifecycle.guarded(ctx.layout):  # a new hold: another process may have written in between
+        proposal_files.identities(ctx.layout)
+    assert len(listed) == 12
+
+
 def test_a_duplicate_behind_a_warm_cache_is_refused_with_the_inventory_message(ctx: Workspace) -> None:
     store(ctx)
     age(ctx.layout)
