@@ -129,10 +129,34 @@ def _records(layout: Layout) -> Check:
             f"{len(scan.problems)} unreadable record file(s): {names}{why}",
             "fix or remove them; `git memzoi rebuild --json` lists the reasons",
         )
+    private = _unreadable_private(layout)
+    if private:  # counted, never named: a private file's name is its title's slug
+        return Check(
+            "records",
+            "fail",
+            f"{private} private record file(s) in {layout.label(layout.private)}/runtime/ cannot be read and are "
+            "left out of recall",
+            "fix or remove them; `git memzoi rebuild --json` names each and why",
+        )
     locked = sum(1 for r in scan.records if r.locked)  # records/lock.py: human-reviewed, refused to every change
     return Check(
         "records", "ok", f"{len(scan.records)} canonical record(s) readable" + (f", {locked} locked" if locked else "")
     )
+
+
+def _unreadable_private(layout: Layout) -> int:
+    """How many private (runtime) record files recall's own reader refuses (recall/index/rows.py)."""
+    from git_memzoi.memzoi.recall.index.rows import read_file
+    from git_memzoi.memzoi.recall.index.scan import walk
+    from git_memzoi.memzoi.recall.index.sources import sources
+    from git_memzoi.memzoi.records.problem import Problem
+
+    count = 0
+    for source in (s for s in sources(layout) if s.plane == "runtime"):
+        rels: list[str] = []
+        walk(os.path.join(layout.root, source.prefix), source.prefix, rels, [], [], links=True)
+        count += sum(isinstance(read_file(source, rel, os.path.join(layout.root, rel))[1], Problem) for rel in rels)
+    return count
 
 
 def _relations(layout: Layout) -> Check:
@@ -209,10 +233,12 @@ def _transactions(layout: Layout) -> Check:
     left = lifecycle.pending_transactions(layout)
     if left:
         ops = ", ".join(sorted({t.operation for t in left}))
+        # a killed command leaves its operation's journal and, inside it, the journal of the steps it was running
+        commands = sum(t.kind == "operation" for t in left) or len(left)
         return Check(
             "transactions",
             "warn",
-            f"{len(left)} interrupted operation(s) left ({ops})",
+            f"{commands} interrupted operation(s) left ({ops})",
             "the next write command rolls them back; or run any lifecycle command now",
         )
     return Check("transactions", "ok", "no interrupted operation")

@@ -65,6 +65,22 @@ def test_a_broken_record_fails_and_an_interrupted_operation_warns(repo: Repo) ->
     assert (code, checks["records"], checks["transactions"]) == (1, "fail", "warn")
 
 
+def test_one_killed_command_is_one_interrupted_operation(repo: Repo) -> None:
+    """A kill inside ``run_steps`` of an operation leaves two journals: the operation's and its steps'."""
+    import json as _json
+
+    from git_memzoi.memzoi import doctor as doctor_mod
+
+    init(repo)
+    journals = Layout(repo.root).journals
+    for name, kind in (("a" * 16, "operation"), ("b" * 16, None)):
+        (journals / name).mkdir(parents=True)
+        journal = {"version": 1, "operation": "import_apply", "entries": [], **({"kind": kind} if kind else {})}
+        (journals / name / "journal.json").write_text(_json.dumps(journal))
+    (check,) = [c for c in doctor_mod.run(repo.root).checks if c.name == "transactions"]
+    assert (check.status, check.message) == ("warn", "1 interrupted operation(s) left (import_apply)")
+
+
 def test_a_lost_gitignore_fails_privacy(repo: Repo) -> None:
     init(repo)
     (repo.root / ".memzoi/.gitignore").unlink()

@@ -137,6 +137,7 @@ def build(
     from git_memzoi.memzoi.recall import modes, suspect
     from git_memzoi.memzoi.recall.search import store_filter
     from git_memzoi.memzoi.recall.tree import path_notes
+    from git_memzoi.memzoi.recall.unreadable import unreadable_notes
     from git_memzoi.memzoi.records import okf
 
     if token_budget is not None and token_budget < 0:
@@ -189,7 +190,7 @@ def build(
         "next_queries": [c.row["title"] for c in left_out[:3]],
         "created_at": okf.format_timestamp(now),
         "store": store,
-        "notes": path_notes(ws, path),
+        "notes": [*path_notes(ws, path), *(n for d in requested for n in unreadable_notes(ws, d))],
     }
     if log:
         from git_memzoi.memzoi.recall.search import log_event

@@ -488,6 +488,7 @@ def search(
     """
     from git_memzoi.memzoi.recall import modes, suspect
     from git_memzoi.memzoi.recall.tree import path_notes
+    from git_memzoi.memzoi.recall.unreadable import unreadable_notes
 
     if destination not in ("repo", "local", "session"):
         raise InputError("destination must be repo, local or session", "invalid_destination")
@@ -511,7 +512,7 @@ def search(
             "memory.searched",
             {"destination": destination, "count": len(results), "result_ids": [r["record"]["id"] for r in results]},
         )
-    notes = tuple(path_notes(ws, path))
+    notes = (*path_notes(ws, path), *unreadable_notes(ws, destination))
     return SearchResponse(
         query, destination, limit, filters, path, results, tuple(withheld), store, notes, how.mode, how.warning
     )
