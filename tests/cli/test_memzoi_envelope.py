@@ -253,6 +253,18 @@ def test_verify_refuses_what_it_cannot_verify(root: Repo, tmp_path: Path) -> Non
     assert repos.tree(root.root) == before
 
 
+def test_verify_of_a_memkeep_entry_names_the_tool_that_verifies_it(root: Repo, tmp_path: Path) -> None:
+    root.write("agent-memory/entries/timeout.md", "---\nid: timeout\ntype: fact\nanchor: null\nscope: []\n---\n30 s.\n")
+    root.commit("entry")
+    result = run(root, tmp_path, "verify", "timeout", "--json")
+    assert result.exit_code == 2
+    assert json.loads(result.stdout)["error"] == {
+        "code": "unknown_record",
+        "message": "timeout is an entry of the memkeep store, not a record; verify it with `git memkeep verify timeout`",
+        "exit_code": 2,
+    }
+
+
 MANIFEST = """version: memzoi/import-v1
 sources:
   - path: README.md

@@ -125,7 +125,15 @@ def _find(ws: Workspace, entries: list[Entry], record_id: str) -> Entry:
     for entry in entries:
         if entry.id == record_id and _is_record(entry):
             return entry
-    record = record_store.load(ws.layout, record_id)  # InputError unknown_record / bad_id
+    try:
+        record = record_store.load(ws.layout, record_id)  # InputError unknown_record / bad_id
+    except record_store.RecordNotFound as exc:
+        if _is_entry(ws, record_id):  # `git memzoi show` finds it: say which tool verifies it
+            raise record_store.RecordNotFound(
+                f"{record_id} is an entry of the memkeep store, not a record; verify it with "
+                f"`git memkeep verify {record_id}`"
+            ) from exc
+        raise
     if record.status != "active":
         raise InputError(f"record {record_id} is {record.status}; only a current record is verified", "not_current")
     if record.memkeep is None:
@@ -134,6 +142,12 @@ def _find(ws: Workspace, entries: list[Entry], record_id: str) -> Entry:
             "not_watched",
         )
     raise InputError(f"record {record_id} is not current (its retention ended)", "not_current")
+
+
+def _is_entry(ws: Workspace, entry_id: str) -> bool:
+    from git_memzoi.memzoi.recall.index import db as index_db
+
+    return bool(index_db.scalars(ws.layout, "SELECT 1 FROM records WHERE id = ? AND store = 'entry'", (entry_id,)))
 
 
 @dataclass(frozen=True)
