@@ -59,6 +59,7 @@ PRIVATE_KINDS: tuple[tuple[str, bool], ...] = (
     ("runtime/session", True),
     ("capture", True),
     ("replay", True),
+    ("journals", True),
 )
 # The paths of the per-worktree folder (Layout.derived): derived from, or naming, one worktree's files.
 DERIVED_KINDS: tuple[tuple[str, bool], ...] = (
@@ -280,18 +281,27 @@ class Layout:
         return [p for folder, kinds in self._planes() for p in (folder, *(folder / name for name, _ in kinds))]
 
     @property
+    def journals(self) -> Path:
+        """The journals of operations in progress, or of killed ones, of every worktree: in the private folder
+        they share, because an operation may write the private memory they share, and whichever worktree runs the
+        next guarded command must roll it back (each journal names its worktree)."""
+        return self.private / "journals"
+
+    @property
     def transactions(self) -> Path:
-        """The journals of this worktree's operations in progress, or of killed ones (derived: their entries name
-        this worktree's files)."""
+        """Where an older version kept this worktree's journals (repaired like :attr:`journals`)."""
         return self.derived / "transactions"
 
     def interrupted(self) -> bool:
-        """Whether a journal is on disk (a live operation's, or one a killed process left); one listing."""
-        try:
-            with os.scandir(self.transactions) as listing:
-                return next(listing, None) is not None
-        except OSError:
-            return False
+        """Whether a journal is on disk (a live operation's, or one a killed process left); a listing or two."""
+        for folder in (self.journals, self.transactions):
+            try:
+                with os.scandir(folder) as listing:
+                    if next(listing, None) is not None:
+                        return True
+            except OSError:
+                continue
+        return False
 
     def temp_folders(self) -> list[Path]:
         """The folders a killed writer may have left a temporary file in (versions before issue 13 wrote them

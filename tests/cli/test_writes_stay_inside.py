@@ -275,6 +275,31 @@ def test_a_committed_transaction_journal_cannot_write_into_git(tmp_path: Path) -
     assert not (repo.root / ".git" / "hooks" / "pre-commit").exists()
 
 
+def test_a_planted_journal_naming_another_folder_as_its_worktree_restores_nothing_there(tmp_path: Path) -> None:
+    """Journals live in the private folder every worktree shares and name their worktree; one naming a folder
+    that is no worktree of this repository is rolled back as a removed worktree's: nothing outside is written."""
+    repo = new_repo(tmp_path / "repo")
+    assert repos.run(repo, "init").exit_code == 0
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    txdir = Layout(repo.root).journals / "0123456789abcdef"
+    txdir.mkdir(parents=True)
+    journal = {
+        "version": 1,
+        "operation": "x",
+        "root": str(victim),
+        "committed": False,
+        "entries": [{"path": "owned.txt", "existed": True}, {"path": str(victim / "abs.txt"), "existed": True}],
+    }
+    (txdir / "journal.json").write_text(json.dumps(journal))
+    (txdir / "0.bak").write_text("owned\n")
+    (txdir / "1.bak").write_text("owned\n")
+    result = repos.run(repo, "local", "add", "--type", "fact", "--title", "T", "--body", "B.", "--json")
+    assert result.exit_code == 0, result.stderr
+    assert list(victim.iterdir()) == []
+    assert not txdir.exists()
+
+
 def test_a_repo_safe_capture_artifact_is_not_saved_through_a_committed_symlink(tmp_path: Path) -> None:
     from git_memzoi.memzoi.capture.artifacts import save_artifact
 

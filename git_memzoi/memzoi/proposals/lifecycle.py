@@ -6,8 +6,10 @@
 
 Crash safety (DESIGN.md principle 3). Every write holds the lifecycle lock (:func:`guarded`). A multi-file change
 is a list of :class:`Step` run by :func:`run_steps`, which first saves the old bytes of every file it will touch
-and a content-free journal (operation name, repository-relative paths, whether each file existed) under
-``<git dir>/memzoi/worktree/transactions/<txid>/`` (:attr:`Layout.transactions`), then writes each file
+and a content-free journal (operation name, its worktree, repository-relative paths, whether each file existed)
+under ``<git common dir>/memzoi/local/journals/<txid>/`` (:attr:`Layout.journals`, shared by every worktree: the
+operation may write the private memory they share, and whichever worktree comes next rolls it back; an older
+version's ``<git dir>/memzoi/worktree/transactions/`` is repaired too), then writes each file
 atomically. A reported failure restores the old bytes, byte for byte, and removes new files. A process killed between steps leaves the journal behind:
 :func:`pending_transactions` lists such leftovers (for ``doctor``; no paths or content) and :func:`repair` rolls
 them back. :func:`guarded` runs the repair itself before any new write, so the next command heals the tree, and
@@ -150,7 +152,13 @@ def operation(layout: Layout, name: str) -> Iterator[tuple[Transaction, ...]]:
             yield repaired
             return
         txdir = _new_txdir(layout)
-        journal: dict[str, Any] = {"version": 1, "kind": "operation", "operation": name, "entries": []}
+        journal: dict[str, Any] = {
+            "version": 1,
+            "kind": "operation",
+            "operation": name,
+            "root": str(layout.root),
+            "entries": [],
+        }
         _save_journal(layout, txdir, journal)
         _ACTIVE[key] = _Active(txdir, journal, set())
         try:
@@ -256,7 +264,7 @@ def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[st
     """
     txdir = _new_txdir(layout)
     entries: list[dict[str, Any]] = []
-    journal = {"version": 1, "operation": operation, "committed": False, "entries": entries}
+    journal = {"version": 1, "operation": operation, "root": str(layout.root), "committed": False, "entries": entries}
     try:
         for n, step in enumerate(steps):
             old = _old_bytes(layout, step.path)
@@ -285,25 +293,30 @@ def run_steps(layout: Layout, operation: str, steps: Sequence[Step]) -> tuple[st
 
 
 def pending_transactions(layout: Layout, folder: Path | None = None) -> tuple[Transaction, ...]:
-    """Interrupted operations left in :attr:`Layout.transactions` (read-only; for ``doctor``), the step
+    """Interrupted operations left in :attr:`Layout.journals` (every worktree's) and this worktree's
+    :attr:`Layout.transactions` (an older version's), or in ``folder`` (read-only; for ``doctor``), the step
     journals first (a killed operation's own steps are rolled back before the operation)."""
-    found: list[Transaction] = []
-    root = folder or _tx_root(layout)
-    for txdir in sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else ():
-        journal = _read_journal(txdir)
-        if journal is None:
-            found.append(Transaction(txdir.name, "unknown", 0, False))
-        else:
-            found.append(
-                Transaction(
-                    txdir.name,
-                    str(journal.get("operation")),
-                    len(journal.get("entries", [])),
-                    bool(journal.get("committed")),
-                    "operation" if journal.get("kind") == "operation" else "steps",
-                )
-            )
-    return tuple(sorted(found, key=lambda t: t.kind == "operation"))
+    return tuple(_transaction(txdir, journal) for txdir, journal in _journaled(layout, folder))
+
+
+def _journaled(layout: Layout, folder: Path | None) -> list[tuple[Path, dict[str, Any] | None]]:
+    found = []
+    for root in (folder,) if folder else (layout.journals, layout.transactions):
+        listed = sorted(p for p in root.iterdir() if p.is_dir() and not p.is_symlink()) if root.is_dir() else []
+        found += [(txdir, _read_journal(txdir)) for txdir in listed]
+    return sorted(found, key=lambda item: item[1] is not None and item[1].get("kind") == "operation")
+
+
+def _transaction(txdir: Path, journal: Mapping[str, Any] | None) -> Transaction:
+    if journal is None:
+        return Transaction(txdir.name, "unknown", 0, False)
+    return Transaction(
+        txdir.name,
+        str(journal.get("operation")),
+        len(journal.get("entries", [])),
+        bool(journal.get("committed")),
+        "operation" if journal.get("kind") == "operation" else "steps",
+    )
 
 
 def repair(layout: Layout) -> tuple[Transaction, ...]:
@@ -353,36 +366,55 @@ def repair_folder(layout: Layout, folder: Path) -> tuple[Transaction, ...]:
 
 
 def _repair_locked(layout: Layout, folder: Path | None = None) -> tuple[Transaction, ...]:
-    repaired = pending_transactions(layout, folder)
-    for tx in repaired:
-        txdir = (folder or _tx_root(layout)) / tx.txid
-        journal = _read_journal(txdir)
+    journaled = _journaled(layout, folder)
+    for txdir, journal in journaled:
         if journal is not None and not journal.get("committed"):
-            problems = _rollback(layout, txdir, list(journal.get("entries", [])))
+            problems = _rollback(_owner(layout, journal), txdir, list(journal.get("entries", [])), layout)
             if problems:
-                raise RollbackError(f"interrupted operation {tx.txid} could not be rolled back: {problems[0]}")
+                raise RollbackError(f"interrupted operation {txdir.name} could not be rolled back: {problems[0]}")
         _remove_tx(layout, txdir)
-    return repaired
+    return tuple(_transaction(txdir, journal) for txdir, journal in journaled)
 
 
-def _rollback(layout: Layout, txdir: Path, entries: Sequence[Mapping[str, Any]]) -> list[str]:
+def _owner(layout: Layout, journal: Mapping[str, Any]) -> Layout | None:
+    """The worktree whose operation ``journal`` is: its paths are relative to that worktree's top (those in the
+    private folder every worktree shares are absolute there); ``None`` when that worktree is gone, or the journal
+    names a folder that is no worktree of this repository (a planted journal restores nothing outside it)."""
+    root = journal.get("root")
+    if not isinstance(root, str) or Path(root) == layout.root:
+        return layout
+    if not Path(root).is_absolute() or not Path(root).is_dir():
+        return None
+    other = Layout(Path(root))
+    return other if other.private == layout.private else None
+
+
+def _rollback(
+    owner: Layout | None, txdir: Path, entries: Sequence[Mapping[str, Any]], layout: Layout | None = None
+) -> list[str]:
+    """Restore each journaled file of ``owner``'s worktree, last first. A removed worktree's files are gone with
+    it; those of the private folder (absolute paths) are restored from ``layout``, the repairing worktree."""
     problems: list[str] = []
     for n in reversed(range(len(entries))):
-        path = layout.root / str(entries[n]["path"])
+        rel = str(entries[n]["path"])
+        base = owner or layout
+        if base is None or (owner is None and not Path(rel).is_relative_to(base.private)):
+            continue
+        path = base.root / rel
         try:
             if entries[n]["existed"]:
                 old = (txdir / f"{n}.bak").read_bytes()
-                if _old_bytes(layout, path) != old:
-                    write_bytes_atomic(path, old, root=layout.root_for(path), parents=True)
+                if _old_bytes(base, path) != old:
+                    write_bytes_atomic(path, old, root=base.root_for(path), parents=True)
             else:
-                atomic.remove_file(path, root=layout.root_for(path))
+                atomic.remove_file(path, root=base.root_for(path))
         except (OSError, MemzoiError) as exc:
             problems.append(f"{entries[n]['path']}: {exc}")
     return problems
 
 
 def _tx_root(layout: Layout) -> Path:
-    return layout.transactions
+    return layout.journals
 
 
 def _new_txdir(layout: Layout) -> Path:

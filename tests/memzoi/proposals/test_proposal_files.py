@@ -184,7 +184,7 @@ def test_create_writes_one_active_record_and_resolves_the_packet(repo: Repo, ctx
         'resolution:\n  outcome: applied\n  resolved_by: reviewer\n  resolved_at: "2026-07-10T12:00:00Z"\n'
         "  record_id: use-pnpm-for-installs\n"
     ) in resolved
-    assert not list((repo.root / ".git/memzoi/worktree/transactions").iterdir())
+    assert not list((repo.root / ".git/memzoi/local/journals").iterdir())
     event = json.loads((repo.root / ".git/memzoi/local/events.jsonl").read_text().splitlines()[-1])
     assert event["event_type"] == "proposal_file_applied" and event["record_id"] == "use-pnpm-for-installs"
     assert event["payload"] == {"action": "create", "target_id": None}
@@ -649,7 +649,7 @@ def test_an_interrupted_operation_is_reported_and_repaired(
     assert b"status: superseded" in (repo.root / ".memzoi/records/legacy-auth.md").read_bytes()
     [tx] = proposal_files.pending_transactions(ctx.layout)
     assert (tx.operation, tx.files, tx.committed) == ("proposal_files_apply", 4, False)
-    journal = (repo.root / ".git/memzoi/worktree/transactions" / tx.txid / "journal.json").read_text()
+    journal = (repo.root / ".git/memzoi/local/journals" / tx.txid / "journal.json").read_text()
     assert "Evidence body" not in journal and "OAuth" not in journal
     assert proposal_files.repair(ctx.layout) == (tx,)
     assert (repo.root / ".memzoi/records/legacy-auth.md").read_bytes() == old

@@ -305,7 +305,7 @@ def test_session_end_routes_every_destination(repo: Repo, tmp_path: Path) -> Non
         "session",
         {"started_at": "2026-07-10T12:00:00Z"},
     )
-    assert not ctx.layout.transactions.exists() or not any(ctx.layout.transactions.iterdir())
+    assert ctx.layout.journals.is_dir() and not any(ctx.layout.journals.iterdir())  # the operation ended
 
 
 def test_one_unsafe_repo_candidate_blocks_the_whole_batch(repo: Repo, tmp_path: Path) -> None:

@@ -112,7 +112,7 @@ def test_two_worktrees_of_one_repository_see_the_same_private_memory(tmp_path: P
     assert Layout(agent.root).lock == Layout(main.root).lock == private / "lifecycle.lock"
     assert Layout(agent.root).index == main.root / ".git/worktrees/agent-1/memzoi/worktree/index.sqlite"
     assert Layout(main.root).index == main.root / ".git/memzoi/worktree/index.sqlite"
-    assert Layout(agent.root).transactions == main.root / ".git/worktrees/agent-1/memzoi/worktree/transactions"
+    assert Layout(agent.root).journals == Layout(main.root).journals == private / "journals"
     # nothing private in either working tree
     for tree in (main, agent):
         assert tree.git("status", "--porcelain", "--untracked-files=all", "--ignored") == ""
@@ -233,6 +233,43 @@ def test_a_migration_killed_part_way_is_finished_by_the_next_command(tmp_path: P
     assert not layout.legacy_local.exists()
     assert private_files(layout) == files  # nothing lost, nothing doubled, no conflict
     assert migrate.conflicts(layout) == []
+
+
+KILLED_IN_A_WORKTREE = """
+import os, sys
+from pathlib import Path
+from git_memzoi.memzoi.layout import Layout
+from git_memzoi.memzoi.proposals import lifecycle
+layout = Layout(Path(sys.argv[1]))
+with lifecycle.operation(layout, "import_apply"):
+    for name in ("one", "two"):
+        path = layout.runtime("local") / f"local-killed-{name}.md"
+        lifecycle.write_step(layout, lifecycle.Step(path, b"half an import"))
+    lifecycle.write_step(layout, lifecycle.Step(layout.root / ".memzoi/records/killed.md", b"half"))
+    os._exit(9)  # killed: no rollback, no cleanup
+"""
+
+
+@pytest.mark.parametrize("removed", [False, True], ids=["worktree kept", "worktree removed"])
+def test_an_operation_killed_in_one_worktree_is_rolled_back_by_the_next_command_in_another(
+    tmp_path: Path, removed: bool
+) -> None:
+    """The journal lives in the private folder every worktree shares, naming its worktree: the main worktree's
+    next command rolls back the shared private files (and the agent's own files while its worktree exists)."""
+    main = project(tmp_path)
+    agent = worktree(main, "agent-9")
+    proc = subprocess.run([sys.executable, "-c", KILLED_IN_A_WORKTREE, str(agent.root)], capture_output=True)
+    assert proc.returncode == 9, proc.stderr
+    runtime = Layout(main.root).runtime("local")
+    assert sorted(p.name for p in runtime.iterdir()) == ["local-killed-one.md", "local-killed-two.md"]
+    assert (agent.root / ".memzoi/records/killed.md").exists()
+    if removed:
+        main.git("worktree", "remove", "--force", str(agent.root))
+    assert as_json(main, "local", "list")["count"] == 0  # rolled back before the read
+    assert list(runtime.iterdir()) == []
+    assert not any(Layout(main.root).journals.iterdir())
+    if not removed:
+        assert not (agent.root / ".memzoi/records/killed.md").exists()
 
 
 def test_a_file_in_both_places_keeps_both_and_doctor_names_it(tmp_path: Path) -> None:
