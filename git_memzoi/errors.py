@@ -32,9 +32,14 @@ class MemzoiError(Exception):
     default_code = "error"
 
     def __init__(self, message: str, code: str | None = None) -> None:
+        if len(message) > MAX_MESSAGE:  # a message quoting a 2 MB id it was given would be sent back whole
+            message = f"{message[:MAX_MESSAGE]}… ({len(message) - MAX_MESSAGE:,} more characters)"
         super().__init__(message)
         self.message = message
         self.code = code or self.default_code
+
+
+MAX_MESSAGE = 2000  # characters of a MemzoiError's message; what it quotes beyond that is cut
 
 
 class InputError(MemzoiError):

@@ -4,8 +4,9 @@
 register a tool without one). No tool reaches outside the repository (``openWorldHint`` is false for all). The
 read tools change no memory: their one write is the read event ``search``, ``context``, ``precheck`` and
 ``show`` append to the private event log (``.git/memzoi/local/events.jsonl``), bookkeeping rather than a change
-to the project, so they are read-only and idempotent. ``propose_memory`` only adds a pending proposal whose id
-is its content's (the same proposal twice is one proposal: idempotent); ``submit_capture_decisions_v1`` adds
+to the project, so they are read-only and idempotent. ``propose_memory`` only adds a pending proposal; its id is
+made from its content and the instant, so the same call within one instant is one proposal but a retry a second
+later is a second one: not idempotent; ``submit_capture_decisions_v1`` adds
 pending packets and private runtime records (additive, never destructive) and remembers rejections, so a
 second call is not promised to be a no-op.
 """
@@ -33,7 +34,7 @@ TOOL_HINTS: dict[str, Hints] = {
     "search_memory": _reads("Search project memory"),
     "inspect_memory_expiry": _reads("Explain a record's expiry"),
     "build_context_pack": _reads("Build a context pack for a task"),
-    "propose_memory": Hints("Propose a memory for review", read_only=False, destructive=False, idempotent=True),
+    "propose_memory": Hints("Propose a memory for review", read_only=False, destructive=False, idempotent=False),
     "precheck_path": _reads("Warnings before changing a path"),
     "precheck_action": _reads("Warnings before an action"),
     "precheck_command": _reads("Warnings before a command"),

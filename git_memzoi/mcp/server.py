@@ -30,13 +30,13 @@ from git_memzoi.mcp import TOOL_NAMES
 from git_memzoi.mcp.arguments import MemzoiServer, annotations_of, checked
 from git_memzoi.mcp.arguments import error as _error
 from git_memzoi.mcp.arguments import ok as _ok
+from git_memzoi.mcp.refusals import ToolFailure, capture_source
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi import recall_schema
 
 __all__ = ["TOOL_NAMES", "build_server", "serve"]
 
-CAPTURE_PROFILE = "markdown-deterministic"
 INSTRUCTIONS = (
     "Governed project memory kept in this git repository. Search and precheck before editing; build "
     "a context pack for a task; propose_memory records a proposal for human review (pending) and never "
@@ -48,12 +48,6 @@ INSTRUCTIONS = (
 )
 
 logger = logging.getLogger("git_memzoi.mcp")
-
-
-class ToolFailure(MemzoiError):
-    """A tool refused its input before calling the core (an alias clash, a mutating argument)."""
-
-    default_code = "bad_arguments"
 
 
 def _pick(name: str, first: str | None, second: str | None, second_name: str) -> str | None:
@@ -295,7 +289,10 @@ class _Server:
                 else [
                     {
                         "code": "sensitivity_unknown",
-                        "message": "sensitivity was not given; the proposal stays pending until a reviewer sets it",
+                        "message": (
+                            "sensitivity was not given (unknown), so this proposal can never be applied to the "
+                            "repository; if it is repo-safe, propose it again with sensitivity repo-safe"
+                        ),
                     }
                 ]
             )
@@ -440,6 +437,8 @@ class _Server:
     ) -> CallToolResult:
         """Plan a capture of one markdown file (profile markdown-deterministic, one project_path source).
 
+        sources: [{"locator": {"kind": "project_path", "path": "docs/notes.md"}, "source_id": "source-1"}]
+        (source_id optional); extractor: {"profile": "markdown-deterministic"}.
         Read-only: never writes. Each candidate needs a decision from your user (accept, edit, reject or defer);
         send them with submit_capture_decisions_v1 and this plan_id. A candidate that is not repo-safe (local,
         session, unresolved, blocked) is shown without its text (listed in redacted_candidates): its type,
@@ -449,7 +448,7 @@ class _Server:
         from git_memzoi.memzoi import capture_agent
 
         def body() -> dict[str, Any]:
-            path, source_id = _capture_source(schema, sources, extractor)
+            path, source_id = capture_source(schema, sources, extractor)
             return capture_agent.plan(self._context(), path, source_id)
 
         return self.run(body)
@@ -476,7 +475,7 @@ class _Server:
         from git_memzoi.memzoi import capture_agent
 
         def body() -> dict[str, Any]:
-            path, source_id = _capture_source(schema, sources, extractor)
+            path, source_id = capture_source(schema, sources, extractor)
             reviewer = reviewed_by or "mcp"
             return capture_agent.submit(self._context(reviewer), path, source_id, plan_id, decisions, reviewer)
 
@@ -541,22 +540,6 @@ class _Server:
                 heading_paths=heading_paths or (),
             ).to_json()
         )
-
-
-def _capture_source(schema: str, sources: list[dict[str, Any]], extractor: dict[str, Any]) -> tuple[str, str]:
-    """(path, source id) of the one Markdown ``project_path`` source MCP capture accepts; other requests are
-    CLI-only (``invalid_schema``, ``unsupported_profile``, ``unsupported_locator``, ``invalid_request``)."""
-    if schema not in ("memzoi/capture-request-v1", "memzoi/capture-request"):
-        raise ToolFailure("schema must be memzoi/capture-request-v1", "invalid_schema")
-    if extractor.get("profile") != CAPTURE_PROFILE:
-        raise ToolFailure(f"MCP capture accepts only the {CAPTURE_PROFILE} profile", "unsupported_profile")
-    kinds = [s.get("locator", {}).get("kind") if isinstance(s.get("locator"), dict) else None for s in sources]
-    if kinds != ["project_path"]:
-        raise ToolFailure("MCP capture accepts exactly one project_path source", "unsupported_locator")
-    path, source_id = sources[0]["locator"].get("path"), sources[0].get("source_id") or "source-1"
-    if not isinstance(path, str) or not isinstance(source_id, str):
-        raise ToolFailure("a project_path locator needs a path string", "invalid_request")
-    return path, source_id
 
 
 def _memzoi_home() -> Path:

@@ -29,3 +29,20 @@ def test_a_staged_index_and_a_managed_block_are_screened(repo: Repo) -> None:
         ("AGENTS.md", "secret: AWS Access Key", 4),
         ("agent-memory/INDEX.md", "secret: AWS Access Key", 3),
     ]
+
+
+def test_a_record_renamed_by_hand_is_refused_naming_its_concept_id(repo: Repo) -> None:
+    """Recall refuses a record whose file name is not its id (it would vanish from search); so does the guard."""
+    from tests.support.repos import run
+
+    repo.commit("base", **{"src/a.py": "1\n"})
+    assert run(repo, "init").exit_code == 0
+    title = ("--type", "risk", "--title", "Holds x", "--body", "x.", "--sensitivity", "repo-safe", "--apply")
+    assert run(repo, "propose", *title).exit_code == 0
+    (record,) = (repo.root / ".memzoi" / "records").glob("*.md")
+    record.rename(record.with_name("renamed.md"))
+    repo.git("add", "-A")
+    found = [(f.path, f.rule, f.line, f.message) for f in guard.pre_commit(repo.root).violations]
+    assert found == [
+        (".memzoi/records/renamed.md", "invalid_record", 2, "id: must equal the file's concept id 'renamed'")
+    ]

@@ -136,6 +136,8 @@ def test_mcp_capture_refuses_other_requests(repo: Repo) -> None:
             ("submit_capture_decisions_v1", {**req, "sources": []}),
             ("submit_capture_decisions_v1", {**req, "apply": True}),
             ("plan_capture_v1", {**req, "schema": "other"}),
+            ("plan_capture_v1", {**req, "extractor": {"profile": "markdown-deterministic", "version": "9.9"}}),
+            ("plan_capture_v1", {**req, "extractor": {"profile": "markdown-deterministic", "bogus": True}}),
         ]
         results = []
         for name, args in calls:
@@ -144,8 +146,14 @@ def test_mcp_capture_refuses_other_requests(repo: Repo) -> None:
             results.append(call(await session.call_tool(name, args)))
         return results
 
-    profile, locator, mutating, schema = drive(repo.root, body)
+    profile, locator, mutating, schema, version, extra = drive(repo.root, body)
+    assert version[0] and version[1]["error"] == {
+        "code": "unsupported_extractor_version",
+        "message": "MCP capture runs markdown-deterministic 1.1.0; pin another version with git memzoi capture",
+    } | {k: v for k, v in version[1]["error"].items() if k not in ("code", "message")}
+    assert extra[0] and extra[1]["error"]["code"] == "invalid_request"
     assert profile[0] and profile[1]["error"]["code"] == "unsupported_profile"
     assert locator[0] and locator[1]["error"]["code"] == "unsupported_locator"
+    assert "project_path" in locator[1]["error"]["message"] and "locator" in locator[1]["error"]["message"]
     assert mutating[0] and mutating[1]["error"]["code"] == "mutation_refused"  # refused before the core
     assert schema[0] and schema[1]["error"]["code"] == "invalid_schema"

@@ -114,7 +114,7 @@ def precheck(
     path = request_path(path, ws.layout.root)
     query = " ".join(t.strip() for t in (action, command) if t and t.strip())
     if path is None and not query:
-        raise InputError("precheck needs --path, --action or --command", "bad_usage")
+        raise InputError("precheck needs a path, an action or a command (--path, --action, --command)", "bad_usage")
     filters = check_filters(scope_kind=scope_kind)
     if mode is not None:
         modes.check_mode(mode)

@@ -173,7 +173,8 @@ format_timestamp = clock.format_instant  # how a record writes an instant
 
 
 def record_from_fields(concept_id: str, path: str, fields: Mapping[str, Any], body: str) -> Record:
-    """Validate a record's frontmatter and body (memzoi-spec.md §2.1) and build the :class:`Record`.
+    """Validate a record's frontmatter and body (memzoi-spec.md §2.1) and build the :class:`Record`; its ``id``
+    must be ``concept_id``, the file's path below ``records/`` without ``.md``.
 
     Raises:
         RecordError: the first problem found, naming ``path`` and the field.
@@ -200,6 +201,8 @@ def record_from_fields(concept_id: str, path: str, fields: Mapping[str, Any], bo
     problem = concept_id_problem(record_id.replace("_", "-"))
     if problem:
         raise RecordError(path, "id", problem)
+    if record_id != concept_id:  # a file renamed by hand: every reader (recall, doctor, the guard) refuses it
+        raise RecordError(path, "id", f"must equal the file's concept id {concept_id!r}")
     title = _text(path, f, "title")
     confidence = f["confidence"]
     if isinstance(confidence, bool) or not isinstance(confidence, (int, float)) or not 0 <= confidence <= 1:

@@ -51,7 +51,7 @@ def write(ws: Workspace, hook_input: Mapping[str, Any], *, from_transcript: bool
 
     session_id, event_id = ids_from_hook(hook_input)  # a retried hook with the same state reuses its checkpoint
     state = _state(ws)
-    trigger = str(hook_input.get("trigger") or "compaction")
+    trigger = str(hook_input.get("trigger") or "")  # Claude Code's "manual" or "auto"; absent: just compaction
     requests = _requests(hook_input.get("transcript_path")) if from_transcript else []
     task = _task(state, requests, trigger)
     tree = _tree_note(state)
@@ -79,7 +79,7 @@ def _task(state: BranchState | None, requests: Sequence[str], trigger: str) -> s
     where = "this repository" if state is None or not state.branch else f"branch {state.branch}"
     if requests:  # the title (and so the id) names the request alone; the branch state is in the note
         return requests[-1] if len(requests[-1]) <= TITLE_CHARS else requests[-1][: TITLE_CHARS - 1] + "…"
-    return f"Work on {where} (before {trigger} compaction)"
+    return f"Work on {where} (before {trigger + ' ' if trigger else ''}compaction)"
 
 
 def _tree_note(state: BranchState | None) -> list[str]:

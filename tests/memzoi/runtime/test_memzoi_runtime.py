@@ -749,3 +749,10 @@ def test_the_fast_reader_takes_what_the_writer_writes_and_declines_the_rest() ->
         "a:\n  - b: 1\n      c: 2\n",  # deeper than the item's keys
     ):
         assert okf_subset.load(text) is None, text
+
+
+def test_a_pre_compact_input_without_a_trigger_names_the_checkpoint_once() -> None:
+    from git_memzoi.memzoi.runtime import compact
+
+    assert compact._task(None, [], "") == "Work on this repository (before compaction)"
+    assert compact._task(None, [], "auto") == "Work on this repository (before auto compaction)"

@@ -191,10 +191,7 @@ def parse_record_at(concept_id: str, rel: str, data: bytes) -> tuple[okf.Record,
     fields = okf_subset.load(parts.yaml_text)
     if fields is None:
         fields = frontmatter.parse(data).fields
-    record = okf.record_from_fields(concept_id, rel, fields, parts.body)
-    if record.id != concept_id:
-        raise okf.RecordError(rel, "id", f"must equal the file's concept id {concept_id!r}")
-    return record, parts
+    return okf.record_from_fields(concept_id, rel, fields, parts.body), parts
 
 
 def row_values(
