@@ -154,22 +154,10 @@ def main() -> int:
         del os.environ[key]
     from git_memzoi.memzoi import workspace
     from git_memzoi.memzoi.capture import plan as capture
+    from tests.support.repos import git_range_request
 
     ctx = workspace.open_workspace(REPO, initialized=False, actor="bench")
-    locator = {
-        "kind": "git_range",
-        "repository": ".",
-        "base": f"sha1:{base}",
-        "head": f"sha1:{head}",
-        "merge_parent": "base_to_head",
-        "rename_detection": True,
-        "diff_format": "git-unified-v1",
-    }
-    request = {
-        "schema": "memzoi/capture-request-v1",
-        "extractor": {"profile": "git-change-deterministic"},
-        "sources": [{"source_id": "range", "locator": locator, "media_type": "text/x-diff"}],
-    }
+    request = git_range_request(base, head)  # the request the capture tests send
     plan = capture.plan_request(ctx, request)  # warm-up, and the sanity figures
     samples = []
     for _ in range(args.runs):

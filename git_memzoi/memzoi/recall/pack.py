@@ -190,7 +190,7 @@ def build(
         "next_queries": [c.row["title"] for c in left_out[:3]],
         "created_at": okf.format_timestamp(now),
         "store": store,
-        "notes": [*path_notes(ws, path), *(n for d in requested for n in unreadable_notes(ws, d))],
+        "notes": [*path_notes(ws, path), *unreadable_notes(ws, requested)],
     }
     if log:
         from git_memzoi.memzoi.recall.search import log_event

@@ -512,7 +512,7 @@ def search(
             "memory.searched",
             {"destination": destination, "count": len(results), "result_ids": [r["record"]["id"] for r in results]},
         )
-    notes = (*path_notes(ws, path), *unreadable_notes(ws, destination))
+    notes = (*path_notes(ws, path), *unreadable_notes(ws, [destination]))
     return SearchResponse(
         query, destination, limit, filters, path, results, tuple(withheld), store, notes, how.mode, how.warning
     )

@@ -9,6 +9,7 @@ git anyway) and never private ones (a runtime file's name is its title's slug). 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -19,10 +20,11 @@ UNREADABLE = "unreadable_records"
 NAMED = 3  # canonical files named in the note; the count says the rest
 
 
-def unreadable_notes(ws: Workspace, destination: str) -> list[NoteJson]:
-    """``[{"code": "unreadable_records", "path": <the first file or None>, "message"}]`` when the index holds
-    files of ``destination`` (``repo``, ``local`` or ``session``) it could not read; ``[]`` otherwise. Reads the
-    index as the caller's read left it (inside :func:`~git_memzoi.memzoi.index_db.read_session`)."""
+def unreadable_notes(ws: Workspace, destinations: Sequence[str]) -> list[NoteJson]:
+    """One ``{"code": "unreadable_records", "path": <the first file or None>, "message"}`` per destination of
+    ``destinations`` (``repo``, ``local``, ``session``) whose files the index holds but could not read; ``[]``
+    when there are none. One query, on the index as the caller's read left it (inside
+    :func:`~git_memzoi.memzoi.index_db.read_session`)."""
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index.sources import sources
 
@@ -30,15 +32,19 @@ def unreadable_notes(ws: Workspace, destination: str) -> list[NoteJson]:
     if not paths:
         return []
     walked = sources(ws.layout)
-    mine = [p for p in paths if next((s.destination for s in walked if p.startswith(s.prefix)), None) == destination]
+    where = {p: next((s.destination for s in walked if p.startswith(s.prefix)), None) for p in paths}
+    return [note for d in destinations if (note := _note(d, [p for p in paths if where[p] == d])) is not None]
+
+
+def _note(destination: str, mine: list[str]) -> NoteJson | None:
     if not mine:
-        return []
+        return None
     if destination != "repo":
         message = (
             f"{len(mine)} private {destination} record file(s) cannot be read and are left out "
             "(`git memzoi rebuild --json` names each and why)"
         )
-        return [{"code": UNREADABLE, "path": None, "message": message}]
+        return {"code": UNREADABLE, "path": None, "message": message}
     named = ", ".join(mine[:NAMED]) + (f" and {len(mine) - NAMED} more" if len(mine) > NAMED else "")
     message = f"{len(mine)} record file(s) cannot be read and are left out: {named} (`git memzoi doctor` says why)"
-    return [{"code": UNREADABLE, "path": mine[0], "message": message}]
+    return {"code": UNREADABLE, "path": mine[0], "message": message}

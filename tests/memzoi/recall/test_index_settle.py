@@ -155,3 +155,7 @@ def test_every_writer_names_the_folder_it_changed(tmp_path: Path) -> None:
     later = atomic.mark()
     atomic.write_many_atomic([(tmp_path / "c" / "three.md", b"3")], root=tmp_path)
     assert atomic.folders_since(later) == [os.path.join(real, "c")]  # changed before, and again since
+
+
+def test_a_snapshot_that_is_not_utf_8_is_no_walk() -> None:
+    assert Scan.stored(b"\xff\xfe.md\0\0" + b"\0" * 24, ()) is None  # a damaged index: the files table answers

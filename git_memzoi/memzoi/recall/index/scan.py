@@ -65,7 +65,10 @@ class Scan:
         if not separator or len(packed) % (3 * ints.itemsize):
             return None
         ints.frombytes(packed)
-        rels = text.decode("utf-8").split("\0") if text else []
+        try:
+            rels = text.decode("utf-8").split("\0") if text else []
+        except UnicodeDecodeError:  # a damaged index: the caller compares with its files table instead
+            return None
         return cls(rels, ints.tolist(), [], sources) if 3 * len(rels) == len(ints) else None
 
     @cached_property
