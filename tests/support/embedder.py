@@ -33,7 +33,7 @@ SYNONYMS = {
 
 
 class HashedEmbedder:
-    """The test embedder (the :class:`git_memzoi.memzoi.recall.embedder.Embedder` protocol)."""
+    """The test embedder (the :class:`git_memzoi.memzoi.recall.embedding.Embedder` protocol)."""
 
     def __init__(self, dimensions: int = 64, identity: str = "tests/hashed-bow@1") -> None:
         self.dimensions = dimensions

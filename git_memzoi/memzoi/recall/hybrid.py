@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.memzoi.recall import fusion
 
 if TYPE_CHECKING:
-    from git_memzoi.memzoi.recall.embedder import Embedder
+    from git_memzoi.memzoi.recall.embedding import Embedder
     from git_memzoi.memzoi.workspace import Workspace
 
 # A semantic candidate is no match below MIN_SIMILARITY (unrelated short texts sit around 0.1 to 0.2 under the

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall import budget as units
 from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request, scope_covers, scope_score
-from git_memzoi.memzoi.recall.search import fresh_index, withheld_warning
+from git_memzoi.memzoi.recall.search import fresh_index, semantic_warning, withheld_warning
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.recall.modes import Resolved
@@ -186,6 +186,7 @@ def build(
             *_warnings(shown, left_out, partial, effective, len(selected) > len(shown)),
             *(withheld_warning(w) for w in withheld),
             *([how.warning] if how.warning else []),
+            *([w] if (w := semantic_warning(ws, how.mode)) else []),
         ],
         "next_queries": [c.row["title"] for c in left_out[:3]],
         "created_at": okf.format_timestamp(now),

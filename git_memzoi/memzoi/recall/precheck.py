@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.core.paths import request_path
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall.pathmatch import EXACT, best_path, path_matches_request, scope_covers, scope_score
-from git_memzoi.memzoi.recall.search import fresh_index
+from git_memzoi.memzoi.recall.search import fresh_index, semantic_warning
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.recall.schema import (
@@ -137,6 +137,11 @@ def precheck(
             mode=how.mode,
             rrf_k=how.rrf_k,
         )
+        partial = semantic_warning(ws, how.mode)
+        if partial:
+            notes.append(
+                {"code": "semantic_partial", "path": None, "message": partial.removesuffix(" (semantic_partial)")}
+            )
         for row in matched:
             if row["type"] in GOVERNANCE:
                 hit = hits.setdefault(suspect.key(row), _Hit(row))

