@@ -28,6 +28,7 @@ import contextlib
 import datetime as dt
 import itertools
 import math
+import os
 import shutil
 import statistics
 import subprocess
@@ -59,6 +60,7 @@ from git_memzoi.memzoi.workspace import Workspace
 
 PARAPHRASE = PROJECT / "evals" / "recall" / "paraphrase" / "corpus.yaml"
 NOW = dt.datetime(2026, 9, 1, 12, tzinfo=dt.UTC)
+FROM_SCRATCH = bool(os.environ.get("MEMZOI_BENCH_EMBED_ALL"))  # re-embed the 50,000-record store too
 SKIPPED = "skipped: install git-memzoi[semantic]"
 EXAMPLE = ("javascript dependency installer", "use-pnpm-for-js-installs")
 SPEED_QUERIES = ("auth session middleware", "cache index", "release binary schema", "token", "pnpm lockfile manager")
@@ -200,9 +202,12 @@ def speed(size: int, runs: int) -> dict[str, object]:
         model = embedder.load(layout, None)
         out["model_load_s"] = time.perf_counter() - start
         out["model"] = model.identity
-        index_db.write_derived(
-            layout, [("DELETE FROM vectors", [()]), ("DELETE FROM meta WHERE key = ?", [("embedding_model",)])]
-        )
+        scratch = size == 10000 or FROM_SCRATCH  # the target's size; larger stores keep their vectors (50,000: ~7 min)
+        out["from_scratch"] = scratch
+        if scratch:
+            index_db.write_derived(
+                layout, [("DELETE FROM vectors", [()]), ("DELETE FROM meta WHERE key = ?", [("embedding_model",)])]
+            )
         vectors._CACHE.clear()
         with index_db.read_session(layout):
             start = time.perf_counter()
@@ -273,7 +278,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  model {result['model']} loaded in {float(result['model_load_s']) * 1000:.0f} ms")
             ok = float(result["embed_s"]) <= TARGETS["embed_s"]
             target = f"<= 120 s {verdict(ok)}" if size == 10000 else "info"
-            print(f"  {'embed every record from scratch':<40}{float(result['embed_s']):>9.2f} s   {target}")
+            label = (
+                "embed every record from scratch" if result["from_scratch"] else "embed what is missing (kept vectors)"
+            )
+            print(f"  {label:<40}{float(result['embed_s']):>9.2f} s   {target}")
             print(f"  {'re-read stored vectors (new process)':<40}{float(result['reload_s']):>9.2f} s   info")
         else:
             print(f"  embedding: {SKIPPED}")
