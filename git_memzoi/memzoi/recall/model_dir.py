@@ -29,7 +29,8 @@ import os
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.memzoi.recall.embedding import RECIPE, Embedder, ModelRefused, StaticEmbedder, sha256_file
+from git_memzoi.errors import InputError
+from git_memzoi.memzoi.recall.embedding import EXTRA, RECIPE, Embedder, ModelRefused, StaticEmbedder, sha256_file
 
 KEYS = ("schema_version", "model", "revision", "dimensions", "pooling", "normalize", "max_tokens", "files")
 ONNX_KEYS = ("pad_token_id", "query_prefix", "passage_prefix", "output")
@@ -87,12 +88,18 @@ def _check_onnx_keys(where: Path, manifest: dict[str, Any]) -> None:
         raise ModelRefused(f"{where}: output must name the graph's hidden-state output")
 
 
-def load(folder: Path) -> Embedder:
-    """The embedder of the model directory ``folder`` (module rule).
+def missing_model(what: str) -> InputError:
+    """The refusal of a model directory whose runtime is not installed (``semantic_model_missing``)."""
+    return InputError(f"semantic recall needs {what}: pip install '{EXTRA}'", "semantic_model_missing")
+
+
+def checked(folder: Path) -> tuple[dict[str, Any], bytes]:
+    """:func:`read_manifest`, then every file there and of its pinned SHA-256: what :func:`load` checks before
+    opening anything (``doctor`` checks it the same way, without loading the model).
 
     Raises:
         ModelRefused: as :func:`read_manifest`; a file missing (``model_file_missing``) or whose SHA-256 is not
-            the manifest's (``model_hash_mismatch``); pinned files that cannot be used (``invalid_model_manifest``).
+            the manifest's (``model_hash_mismatch``).
     """
     manifest, raw = read_manifest(folder)
     for role, entry in manifest["files"].items():
@@ -104,14 +111,32 @@ def load(folder: Path) -> Embedder:
                 f"{path}: SHA-256 does not match the manifest's files.{role}.sha256; refusing the model",
                 "model_hash_mismatch",
             )
-    identity = f"{manifest['model']}@{manifest['revision']}#sha256:{hashlib.sha256(raw).hexdigest()[:32]}/{RECIPE}"
+    return manifest, raw
+
+
+def identity(manifest: dict[str, Any], raw: bytes) -> str:
+    """The embedder identity of a checked manifest: model, revision and the manifest's SHA-256 (module rule)."""
+    return f"{manifest['model']}@{manifest['revision']}#sha256:{hashlib.sha256(raw).hexdigest()[:32]}/{RECIPE}"
+
+
+def load(folder: Path) -> Embedder:
+    """The embedder of the model directory ``folder`` (module rule).
+
+    Raises:
+        ModelRefused: as :func:`checked`; pinned files that cannot be used (``invalid_model_manifest``).
+        InputError: a runtime the model needs is not installed (``semantic_model_missing``).
+    """
+    manifest, raw = checked(folder)
+    name = identity(manifest, raw)
     files = {role: folder / entry["path"] for role, entry in manifest["files"].items()}
     try:  # only verified files are opened
         if manifest.get("format", "static") == "onnx":
-            return _onnx(identity, manifest, files)
-        return _static(identity, manifest, files)
+            return _onnx(name, manifest, files)
+        return _static(name, manifest, files)
     except ModelRefused:
         raise
+    except ImportError as exc:  # a runtime of the [semantic] extra is missing (ONNX Runtime for an onnx model)
+        raise missing_model(f"{exc.name or 'a runtime'} for the model in {folder}") from None
     except Exception as exc:  # a pinned but unusable file: refused like a bad manifest, never a traceback
         raise ModelRefused(f"{folder}: the model files cannot be loaded ({type(exc).__name__})") from None
 
@@ -146,5 +171,7 @@ def _onnx(identity: str, manifest: dict[str, Any], files: dict[str, Path]) -> Em
     )
     probe = model.embed(["probe"])
     if probe.shape != (1, manifest["dimensions"]):
-        raise ModelRefused(f"{files['model']}: its output {manifest['output']!r} is not (1, tokens, dimensions)")
+        raise ModelRefused(
+            f"{files['model']}: its output {manifest['output']!r} is not (1, tokens, {manifest['dimensions']})"
+        )
     return model

@@ -32,7 +32,8 @@ from typing import TYPE_CHECKING, Any
 
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall import embedder
-from git_memzoi.memzoi.recall.embedder import EXTRA, missing_model
+from git_memzoi.memzoi.recall.embedder import missing_model
+from git_memzoi.memzoi.recall.embedding import EXTRA
 from git_memzoi.memzoi.recall.fusion import DEFAULT_K
 
 if TYPE_CHECKING:

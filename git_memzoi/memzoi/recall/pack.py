@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.recall import budget as units
 from git_memzoi.memzoi.recall.pathmatch import best_path, path_matches_request, scope_covers, scope_score
-from git_memzoi.memzoi.recall.search import fresh_index, semantic_warning, withheld_warning
+from git_memzoi.memzoi.recall.search import fresh_index, lexically_matched, semantic_warning, withheld_warning
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.recall.modes import Resolved
@@ -293,7 +293,11 @@ def _score(c: _Candidate, path: str | None) -> None:
         + confidence * 25
         + fts_score
     )
-    reasons = ["task text matched title/body"] if c.fts else []
+    reasons = (
+        [("task text matched title/body" if lexically_matched(row) else "task text matched by meaning")]
+        if c.fts
+        else []
+    )
     if path is not None:
         reasons.append("path matched requested path" if path_score else "no path match")
     reasons += [f"{row['type']} memory type priority", f"{row['destination']} destination"]

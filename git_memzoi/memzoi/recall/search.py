@@ -74,6 +74,15 @@ if TYPE_CHECKING:
 DEFAULT_LIMIT, MAX_LIMIT = 10, 100
 MAX_TERMS = 64
 RATIONALE = "fts5 title/body match"
+SEMANTIC_RATIONALE = "semantic match"  # found by meaning alone: no bm25 rank in its scores
+
+
+def lexically_matched(row: Mapping[str, Any]) -> bool:
+    """Whether a result row was found by its words (a bm25 rank), not by meaning alone (issue 18)."""
+    scores = row.get("scores")
+    return not isinstance(scores, dict) or scores.get("mode") == "lexical" or scores.get("bm25") is not None
+
+
 _TERM = lazy("\\w+(?:[-.'\u2019/:@]+\\w+)*")
 _WORD = lazy(r"[^\W_]+")
 _UNSPACED_END = lazy(f"[{UNSPACED}]$")
@@ -326,7 +335,7 @@ def result(
         "record": record,
         "score": 0.0 if rank is None else -float(rank),
         "snippet": snippet,
-        "rationale": RATIONALE,
+        "rationale": RATIONALE if lexically_matched(row) else SEMANTIC_RATIONALE,
         "ranking": None,
         "paths": [{"path": p, "symbol": None, "line_start": None, "line_end": None} for p in paths],
         "citations": [citation(record, _cited_path(row, paths, requested_path), row)],

@@ -186,8 +186,9 @@ class TransformerEmbedder:
             raise ModelRefused(
                 f"{identity}: the graph takes inputs {self.inputs}; input_ids is needed, {unknown} unknown"
             )
-        if output not in [node.name for node in self.session.get_outputs()]:
-            raise ModelRefused(f"{identity}: the graph has no output {output!r}")
+        outputs = [node.name for node in self.session.get_outputs()]
+        if output not in outputs:
+            raise ModelRefused(f"{identity}: the graph has no output {output!r} (its outputs: {', '.join(outputs)})")
         self.identity = identity
         self.dimensions = dimensions
         self.output, self.pooled = output, pooled
@@ -219,11 +220,11 @@ class TransformerEmbedder:
             if "token_type_ids" in self.inputs:
                 feed["token_type_ids"] = np.zeros(ids.shape, dtype=np.int64)
             result = np.asarray(self.session.run([self.output], {k: feed[k] for k in self.inputs})[0], dtype=np.float32)
+            expected = (1, self.dimensions) if self.pooled else (1, len(encoding.ids), self.dimensions)
+            if result.shape != expected:
+                shape = f"(1, {self.dimensions})" if self.pooled else f"(1, tokens, {self.dimensions}) hidden states"
+                raise ModelRefused(f"the model's output {self.output!r} has shape {result.shape}; expected {shape}")
             vector = result[0] if self.pooled else result[0].mean(axis=0)  # one text: every token is real
-            if vector.shape != (self.dimensions,):
-                raise ModelRefused(
-                    f"the model's output {self.output!r} has shape {result.shape}, not {self.dimensions} wide"
-                )
             norm = float(np.linalg.norm(vector))
             out[row] = vector / norm if norm > 0 else vector
         return out

@@ -114,6 +114,11 @@ def test_hybrid_finds_a_paraphrase_lexical_search_misses(notes: Repo, model: Has
     assert top["scores"]["mode"] == "hybrid" and top["scores"]["bm25"] is None
     assert top["scores"]["semantic"]["rank"] == 1 and top["scores"]["rrf"] == round(1 / 61, 8)
     assert top["score"] == pytest.approx(1 / 61)
+    assert top["rationale"] == "semantic match"  # found by meaning alone: no "fts5 title/body match"
+    pack = ok_json(notes, "context", "--task", QUERY, "--mode", "hybrid")
+    assert pack["included"][0]["rationale"].startswith("task text matched by meaning")
+    worded = ok_json(notes, "search", "pnpm installs", "--mode", "hybrid")["results"][0]
+    assert worded["scores"]["bm25"] is not None and worded["rationale"] == "fts5 title/body match"
 
 
 def test_every_hit_carries_its_score_breakdown(notes: Repo, model: HashedEmbedder) -> None:
@@ -531,3 +536,34 @@ def test_a_read_embeds_within_its_budget_and_says_what_it_left_out(
             ["pnpm-lockfile", "use-pnpm"],
         )
     assert len(vectors.db.scalars(ctx.layout, "SELECT key FROM vectors", ())) == 4
+
+
+def test_a_shared_model_dir_never_breaks_a_teammates_lean_install(notes: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A committed [semantic] model_dir, read by a teammate who installed git-memzoi without [semantic]."""
+    from git_memzoi.memzoi import doctor
+
+    _static_model(notes.root / "model", {"pnpm": [1.0, 0.0, 0.0]})
+    _use_model_dir(notes, notes.root / "model")
+    monkeypatch.delenv("MEMZOI_RECALL_MODE")
+    monkeypatch.setattr(embedder, "_dir_runtime_installed", lambda: False)
+    plain = ok_json(notes, "search", "pnpm")
+    assert plain["mode"] == "lexical" and plain["results"][0]["record"]["id"] in ("use-pnpm", "pnpm-lockfile")
+    refused = run(notes, "search", "pnpm", "--mode", "hybrid", "--json")
+    assert refused.exit_code == 2 and json.loads(refused.stdout)["error"]["code"] == "semantic_model_missing"
+    check = next(c for c in doctor.run(notes.root).checks if c.name == "semantic")
+    assert (check.status, check.next_step) == ("warn", "pip install 'git-memzoi[semantic]'")
+    assert (
+        check.message == "[semantic] model_dir is set but semantic recall is not installed: reads fall back to lexical"
+    )
+
+
+def test_doctor_warns_of_a_model_dir_whose_files_are_not_the_pinned_ones(notes: Repo) -> None:
+    from git_memzoi.memzoi import doctor
+
+    _static_model(notes.root / "model", {"pnpm": [1.0, 0.0, 0.0]})
+    _use_model_dir(notes, notes.root / "model")
+    check = next(c for c in doctor.run(notes.root).checks if c.name == "semantic")
+    assert check.status == "ok" and check.message.startswith("tiny-static@1 ([semantic] model_dir); ")
+    (notes.root / "model" / "tokenizer.json").write_text("{}")
+    check = next(c for c in doctor.run(notes.root).checks if c.name == "semantic")
+    assert check.status == "warn" and "SHA-256 does not match the manifest's files.tokenizer.sha256" in check.message

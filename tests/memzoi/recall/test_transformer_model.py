@@ -225,10 +225,10 @@ def test_an_onnx_model_directory_embeds_passages_and_prefixed_queries(repo: Repo
 @pytest.mark.parametrize(
     ("manifest", "code", "words"),
     [
-        ({"output": "pooled"}, "invalid_model_manifest", "no output 'pooled'"),
+        ({"output": "pooled"}, "invalid_model_manifest", "no output 'pooled' (its outputs: last_hidden_state)"),
         ({"query_prefix": None}, "invalid_model_manifest", "query_prefix and passage_prefix must be strings"),
         ({"format": "gguf"}, "invalid_model_manifest", "format must be one of static, onnx"),
-        ({"dimensions": 4}, "invalid_model_manifest", "not 4 wide"),
+        ({"dimensions": 4}, "invalid_model_manifest", "has shape (1, 1, 3); expected (1, tokens, 4) hidden states"),
     ],
 )
 def test_an_onnx_model_directory_breaking_a_rule_is_refused(repo: Repo, manifest: dict, code: str, words: str) -> None:
