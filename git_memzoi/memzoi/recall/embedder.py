@@ -172,18 +172,18 @@ def _bundled(folder: Path, layout: Layout) -> Embedder:
     cache_root, models = _model_cache(layout)
     cache = models / f"minilm-{hashlib.sha256(inputs.encode()).hexdigest()[:24]}.onnx"
     identity = f"{BUNDLED_NAME}#sha256:{BUNDLED_FILES['weights'][1][:32]}/{transformer.RECIPE}/ort-{runtime}/{RECIPE}"
-    for attempt in (1, 2):
+    failure = ""
+    for _ in range(2):  # an unusable cache is built again once; an unusable checkpoint is refused
         if not cache.is_file():
             _check_pinned(folder)
             for old in _listed(models):  # graphs built for other files or runtimes: one per repository (23 MB)
                 _forget(old, cache_root)
         try:
             return _transformer(folder, cache, cache_root, identity)
-        except Exception as exc:  # an unusable cache, or checkpoint: built again once, then refused
+        except Exception as exc:  # refused below, never a traceback
             _forget(cache, cache_root)
-            if attempt == 2:
-                raise ModelRefused(f"{folder}: the bundled model cannot be loaded ({type(exc).__name__})") from None
-    raise AssertionError("unreachable")
+            failure = type(exc).__name__
+    raise ModelRefused(f"{folder}: the bundled model cannot be loaded ({failure})")
 
 
 def _check_pinned(folder: Path) -> None:
@@ -202,7 +202,7 @@ def _transformer(folder: Path, cache: Path, cache_root: Path, identity: str) -> 
 
     files = {role: name for role, (name, _) in BUNDLED_FILES.items()}
     built = transformer.quantized(folder, files, cache, cache_root, BUNDLED_MAX_TOKENS)
-    dimensions = transformer.dimensions(folder, files["config"])
+    dimensions = transformer.read_config(folder / files["config"]).hidden
     tokenizer = Tokenizer.from_file(str(folder / files["tokenizer"]))
     model = transformer.TransformerEmbedder(identity, built, tokenizer, dimensions, BUNDLED_MAX_TOKENS)
     model.embed(["probe"])  # a graph an older build left under this name fails here, and is built again

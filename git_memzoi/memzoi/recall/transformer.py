@@ -27,7 +27,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.memzoi.recall.embedding import numpy
+from git_memzoi.memzoi.recall.embedding import ModelRefused, numpy
 
 RECIPE = "bert-mean/onnx-int8-channel/v1"  # the graph and its quantisation: part of the identity and the cache name
 OPSET = 20  # LayerNormalization (17) and Gelu (20) are standard ops from here
@@ -141,8 +141,8 @@ def graph(weights: dict[str, Any], config: Config, max_tokens: int) -> Any:
 
 
 class TransformerEmbedder:
-    """Sentence vectors from an ONNX Runtime session of the ONNX model ``model`` (a file, or its bytes): :func:`graph`'s (``output``
-    ``vector``, already pooled) or a model directory's hidden-state export (``pooled`` false: masked mean
+    """Sentence vectors from an ONNX Runtime session of ``model`` (an ONNX file, or its bytes): :func:`graph`'s
+    (``output`` ``vector``, already pooled) or a model directory's hidden-state export (``pooled`` false: mean
     pooling here, then L2 normalisation).
 
     ``tokenizer`` is the model's ``tokenizers.Tokenizer`` (it adds the special tokens), truncating at
@@ -170,8 +170,6 @@ class TransformerEmbedder:
         passage_prefix: str = "",
     ) -> None:
         import onnxruntime
-
-        from git_memzoi.memzoi.recall.embedding import ModelRefused
 
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = min(2, os.cpu_count() or 1)
@@ -210,8 +208,6 @@ class TransformerEmbedder:
         return self._vectors([self.query_prefix + text for text in texts])
 
     def _vectors(self, texts: Sequence[str]) -> Any:
-        from git_memzoi.memzoi.recall.embedding import ModelRefused
-
         np = numpy()
         out = np.zeros((len(texts), self.dimensions), dtype=np.float32)
         for row, encoding in enumerate(self.tokenizer.encode_batch(list(texts)) if texts else []):
@@ -252,8 +248,7 @@ def quantized(folder: Path, files: dict[str, str], cache: Path, root: Path, max_
     from git_memzoi.core.atomic import write_bytes_atomic
     from git_memzoi.errors import MemzoiError
 
-    config = Config.from_json(json.loads((folder / files["config"]).read_text(encoding="utf-8")))
-    model = graph(load_file(str(folder / files["weights"])), config, max_tokens)
+    model = graph(load_file(str(folder / files["weights"])), read_config(folder / files["config"]), max_tokens)
     with tempfile.TemporaryDirectory(prefix="memzoi-model-") as tmp:  # the quantiser writes files (its own too)
         built = Path(tmp) / "model.onnx"
         quiet = logging.getLogger()
@@ -269,6 +264,7 @@ def quantized(folder: Path, files: dict[str, str], cache: Path, root: Path, max_
     return data
 
 
-def dimensions(folder: Path, config_file: str) -> int:
-    """The checkpoint's ``hidden_size`` (its vector dimensions). Raises OSError, KeyError or ValueError."""
-    return Config.from_json(json.loads((folder / config_file).read_text(encoding="utf-8"))).hidden
+def read_config(path: Path) -> Config:
+    """The :class:`Config` of the checkpoint whose ``config.json`` is ``path``. Raises OSError, KeyError,
+    TypeError or ValueError."""
+    return Config.from_json(json.loads(path.read_text(encoding="utf-8")))

@@ -565,9 +565,12 @@ def peek(layout: Layout, queries: Sequence[str]) -> list[Any] | None:
     """Read-only, for ``doctor``: each query's first value (``None``: no row); ``None`` without a usable index
     (missing, of another schema, of the wrong kind or behind a symlink: doctor's ``local`` check names those)."""
     try:
-        with contextlib.closing(_open(layout) or sqlite3.connect(":memory:")) as conn:
+        conn = _open(layout)
+        if conn is None:
+            return None
+        with contextlib.closing(conn):
             return [(conn.execute(sql).fetchone() or (None,))[0] for sql in queries]
-    except (InputError, sqlite3.DatabaseError):  # no index: the empty stand-in has no such table either
+    except (InputError, sqlite3.DatabaseError):
         return None
 
 

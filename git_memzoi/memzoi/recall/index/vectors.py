@@ -12,8 +12,8 @@ new or changed record or entry), in chunks of :data:`CHUNK`, each chunk committe
 mid-way keeps the finished chunks, and the next read embeds the rest. One read embeds for about
 :data:`EMBED_BUDGET_S` (at least one chunk): the bundled transformer takes about 5 ms a record, so a first
 hybrid search of 10,000 records would otherwise wait a minute. Rows still without a vector are left out of
-that read's semantic list, and the read says so (:func:`partial_warning`, ``semantic_partial``). Writes are best-effort (a busy index
-leaves the vectors in memory only). The process keeps the aligned matrix of the last index it saw
+that read's semantic list, and the read says so (:func:`partial_warning`, ``semantic_partial``). Writes are
+best-effort (a busy index leaves the vectors in memory only). The process keeps the aligned matrix of the last index it saw
 (:class:`VectorSet`), so a server (``git memzoi mcp serve``) reads and stacks vectors only after the index
 changed; the search itself is one matrix-vector product over every row, then the rows the filters allowed.
 """
@@ -54,16 +54,20 @@ _CLAIM = (
 class VectorSet:
     """Every index row's vector under one model: ``rowids`` (sorted, int64), ``matrix`` (rows aligned,
     float32, normalised), ``by_key`` (text hash → vector, reused after a change), and the index ``stamp`` and
-    model ``identity`` they are valid for; ``missing``: rows left without a vector by the embedding budget
-    (not in ``rowids``), ``total``: every row."""
+    model ``identity`` they are valid for; ``total``: every row of the index, those the embedding budget left
+    without a vector (:attr:`missing`) included, though not in ``rowids``."""
 
     identity: str
     stamp: tuple[int, ...] | None
     rowids: Any
     matrix: Any
     by_key: Mapping[str, Any]
-    missing: int = 0
     total: int = 0
+
+    @property
+    def missing(self) -> int:
+        """Rows left without a vector by the embedding budget."""
+        return self.total - len(self.rowids)
 
 
 _CACHE: dict[str, VectorSet] = {}
@@ -107,8 +111,7 @@ def current(layout: Layout, embedder: Embedder, budget_s: float | None = None) -
     for position, n in enumerate(order):
         matrix[position] = known[keys[n]]
     by_key = {k: known[k] for k in keys if k in known}
-    missing = len(rows) - len(order)
-    vectors = VectorSet(embedder.identity, index_stamp(layout), rowids, matrix, by_key, missing, len(rows))
+    vectors = VectorSet(embedder.identity, index_stamp(layout), rowids, matrix, by_key, len(rows))
     _CACHE.clear()  # one index per process is the common case; a second one costs a re-read
     _CACHE[str(layout.index)] = vectors
     return vectors
