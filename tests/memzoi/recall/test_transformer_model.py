@@ -100,6 +100,25 @@ def test_the_int8_model_is_built_once_into_the_repository_cache(bundled: Path, r
     assert np.abs(model.embed(TEXTS[1:2])[0] - vectors[1]).max() < 1e-5  # alone or batched: one vector
 
 
+@pytest.mark.parametrize(("cores", "sessions"), [(2, 2), (8, 2), (1, 1)])
+def test_several_texts_share_one_session_a_core_and_each_keeps_its_own_vector(
+    bundled: Path, repo: Repo, monkeypatch: pytest.MonkeyPatch, cores: int, sessions: int
+) -> None:
+    write_record(repo, "use-pnpm", "Use pnpm for JS installs", "The web app installs with pnpm.")
+    ok_json(repo, "search", "pnpm", "--mode", "semantic")  # builds the model
+    embedder._LOADED.clear()
+    monkeypatch.setattr(transformer.os, "cpu_count", lambda: cores)
+    model = embedder.load(embedder_layout(repo), None)
+    assert isinstance(model, transformer.TransformerEmbedder)
+    texts = [f"{text} {n}" for n, text in enumerate(TEXTS * 6)]
+    alone = np.vstack([model.embed([text]) for text in texts])
+    assert len(model.sessions) == 1  # one text at a time never makes a second session
+    together = model.embed(texts)
+    assert len(model.sessions) == sessions
+    assert np.array_equal(together, alone)  # each row its own text's vector, bit for bit
+    assert np.array_equal(model.embed_query(texts[:2]), alone[:2])  # no prefixes: queries as passages
+
+
 def test_a_cache_left_short_is_built_again(bundled: Path, repo: Repo) -> None:
     write_record(repo, "use-pnpm", "Use pnpm for JS installs", "The web app installs with pnpm.")
     ok_json(repo, "search", "pnpm", "--mode", "semantic")
