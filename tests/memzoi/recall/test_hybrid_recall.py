@@ -538,6 +538,29 @@ def test_a_read_embeds_within_its_budget_and_says_what_it_left_out(
     assert len(vectors.db.scalars(ctx.layout, "SELECT key FROM vectors", ())) == 4
 
 
+def test_a_read_starts_no_chunk_its_budget_cannot_hold(
+    notes: Repo, ctx: Workspace, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each chunk takes 1 s of a 2.5 s budget: the third would end at 3 s, so two are embedded (a slow machine's
+    chunk of 128 records takes 1.4 s: a deadline checked only before each chunk let a read run to 2.8 s)."""
+    import time
+
+    now = [100.0]
+
+    class Slow(HashedEmbedder):
+        def embed(self, texts: object) -> object:
+            now[0] += 1.0
+            return super().embed(texts)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(time, "monotonic", lambda: now[0])
+    monkeypatch.setattr(vectors, "CHUNK", 1)
+    from git_memzoi.memzoi.recall.index import db
+
+    db.refresh(ctx.layout)
+    found = vectors.current(ctx.layout, Slow(), budget_s=2.5)
+    assert (found.total, found.missing, now[0]) == (4, 2, 102.0)
+
+
 def test_a_shared_model_dir_never_breaks_a_teammates_lean_install(notes: Repo, monkeypatch: pytest.MonkeyPatch) -> None:
     """A committed [semantic] model_dir, read by a teammate who installed git-memzoi without [semantic]."""
     from git_memzoi.memzoi import doctor
