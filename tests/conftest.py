@@ -17,6 +17,10 @@ from tests.support.repos import Repo
 if TYPE_CHECKING:
     from git_memzoi.memzoi.workspace import Workspace
 
+# ONNX Runtime writes telemetry under ~/.cache on import (transformer.runtime); test modules import it at collection,
+# before any test's HOME is in tmp
+os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+
 settings.register_profile("ci", derandomize=True, max_examples=50, deadline=None)
 settings.register_profile("thorough", max_examples=2000, deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))

@@ -141,6 +141,18 @@ def graph(weights: dict[str, Any], config: Config, max_tokens: int) -> Any:
     return helper.make_model(body, opset_imports=[helper.make_opsetid("", OPSET)], ir_version=onnx.IR_VERSION_2023_5_5)
 
 
+def runtime() -> Any:
+    """The ``onnxruntime`` module, imported with its telemetry off: on import ONNX Runtime (1.32 seen) writes a
+    device id and a queue of telemetry events under ``$XDG_CACHE_HOME`` or ``~/.cache``
+    (``Microsoft/DeveloperTools/.onnxruntime/``), a write outside the repository that semantic recall must not
+    make (a fresh user's walk found it). The library reads ``ORT_DISABLE_TELEMETRY`` when it loads, so it is set
+    first; a value the user set stays."""
+    os.environ.setdefault("ORT_DISABLE_TELEMETRY", "1")
+    import onnxruntime
+
+    return onnxruntime
+
+
 class TransformerEmbedder:
     """Sentence vectors from an ONNX Runtime session of ``model`` (an ONNX file, or its bytes): :func:`graph`'s
     (``output`` ``vector``, already pooled) or a model directory's hidden-state export (``pooled`` false: mean
@@ -195,8 +207,7 @@ class TransformerEmbedder:
         tokenizer.enable_truncation(max_tokens)
 
     def _session(self) -> Any:
-        import onnxruntime
-
+        onnxruntime = runtime()
         options = onnxruntime.SessionOptions()
         options.intra_op_num_threads = 1  # one text's matrices are too small to share well between threads
         options.inter_op_num_threads = 1
@@ -285,6 +296,7 @@ def quantized(folder: Path, files: dict[str, str], cache: Path, root: Path, max_
     import logging
     import tempfile
 
+    runtime()  # telemetry off before the quantiser imports ONNX Runtime
     from onnxruntime.quantization import QuantType, quantize_dynamic
     from safetensors.numpy import load_file
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -239,6 +240,23 @@ def test_an_onnx_model_directory_embeds_passages_and_prefixed_queries(repo: Repo
     assert model.identity.startswith("tiny-onnx@1#sha256:")
     assert np.allclose(model.embed(["js"])[0], [1.0, 0.0, 0.0])
     assert np.allclose(model.embed_query(["js"])[0], np.array([1.0, 0.0, 1.0]) / np.sqrt(2))  # "query: js"
+
+
+def test_semantic_recall_writes_nothing_under_home(repo: Repo, tmp_path: Path) -> None:
+    """ONNX Runtime's telemetry (a device id and an event queue in ~/.cache/Microsoft/DeveloperTools/) stays off,
+    in a process whose environment does not say so."""
+    _pnpm_notes(repo)
+    _onnx_model_dir(repo.root / "model", WORDS)
+    (repo.root / ".memzoi" / "config.toml").write_text('[semantic]\nmodel_dir = "model"\n')
+    home = tmp_path / "fresh-home"
+    home.mkdir()
+    env = {k: v for k, v in os.environ.items() if k not in ("ORT_DISABLE_TELEMETRY", "XDG_CACHE_HOME")}
+    env["HOME"] = str(home)
+    command = [sys.executable, "-m", "git_memzoi", "-C", str(repo.root), "search", "javascript", "--mode", "semantic"]
+    proc = subprocess.run([*command, "--json"], env=env, capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    assert [r["record"]["id"] for r in json.loads(proc.stdout)["results"]] == ["use-pnpm"]
+    assert sorted(p.relative_to(home).as_posix() for p in home.rglob("*")) == []
 
 
 @pytest.mark.parametrize(
