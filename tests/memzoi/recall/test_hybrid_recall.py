@@ -257,6 +257,42 @@ def test_a_bad_recall_config_is_exit_2(notes: Repo, text: str) -> None:
     assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "invalid_config"
 
 
+@pytest.mark.parametrize("text", ['[recall]\nmode = "hybird"\n', "[recall]\nrrf_k = 0\n", "recall = 1\n", "[recall\n"])
+def test_mode_lexical_answers_whatever_the_config_or_the_variable_says(
+    notes: Repo, monkeypatch: pytest.MonkeyPatch, text: str
+) -> None:
+    """A fresh user's walk: one bad line in a shared config stopped `--mode lexical`, the documented way round."""
+    (notes.root / ".memzoi" / "config.toml").write_text(text)
+    out = ok_json(notes, "search", "pnpm", "--mode", "lexical")
+    assert out["mode"] == "lexical" and out["warnings"] == [] and out["results"]
+    monkeypatch.setenv("MEMZOI_RECALL_MODE", "hybird")
+    assert ok_json(notes, "search", "pnpm", "--mode", "lexical")["mode"] == "lexical"
+    refused = run(notes, "search", "pnpm", "--json")
+    assert refused.exit_code == 2
+    assert json.loads(refused.stdout)["error"]["code"] in ("invalid_config", "invalid_mode")
+
+
+def test_a_table_close_to_a_known_one_is_warned_of_and_another_left_alone(notes: Repo) -> None:
+    """A fresh user's walk: `[recal]` ran with the defaults, and doctor said all was well."""
+    from git_memzoi.memzoi import doctor
+
+    config = notes.root / ".memzoi" / "config.toml"
+    config.write_text('[recal]\nmode = "lexical"\n[Semantic]\nmodel_dir = "m"\n[tool]\nx = 1\n')
+    warning = (
+        ".memzoi/config.toml: git-memzoi reads no table [recal] (did you mean [recall]?), [Semantic] (did you mean"
+        " [semantic]?); its settings are ignored (config_unknown_table)"
+    )
+    assert ok_json(notes, "search", "pnpm")["warnings"] == [warning]
+    assert ok_json(notes, "search", "pnpm", "--mode", "lexical")["warnings"] == []  # it reads no setting
+    check = next(c for c in doctor.run(notes.root).checks if c.name == "semantic")
+    assert (check.status, check.message) == ("warn", warning)
+    config.write_text('[tool]\nx = 1\n[session]\n[records]\nids = "slug"\n')  # a later release's, and known ones
+    assert ok_json(notes, "search", "pnpm")["warnings"] == []
+    config.write_text('semantic = "m"\n')
+    refused = run(notes, "search", "pnpm", "--json", prog_name="git-memzoi")
+    assert refused.stderr == f"git-memzoi: error: {config}: semantic must be a table ([semantic])\n"
+
+
 @pytest.mark.parametrize(
     ("text", "key"),
     [
