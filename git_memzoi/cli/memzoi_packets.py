@@ -25,14 +25,8 @@ if TYPE_CHECKING:
 SCHEMA_VERSION = 1
 T = TypeVar("T")
 F = TypeVar("F", bound=Callable[..., Any])
+_SCOPE_HELP = "A path glob whose change makes the record suspect (repeatable; default: {})."
 _WATCH_OPTIONS = (
-    click.option(
-        "--scope",
-        "scope_globs",
-        multiple=True,
-        metavar="GLOB",
-        help="A path glob whose change makes the record suspect (repeatable; default: the --applies-to paths).",
-    ),
     click.option("--anchor", default=None, metavar="REV", help="The commit the claim holds at (default: HEAD)."),
     click.option("--ttl-days", type=int, default=None, metavar="N", help="Suspect after N days without a verify."),
     click.option("--check", "check_cmd", default=None, metavar="CMD", help="A shell command re-testing the claim."),
@@ -40,12 +34,21 @@ _WATCH_OPTIONS = (
 )
 
 
-def watch_options(command: F) -> F:
+def watch_options(command: F, scope_default: str = "the --applies-to paths") -> F:
     """Add the earned-envelope options (``--scope``, ``--anchor``, ``--ttl-days``, ``--check``, ``--check-safe``)
-    of a command that writes a record; the command passes them to :func:`watch_request`."""
-    for option in reversed(_WATCH_OPTIONS):
+    of a command that writes a record; the command passes them to :func:`watch_request`. ``scope_default`` says
+    in ``--scope``'s help where the scope comes from without it."""
+    scope = click.option(
+        "--scope", "scope_globs", multiple=True, metavar="GLOB", help=_SCOPE_HELP.format(scope_default)
+    )
+    for option in reversed((scope, *_WATCH_OPTIONS)):
         command = option(command)
     return command
+
+
+def replacement_watch_options(command: F) -> F:
+    """:func:`watch_options` of ``supersede``, whose replacement keeps the replaced record's ``applies_to``."""
+    return watch_options(command, "the replaced record's applies_to paths, which the replacement keeps")
 
 
 def validity_options(command: F) -> F:
@@ -290,7 +293,7 @@ def reject_cmd(ctx: click.Context, proposal_id: str, reason: str, actor: str | N
 @click.option("--sensitivity", default="unknown", show_default=True, help="Must be repo-safe to write.")
 @click.option("--source-kind", default=None, help="Evidence kind, e.g. pr, issue, commit.")
 @click.option("--source-ref", default=None, help="Evidence locator, e.g. a URL.")
-@watch_options
+@replacement_watch_options
 @validity_options
 @relation_option
 @actor_option

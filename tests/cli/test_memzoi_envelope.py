@@ -232,6 +232,21 @@ def test_supersede_gives_the_replacement_a_fresh_envelope_keeping_the_target_che
     }
 
 
+def test_a_supersede_without_scope_watches_the_replaced_records_paths_as_its_help_says(
+    root: Repo, tmp_path: Path
+) -> None:
+    """A fresh user's walk: supersede's help named an --applies-to option it does not have."""
+    ok(root, tmp_path, *RISK, "--applies-to", "src/signer.py")
+    root.commit("record")
+    args = ("--title", "Signer sorts keys twice", "--body", "It sorts twice.", "--sensitivity", "repo-safe")
+    out = ok(root, tmp_path, "supersede", "signer-sorts-keys", *args)
+    assert out["watch"]["envelope"]["scope"] == ["src/signer.py"]
+    helped = " ".join(run(root, tmp_path, "supersede", "--help").stdout.split())
+    assert "default: the replaced record's applies_to paths, which the replacement keeps" in helped
+    assert "--applies-to" not in helped
+    assert "default: the --applies-to paths" in " ".join(run(root, tmp_path, "propose", "--help").stdout.split())
+
+
 def test_verify_refuses_what_it_cannot_verify(root: Repo, tmp_path: Path) -> None:
     ok(root, tmp_path, "propose", "--sensitivity", "repo-safe", "--title", "Plain", "--body", "A fact.", "--apply")
     ok(root, tmp_path, *RISK, "--applies-to", "src/signer.py")
