@@ -251,7 +251,7 @@ class Layout:
         from git_memzoi.core.confine import UnsafePath
 
         if not self.initialized:
-            raise NotInitialized(f"no Memzoi memory in {self.root}: run `git memzoi init` first")
+            raise NotInitialized(self._not_initialized())
         if self.base.is_symlink() or self.records.is_symlink():
             raise InputError(f"{self.base} is a symlink; Memzoi state must be real folders", "symlinked_root")
         for path in self.private_paths():
@@ -265,6 +265,20 @@ class Layout:
             message, code = problems[0]
             raise InputError(f"{message}; not written", code)
         return self
+
+    def _not_initialized(self) -> str:
+        """Why :meth:`require` fails: ``init`` is the step, unless this is a linked worktree of a repository whose
+        main worktree has ``.memzoi/`` that was not committed (or not checked out here), where ``init`` would
+        start a second, separate store (a fresh user's walk)."""
+        dirs = self._git_dirs
+        main = dirs[1].parent if dirs is not None and dirs[0] != dirs[1] and dirs[1].name == ".git" else None
+        if main is not None and main != self.root and Layout(main).initialized:
+            return (
+                f"no Memzoi memory in this worktree ({self.root}): the main worktree {main} has .memzoi/, but this"
+                " checkout does not; commit .memzoi/ there and check that commit out here (`git memzoi init` here"
+                " would start a separate store)"
+            )
+        return f"no Memzoi memory in {self.root}: run `git memzoi init` first"
 
     def _planes(self) -> list[tuple[Path, tuple[tuple[str, bool], ...]]]:
         """Each private folder with the known paths it holds: the legacy ``.memzoi/local/`` (all of them, until

@@ -118,6 +118,26 @@ def test_two_worktrees_of_one_repository_see_the_same_private_memory(tmp_path: P
         assert tree.git("status", "--porcelain", "--untracked-files=all", "--ignored") == ""
 
 
+def test_a_worktree_checked_out_before_memzoi_was_committed_is_told_to_commit_it(tmp_path: Path) -> None:
+    """A fresh user's walk: the error said `git memzoi init`, which would have started a second store."""
+    main = repos.new_repo(tmp_path / "main")
+    main.commit("base")
+    assert repos.run(main, "init").exit_code == 0  # .memzoi/ made, not committed
+    early = worktree(main, "early")
+    result = repos.run(early, "search", "x", "--json", prog_name="git-memzoi")
+    assert result.exit_code == 2 and json.loads(result.stdout)["error"]["code"] == "not_initialized"
+    assert result.stderr == (
+        f"git-memzoi: error: no Memzoi memory in this worktree ({early.root}): the main worktree {main.root} has"
+        " .memzoi/, but this checkout does not; commit .memzoi/ there and check that commit out here"
+        " (`git memzoi init` here would start a separate store)\n"
+    )
+    alone = repos.new_repo(tmp_path / "alone")
+    assert (
+        repos.run(alone, "search", "x", prog_name="git-memzoi").stderr
+        == f"git-memzoi: error: no Memzoi memory in {alone.root}: run `git memzoi init` first\n"
+    )
+
+
 def test_private_memory_can_never_be_committed(tmp_path: Path) -> None:
     main = project(tmp_path)
     written = as_json(main, "local", "add", "--type", "fact", "--title", "Secret plan", "--body", "Private.")
