@@ -18,7 +18,6 @@ An id may be a prefix naming one memory. A refusal (``target_not_found``, ``ambi
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -78,15 +77,7 @@ def register(server: MCPServer[Any], impl: _Server) -> None:
     )(memory("entries", ENTRY))
 
     def status() -> str:
-        from git_memzoi.core import clock as clocks
-        from git_memzoi.memkeep import api
-
-        options = api.Options(
-            start=impl.root,
-            store=os.environ.get("MEMKEEP_STORE") or None,
-            clock=clocks.from_environment(os.environ, instant=False),
-        )
-        return _read(STATUS, lambda: api.schema.status_json(api.status(options)))
+        return _read(STATUS, impl.status_json)
 
     def review_inbox() -> str:
         from git_memzoi.memzoi import review

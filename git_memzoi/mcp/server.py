@@ -119,8 +119,9 @@ class _Server:
         include_superseded: bool = False,
         mode: str | None = None,
     ) -> CallToolResult:
-        """Full-text search over current repository records and memkeep entries, best first; suspect ones are
-        marked (and follow trusted ones of equal rank); each result names its store (record or entry) and scores.
+        """Search current repository records and memkeep entries by their words (lexical: BM25), their meaning
+        (semantic) or both (hybrid: Reciprocal Rank Fusion), best first; suspect ones are marked (and follow
+        trusted ones of equal rank); each result names its store (record or entry) and its scores.
 
         Args: query (any text); scope_kind|scope; type|memory_type; path|path_prefix (an ancestor,
         descendant or /** glob, repository-relative); limit (0 means 10, at most 100); store (records,
@@ -483,17 +484,23 @@ class _Server:
 
     def memory_status(self) -> CallToolResult:
         """The memkeep suspect set: entries whose scope changed, expired, or depend on suspect entries."""
+        return self.run(self.status_json)
+
+    def status_json(self) -> Mapping[str, Any]:
+        """``git memkeep status --json`` of the repository's store (``MEMKEEP_STORE`` when set): the
+        ``memory_status`` tool and the ``memzoi://status`` resource. Raises what the status raises; a missing
+        store's ``store_not_found`` names the server's ``MEMKEEP_STORE``, not the CLI's ``--store`` flags."""
         from git_memzoi.core import clock as clocks
         from git_memzoi.memkeep import api
+        from git_memzoi.memkeep.location import CLI_HINT
 
         store = os.environ.get("MEMKEEP_STORE") or None
-        return self.run(
-            lambda: api.schema.status_json(
-                api.status(
-                    api.Options(start=self.root, store=store, clock=clocks.from_environment(os.environ, instant=False))
-                )
-            )
-        )
+        options = api.Options(start=self.root, store=store, clock=clocks.from_environment(os.environ, instant=False))
+        try:
+            return api.schema.status_json(api.status(options))
+        except api.StoreNotFound as exc:
+            hint = "or start the server with MEMKEEP_STORE=<store folder>"
+            raise api.StoreNotFound(exc.message.replace(CLI_HINT, hint)) from None
 
     def review_inbox(self, status: str = "open") -> CallToolResult:
         """What waits for review: inbox proposals and the packets of session end, capture and import, oldest first,

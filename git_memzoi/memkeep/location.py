@@ -93,8 +93,11 @@ def locate(start: Path, root: Path, *, store: str | None = None, store_dir: str 
     raise StoreNotFound(
         f"no memkeep store found: looked for {name}/entries/ from {start} up to {root} "
         f"(start one: mkdir -p {name}/entries, write a first entry there, git memkeep index; "
-        f"or pass --store / --store-dir)"
+        f"{CLI_HINT})"
     )
+
+
+CLI_HINT = "or pass --store / --store-dir"  # the CLI's way to another store; the MCP server names its own
 
 
 def _real_entries(store: Store) -> Store:

@@ -129,6 +129,28 @@ def test_read_resources(served: Repo) -> None:
     assert out["traversal"][0] == -32602  # the SDK's own check: `..` never reaches a file
 
 
+def test_status_without_a_memkeep_store_names_the_servers_setting_not_cli_flags(repo: Repo) -> None:
+    """A fresh user's walk: the refusal told the agent to pass --store / --store-dir, flags an MCP client has not."""
+    assert CliRunner().invoke(cli, ["-C", str(repo.root), "init"]).exit_code == 0
+    record(repo, "m1", "Database migrations", BODY)
+
+    async def body(session: ClientSession) -> tuple[Any, ...]:
+        tool = call(await session.call_tool("memory_status", {}))
+        with pytest.raises(MCPError) as caught:
+            await session.read_resource("memzoi://status")
+        return tool, caught.value.message, caught.value.data
+
+    (is_error, payload), message, data = drive(repo.root, body)
+    assert is_error and payload["error"]["code"] == "store_not_found"
+    assert payload["error"]["message"] == message
+    assert message.endswith(
+        "(start one: mkdir -p agent-memory/entries, write a first entry there, git memkeep index; or start the"
+        " server with MEMKEEP_STORE=<store folder>)"
+    )
+    assert "--store" not in message
+    assert data == {"code": "store_not_found", "uri": "memzoi://status"}
+
+
 def test_prompts(served: Repo) -> None:
     async def body(session: ClientSession) -> dict[str, Any]:
         out: dict[str, Any] = {}
