@@ -533,7 +533,7 @@ class _Server:
         original_chars and truncated; excluded lists what the budget left out. store: records, entries or all.
         as_of: the instant valid_at is judged at (ISO 8601 with a zone, or a date; default now).
         Errors: target_not_found, ambiguous_target (an id or heading path naming none or several),
-        invalid_projection, invalid_as_of, content_withheld.
+        invalid_projection, bad_max_chars (a negative max_chars), invalid_store, invalid_as_of, content_withheld.
         """
         from git_memzoi.memzoi import record_show
 

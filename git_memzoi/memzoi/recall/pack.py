@@ -192,6 +192,7 @@ def build(
         "created_at": okf.format_timestamp(now),
         "store": store,
         "notes": [*path_notes(ws, path), *unreadable_notes(ws, requested)],
+        "mode": how.mode,
     }
     if log:
         from git_memzoi.memzoi.recall.search import log_event

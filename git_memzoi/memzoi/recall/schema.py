@@ -280,6 +280,7 @@ class ContextPackJson(TypedDict):
     created_at: str
     store: str
     notes: list[NoteJson]
+    mode: str  # the recall mode the task was matched in (issue 18), as search's
 
 
 class InboxCountsJson(TypedDict):

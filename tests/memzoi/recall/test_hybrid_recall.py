@@ -311,10 +311,12 @@ def test_a_misspelt_recall_key_is_refused_not_ignored(notes: Repo, text: str, ke
 
 def test_context_handoff_and_precheck_take_the_mode(notes: Repo, model: HashedEmbedder) -> None:
     pack = ok_json(notes, "context", "--task", QUERY, "--mode", "hybrid")
-    assert "use-pnpm" in [r["record"]["id"] for r in pack["records"]]
-    assert ok_json(notes, "context", "--task", QUERY, "--mode", "lexical")["records"] == []
+    assert "use-pnpm" in [r["record"]["id"] for r in pack["records"]] and pack["mode"] == "hybrid"
+    lexical = ok_json(notes, "context", "--task", QUERY, "--mode", "lexical")
+    assert (lexical["records"], lexical["mode"]) == ([], "lexical")  # the pack says which mode ran, as search does
     handoff = ok_json(notes, "handoff", "--task", QUERY, "--mode", "hybrid")
     assert "use-pnpm" in [r["record"]["id"] for r in handoff["context"]["records"]]
+    assert handoff["context"]["mode"] == "hybrid"
     check = ok_json(notes, "precheck", "--action", "bump a javascript dependency", "--mode", "hybrid")
     assert [w["record_id"] for w in check["warnings"]] == ["pnpm-lockfile"]
     assert ok_json(notes, "precheck", "--action", "bump a javascript dependency", "--mode", "lexical")["warnings"] == []
