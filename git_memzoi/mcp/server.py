@@ -492,7 +492,6 @@ class _Server:
         store's ``store_not_found`` names the server's ``MEMKEEP_STORE``, not the CLI's ``--store`` flags."""
         from git_memzoi.core import clock as clocks
         from git_memzoi.memkeep import api
-        from git_memzoi.memkeep.location import CLI_HINT
 
         store = os.environ.get("MEMKEEP_STORE") or None
         options = api.Options(start=self.root, store=store, clock=clocks.from_environment(os.environ, instant=False))
@@ -500,7 +499,7 @@ class _Server:
             return api.schema.status_json(api.status(options))
         except api.StoreNotFound as exc:
             hint = "or start the server with MEMKEEP_STORE=<store folder>"
-            raise api.StoreNotFound(exc.message.replace(CLI_HINT, hint)) from None
+            raise api.StoreNotFound(exc.message.replace(api.STORE_CLI_HINT, hint)) from None
 
     def review_inbox(self, status: str = "open") -> CallToolResult:
         """What waits for review: inbox proposals and the packets of session end, capture and import, oldest first,

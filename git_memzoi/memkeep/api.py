@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from git_memzoi.memkeep.index import render as render_index
     from git_memzoi.memkeep.lint import Violation
     from git_memzoi.memkeep.lint import lint as lint_entries
+    from git_memzoi.memkeep.location import CLI_HINT as STORE_CLI_HINT
     from git_memzoi.memkeep.report import STALE_NOTE, StalenessReport, Unchecked, Verdict
     from git_memzoi.memkeep.store import LoadedStore, Store, StoreNotFound, Unreadable, entry_signatures
     from git_memzoi.memkeep.store import cache_for as store_cache
@@ -43,6 +44,7 @@ if TYPE_CHECKING:
 __all__ = [
     "INDEX_HEADER",
     "STALE_NOTE",
+    "STORE_CLI_HINT",
     "Entry",
     "IndexResult",
     "LintResult",
@@ -98,6 +100,7 @@ _FACE = {
     "LoadedStore": "store:LoadedStore",
     "Store": "store:Store",
     "StoreNotFound": "store:StoreNotFound",
+    "STORE_CLI_HINT": "location:CLI_HINT",
     "read_store_config": "store:read_config",
     "INDEX_HEADER": "index:HEADER",
     "render_index": "index:render",
