@@ -12,8 +12,11 @@ its envelope fields (anchor, scope, verified_at, ttl_days, explains, check) and 
 (:func:`~git_memzoi.memzoi.recall.suspect.assess_entries`, as ``git memkeep status`` gives them).
 
 The target is an id or an unambiguous prefix of one (ids may end in a ``-<6hex>`` content suffix), in the stores
-``store`` allows: an exact id wins; otherwise the single id starting with the target is shown. Several (a
-record and an entry of one id, or a prefix of several ids) are ``ambiguous_target``, none is
+``store`` allows: an exact id wins; otherwise the single id starting with the target is shown, and when the ids
+starting with it are one lineage (each but one replaced by another of them), its newest record: a supersede keeps
+the title's words in the id, so the short id a user learnt goes on naming the memory that now holds the claim (a
+fresh user's walk). Several others (a record and an entry of one id, or a prefix of unrelated ids) are
+``ambiguous_target``, none is
 ``target_not_found``, unless a file of that id exists that cannot be read: then its own refusal, as every other
 command naming it gives it (``symlink``, ``not_a_regular_file``, ``file_too_large``, ``bad_frontmatter``, ...).
 """
@@ -358,6 +361,10 @@ def _resolve(target: str, records: Mapping[str, Any], entries: Mapping[str, Any]
     )
     if not matches:
         raise TargetNotFound(f"no record or entry {target!r}")
+    replaced = {records[mid] for kind, mid in matches if kind == "record" and records[mid]}
+    newest = [(kind, mid) for kind, mid in matches if kind != "record" or mid not in replaced]
+    if not exact and len(newest) == 1:  # a prefix naming one lineage names its newest record (module rule)
+        return newest[0]
     if len(matches) > 1:
         named = ", ".join(f"{kind} {mid}" for kind, mid in matches[:MAX_CANDIDATES])
         more = ", ..." if len(matches) > MAX_CANDIDATES else ""
