@@ -47,8 +47,9 @@ def watch_options(command: F, scope_default: str = "the --applies-to paths") -> 
 
 
 def replacement_watch_options(command: F) -> F:
-    """:func:`watch_options` of ``supersede``, whose replacement keeps the replaced record's ``applies_to``."""
-    return watch_options(command, "the replaced record's applies_to paths, which the replacement keeps")
+    """:func:`watch_options` of ``supersede``, whose replacement keeps the replaced record's scope, ttl and check
+    (and its ``applies_to``)."""
+    return watch_options(command, "the replaced record's scope, kept with its --ttl-days and --check")
 
 
 def validity_options(command: F) -> F:

@@ -81,8 +81,24 @@ def survey(start: Path) -> Quickstart:
     layout = Layout(root)
     initialized = layout.base.is_dir()
     records = initialized and layout.records.is_dir() and any(layout.records.glob("*.md"))
+    elsewhere = None if initialized else layout.memory_elsewhere()
+    init = (
+        Step(
+            "init",
+            "git memzoi init",
+            "create .memzoi/ (records, proposals; private memory goes in .git/memzoi/)",
+            initialized,
+        )
+        if elsewhere is None
+        else Step(
+            "init",
+            f"commit .memzoi/ in {elsewhere}, then check that commit out here",
+            "the main worktree has .memzoi/ and this checkout does not (git memzoi init here would start a separate store)",
+            False,
+        )
+    )
     steps = (
-        Step("init", "git memzoi init", "create .memzoi/ (records, proposals; private memory goes in .git/memzoi/)", initialized),
+        init,
         Step(
             "record",
             PROPOSE,

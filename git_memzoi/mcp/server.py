@@ -169,7 +169,7 @@ class _Server:
         expand: bool = False,
         mode: str | None = None,
     ) -> CallToolResult:
-        """A prompt-ready context pack for a task within a size budget (approx_words, default 400); the task
+        """A prompt-ready context pack for a task within token_budget (counted in approximate words, default 400); the task
         matched in mode (lexical, semantic or hybrid; default: the repository's [recall] mode).
 
         Repository records and memkeep entries (store: records, entries or all) unless include_local /

@@ -54,7 +54,14 @@ def run(root: Path, *, which: Callable[[str], str | None] = shutil.which) -> Rep
     layout = Layout(root)
     checks = [_installation(which)]
     if not layout.initialized:
-        checks.append(Check("memory", "fail", "no .memzoi/ here", "run `git memzoi init`"))
+        main = layout.memory_elsewhere()
+        if main is None:
+            checks.append(Check("memory", "fail", "no .memzoi/ here", "run `git memzoi init`"))
+        else:
+            step = f"commit .memzoi/ in {main} and check that commit out here (init here would start a separate store)"
+            checks.append(
+                Check("memory", "fail", f"no .memzoi/ in this worktree; the main worktree {main} has one", step)
+            )
         return Report(str(root), tuple(checks))
     checks += [
         _local(layout),

@@ -266,13 +266,21 @@ class Layout:
             raise InputError(f"{message}; not written", code)
         return self
 
-    def _not_initialized(self) -> str:
-        """Why :meth:`require` fails: ``init`` is the step, unless this is a linked worktree of a repository whose
-        main worktree has ``.memzoi/`` that was not committed (or not checked out here), where ``init`` would
-        start a second, separate store (a fresh user's walk)."""
+    def memory_elsewhere(self) -> Path | None:
+        """The main worktree's root when this is a linked worktree without ``.memzoi/`` and the main worktree has
+        one (not committed, or not checked out here): there ``git memzoi init`` would start a second, separate
+        store, so :meth:`require`, ``doctor`` and ``quickstart`` say to commit it instead (a fresh user's walk).
+        ``None`` otherwise."""
         dirs = self._git_dirs
         main = dirs[1].parent if dirs is not None and dirs[0] != dirs[1] and dirs[1].name == ".git" else None
-        if main is not None and main != self.root and Layout(main).initialized:
+        if main is None or main == self.root or self.initialized or not Layout(main).initialized:
+            return None
+        return main
+
+    def _not_initialized(self) -> str:
+        """Why :meth:`require` fails: ``init`` is the step, unless :meth:`memory_elsewhere`."""
+        main = self.memory_elsewhere()
+        if main is not None:
             return (
                 f"no Memzoi memory in this worktree ({self.root}): the main worktree {main} has .memzoi/, but this"
                 " checkout does not; commit .memzoi/ there and check that commit out here (`git memzoi init` here"

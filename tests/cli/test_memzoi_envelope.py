@@ -232,17 +232,17 @@ def test_supersede_gives_the_replacement_a_fresh_envelope_keeping_the_target_che
     }
 
 
-def test_a_supersede_without_scope_watches_the_replaced_records_paths_as_its_help_says(
+def test_a_supersede_without_scope_keeps_the_replaced_records_scope_as_its_help_says(
     root: Repo, tmp_path: Path
 ) -> None:
     """A fresh user's walk: supersede's help named an --applies-to option it does not have."""
-    ok(root, tmp_path, *RISK, "--applies-to", "src/signer.py")
+    ok(root, tmp_path, *RISK, "--applies-to", "src/signer.py", "--scope", "src/**", "--scope", "tests/sign_test.py")
     root.commit("record")
     args = ("--title", "Signer sorts keys twice", "--body", "It sorts twice.", "--sensitivity", "repo-safe")
     out = ok(root, tmp_path, "supersede", "signer-sorts-keys", *args)
-    assert out["watch"]["envelope"]["scope"] == ["src/signer.py"]
+    assert out["watch"]["envelope"]["scope"] == ["src/**", "tests/sign_test.py"]  # its scope, not its paths
     helped = " ".join(run(root, tmp_path, "supersede", "--help").stdout.split())
-    assert "default: the replaced record's applies_to paths, which the replacement keeps" in helped
+    assert "default: the replaced record's scope, kept with its --ttl-days and --check" in helped
     assert "--applies-to" not in helped
     assert "default: the --applies-to paths" in " ".join(run(root, tmp_path, "propose", "--help").stdout.split())
 

@@ -131,6 +131,17 @@ def test_a_worktree_checked_out_before_memzoi_was_committed_is_told_to_commit_it
         " .memzoi/, but this checkout does not; commit .memzoi/ there and check that commit out here"
         " (`git memzoi init` here would start a separate store)\n"
     )
+    from git_memzoi.integrations import quickstart
+    from git_memzoi.memzoi import doctor
+
+    (memory,) = [c for c in doctor.run(early.root).checks if c.name == "memory"]
+    assert (memory.status, memory.message) == (
+        "fail",
+        f"no .memzoi/ in this worktree; the main worktree {main.root} has one",
+    )
+    assert memory.next_step.startswith(f"commit .memzoi/ in {main.root} and check that commit out here")
+    first = quickstart.survey(early.root).steps[0]
+    assert (first.name, first.done) == ("init", False) and first.command.startswith(f"commit .memzoi/ in {main.root}")
     alone = repos.new_repo(tmp_path / "alone")
     assert (
         repos.run(alone, "search", "x", prog_name="git-memzoi").stderr
