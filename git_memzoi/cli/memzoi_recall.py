@@ -368,7 +368,7 @@ def precheck(
 )
 @click.option(
     "--max-chars",
-    type=click.IntRange(min=0),
+    type=int,  # a negative budget is the tool's bad_max_chars, as over MCP, not a usage error
     default=None,
     help="One budget for all the body text shown, in UTF-16 code units (sections default to 6000); "
     "the JSON says truncated and budget_used.",

@@ -10,7 +10,7 @@ the server does not have is ``unknown_tool``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.mcpserver import MCPServer
@@ -94,11 +94,14 @@ class CheckedTool(Tool):
         return await super().run(arguments, context, convert_result=convert_result)
 
 
-def checked(fn: Callable[..., Any], name: str, annotations: Any) -> CheckedTool:
+def checked(
+    fn: Callable[..., Any], name: str, annotations: Any, choices: Mapping[str, Sequence[str]] | None = None
+) -> CheckedTool:
     """The tool ``name`` over ``fn`` with ``annotations``, rejecting unknown arguments (and naming mutating ones)
     instead of silently ignoring them, and values of another JSON type instead of converting them (pydantic's
     strict mode: an integer argument takes only a JSON integer, a boolean only ``true``/``false``; a number
-    argument also takes an integer).
+    argument also takes an integer). ``choices``: argument name → its closed set of values, listed in the
+    schema (:func:`with_choices`).
 
     The SDK reads ``fn_metadata.arg_model`` on each call, so a stricter subclass takes effect as a field swap.
     """
@@ -112,8 +115,23 @@ def checked(fn: Callable[..., Any], name: str, annotations: Any) -> CheckedTool:
     }
     strict: type[ArgModelBase] = type(base.__name__, (base,), namespace)
     tool.fn_metadata.arg_model = strict
-    tool.parameters = strict.model_json_schema(by_alias=True)
+    tool.parameters = with_choices(strict.model_json_schema(by_alias=True), choices or {})
     return tool
+
+
+def with_choices(schema: dict[str, Any], choices: Mapping[str, Sequence[str]]) -> dict[str, Any]:
+    """``schema`` (a tool's input JSON schema, changed in place and returned) with each string property named in
+    ``choices`` listing its values as an ``enum`` (in an optional one's string branch), so a client can offer
+    them. The schema only describes: the tool itself still refuses another value with its own code
+    (``invalid_mode``, ``invalid_store`` ...), as the CLI does, rather than as a schema error."""
+    for argument, values in choices.items():
+        prop = schema.get("properties", {}).get(argument)
+        if prop is None:
+            continue
+        for branch in prop.get("anyOf", [prop]):
+            if branch.get("type") == "string":
+                branch["enum"] = list(values)
+    return schema
 
 
 class MemzoiServer(MCPServer[Any]):

@@ -37,6 +37,8 @@ if TYPE_CHECKING:
 
 __all__ = ["TOOL_NAMES", "build_server", "serve"]
 
+APPROVAL_MODES = ("auto", "manual")  # propose_memory's approval_mode (auto is refused: agent_self_approval)
+
 INSTRUCTIONS = (
     "Governed project memory kept in this git repository. Search and precheck before editing; build "
     "a context pack for a task; propose_memory records a proposal for human review (pending) and never "
@@ -254,7 +256,7 @@ class _Server:
         from git_memzoi.memzoi import envelope, inbox, record_relations
 
         def run() -> dict[str, Any]:
-            if approval_mode not in (None, "auto", "manual"):
+            if approval_mode is not None and approval_mode not in APPROVAL_MODES:
                 raise ToolFailure("approval_mode must be auto or manual", "invalid_approval_mode")
             draft = inbox.make_draft(
                 title=title,
@@ -554,6 +556,19 @@ def _memzoi_home() -> Path:
     return Path(value) if value else Path.home() / ".memzoi"
 
 
+def argument_choices() -> dict[str, tuple[str, ...]]:
+    """Each tool argument with a closed set of values → the values, from the modules that check them: ``mode``,
+    ``store``, ``projection`` and ``approval_mode`` (listed in the schemas: :func:`~git_memzoi.mcp.arguments.with_choices`)."""
+    from git_memzoi.memzoi import recall_modes, recall_slices, search
+
+    return {
+        "mode": tuple(recall_modes.MODES),
+        "store": tuple(search.STORE_CHOICES),
+        "projection": tuple(recall_slices.PROJECTIONS),
+        "approval_mode": APPROVAL_MODES,
+    }
+
+
 def build_server(project_root: Path, *, watch: bool = False) -> MCPServer:
     """The MCP server for the repository at ``project_root`` (``mcp serve`` refuses a missing folder or a
     non-repository before calling :func:`serve`; each call opens it again); ``watch``: keep a
@@ -565,7 +580,8 @@ def build_server(project_root: Path, *, watch: bool = False) -> MCPServer:
     from git_memzoi.mcp import prompts, resources
 
     impl = _Server(project_root, watch)
-    tools: list[Tool] = [checked(getattr(impl, name), name, annotations_of(name)) for name in TOOL_NAMES]
+    choices = argument_choices()
+    tools: list[Tool] = [checked(getattr(impl, name), name, annotations_of(name), choices) for name in TOOL_NAMES]
     server = MemzoiServer("memzoi", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING")
     resources.register(server, impl)
     prompts.register(server, impl)

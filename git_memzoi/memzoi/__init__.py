@@ -44,9 +44,11 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals import inbox, lifecycle, packets, review
     from git_memzoi.memzoi.proposals import verify as record_verify
     from git_memzoi.memzoi.recall import handoff as handoff_pack
+    from git_memzoi.memzoi.recall import modes as recall_modes
     from git_memzoi.memzoi.recall import pack as context_pack
     from git_memzoi.memzoi.recall import precheck, prompt_context, related, search, session_context
     from git_memzoi.memzoi.recall import schema as recall_schema
+    from git_memzoi.memzoi.recall import slices as recall_slices
     from git_memzoi.memzoi.recall import show as record_show
     from git_memzoi.memzoi.recall import suspect as recall_suspect
     from git_memzoi.memzoi.recall.index import db as index_db
@@ -97,7 +99,9 @@ _FACE = {
     "related": "recall.related",
     "session_context": "recall.session_context",
     "prompt_context": "recall.prompt_context",
+    "recall_modes": "recall.modes",
     "recall_schema": "recall.schema",
+    "recall_slices": "recall.slices",
     "record_show": "recall.show",
     "recall_suspect": "recall.suspect",
     "capture_plan": "capture.plan",
@@ -158,7 +162,9 @@ __all__ = [
     "prompt_context",
     "proposal_bulk",
     "proposal_files",
+    "recall_modes",
     "recall_schema",
+    "recall_slices",
     "recall_suspect",
     "record_lock",
     "record_relations",

@@ -240,6 +240,11 @@ def test_read_memory_tool_matches_show(served: Repo) -> None:
         "bad_projection": "invalid_projection",
         "negative": "bad_max_chars",
     }
+    negative = CliRunner().invoke(cli, ["-C", str(served.root), "show", "m1", "--max-chars", "-1", "--json"])
+    assert (negative.exit_code, json.loads(negative.stdout)["error"]) == (
+        2,
+        {**out["negative"][1]["error"], "exit_code": 2},
+    )
 
 
 def test_schema_errors_are_structured_with_a_stable_code(served: Repo) -> None:
@@ -288,3 +293,36 @@ def test_hints_name_exactly_the_registered_tools() -> None:
     """A tool added to TOOL_NAMES without a row in TOOL_HINTS cannot be served (build_server fails), and a row
     for a tool that is gone is caught here."""
     assert sorted(TOOL_HINTS) == sorted(TOOL_NAMES)
+
+
+def test_closed_value_sets_are_listed_in_the_schemas_and_refused_with_the_clis_codes(served: Repo) -> None:
+    """A client sees the values of mode, store, projection and approval_mode (an ``enum`` in the argument's
+    string branch); another value is still refused by the tool with the CLI's code, not as a schema error."""
+
+    async def body(session: ClientSession) -> dict[str, Any]:
+        tools = {tool.name: tool.input_schema["properties"] for tool in (await session.list_tools()).tools}
+        refused = {
+            "mode": call(await session.call_tool("search_memory", {"query": "x", "mode": "fuzzy"})),
+            "store": call(await session.call_tool("search_memory", {"query": "x", "store": "both"})),
+        }
+        return {"tools": tools, "refused": refused}
+
+    out = drive(served.root, body)
+    tools = out["tools"]
+    modes = ["lexical", "semantic", "hybrid"]
+    assert tools["search_memory"]["mode"]["anyOf"] == [{"enum": modes, "type": "string"}, {"type": "null"}]
+    assert tools["search_memory"]["store"] == {
+        "default": "all",
+        "enum": ["records", "entries", "all"],
+        "title": "Store",
+        "type": "string",
+    }
+    assert tools["read_memory"]["projection"]["anyOf"][0]["enum"] == ["metadata", "sections", "full"]
+    assert tools["propose_memory"]["approval_mode"]["anyOf"][0]["enum"] == ["auto", "manual"]
+    with_mode = sorted(name for name, props in tools.items() if "mode" in props)
+    assert all(tools[name]["mode"]["anyOf"][0]["enum"] == modes for name in with_mode)
+    assert with_mode == ["build_context_pack", "precheck_action", "precheck_command", "search_memory"]
+    assert {key: payload["error"]["code"] for key, (failed, payload) in out["refused"].items() if failed} == {
+        "mode": "invalid_mode",
+        "store": "invalid_store",
+    }

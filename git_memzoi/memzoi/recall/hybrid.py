@@ -101,6 +101,7 @@ def _scores(
     return {
         "mode": mode,
         "bm25": None if bm25 is None else {"rank": bm25[0], "score": -float(bm25[1])},
-        "semantic": None if semantic is None else {"rank": semantic[0], "similarity": round(semantic[1], 6)},
-        "rrf": None if rrf is None else round(rrf, 8),
+        # unrounded, as the result's score: a semantic hit's score is its similarity, a hybrid hit's its rrf
+        "semantic": None if semantic is None else {"rank": semantic[0], "similarity": float(semantic[1])},
+        "rrf": rrf,
     }
