@@ -137,6 +137,12 @@ CASES: dict[str, Case] = {
     "task-not-utf8": Case("memzoi", ("context", "--task", BAD_UTF8), "invalid_argument"),
     "memkeep-id-not-utf8": Case("memkeep", ("verify", BAD_UTF8), "invalid_argument"),
     "memkeep-store-env-not-utf8": Case("memkeep", ("status",), "invalid_environment", {"MEMKEEP_STORE": BAD_UTF8}),
+    # a prefix of a record's id, where a command that changes a record takes the whole id
+    "tombstone-prefix": Case("memzoi", ("tombstone", "sign", "--reason", "gone"), "target_missing"),
+    "supersede-prefix": Case(
+        "memzoi", ("supersede", "sign", "--title", "t", "--body", "b", "--sensitivity", "repo-safe"), "target_missing"
+    ),
+    "verify-prefix": Case("memzoi", ("verify", "sign", "--manual"), "unknown_record"),
     "id-5000-memzoi": Case("memzoi", ("expiry", LONG), "invalid_id"),
     "id-5000-tombstone": Case("memzoi", ("tombstone", LONG, "--reason", "gone"), "invalid_id"),
     "id-5000-memkeep": Case("memkeep", ("verify", LONG), "invalid_id"),
@@ -398,3 +404,25 @@ def test_a_usage_error_listing_choices_reads_as_one_plain_line(repo: Repo) -> No
         "cli: error: Missing argument 'FORMAT'. Choose from: okf, agents-md, claude-md (see cli export -h)\n"
     )
     assert json.loads(result.stdout)["error"]["code"] == "bad_usage"
+
+
+def test_a_prefix_given_to_a_command_that_changes_a_record_names_the_ids_it_may_mean(project: Repo) -> None:
+    """``show`` resolves a prefix; ``tombstone``, ``supersede`` and ``verify`` take the whole id, and say which
+    ids start so (a short id copied from ``show`` was only "does not exist")."""
+    record_id = next((project.root / ".memzoi" / "records").glob("sign*.md")).stem
+    hint = f"did you mean {record_id}? (give the whole id)"
+    expected = {
+        "tombstone-prefix": f"target: target record 'sign' does not exist; {hint}",
+        "supersede-prefix": f"target: target record 'sign' does not exist; {hint}",
+        "verify-prefix": f"no record 'sign' in .memzoi/records/; {hint}",
+        "unrelated": "target: target record 'zzz' does not exist",
+    }
+    cases = {
+        **{name: CASES[name].args for name in expected if name in CASES},
+        "unrelated": ("tombstone", "zzz", "--reason", "x"),
+    }
+    messages = {
+        name: json.loads(memzoi_cli(project, *args, "--json", codes=(2,)).stdout)["error"]["message"]  # type: ignore[attr-defined]
+        for name, args in cases.items()
+    }
+    assert messages == expected

@@ -70,7 +70,8 @@ def check_target(
     except InputError as exc:
         if exc.code not in ("unknown_record", "bad_id"):
             raise
-        raise TargetError(f"{where}: target record {target_id!r} does not exist", "target_missing") from None
+        hint = record_store.longer_ids_hint(layout, target_id) if exc.code == "unknown_record" else ""
+        raise TargetError(f"{where}: target record {target_id!r} does not exist{hint}", "target_missing") from None
     if record.status != "active":
         raise TargetError(f"{where}: target record {target_id!r} is {record.status}, not active", "target_inactive")
     if scope_kind is not None and (record.scope, record.scope_id) != (scope_kind, scope_id):

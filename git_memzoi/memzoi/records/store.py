@@ -86,8 +86,30 @@ def load(layout: Layout, concept_id: str) -> Record:
     """
     path = record_path(layout, concept_id)
     if not os.path.lexists(path):
-        raise RecordNotFound(f"no record {concept_id!r} in {layout.records.relative_to(layout.root)}/")
+        where = layout.records.relative_to(layout.root)
+        raise RecordNotFound(f"no record {concept_id!r} in {where}/{longer_ids_hint(layout, concept_id)}")
     return read(layout, path)
+
+
+MAX_HINTED = 3  # ids a not-found message names
+
+
+def longer_ids_hint(layout: Layout, prefix: str) -> str:
+    """``"; did you mean a? (give the whole id)"`` (``one of a, b`` for several) naming the record files whose id starts with ``prefix``
+    (at most :data:`MAX_HINTED`, sorted, then ``...``), or ``""`` when none does: a command that changes a
+    record takes its whole id (``show`` alone resolves a prefix), and a short id copied from ``show`` or typed
+    from memory should say what it may have meant. Only file names are read."""
+    try:
+        with os.scandir(layout.records) as listing:
+            ids = sorted(e.name[:-3] for e in listing if e.name.endswith(".md") and e.name.startswith(prefix))
+    except OSError:
+        return ""
+    ids = [i for i in ids if i != prefix]
+    if not prefix or not ids:
+        return ""
+    more = ", ..." if len(ids) > MAX_HINTED else ""
+    named = ids[0] if len(ids) == 1 else f"one of {', '.join(ids[:MAX_HINTED])}{more}"
+    return f"; did you mean {named}? (give the whole id)"
 
 
 def read(layout: Layout, file: Path) -> Record:
