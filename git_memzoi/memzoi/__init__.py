@@ -48,8 +48,8 @@ if TYPE_CHECKING:
     from git_memzoi.memzoi.recall import pack as context_pack
     from git_memzoi.memzoi.recall import precheck, prompt_context, related, search, session_context
     from git_memzoi.memzoi.recall import schema as recall_schema
-    from git_memzoi.memzoi.recall import slices as recall_slices
     from git_memzoi.memzoi.recall import show as record_show
+    from git_memzoi.memzoi.recall import slices as recall_slices
     from git_memzoi.memzoi.recall import suspect as recall_suspect
     from git_memzoi.memzoi.recall.index import db as index_db
     from git_memzoi.memzoi.recall.index import watch as index_watch
