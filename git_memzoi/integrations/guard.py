@@ -107,7 +107,6 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     view = Pygit2RepoView(start)
     staged_files = view.staged_files()
     store, note = memory_store(view.root)
-    store_rel = store.rel if store is not None else None
     findings: list[Finding] = []
     unlocked: list[str] = []
     staged = _Staged()
@@ -115,12 +114,16 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
         (path, mode, partial(view.blob_bytes, blob)) for path, blob, mode in staged_files
     ]
     files += _worktree_files(view.root, start, named, {path for path, _, _ in staged_files})
-    if any(memory_files.kind(path, store_rel) is not None for path, _, _ in files):
+    stores = nested_stores(view.root, [path for path, _, _ in files], store)
+    if stores and note is not None and store is None:
+        note = None  # a store below the root holds memory to check
+    store_of = partial(_store_rel, [s.rel for s in stores] + ([store.rel] if store is not None else []))
+    if any(memory_files.kind(path, store_of(path)) is not None for path, _, _ in files):
         from git_memzoi.memzoi import secrets  # only a commit with memory in it loads the scanner (~35 ms)
 
         secrets.remember_shapes_in(view.git_dir / "memzoi" / "cache")  # the next commit skips detect-secrets
     for path, mode, read in files:
-        kind = memory_files.kind(path, store_rel)
+        kind = memory_files.kind(path, store_of(path))
         if kind == memory_files.PRIVATE:
             findings.append(
                 Finding(
@@ -153,14 +156,23 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
         elif in_store and path.endswith(".md"):
             _parse_entry(path, data, staged)
     findings.extend(staged.findings)
+    deleted = view.staged_deletions()
+    staged_paths = sorted({*(p for p, _, _ in staged_files), *deleted})  # a removed or renamed file hits a scope too
+    held = {other.rel: _Staged() for other in stores}  # each staged entry is linted with its own store's
+    for path in [p for p in staged.entries if store_of(p) in held]:
+        held[store_of(path) or ""].entries[path] = staged.entries.pop(path)
     entries, unreadable = _store_entries(store, staged, view.git_dir)
     if store is not None and staged.entries:
         findings.extend(_lint_findings(store, entries, set(staged.entries)))
-    staged_paths = sorted(p for p, _, _ in staged_files)
+    touched_entries = list(entries)
+    for other in stores:
+        theirs, _ = _store_entries(other, held[other.rel], view.git_dir)
+        findings.extend(_lint_findings(other, theirs, set(held[other.rel].entries)))
+        touched_entries += theirs
     watched = _watched_records(view.root) if staged_paths else []  # nothing staged: no index to read
-    touched = tuple(sorted(_touched(entries, staged_paths) + _touched(watched, staged_paths)))
+    touched = tuple(sorted(_touched(touched_entries, staged_paths) + _touched(watched, staged_paths)))
     committed = frozenset(path for path, _, _ in files[len(staged_files) :])
-    gone = [p for p in view.staged_deletions() if _is_record(p) and _unlocks(view.head_blob(p), b"")]
+    gone = [p for p in deleted if _is_record(p) and _unlocks(view.head_blob(p), b"")]
     refused = {f.path for f in findings}  # a staged unreadable entry is refused already: said once
     unseen = tuple(where for path, where in unreadable if staged_paths and path not in refused)
     return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone), unseen)
@@ -249,6 +261,43 @@ def memory_store(root: Path) -> tuple[Store | None, str | None]:
         if not (root / ".memzoi").is_dir():
             return None, f"no memory store in {root} (no memkeep store, no .memzoi/); nothing to check"
         return None, None
+
+
+def nested_stores(root: Path, paths: Sequence[str], primary: Store | None) -> list[Store]:
+    """The memkeep stores other than ``primary`` (the root's) that hold one of ``paths``: for each path with an
+    ``entries/`` folder on its way (or named ``INDEX.md``), the store ``git memkeep`` finds started in the
+    path's folder (docs/memkeep.md: the first ``<dir>/<name>/entries/`` walking up, ``.memkeep.yml`` read
+    from there), so an entry of ``svc/agent-memory/`` is checked as one of the root's store is. A folder where
+    no store is found, or whose store cannot be located, adds none."""
+    from git_memzoi.memkeep import api as memkeep
+
+    found: dict[str, Store] = {}
+    seen: set[str] = set()
+    for path in paths:
+        folder = path.rpartition("/")[0]
+        if folder in seen or not ("entries/" in path or path.endswith("INDEX.md")):
+            continue
+        seen.add(folder)
+        try:
+            store = memkeep.locate_store(root / folder, root)
+        except (MemzoiError, OSError):
+            continue
+        if (primary is None or store.rel != primary.rel) and _store_rel([store.rel], path) is not None:
+            found.setdefault(store.rel, store)
+    return sorted(found.values(), key=lambda s: s.rel)
+
+
+def _store_rel(rels: Sequence[str], path: str) -> str | None:
+    """The store of ``rels`` (repository-relative, ``"."`` for the root) holding ``path`` as an entry or its
+    ``INDEX.md``, the deepest when stores nest; ``None`` when none does."""
+    from git_memzoi.memzoi import memory_files
+
+    holding = [
+        rel
+        for rel in rels
+        if path.startswith(memory_files.store_prefixes(rel)[0]) or path == memory_files.store_prefixes(rel)[1]
+    ]
+    return max(holding, key=len, default=None)
 
 
 def symlink_message(path: str, in_store: bool) -> str:

@@ -46,3 +46,41 @@ def test_a_record_renamed_by_hand_is_refused_naming_its_concept_id(repo: Repo) -
     assert found == [
         (".memzoi/records/renamed.md", "invalid_record", 2, "id: must equal the file's concept id 'renamed'")
     ]
+
+
+def test_a_store_below_the_root_is_guarded_as_the_roots_is(repo: Repo) -> None:
+    """``svc/agent-memory/`` is the store ``git memkeep`` finds from ``svc/``: its staged entries are screened
+    for secrets and linted, and an entry of it whose scope the change hits is reported (a fresh user's walk
+    committed a token there with exit 0: the guard only knew the root's store). A root store stays checked."""
+    base = repo.commit("base", **{"svc/a.py": "1\n", "src/b.py": "2\n"})
+    repo.commit("root store", **{"agent-memory/entries/r1.md": entry_text("r1", anchor=base, scope=["src/**"])})
+    key = _key()
+    repo.write("svc/agent-memory/entries/n1.md", entry_text("n1", anchor=base, scope=["svc/**"], claim=f"uses {key}"))
+    repo.write("svc/agent-memory/entries/n2.md", "---\nschema_version: 1\nid: n2\n---\nno type.\n")
+    repo.write("svc/a.py", "3\n")
+    repo.write("docs/entries/notes.md", f"not a store: {key}\n")
+    repo.git("add", "-A")
+    result = guard.pre_commit(repo.root)
+    found = sorted((f.path, f.rule) for f in result.violations)
+    n2 = "svc/agent-memory/entries/n2.md"
+    assert found == [
+        ("svc/agent-memory/entries/n1.md", "secret: AWS Access Key"),
+        *((n2, rule) for rule in ("date_missing", "scope_required", "status_missing", "type_missing")),
+    ]
+    assert (result.note, result.touched) == (None, (("n1", "svc/agent-memory/entries/n1.md"),))
+
+
+def test_a_staged_deletion_or_rename_of_a_scoped_file_is_reported(repo: Repo) -> None:
+    """Removing or renaming the file a claim is about is the largest change to it: the guard reports the entry
+    as it does for an edit (a fresh user's walk saw no warning for ``git rm`` or ``git mv``)."""
+    base = repo.commit("base", **{"a.py": "A = 1\n", "b.py": "B = 1\n"})
+    repo.commit("entries", **{
+        "agent-memory/entries/on-a.md": entry_text("on-a", anchor=base, scope=["a.py"]),
+        "agent-memory/entries/on-b.md": entry_text("on-b", anchor=base, scope=["b.py"]),
+    })  # fmt: skip
+    repo.git("rm", "-q", "a.py")
+    repo.git("mv", "b.py", "c.py")
+    assert guard.pre_commit(repo.root).touched == (
+        ("on-a", "agent-memory/entries/on-a.md"),
+        ("on-b", "agent-memory/entries/on-b.md"),
+    )
