@@ -6,6 +6,7 @@ shell that cannot start) is a tool error that leaves the entry untouched.
 
 from __future__ import annotations
 
+import contextlib
 import enum
 import os
 import subprocess
@@ -81,22 +82,38 @@ class ShellRunner:
         if bad:  # subprocess would raise ValueError before sh starts (an internal error, exit 3, before)
             return CheckResult(check, Outcome.TOOL_ERROR, None, f"cannot start sh: {bad}", _ms(started))
         try:
-            proc = subprocess.run(
+            proc = subprocess.Popen(
                 ["sh", "-c", check.run],
                 cwd=cwd,
                 env=full_env,
                 stdin=subprocess.DEVNULL,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,
-                timeout=check.timeout_s,
-                check=False,
+                start_new_session=True,  # its own process group, so a timeout stops what sh started too
             )
-        except subprocess.TimeoutExpired as exc:
-            output = _tail(exc.output) + f"\n(timed out after {check.timeout_s} s)"
-            return CheckResult(check, Outcome.TOOL_ERROR, None, output.strip(), _ms(started))
         except OSError as exc:
             return CheckResult(check, Outcome.TOOL_ERROR, None, f"cannot start sh: {exc}", _ms(started))
-        return CheckResult(check, classify(proc.returncode), proc.returncode, _tail(proc.stdout), _ms(started))
+        try:
+            output, _ = proc.communicate(timeout=check.timeout_s)
+        except subprocess.TimeoutExpired as exc:
+            _stop_group(proc)
+            output = _tail(exc.output) + f"\n(timed out after {check.timeout_s} s)"
+            return CheckResult(check, Outcome.TOOL_ERROR, None, output.strip(), _ms(started))
+        return CheckResult(check, classify(proc.returncode), proc.returncode, _tail(output), _ms(started))
+
+
+def _stop_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill the timed-out check's whole process group (``sh`` and what it started: a ``sleep``, a test server,
+    which ``sh``'s kill alone left running, re-parented to init), then reap ``sh``. A child that left the group
+    (``setsid``) is beyond reach, as it would be for any runner."""
+    import signal
+
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(proc.pid, signal.SIGKILL)
+    proc.kill()
+    proc.wait()
+    if proc.stdout is not None:
+        proc.stdout.close()
 
 
 def _not_runnable(run: str, env: Mapping[str, str]) -> str | None:

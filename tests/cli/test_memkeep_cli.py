@@ -663,6 +663,18 @@ def test_verify_check_tool_error_leaves_entry_untouched(base: Repo, command: str
     assert path.read_bytes() == before
 
 
+def test_a_timed_out_check_stops_what_its_shell_started(base: Repo, tmp_path: Path) -> None:
+    """The timeout kills the check's process group: a ``sleep`` the shell started was left running, re-parented
+    to init (a fresh user's walk), and with it anything a hung check holds (a test server, a port)."""
+    started = tmp_path / "child.pid"
+    check = f"{{run: 'sleep 30 & echo $! > {started}; wait', safe: true, timeout_s: 1}}"
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, check))
+    assert in_repo(base, "verify", "subject").exit_code == 2
+    status = Path(f"/proc/{int(started.read_text())}/status")
+    if status.exists():  # killed but not yet reaped by init (a container's may never reap): a zombie
+        assert "\nState:\tZ" in status.read_text()
+
+
 def test_verify_all_safe_runs_only_safe_checks_of_suspect_entries(base: Repo, tmp_path: Path) -> None:
     first, head = base.first, base.head()
     marks = tmp_path / "marks"
