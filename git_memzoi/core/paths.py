@@ -35,39 +35,42 @@ def request_path(path: str | None, root: Path, cwd: Path | None = None) -> str |
     POSIX string that records' ``applies_to`` paths are compared with; ``None`` for nothing or blanks.
 
     A relative path is relative to ``cwd`` when given (the command line's current directory: a git pathspec's
-    rule, so ``cd src && ... --path signer.py`` names ``src/signer.py``; ``..`` may climb back up to the root),
-    else to the repository root, as ``applies_to`` paths are (MCP tools); an absolute one must lie below ``root``
-    (compared as written, or with ``root``'s symlinks resolved) and is made relative, keeping a trailing ``/``
-    or ``/**``. Nothing is read from the file system but ``root`` and ``cwd``.
+    rule, so ``cd src && ... --path signer.py`` names ``src/signer.py``), else to the repository root, as
+    ``applies_to`` paths are (MCP tools); an absolute one must lie below ``root`` (compared as written, or with
+    ``root``'s symlinks resolved). Either way the path is normalised as written, never through the file system:
+    ``.`` and empty segments dropped, ``..`` climbing back up (to the root at most), a trailing ``/`` or ``/**``
+    kept, so ``./src/signer.py``, ``src//signer.py`` and ``src/../src/signer.py`` all name ``src/signer.py``
+    (an agent's ``./src/signer.py`` was told no risk applied). Nothing is read from the file system but ``root``
+    and ``cwd``.
 
     Raises:
-        InputError: a ``..`` segment (without ``cwd``, or climbing above the root), a drive letter, or an
-            absolute path outside ``root`` (``path_outside_repo``).
+        InputError: a ``..`` climbing above the root, a drive letter, or an absolute path outside ``root``
+            (``path_outside_repo``); a NUL character (``invalid_argument``).
     """
     text = path.strip() if path else ""
     if not text:
         return None
+    if "\0" in text:
+        raise InputError("path holds a NUL character", "invalid_argument")
     refused = InputError(f"path {text!r} is outside the repository {root}", "path_outside_repo")
-    if cwd is not None and not text.startswith("/") and not (len(text) > 1 and text[1] == ":"):
-        text = _from_cwd(text, root, cwd, refused)
-    if ".." in text.split("/") or (len(text) > 1 and text[1] == ":" and text[0].isalpha()):
+    if len(text) > 1 and text[1] == ":" and text[0].isalpha():
         raise refused
     if not text.startswith("/"):
-        return text
+        return _normalised(text, root, cwd or root, refused)
     for base in (root, root.resolve()):
         prefix = base.as_posix().rstrip("/") + "/"
         if text == prefix[:-1] or text == prefix:
             return "."
         if text.startswith(prefix):
-            return text[len(prefix) :].lstrip("/") or "."
+            return _normalised(text[len(prefix) :], root, root, refused)
     raise refused
 
 
-def _from_cwd(text: str, root: Path, cwd: Path, refused: InputError) -> str:
-    """``text`` (relative to ``cwd``) made relative to ``root``, its trailing ``/`` kept; ``cwd`` outside the
-    repository counts as the root."""
+def _normalised(text: str, root: Path, cwd: Path, refused: InputError) -> str:
+    """``text`` (relative to ``cwd``) made relative to ``root`` and normalised (:func:`request_path`), its trailing
+    ``/`` kept; ``cwd`` outside the repository counts as the root."""
     try:
-        prefix = cwd.resolve().relative_to(root.resolve()).parts
+        prefix = cwd.resolve().relative_to(root.resolve()).parts if cwd != root else ()
     except ValueError:
         prefix = ()
     parts = list(prefix)

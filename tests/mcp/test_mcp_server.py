@@ -279,3 +279,22 @@ def test_the_server_finds_the_repository_once_and_checks_it_on_every_call(served
     answers = [call(server.search_memory("migrations", mode="lexical")) for _ in range(3)]
     assert [[r["record"]["id"] for r in body["results"]] for _, body in answers] == [["m1"]] * 3
     assert (len(found), len(checked)) == (1, 3)
+
+
+def test_a_path_spelled_otherwise_names_the_same_file(served: Repo) -> None:
+    """``./src/billing/settle.py``, ``src//billing/settle.py`` and ``src/x/../billing/settle.py`` name the file
+    ``src/billing/settle.py`` names: an agent's ``./`` path was told that no risk applied (a fresh user's walk)."""
+    spellings = (
+        "src/billing/settle.py",
+        "./src/billing/settle.py",
+        "src//billing/settle.py",
+        "src/x/../billing/settle.py",
+    )
+
+    async def body(session: ClientSession) -> dict[str, Any]:
+        return {path: call(await session.call_tool("precheck_path", {"path": path})) for path in spellings}
+
+    out = drive(served.root, body)
+    ids = {path: [w["record_id"] for w in payload["warnings"]] for path, (_, payload) in out.items()}
+    assert ids == dict.fromkeys(spellings, ["billing-rule", "r1"])
+    assert all(payload == out[spellings[0]][1] for _, payload in out.values())

@@ -314,6 +314,39 @@ def test_request_path_from_cwd(tmp_path: Path) -> None:
         request_path("../../y", tmp_path, tmp_path / "src")
 
 
+@pytest.mark.parametrize(
+    ("given", "expected"),
+    [
+        ("./src/signer.py", "src/signer.py"),
+        ("src/./signer.py", "src/signer.py"),
+        ("src//signer.py", "src/signer.py"),
+        ("src/../src/signer.py", "src/signer.py"),
+        ("./src/", "src/"),
+        ("src/./**", "src/**"),
+        ("./", "."),
+        ("{root}/./src/signer.py", "src/signer.py"),
+        ("{root}/src/../src/signer.py", "src/signer.py"),
+        ("{root}/", "."),
+        ("../x", "path_outside_repo"),
+        ("src/../../x", "path_outside_repo"),
+        ("{root}/../x", "path_outside_repo"),
+        ("C:/x", "path_outside_repo"),
+        ("src/\0x", "invalid_argument"),
+    ],
+)
+def test_a_path_without_cwd_is_normalised_as_written(tmp_path: Path, given: str, expected: str) -> None:
+    """An MCP tool's path (no cwd: relative to the root) is normalised as the CLI's is: an agent's
+    ``./src/signer.py`` was told that no risk applied."""
+    from git_memzoi.core.paths import request_path
+    from git_memzoi.errors import InputError
+
+    text = given.replace("{root}", tmp_path.as_posix())
+    try:
+        assert request_path(text, tmp_path) == expected
+    except InputError as exc:
+        assert exc.code == expected
+
+
 def test_the_remembered_report_follows_entry_edits_and_new_commits(repo: Repo, both: dict[str, str]) -> None:
     from git_memzoi.memzoi.recall import suspect
 
