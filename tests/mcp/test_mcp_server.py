@@ -296,5 +296,5 @@ def test_a_path_spelled_otherwise_names_the_same_file(served: Repo) -> None:
 
     out = drive(served.root, body)
     ids = {path: [w["record_id"] for w in payload["warnings"]] for path, (_, payload) in out.items()}
-    assert ids == dict.fromkeys(spellings, ["billing-rule", "r1"])
+    assert ids == {path: ["billing-rule", "r1"] for path in spellings}
     assert all(payload == out[spellings[0]][1] for _, payload in out.values())
