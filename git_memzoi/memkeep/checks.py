@@ -97,8 +97,8 @@ class ShellRunner:
             output, _ = proc.communicate(timeout=check.timeout_s)
         except subprocess.TimeoutExpired as exc:
             _stop_group(proc)
-            output = _tail(exc.output) + f"\n(timed out after {check.timeout_s} s)"
-            return CheckResult(check, Outcome.TOOL_ERROR, None, output.strip(), _ms(started))
+            said = _tail(exc.output) + f"\n(timed out after {check.timeout_s} s)"
+            return CheckResult(check, Outcome.TOOL_ERROR, None, said.strip(), _ms(started))
         return CheckResult(check, classify(proc.returncode), proc.returncode, _tail(output), _ms(started))
 
 
