@@ -16,7 +16,14 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from git_memzoi.cli.app import ID, actor_option, emit_json, json_option
-from git_memzoi.cli.memzoi_packets import guard_sensitivity, packet_json, validity_options, watch_options, watch_request
+from git_memzoi.cli.memzoi_packets import (
+    guard_sensitivity,
+    packet_json,
+    review_lines,
+    validity_options,
+    watch_options,
+    watch_request,
+)
 from git_memzoi.cli.memzoi_related import relation_option, relations_of
 from git_memzoi.cli.workspace import open_workspace
 
@@ -304,6 +311,8 @@ def show_command(ctx: click.Context, proposal_id: str, as_json: bool) -> None:
     if entry.shown_path:
         click.echo(f"  path: {entry.shown_path}")
     if not entry.redacted:
+        for line in review_lines(entry.packet):
+            click.echo(line)
         click.echo(f"\n{entry.packet.body}")
 
 
@@ -340,6 +349,8 @@ def _show_proposal(item: review.Item, shown: Any, as_json: bool) -> None:
         if value is not None:
             click.echo(f"  {key}: {value}")
     if shown.packet is not None:
+        for line in review_lines(shown.packet):
+            click.echo(line)
         click.echo(f"\n{shown.packet.body}")
 
 

@@ -484,8 +484,30 @@ def packet_json(packet: packets.Packet) -> dict[str, Any]:
         "retention": plain(packet.retention),
         "origin": plain(packet.origin),
         "lineage": plain(packet.lineage),
+        "memkeep": plain(packet.memkeep),
+        "validity": plain(packet.validity),
+        "relations": plain(packet.relations),
         "body": packet.body,
     }
+
+
+def review_lines(packet: packets.Packet) -> list[str]:
+    """What applying ``packet`` writes besides its text, as indented lines for a reviewer: its earned envelope
+    (anchor, watched scope, ttl, and the check, which ``git memzoi verify --all-safe`` runs when marked safe: a
+    command proposed by an agent must be seen before it is approved), business validity and relations."""
+    envelope = dict(packet.memkeep or {})
+    lines = [f"  {key}: {envelope[key]}" for key in ("anchor", "ttl_days") if envelope.get(key) is not None]
+    if envelope.get("scope"):
+        lines.append(f"  watched scope: {', '.join(str(p) for p in envelope['scope'])}")
+    check = envelope.get("check")
+    if check is not None:
+        run, safe = (check.get("run"), bool(check.get("safe"))) if isinstance(check, dict) else (check, False)
+        said = "safe: `git memzoi verify --all-safe` runs it" if safe else "not safe: run only by `verify ID`"
+        lines.append(f"  check: {run}  ({said})")
+    lines += [f"  {key}: {value}" for key, value in (packet.validity or {}).items()]
+    if packet.relations:
+        lines.append(f"  relations: {json.dumps(packet.relations, default=str)}")
+    return lines
 
 
 def _ids(e: pf.Entry) -> dict[str, Any]:

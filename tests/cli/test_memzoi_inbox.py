@@ -376,3 +376,29 @@ def test_private_visibility_is_never_written_as_repo_memory(root: Repo, home: Pa
         refused = run_json(root, home, verb, kept["proposal"]["id"], code=2)
         assert refused["error"]["code"] == "private_visibility"
     assert not (root.root / ".memzoi/records/use-pnpm-for-installs.md").exists()
+
+
+def test_show_puts_the_envelope_and_a_safe_check_before_the_reviewer(root: Repo, home: Path) -> None:
+    """Applying a proposal writes its earned envelope too, and a check marked safe is a command ``verify
+    --all-safe`` runs: ``proposals show`` names it (text and JSON), so an agent's command is seen before it is
+    approved (a fresh user's walk: the check was hidden, then ran)."""
+    root.commit("code", **{"src/db.py": "x = 1\n"})
+    anchor = root.head()
+    proposed = run_json(
+        root, home, "propose", "--type", "risk", "--title", "Fixture data", "--body", "Tests need fixture data.",
+        "--sensitivity", "repo-safe", "--applies-to", "src/db.py", "--check", "make fixtures-check",
+        "--check-safe", "--ttl-days", "30", "--valid-from", "2026-01-01", "--manual",
+    )  # fmt: skip
+    pid = proposed["proposal"]["id"]
+    text = run(root, home, "proposals", "show", pid)
+    assert text.exit_code == 0, text.stderr
+    assert text.stdout.splitlines()[5:10] == [
+        f"  anchor: {anchor}",
+        "  ttl_days: 30",
+        "  watched scope: src/db.py",
+        "  check: make fixtures-check  (safe: `git memzoi verify --all-safe` runs it)",
+        "  valid_from: 2026-01-01",
+    ]
+    packet = run_json(root, home, "proposals", "show", pid)["packet"]
+    assert packet["memkeep"]["check"] == {"run": "make fixtures-check", "safe": True}
+    assert (packet["validity"], packet["relations"]) == ({"valid_from": "2026-01-01"}, None)
