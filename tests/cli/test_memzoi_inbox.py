@@ -402,3 +402,31 @@ def test_show_puts_the_envelope_and_a_safe_check_before_the_reviewer(root: Repo,
     packet = run_json(root, home, "proposals", "show", pid)["packet"]
     assert packet["memkeep"]["check"] == {"run": "make fixtures-check", "safe": True}
     assert (packet["validity"], packet["relations"]) == ({"valid_from": "2026-01-01"}, None)
+
+
+def test_a_long_body_gets_a_summary_for_its_description(root: Repo, home: Path) -> None:
+    """``description`` (written when none is given) is the body's first line cut to 200 characters at a word:
+    a one-paragraph body of 13,889 characters was copied whole, so ``show --projection metadata`` printed it."""
+    body = " ".join(f"word{i}" for i in range(400))
+    short = run_json(
+        root,
+        home,
+        "propose",
+        "--title",
+        "Short",
+        "--body",
+        "One line.\n\nMore.",
+        "--sensitivity",
+        "repo-safe",
+        "--apply",
+    )
+    long = run_json(root, home, "propose", "--title", "Long", "--body", body, "--sensitivity", "repo-safe", "--apply")
+    shown = {
+        key: run_json(root, home, "show", made["applied"]["record_id"], "--projection", "metadata")["fields"][
+            "description"
+        ]
+        for key, made in (("short", short), ("long", long))
+    }
+    assert shown["short"] == "One line."
+    assert shown["long"] == " ".join(f"word{i}" for i in range(29)) + "…"
+    assert len(shown["long"]) <= 200

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from git_memzoi.memzoi.records.okf import first_line, scalar, yaml_lines
+from git_memzoi.memzoi.records.okf import scalar, summary, yaml_lines
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals.packets import Packet
@@ -37,7 +37,7 @@ def render(packet: Packet) -> str:
         ("type", packet.type),
         ("lane", packet.lane),
         ("title", packet.title),
-        ("description", packet.description or first_line(packet.body)),
+        ("description", packet.description or summary(packet.body)),
         ("status", packet.status),
     ):
         lines.append(f"{key}: {scalar(value)}")

@@ -401,7 +401,7 @@ def render(record: Record) -> str:
         _kv("type", record.type),
         _kv("lane", record.lane),
         _kv("title", record.title),
-        _kv("description", record.description if record.description is not None else first_line(record.body)),
+        _kv("description", record.description if record.description is not None else summary(record.body)),
         _kv("timestamp", record.timestamp),
         _kv("updated", record.updated_at),
         _kv("status", record.status),
@@ -445,6 +445,21 @@ def render(record: Record) -> str:
 def first_line(text: str) -> str:
     """The first non-empty line of ``text``, stripped."""
     return next((line.strip() for line in text.splitlines() if line.strip()), "")
+
+
+SUMMARY_CHARS = 200  # a written description's most characters: a summary, not the body again
+
+
+def summary(text: str) -> str:
+    """The description written when none is given: :func:`first_line` of ``text``, cut to at most
+    :data:`SUMMARY_CHARS` characters at a word boundary with ``…`` (a body of one long paragraph was copied
+    whole into ``description``, so ``show --projection metadata`` printed the body it leaves out)."""
+    line = first_line(text)
+    if len(line) <= SUMMARY_CHARS:
+        return line
+    cut = line[: SUMMARY_CHARS - 1]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > SUMMARY_CHARS // 2 else cut).rstrip() + "…"
 
 
 def format_confidence(value: float) -> str:
