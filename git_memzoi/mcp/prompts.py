@@ -86,9 +86,11 @@ def register(server: MCPServer[Any], impl: _Server) -> None:
 
         def body() -> str:
             found = precheck.precheck(impl.workspace(), path=path).to_json()
+            # a record file that cannot be read may be a risk on this path: never "nothing applies" in silence
+            notes = [f"Note: {n['message']}" for n in found.get("notes", []) if n["code"] == "unreadable_records"]
             if not found["warnings"]:
-                return NOTHING_APPLIES.format(path=path) + "\n"
-            return "\n".join([EDIT_LEAD.format(path=path), "", *warning_lines(found["warnings"])]) + "\n"
+                return "\n".join([NOTHING_APPLIES.format(path=path), *notes]) + "\n"
+            return "\n".join([EDIT_LEAD.format(path=path), "", *warning_lines(found["warnings"]), *notes]) + "\n"
 
         return _text("before_editing", body)
 

@@ -326,3 +326,22 @@ def test_closed_value_sets_are_listed_in_the_schemas_and_refused_with_the_clis_c
         "mode": "invalid_mode",
         "store": "invalid_store",
     }
+
+
+def test_precheck_says_a_record_file_it_cannot_read_is_left_out(served: Repo) -> None:
+    """A risk whose file is broken may be the one that applies: precheck (CLI and the before_editing prompt)
+    says a record file is left out, as search does, instead of an unqualified "nothing applies"."""
+    broken = served.root / ".memzoi" / "records" / "r1.md"
+    broken.write_text("---\ntitle: [unclosed\n---\nbody\n", encoding="utf-8")
+    note = {
+        "code": "unreadable_records",
+        "path": ".memzoi/records/r1.md",
+        "message": "1 record file(s) cannot be read and are left out: .memzoi/records/r1.md (`git memzoi doctor` says why)",
+    }
+    assert cli_json(served, "precheck", "--path", "docs/guide.md", "--store", "records")["notes"][-1] == note
+
+    async def body(session: ClientSession) -> str:
+        (message,) = (await session.get_prompt("before_editing", {"path": "docs/guide.md"})).messages
+        return message.content.text
+
+    assert drive(served.root, body).endswith(f"\nNote: {note['message']}\n")

@@ -65,7 +65,7 @@ class PrecheckResult:
 
     def to_json(self) -> PrecheckJson:
         """The ``precheck --json`` object: ``{"warnings": [...]}``, plus ``withheld`` when a record was withheld and
-        ``notes`` when the path is not in the tree."""
+        ``notes`` when the path is not in the tree or a record file cannot be read (``unreadable_records``)."""
         out: PrecheckJson = {"warnings": list(self.warnings)}
         if self.withheld:
             out["withheld"] = [w.copy() for w in self.withheld]
@@ -110,6 +110,7 @@ def precheck(
     from git_memzoi.memzoi.recall import modes, suspect
     from git_memzoi.memzoi.recall.search import check_filters, log_event, search_rows, store_filter, withhold
     from git_memzoi.memzoi.recall.tree import path_notes
+    from git_memzoi.memzoi.recall.unreadable import unreadable_notes
 
     path = request_path(path, ws.layout.root)
     query = " ".join(t.strip() for t in (action, command) if t and t.strip())
@@ -170,6 +171,8 @@ def precheck(
                 "suspect_ids": [w["record_id"] for w in warnings if w["suspect"]],
             },
         )
+    if only != "entry":  # a risk whose file cannot be read applies unseen: say it is left out, as search does
+        notes.extend(unreadable_notes(ws, ["repo"]))
     return PrecheckResult(warnings, tuple(withheld.values()), tuple(notes))
 
 
