@@ -323,7 +323,11 @@ def _pre_commit(ctx: click.Context, result: object) -> None:
     for path in result.deleted_locked:  # removing a reviewed record is unlocking it too
         click.echo(f"git-memzoi: warning: this commit deletes the locked record {path}", err=True)
     if result.touched:
-        click.echo("memkeep: this change touches the scope of these entries; verify these before you commit:", err=True)
+        click.echo(
+            "memkeep: this change touches the scope of these entries; check their claims, then verify them after "
+            "this commit (verify anchors at HEAD):",
+            err=True,
+        )
         for entry_id, path in result.touched:
             click.echo(f"  {entry_id}  ({path})", err=True)
         if any(path.startswith(".memzoi/") for _, path in result.touched):  # a watched record, not an entry

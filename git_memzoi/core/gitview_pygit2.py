@@ -292,6 +292,13 @@ class Pygit2RepoView(TreeDiffs):
         untracked = [p for p, flags in self._repo.status(untracked_files="all").items() if flags & new]
         return sorted({*self.tracked_paths(), *(p if p.isascii() else nfc(p) for p in untracked)})
 
+    def uncommitted_paths(self) -> list[str]:
+        """The paths whose working-tree or staged state differs from HEAD (modified, added, deleted, renamed, and
+        untracked files git does not ignore), repository-relative POSIX, NFC, sorted."""
+        ignored = 16384  # pygit2.enums.FileStatus.IGNORED
+        changed = self._repo.status(untracked_files="all")
+        return sorted(p if p.isascii() else nfc(p) for p, flags in changed.items() if flags and not flags & ignored)
+
     def is_ignored(self, path: str) -> bool:
         """True when git's ignore rules (``.gitignore``, info/exclude, core.excludesFile) ignore ``path``."""
         return bool(self._repo.path_is_ignored(path))

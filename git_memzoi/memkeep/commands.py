@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from git_memzoi.core.clock import Clock, SystemClock
 from git_memzoi.core.gcpause import no_cyclic_gc as no_cyclic_gc  # re-exported: memkeep's face names it
-from git_memzoi.errors import InputError
+from git_memzoi.errors import InputError, MemzoiError
 from git_memzoi.memkeep import store as store_mod
 from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
 
@@ -275,7 +275,41 @@ def verify(
         if status_changed and session.store.index_path.is_file():
             index_updated = _write_index(after)
         items = _still_suspect(items, options, after)
+        items = against_uncommitted(items, targets, session.view)
     return verify_mod.VerifyResult(head, dry_run, tuple(items), index_updated)
+
+
+def against_uncommitted(items: list[VerifyItem], targets: list[Entry], view: Pygit2RepoView) -> list[VerifyItem]:
+    """A healed entry whose scope holds uncommitted changes was re-tested against them, yet is anchored at HEAD
+    (memkeep README: anchor := HEAD): it turns suspect when they are committed, and holds at HEAD only if they
+    are. Said as a ``still_suspect`` message (exit 1), never silently healed (a fresh user's walk: verify before
+    a commit, suspect right after it; or a heal of a claim false at HEAD)."""
+    from dataclasses import replace
+
+    if not any(i.action == "healed" for i in items):
+        return items
+    changed = view.uncommitted_paths()
+    out = []
+    for entry, item in zip(targets, items, strict=True):
+        hits = _scope_hits(entry, changed) if item.action == "healed" and entry.scope else []
+        if hits:
+            named = ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
+            message = (
+                f"re-tested against uncommitted changes to {named}, but anchored at HEAD: it turns suspect "
+                "when they are committed; commit them, then verify again"
+            )
+            item = replace(item, still_suspect=(*item.still_suspect, message))
+        out.append(item)
+    return out
+
+
+def _scope_hits(entry: Entry, changed: list[str]) -> list[str]:
+    from git_memzoi.core.globs import Scope
+
+    try:
+        return list(Scope(entry.scope).select([p for p in changed if p != entry.path]))
+    except MemzoiError:  # a malformed scope is lint's to say
+        return []
 
 
 def check_verify_flags(entry_id: str | None, *, all_safe: bool, dry_run: bool, manual: bool) -> None:

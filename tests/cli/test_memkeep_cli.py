@@ -663,6 +663,30 @@ def test_verify_check_tool_error_leaves_entry_untouched(base: Repo, command: str
     assert path.read_bytes() == before
 
 
+def test_a_heal_against_uncommitted_changes_in_scope_says_it_is_anchored_at_head(base: Repo) -> None:
+    """verify re-tests the working tree but anchors at HEAD (memkeep README): with the scope's changes not yet
+    committed, the entry would turn suspect right after the commit, or hold at HEAD only by luck; the heal says
+    so as still suspect (exit 1). Committed, the same verify is clean (a fresh user's walk)."""
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, "{run: 'true', safe: true}"))
+    base.git("add", "-A")
+    base.git("commit", "-qm", "entry")
+    base.write("src/a.py", "a3\n")
+    base.git("add", "src/a.py")
+    uncommitted = in_repo(base, "verify", "subject", "--json")
+    assert uncommitted.exit_code == 1
+    (item,) = as_json(uncommitted)["items"]
+    assert (item["action"], item["still_suspect"]) == (
+        "healed",
+        [
+            "re-tested against uncommitted changes to src/a.py, but anchored at HEAD: it turns suspect when they are "
+            "committed; commit them, then verify again"
+        ],
+    )
+    base.git("commit", "-qam", "code")
+    committed = in_repo(base, "verify", "subject", "--json")
+    assert (committed.exit_code, as_json(committed)["items"][0]["still_suspect"]) == (0, [])
+
+
 def test_a_timed_out_check_stops_what_its_shell_started(base: Repo, tmp_path: Path) -> None:
     """The timeout kills the check's process group: a ``sleep`` the shell started was left running, re-parented
     to init (a fresh user's walk), and with it anything a hung check holds (a test server, a port)."""

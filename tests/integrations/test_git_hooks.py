@@ -67,7 +67,7 @@ def test_commit_touching_scope_reports_the_entry(hooked: Repo) -> None:
     git(hooked.root, "add", "-A")
     proc = git(hooked.root, "commit", "-m", "change app")
     assert proc.returncode == 0, out(proc)
-    assert "verify these before you commit" in out(proc) and "app-prints" in out(proc)
+    assert "then verify them after this commit" in out(proc) and "app-prints" in out(proc)
 
 
 def test_commit_names_the_entries_it_cannot_read_since_their_scope_is_unknown(hooked: Repo) -> None:

@@ -37,7 +37,7 @@ CONFIG = """repos:
         pass_filenames: false
         verbose: true
 """
-GUARD_RAN = "memkeep: this change touches the scope of these entries; verify these before you commit:"
+GUARD_RAN = "memkeep: this change touches the scope of these entries; check their claims, then verify them after this commit (verify anchors at HEAD):"
 
 
 def env(**extra: str) -> dict[str, str]:

@@ -60,7 +60,7 @@ def test_scope_warning_under_git_dir_and_work_tree(repo: Repo) -> None:
     git(repo.root.parent, *base, "add", "-A")
     proc = git(repo.root.parent, *base, "commit", "-m", "change app")
     assert proc.returncode == 0, out(proc)
-    assert "verify these before you commit" in out(
+    assert "then verify them after this commit" in out(
         proc
     ) and "  app-prints  (agent-memory/entries/app-prints.md)" in out(proc)
 

@@ -32,7 +32,7 @@ from tests.support.repos import Repo, entry_text
 BIN = Path(sys.executable).parent
 DATA = Path(__file__).parent / "data"
 TIMEOUT = 60  # seconds: far above a commit's real time, far below "hangs forever"
-GUARD_RAN = "memkeep: this change touches the scope of these entries; verify these before you commit:"
+GUARD_RAN = "memkeep: this change touches the scope of these entries; check their claims, then verify them after this commit (verify anchors at HEAD):"
 HUSKY_DIR = os.environ.get("MEMZOI_HUSKY_DIR")  # read at import: the hermetic environment clears MEMZOI_*
 HUSKY_VERSION = "9.1.7"  # the version tests/integrations/data/husky-9.1.7-h was copied from
 NPM_ENV = dict(os.environ)  # npm with the user's HOME (its ~/.npmrc and cache), not the tests' hermetic one

@@ -31,7 +31,7 @@ pytestmark = pytest.mark.skipif(
 
 BIN = Path(sys.executable).parent
 TIMEOUT = 120
-SCOPE_WARNING = "memkeep: this change touches the scope of these entries; verify these before you commit:"
+SCOPE_WARNING = "memkeep: this change touches the scope of these entries; check their claims, then verify them after this commit (verify anchors at HEAD):"
 
 
 def local_config() -> str:

@@ -61,7 +61,7 @@ def verify(
     from git_memzoi.memkeep import staleness
     from git_memzoi.memkeep import verify as verify_mod
     from git_memzoi.memkeep.checks import ShellRunner
-    from git_memzoi.memkeep.commands import check_verify_flags
+    from git_memzoi.memkeep.commands import against_uncommitted, check_verify_flags
     from git_memzoi.memzoi.recall import suspect
     from git_memzoi.memzoi.records import lock
 
@@ -92,7 +92,7 @@ def verify(
         left: dict[str, list[str]] = {}
         for verdict in staleness.compute(suspect.current_entries(ws), view, ws.clock).verdicts:
             left.setdefault(verdict.id, []).append(verdict.message)
-        items = [_still(i, left) for i in items]
+        items = against_uncommitted([_still(i, left) for i in items], targets, view)
     return verify_mod.VerifyResult(head, dry_run, tuple(items))
 
 
