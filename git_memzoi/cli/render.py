@@ -23,7 +23,10 @@ def status_text(result: StatusResult, *, verbose_clean: bool = True) -> str:
     head = report.head[:12] if report.head else "no commits yet"
     suspect = len(report.suspect_ids)
     entries = plural(report.entries, "entry")
-    lines = [f"memkeep: {entries} in {result.store.rel}/, {suspect} suspect, {len(report.stale)} stale (HEAD {head})"]
+    broken = f", {len(result.unreadable)} unreadable" if result.unreadable else ""  # as --json's summary counts them
+    lines = [
+        f"memkeep: {entries} in {result.store.rel}/, {suspect} suspect, {len(report.stale)} stale{broken} (HEAD {head})"
+    ]
     if report.shallow:
         lines.append("  note: shallow clone; anchors older than its history cannot be checked")
     for v in report.verdicts:

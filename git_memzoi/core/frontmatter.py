@@ -22,6 +22,8 @@ BOM = b"\xef\xbb\xbf"
 # a fence line: the marker, then spaces or tabs, then carriage returns, then the line feed (the opening needs one)
 _OPENING = lazy(r"---[ \t]*\r*\n")
 _CLOSING = lazy(r"^(?:---|\.\.\.)[ \t]*\r*(?:\n|\Z)", re.MULTILINE)
+# git's conflict markers, all three in order at line starts: a file a merge left unresolved
+_CONFLICT = lazy(r"^<<<<<<<(?: |\r?$).*?^=======\r?$.*?^>>>>>>>(?: |\r?$)", re.MULTILINE | re.DOTALL)
 _YAML_LINE = lazy(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+")  # YAML's line breaks, as ruamel counts lines
 
 
@@ -78,13 +80,20 @@ def split(data: bytes) -> Split:
     """Cut ``data`` into BOM, fences, YAML text and body.
 
     Raises:
-        FrontmatterError: when ``data`` is not UTF-8 (code ``not_utf8``).
+        FrontmatterError: when ``data`` is not UTF-8 (code ``not_utf8``), or holds git's conflict markers
+            (``<<<<<<<``, ``=======``, ``>>>>>>>`` at line starts, in that order: ``merge_conflict``): a memory
+            file a merge left unresolved is unreadable, never a claim that holds.
     """
     bom = BOM if data.startswith(BOM) else b""
     try:
         text = data[len(bom) :].decode("utf-8")
     except UnicodeDecodeError as exc:
         raise FrontmatterError(f"not UTF-8 text (byte {exc.start})", None, "not_utf8") from None
+    if "\n>>>>>>>" in text and (conflict := _CONFLICT.search(text)) is not None:
+        line = text.count("\n", 0, conflict.start()) + 1
+        raise FrontmatterError(
+            f"unresolved merge conflict (<<<<<<< on line {line}): resolve it, then git add the file", line, "merge_conflict"
+        )
     # the fences by pattern: the body is the rest of the text, never split into lines
     opening = _OPENING.match(text)
     if opening is None:
@@ -97,6 +106,14 @@ def split(data: bytes) -> Split:
     return Split(
         bom, True, opening.group(), yaml_text, closing.group(), text[closing.end() :], _ending(opening.group())
     )
+
+
+def missing_reason(parts: Split) -> str:
+    """Why ``parts`` (of a file that must have frontmatter) has none, in words: an opening ``---`` line whose
+    block never closes, or no opening line at all."""
+    if _OPENING.match(parts.body) is not None:
+        return "the frontmatter block opened by --- on line 1 has no closing --- line"
+    return "no frontmatter block (the file must start with ---)"
 
 
 def _ending(line: str) -> str:

@@ -411,11 +411,12 @@ def _parse_entry(path: str, data: bytes, staged: _Staged) -> None:
 
     try:
         doc = frontmatter.parse(data)
-    except frontmatter.FrontmatterError as exc:
-        staged.findings.append(Finding(path, "parse", exc.reason, exc.line))
+    except frontmatter.FrontmatterError as exc:  # a file a merge left unresolved: lint's conflict_marker rule
+        rule = "conflict_marker" if exc.code == "merge_conflict" else "parse"
+        staged.findings.append(Finding(path, rule, exc.reason, exc.line))
         return
     if not doc.split.has_frontmatter:
-        staged.findings.append(Finding(path, "parse", "no frontmatter block (the file must start with ---)", 1))
+        staged.findings.append(Finding(path, "parse", frontmatter.missing_reason(doc.split), 1))
         return
     stem = path.rsplit("/", 1)[-1][: -len(".md")]
     staged.entries[path] = Entry(path, doc.fields, doc.body, doc.split.body_start_line, stem)

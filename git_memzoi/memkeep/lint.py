@@ -61,7 +61,12 @@ def lint(
 
     Returns the violations sorted by path, then field, then rule.
     """
-    found = [Violation(u.path, "", "frontmatter", "parse", u.reason, u.line) for u in unreadable]
+    found = [  # a file a merge left unresolved cannot be parsed: named by the rule its markers break
+        Violation(
+            u.path, "", "frontmatter", "conflict_marker" if u.code == "merge_conflict" else "parse", u.reason, u.line
+        )
+        for u in unreadable
+    ]
     ids: dict[str, Entry] = {}
     for entry in entries:
         if entry.id in ids:

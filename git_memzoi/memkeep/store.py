@@ -295,7 +295,7 @@ def _read_entry(file: str, rel: str, cache: ParseCache) -> tuple[Entry | Unreada
     except frontmatter.FrontmatterError as exc:
         return Unreadable(rel, exc.line, exc.reason, exc.code), None
     if not doc.split.has_frontmatter:
-        return Unreadable(rel, 1, "no frontmatter block (the file must start with ---)", "no_frontmatter"), None
+        return Unreadable(rel, 1, frontmatter.missing_reason(doc.split), "no_frontmatter"), None
     fields = doc.fields
     offset = len(doc.split.opening + doc.split.yaml_text + doc.split.closing)
     entry = Entry(rel, fields, doc.body, doc.split.body_start_line, stem)

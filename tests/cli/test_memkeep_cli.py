@@ -404,16 +404,22 @@ def test_lint_refuses_a_merge_conflict_left_in_an_entry(repo: Repo) -> None:
         "heading": raw_entry("heading", head, "A claim that holds.\n\nDetails\n=======\n\nA setext heading."),
         "example": raw_entry("example", head, "Resolve INDEX.md conflicts with lint --fix.\n\n```\n<<<<<<< HEAD\n```"),
     }
-    data = _lint_store(repo, files)
-    assert sorted((v["id"], v["rule"], v["field"], v["message"]) for v in data["violations"]) == [
+    data = _lint_store(repo, files, index=False)  # the conflicted file is unreadable (core/frontmatter.py)
+    assert sorted((v["path"], v["rule"], v["field"], v["message"]) for v in data["violations"][1:]) == [
         (
-            "conflicted",
+            f"{STORE}/entries/conflicted.md",
             "conflict_marker",
-            "body",
-            "a merge conflict marker at line 14 (<<<<<<<); resolve the conflict",
+            "frontmatter",
+            "unresolved merge conflict (<<<<<<< on line 14): resolve it, then git add the file",
         ),
-        ("in-evidence", "conflict_marker", "evidence", "evidence holds a merge conflict marker; resolve the conflict"),
+        (
+            f"{STORE}/entries/in-evidence.md",
+            "conflict_marker",
+            "evidence",
+            "evidence holds a merge conflict marker; resolve the conflict",
+        ),
     ]
+    assert data["violations"][0]["rule"] == "index_missing"
 
 
 def test_lint_clean_baseline_and_boundaries(repo: Repo) -> None:

@@ -4,6 +4,7 @@ screened, the rest of those files is not."""
 
 from __future__ import annotations
 
+import json
 import random
 import string
 
@@ -84,3 +85,53 @@ def test_a_staged_deletion_or_rename_of_a_scoped_file_is_reported(repo: Repo) ->
         ("on-a", "agent-memory/entries/on-a.md"),
         ("on-b", "agent-memory/entries/on-b.md"),
     )
+
+
+CONFLICTED = "<<<<<<< HEAD\nThe limit is 10.\n=======\nThe limit is 20.\n>>>>>>> other\n"
+
+
+def test_a_memory_file_a_merge_left_unresolved_is_unreadable_and_refused(repo: Repo) -> None:
+    """git's conflict markers in an entry's claim parsed as a claim that holds ("All claims hold" during an
+    unresolved merge, a fresh user's walk); now the file is unreadable (``merge_conflict``, its line named) for
+    status, and the guard refuses to commit it. An opening ``---`` that never closes is named as such."""
+    from git_memzoi.memkeep import api as memkeep
+
+    base = repo.commit("base", **{"a.py": "A = 1\n"})
+    text = entry_text("limit", anchor=base, scope=["a.py"])
+    repo.write("agent-memory/entries/limit.md", text.replace("A claim that holds.\n", CONFLICTED))
+    repo.write("agent-memory/entries/open.md", "---\nschema_version: 1\nid: open\n")
+    repo.git("add", "-A")
+    loaded = memkeep.load_store(memkeep.locate_store(repo.root, repo.root))
+    unreadable = sorted((u.path, u.code, u.reason) for u in loaded.unreadable)
+    line = text.splitlines().index("A claim that holds.") + 1
+    assert unreadable == [
+        (
+            "agent-memory/entries/limit.md",
+            "merge_conflict",
+            f"unresolved merge conflict (<<<<<<< on line {line}): resolve it, then git add the file",
+        ),
+        (
+            "agent-memory/entries/open.md",
+            "no_frontmatter",
+            "the frontmatter block opened by --- on line 1 has no closing --- line",
+        ),
+    ]
+    found = sorted((f.path, f.rule, f.line) for f in guard.pre_commit(repo.root).violations)
+    assert found == [
+        ("agent-memory/entries/limit.md", "conflict_marker", line),
+        ("agent-memory/entries/open.md", "parse", 1),
+    ]
+
+
+def test_a_record_a_merge_left_unresolved_is_left_out_of_recall(repo: Repo) -> None:
+    from tests.support.repos import run
+
+    repo.commit("base", **{"a.py": "1\n"})
+    assert run(repo, "init").exit_code == 0
+    propose = ("--type", "risk", "--title", "Limit", "--body", "The limit is 10.", "--sensitivity", "repo-safe")
+    assert run(repo, "propose", *propose, "--apply").exit_code == 0
+    (record,) = (repo.root / ".memzoi" / "records").glob("*.md")
+    record.write_text(record.read_text("utf-8").replace("The limit is 10.\n", CONFLICTED), "utf-8")
+    found = json.loads(run(repo, "search", "limit", "--json").stdout)
+    rel = record.relative_to(repo.root).as_posix()
+    assert (found["results"], [(n["code"], n["path"]) for n in found["notes"]]) == ([], [("unreadable_records", rel)])
