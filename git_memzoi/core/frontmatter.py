@@ -92,7 +92,9 @@ def split(data: bytes) -> Split:
     if "\n>>>>>>>" in text and (conflict := _CONFLICT.search(text)) is not None:
         line = text.count("\n", 0, conflict.start()) + 1
         raise FrontmatterError(
-            f"unresolved merge conflict (<<<<<<< on line {line}): resolve it, then git add the file", line, "merge_conflict"
+            f"unresolved merge conflict (<<<<<<< on line {line}): resolve it, then git add the file",
+            line,
+            "merge_conflict",
         )
     # the fences by pattern: the body is the rest of the text, never split into lines
     opening = _OPENING.match(text)
