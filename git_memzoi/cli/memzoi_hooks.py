@@ -223,8 +223,8 @@ def _regenerate_derived(ctx: click.Context, hook_type: str) -> None:
     from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import derived_merge
 
-    try:
-        done = derived_merge.regenerate(start_dir(ctx))
+    try:  # under the pre-commit framework a changed file fails the hook: there, only say INDEX.md is out of step
+        done = derived_merge.regenerate(start_dir(ctx), write=hook_type != "pre-commit-framework")
     except Exception as exc:  # never fail a merge
         _skipped(hook_type, "index regeneration ", exc)
         return
@@ -332,6 +332,11 @@ def _pre_commit(ctx: click.Context, result: object) -> None:
             click.echo(f"  {entry_id}  ({path})", err=True)
         if any(path.startswith(".memzoi/") for _, path in result.touched):  # a watched record, not an entry
             click.echo("  (a record's claim: git memzoi verify <id>; an entry's: git memkeep verify <id>)", err=True)
+    if result.index_behind:  # a warning: INDEX.md is derived, and `git memkeep index` rewrites it
+        index, drift = result.index_behind
+        click.echo(
+            f"memkeep: {index} does not match the entries ({drift}); run `git memkeep index` and add it", err=True
+        )
     if result.unreadable:  # its scope is unknown, so this change may touch it unseen: said, never blocked
         click.echo("memkeep: these entries cannot be read, so whether this change touches them is unknown:", err=True)
         for where in result.unreadable:

@@ -169,20 +169,28 @@ class Regenerated:
     """The derived files :func:`regenerate` rewrote (repository-relative paths), and why it did."""
 
     paths: tuple[str, ...]
+    written: bool = True  # False: found out of step, left as it is (``regenerate(write=False)``)
 
     def lines(self) -> list[str]:
-        """One line per rewritten file, for the hook's stderr."""
+        """One line per rewritten (or out-of-step) file, for the hook's stderr."""
+        if not self.written:
+            return [
+                f"memkeep: {path} does not match the merged entries; run `git memkeep index` and commit it"
+                for path in self.paths
+            ]
         return [
             f"memkeep: regenerated {path} from the merged entries (it did not match them); commit it"
             for path in self.paths
         ]
 
 
-def regenerate(start: Path) -> Regenerated:
+def regenerate(start: Path, *, write: bool = True) -> Regenerated:
     """After a merge: rewrite the memkeep INDEX.md from the merged entries in the working tree when it does not
     match them (the driver was not installed, or both sides changed one entry). Nothing when the repository has
     no memkeep store, its store has no INDEX.md, the index already matches, or an entry file differs from HEAD's
-    (uncommitted work: ``git memkeep index`` is the user's to run, and lint names the drift).
+    (uncommitted work: ``git memkeep index`` is the user's to run, and lint names the drift). Without ``write``
+    the out-of-step INDEX.md is only named: a hook run by the pre-commit framework must not change files, which
+    it reports as a failed hook ("files were modified by this hook") whatever the exit code.
 
     Raises:
         InputError: whatever ``git memkeep index`` raises (the hook reports it in one line and exits 0).
@@ -201,14 +209,19 @@ def regenerate(start: Path) -> Regenerated:
         return Regenerated(())  # in step: no entry file is read again, no HEAD blob compared
     if _uncommitted_entries(store):  # the drift may be the user's work in progress, not the merge's: theirs to index
         return Regenerated(())
+    if not write:
+        return Regenerated((_shown(store.index_path, root),), written=False)
     result = api.index(api.Options(start=start))
     if not result.changed:
         return Regenerated(())
+    return Regenerated((_shown(result.path, root),))
+
+
+def _shown(path: Path, root: Path) -> str:
     try:
-        shown = result.path.relative_to(root).as_posix()
+        return path.relative_to(root).as_posix()
     except ValueError:
-        shown = str(result.path)
-    return Regenerated((shown,))
+        return str(path)
 
 
 def _uncommitted_entries(store: Store) -> bool:

@@ -17,7 +17,7 @@ post-merge and post-checkout print the entries that became suspect and never fai
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -71,6 +71,7 @@ class GuardResult:
     unlocked: tuple[str, ...] = ()  # staged records whose HEAD version says locked: true and this one does not
     deleted_locked: tuple[str, ...] = ()  # records this commit removes whose HEAD version says locked: true
     unreadable: tuple[str, ...] = ()  # unstaged entries that cannot be read (``path`` or ``path:line``): scope unknown
+    index_behind: tuple[str, str] | None = None  # (INDEX.md path, how it differs) when the committed entries disagree
 
     @property
     def only_committed(self) -> bool:
@@ -175,7 +176,31 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     gone = [p for p in deleted if _is_record(p) and _unlocks(view.head_blob(p), b"")]
     refused = {f.path for f in findings}  # a staged unreadable entry is refused already: said once
     unseen = tuple(where for path, where in unreadable if staged_paths and path not in refused)
-    return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone), unseen)
+    behind = _index_behind(store, entries, {p: read for p, _, read in files}, staged_paths) if store else None
+    result = GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone), unseen)
+    return replace(result, index_behind=behind) if behind else result
+
+
+def _index_behind(
+    store: Store, entries: list[Entry], reads: dict[str, Callable[[], bytes]], staged_paths: list[str]
+) -> tuple[str, str] | None:
+    """``(INDEX.md path, drift)`` when this commit changes the store's entries or INDEX.md and the committed
+    INDEX.md (staged, else the working tree's) is not what ``git memkeep index`` writes from them: a warning,
+    never a refusal. A merge whose conflict was resolved by hand runs no post-merge, so the driver's two lines of
+    a conflicted entry stayed in INDEX.md (a fresh user's walk)."""
+    from git_memzoi.core import safe_read
+    from git_memzoi.memkeep import api as memkeep
+    from git_memzoi.memzoi import memory_files
+
+    prefix, index = memory_files.store_prefixes(store.rel)
+    if not any(p == index or p.startswith(prefix) for p in staged_paths):
+        return None
+    try:
+        data = reads[index]() if index in reads else safe_read.read_bytes(store.index_path, safe_read.MAX_INDEX_BYTES)
+        drift = memkeep.index_drift(entries, data.decode("utf-8"))
+    except (OSError, UnicodeDecodeError, MemzoiError):
+        return None  # a missing or unreadable INDEX.md is lint's and index's to say
+    return (index, drift) if drift else None
 
 
 def _is_record(path: str) -> bool:

@@ -6,6 +6,7 @@ id; a ``|`` inside a claim is escaped so every line keeps four columns.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 
 from git_memzoi.memkeep.entries import Entry
@@ -46,6 +47,14 @@ def drift(entries: Sequence[Entry], text: str) -> str:
             ids = [i for i in ids if i not in {row.split(" | ", 1)[0] for row in want}]
         if ids:
             parts.append(f"{label}: {', '.join(ids[:5])}" + (f" and {len(ids) - 5} more" if len(ids) > 5 else ""))
+    listed = Counter(
+        line.split(" | ", 1)[0] for line in text.splitlines() if " | " in line and not line.startswith("#")
+    )
+    twice = sorted({i for i, n in listed.items() if n > 1} & {row.split(" | ", 1)[0] for row in want})
+    if twice:  # a conflict the merge driver left (both sides' lines) and nothing regenerated after its resolution
+        parts.append(
+            f"listed more than once: {', '.join(twice[:5])}" + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
+        )
     return "; ".join(parts) or "header or order"
 
 

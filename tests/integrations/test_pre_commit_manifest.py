@@ -247,3 +247,21 @@ def test_ci_mode_says_the_files_are_on_the_branch(project: Repo) -> None:
     proc = pre_commit(project.root, "run", "memzoi-guard", "--all-files")
     assert "git-memzoi: memory files on the branch break the guard's rules:" in proc.stdout
     assert "Fix them in a new commit." in proc.stdout and "Fix or unstage these files" not in proc.stdout
+
+
+def test_a_merge_leaving_index_md_behind_passes_and_names_it_without_changing_files(project: Repo) -> None:
+    """Under the framework a hook that changes a file "Failed" (files were modified by this hook), whatever its
+    exit code: the post-merge stage names the out-of-step INDEX.md instead of rewriting it (a fresh user's walk
+    saw "Failed" on a merge that succeeded). The plain git hook still rewrites it (test_team_merge.py)."""
+    base = project.head()
+    assert run(project.root, "git", "checkout", "-q", "-b", "side").returncode == 0
+    entry = entry_text("side-note", anchor=base, scope=["src/**"])
+    commit_unchecked(project, "agent-memory/entries/side-note.md", entry)  # INDEX.md not regenerated
+    assert run(project.root, "git", "checkout", "-q", "main").returncode == 0
+    commit_unchecked(project, "docs/x.md", "x\n")
+    merged = run(project.root, "git", "merge", "-q", "--no-edit", "side")
+    assert merged.returncode == 0, output(merged)
+    assert "Failed" not in output(merged) and "files were modified" not in output(merged)
+    said = "memkeep: agent-memory/INDEX.md does not match the merged entries; run `git memkeep index` and commit it"
+    assert said in output(merged)
+    assert project.git("status", "--porcelain") == ""

@@ -497,3 +497,29 @@ def test_a_repository_initialised_before_the_marker_counts_as_initialised(tmp_pa
     bare.write(".memzoi/notes.txt", "not memzoi\n")
     assert not Layout(bare.root).initialized
     assert run(bare, "search", "x").exit_code == 2
+
+
+def test_committing_a_resolved_entry_conflict_says_index_md_is_behind(repo: Repo) -> None:
+    """Both branches change one entry's claim: the driver keeps both INDEX.md lines, and committing the resolved
+    merge runs no post-merge, so the pre-commit hook says INDEX.md does not match ("listed more than once"); after
+    `git memkeep index` the commit is quiet (a fresh user's walk)."""
+    _base(repo)
+    assert run(repo, "hooks", "install").exit_code == 0
+    repo.commit("attributes")
+    for name, claim in (("x", "Claim base-2 (X)."), ("y", "Claim base-2 (Y).")):
+        repo.git("checkout", "-q", "-b", name, "main")
+        _entry(repo, "base-2", claim)
+        _index(repo)
+        repo.commit(name)
+    repo.git("checkout", "-q", "x")
+    assert _merge(repo, "y").returncode == 1  # the entry conflicts
+    _entry(repo, "base-2", "Claim base-2 (Y).")  # resolved by hand
+    repo.git("add", "-A")
+    said = f"memkeep: {INDEX} does not match the entries (listed more than once: base-2); run `git memkeep index` and add it"
+    resolved = subprocess.run(["git", "commit", "--no-edit"], cwd=repo.root, capture_output=True, text=True)
+    assert resolved.returncode == 0 and said in resolved.stderr, resolved.stderr
+    _index(repo)
+    repo.git("add", "-A")
+    again = subprocess.run(["git", "commit", "-m", "index"], cwd=repo.root, capture_output=True, text=True)
+    assert again.returncode == 0 and "does not match the entries" not in again.stderr
+    assert _drift(repo) == ""
