@@ -10,6 +10,7 @@ the server does not have is ``unknown_tool``.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -105,7 +106,10 @@ def checked(
 
     The SDK reads ``fn_metadata.arg_model`` on each call, so a stricter subclass takes effect as a field swap.
     """
-    tool = CheckedTool.from_function(fn, name=name, structured_output=False, annotations=annotations)
+    description = inspect.cleandoc(fn.__doc__ or "")  # the docstring without its code indentation
+    tool = CheckedTool.from_function(
+        fn, name=name, description=description, structured_output=False, annotations=annotations
+    )
     assert isinstance(tool, CheckedTool)
     base = tool.fn_metadata.arg_model
     refuse = classmethod(lambda cls, data: _refuse_mutation(data))

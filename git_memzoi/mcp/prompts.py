@@ -15,10 +15,11 @@ whose ``data`` carries the stable ``code``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 from mcp.shared.exceptions import MCPError
 from mcp.types import INVALID_PARAMS
+from pydantic import Field
 
 from git_memzoi.errors import MemzoiError
 
@@ -63,10 +64,15 @@ def warning_lines(warnings: Sequence[Mapping[str, Any]]) -> list[str]:
     return lines
 
 
+# the prompts' arguments, described for a client's prompt form
+Task = Annotated[str | None, Field(description="The task to hand over (optional): adds its handoff pack.")]
+EditedPath = Annotated[str, Field(description="The file or folder about to change, repository-relative.")]
+
+
 def register(server: MCPServer[Any], impl: _Server) -> None:
     """Add the prompts above to ``server``, each opening ``impl``'s repository."""
 
-    def resume_work_here(task: str | None = None) -> list[dict[str, Any]]:
+    def resume_work_here(task: Task = None) -> list[dict[str, Any]]:
         """Resume work in this repository: the session-start context of its memory, and the handoff of a task."""
         from git_memzoi.memzoi import handoff_pack
         from git_memzoi.memzoi import session_context as core
@@ -80,7 +86,7 @@ def register(server: MCPServer[Any], impl: _Server) -> None:
 
         return _text("resume_work_here", body)
 
-    def before_editing(path: str) -> list[dict[str, Any]]:
+    def before_editing(path: EditedPath) -> list[dict[str, Any]]:
         """Before editing a path: the risks, warnings and failed attempts that apply to changing it."""
         from git_memzoi.memzoi import precheck
 

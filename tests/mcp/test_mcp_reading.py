@@ -56,6 +56,11 @@ def test_the_catalogue(served: Repo) -> None:
     prompts = {p.name: p for p in out["prompts"]}
     assert sorted(prompts) == ["before_editing", "resume_work_here"]
     assert [(a.name, a.required) for a in prompts["before_editing"].arguments or []] == [("path", True)]
+    described = {(p.name, a.name): a.description for p in prompts.values() for a in p.arguments or []}
+    assert described == {
+        ("before_editing", "path"): "The file or folder about to change, repository-relative.",
+        ("resume_work_here", "task"): "The task to hand over (optional): adds its handoff pack.",
+    }
     assert [(a.name, a.required) for a in prompts["resume_work_here"].arguments or []] == [("task", False)]
     assert (prompts["before_editing"].title, prompts["resume_work_here"].title) == (
         "Before editing PATH",
@@ -293,6 +298,16 @@ def test_hints_name_exactly_the_registered_tools() -> None:
     """A tool added to TOOL_NAMES without a row in TOOL_HINTS cannot be served (build_server fails), and a row
     for a tool that is gone is caught here."""
     assert sorted(TOOL_HINTS) == sorted(TOOL_NAMES)
+
+
+def test_tool_descriptions_carry_no_code_indentation(served: Repo) -> None:
+    async def body(session: ClientSession) -> dict[str, str]:
+        return {tool.name: tool.description or "" for tool in (await session.list_tools()).tools}
+
+    descriptions = drive(served.root, body)
+    assert all(descriptions.values())
+    assert [name for name, text in descriptions.items() if "\n    " in text] == []
+    assert descriptions["search_memory"].startswith("Search current repository records and memkeep entries")
 
 
 def test_closed_value_sets_are_listed_in_the_schemas_and_refused_with_the_clis_codes(served: Repo) -> None:
