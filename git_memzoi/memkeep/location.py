@@ -129,13 +129,20 @@ def read_config(start: Path, root: Path) -> StoreConfig:
     """Read the nearest ``.memkeep.yml`` between ``start`` and ``root``; defaults when there is none.
 
     Raises:
-        InputError: when the file is not valid YAML, has a field other than :data:`CONFIG_FIELDS`, or a field
+        InputError: a symlink resolving outside ``root`` (``path_outside_repo``); when the file is not valid YAML,
+            has a field other than :data:`CONFIG_FIELDS`, or a field
             has the wrong type (``bad_config``); is too complex to parse (``yaml_too_complex``); or is no regular
             file (``not_a_regular_file``, a FIFO: never opened) or over 64 KiB (``file_too_large``).
     """
     for directory in _upwards(start, root):
         path = directory / CONFIG_NAME
         if path.exists() and not path.is_dir():  # a FIFO or a device there is refused, not taken for no file
+            if path.is_symlink() and not is_within(path, root):  # settings from outside: as entries, refused
+                raise InputError(
+                    f"{path}: a symlink to {os.readlink(path)!r}, outside the repository; memkeep reads its "
+                    "settings only from files inside it (replace the link by the file)",
+                    "path_outside_repo",
+                )
             return _parse_config(path)
     return StoreConfig()
 

@@ -116,6 +116,20 @@ def test_a_hostile_memkeep_yml_is_one_line_and_exit_2(store: Repo, kind: str, co
     assert line.startswith("git-memkeep: error: ") and message in line
 
 
+def test_a_memkeep_yml_linked_outside_the_repository_is_refused(store: Repo, tmp_path: Path) -> None:
+    """Entries linked outside are refused; so are settings (a fresh user's walk saw ``store_dir`` taken from a
+    file in /tmp). A link to a file inside the repository still works."""
+    outside = tmp_path / "outside.yml"
+    outside.write_text("store_dir: elsewhere\n")
+    (store.root / ".memkeep.yml").symlink_to(outside)
+    refused = memkeep("-C", str(store.root), "status", "--json")
+    assert refused.exit_code == 2 and json.loads(refused.stdout)["error"]["code"] == "path_outside_repo"
+    (store.root / ".memkeep.yml").unlink()
+    (store.root / "settings.yml").write_text("store_dir: agent-memory\n")
+    (store.root / ".memkeep.yml").symlink_to("settings.yml")
+    assert memkeep("-C", str(store.root), "status", "--json").exit_code in (0, 1)
+
+
 def test_a_hook_input_nested_100000_deep_is_ignored_not_a_crash(store: Repo) -> None:
     from git_memzoi.cli.memkeep import cli
 
