@@ -17,7 +17,7 @@ post-merge and post-checkout print the entries that became suspect and never fai
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -177,8 +177,7 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     refused = {f.path for f in findings}  # a staged unreadable entry is refused already: said once
     unseen = tuple(where for path, where in unreadable if staged_paths and path not in refused)
     behind = _index_behind(store, entries, {p: read for p, _, read in files}, staged_paths) if store else None
-    result = GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone), unseen)
-    return replace(result, index_behind=behind) if behind else result
+    return GuardResult(tuple(_unique(findings)), touched, note, committed, tuple(unlocked), tuple(gone), unseen, behind)
 
 
 def _index_behind(
