@@ -87,10 +87,16 @@ def lint_text(result: LintResult) -> str:
 def verify_text(result: VerifyResult, noun: str = "entry") -> str:
     """``verify`` for people; dry runs are grouped by what would happen. ``noun``: what is verified (``entry``
     for ``git memkeep``, ``record`` for ``git memzoi``)."""
+    unread = (
+        f"\nnote: {plural(result.unreadable, 'entry file')} cannot be read, so "
+        f"{'it is' if result.unreadable == 1 else 'they are'} left out (git memkeep lint says why)"
+        if result.unreadable
+        else ""
+    )
     if not result.items:
-        return f"nothing to verify: no suspect {noun}"
+        return f"nothing to verify: no suspect {noun}{unread}"
     if result.dry_run:
-        return _grouped(result)
+        return _grouped(result) + unread
     lines = []
     for item in result.items:
         still = f" (still suspect: {'; '.join(item.still_suspect)})" if item.still_suspect else ""
@@ -102,7 +108,7 @@ def verify_text(result: VerifyResult, noun: str = "entry") -> str:
                 lines.extend(f"    | {line}" for line in (r.output or "").splitlines()[-10:])
     if result.index_updated:
         lines.append("INDEX.md regenerated: a status changed")
-    return "\n".join(lines)
+    return "\n".join(lines) + unread
 
 
 def _grouped(result: VerifyResult) -> str:

@@ -276,7 +276,7 @@ def verify(
             index_updated = _write_index(after)
         items = _still_suspect(items, options, after)
         items = against_uncommitted(items, targets, session.view)
-    return verify_mod.VerifyResult(head, dry_run, tuple(items), index_updated)
+    return verify_mod.VerifyResult(head, dry_run, tuple(items), index_updated, len(session.loaded.unreadable))
 
 
 def against_uncommitted(items: list[VerifyItem], targets: list[Entry], view: Pygit2RepoView) -> list[VerifyItem]:

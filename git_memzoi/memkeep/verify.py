@@ -49,6 +49,7 @@ class VerifyResult:
     dry_run: bool
     items: tuple[VerifyItem, ...]
     index_updated: bool = False  # INDEX.md regenerated because a status changed
+    unreadable: int = 0  # entry files that cannot be read: not considered (said in the text, as status counts them)
 
     @property
     def exit_code(self) -> int:

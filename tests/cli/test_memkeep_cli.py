@@ -693,6 +693,16 @@ def test_a_heal_against_uncommitted_changes_in_scope_says_it_is_anchored_at_head
     assert (committed.exit_code, as_json(committed)["items"][0]["still_suspect"]) == (0, [])
 
 
+def test_verify_all_safe_says_how_many_entry_files_it_could_not_read(base: Repo) -> None:
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, "{run: 'true', safe: true}"))
+    base.write(f"{STORE}/entries/broken.md", "---\nid: broken\n")
+    result = in_repo(base, "verify", "--all-safe")
+    assert result.exit_code == 0
+    assert result.stdout.splitlines()[-1] == (
+        "note: 1 entry file cannot be read, so it is left out (git memkeep lint says why)"
+    )
+
+
 def test_a_timed_out_check_stops_what_its_shell_started(base: Repo, tmp_path: Path) -> None:
     """The timeout kills the check's process group: a ``sleep`` the shell started was left running, re-parented
     to init (a fresh user's walk), and with it anything a hung check holds (a test server, a port)."""
