@@ -43,6 +43,7 @@ PRIVATE_CLASSES = frozenset(
 )
 _IGNORED_RECORD_FILES = ("index.md", "log.md")
 SYMLINK_MODE = 0o120000  # git's file mode of a symlink; its blob is the link's target path
+CONFIG_NAME = ".memkeep.yml"  # memkeep's settings (memkeep/location.py)
 _SECRET_MESSAGE = "a memory file must not hold a secret; remove it (and rotate it if it was real)"
 
 
@@ -115,8 +116,11 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
         (path, mode, partial(view.blob_bytes, blob)) for path, blob, mode in staged_files
     ]
     files += _worktree_files(view.root, start, named, {path for path, _, _ in staged_files})
-    stores = nested_stores(view.root, [path for path, _, _ in files], store)
-    if stores and note is not None and store is None:
+    stores, unlocated = nested_stores(view.root, [path for path, _, _ in files], store)
+    # the stores below the root this commit can hit without staging their entries (for the scope report)
+    tracked = [p for p in view.tracked_under_entries() if store is None or not p.startswith(f"{store.rel}/")]
+    below = [s for s in nested_stores(view.root, tracked, store)[0] if s.rel not in {o.rel for o in stores}]
+    if (stores or below) and store is None:
         note = None  # a store below the root holds memory to check
     store_of = partial(_store_rel, [s.rel for s in stores] + ([store.rel] if store is not None else []))
     if any(memory_files.kind(path, store_of(path)) is not None for path, _, _ in files):
@@ -135,6 +139,14 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
             )
             continue
         in_store = kind == memory_files.ENTRY
+        if path in unlocated:  # the store cannot be located: its entries cannot be checked, so none is committed
+            findings.append(Finding(path, "store_unlocated", unlocated[path]))
+            if mode != SYMLINK_MODE:
+                findings.extend(secret_findings(path, read()))
+            continue
+        if path.rpartition("/")[2] == CONFIG_NAME and mode == SYMLINK_MODE:  # memkeep reads no linked settings
+            findings.append(Finding(path, "symlink", "a .memkeep.yml must be a regular file, not a symlink"))
+            continue
         if kind not in (memory_files.MEMZOI_FILE, memory_files.ENTRY, memory_files.INDEX):
             if mode != SYMLINK_MODE and kind == memory_files.MARKDOWN:
                 findings.extend(projection_findings(path, read()))
@@ -170,6 +182,8 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
         theirs, _ = _store_entries(other, held[other.rel], view.git_dir)
         findings.extend(_lint_findings(other, theirs, set(held[other.rel].entries)))
         touched_entries += theirs
+    for other in below if staged_paths else ():  # a store whose entries this commit leaves alone, hit by it
+        touched_entries += _store_entries(other, _Staged(), view.git_dir)[0]
     watched = _watched_records(view.root) if staged_paths else []  # nothing staged: no index to read
     touched = tuple(sorted(_touched(touched_entries, staged_paths) + _touched(watched, staged_paths)))
     committed = frozenset(path for path, _, _ in files[len(staged_files) :])
@@ -287,28 +301,39 @@ def memory_store(root: Path) -> tuple[Store | None, str | None]:
         return None, None
 
 
-def nested_stores(root: Path, paths: Sequence[str], primary: Store | None) -> list[Store]:
-    """The memkeep stores other than ``primary`` (the root's) that hold one of ``paths``: for each path with an
-    ``entries/`` folder on its way (or named ``INDEX.md``), the store ``git memkeep`` finds started in the
-    path's folder (docs/memkeep.md: the first ``<dir>/<name>/entries/`` walking up, ``.memkeep.yml`` read
-    from there), so an entry of ``svc/agent-memory/`` is checked as one of the root's store is. A folder where
-    no store is found, or whose store cannot be located, adds none."""
+def nested_stores(root: Path, paths: Sequence[str], primary: Store | None) -> tuple[list[Store], dict[str, str]]:
+    """The memkeep stores other than ``primary`` (the root's) that hold one of ``paths``, and the paths whose
+    store cannot be located, each with why. For each path with an ``entries/`` folder on its way (or named
+    ``INDEX.md``): the store ``git memkeep`` finds started in the path's folder (docs/memkeep.md: the first
+    ``<dir>/<name>/entries/`` walking up, ``.memkeep.yml`` read from there), so an entry of ``svc/agent-memory/``
+    is checked as one of the root's store is. A folder where no store is found adds none; one whose
+    ``.memkeep.yml`` is broken (or linked outside) names its ``.md`` paths there: a typo in the settings must not
+    switch the guard off (a fresh user's walk committed a token so)."""
     from git_memzoi.memkeep import api as memkeep
 
     found: dict[str, Store] = {}
+    failed: dict[str, str] = {}  # folder -> why its store cannot be located
+    unlocated: dict[str, str] = {}
     seen: set[str] = set()
     for path in paths:
         folder = path.rpartition("/")[0]
-        if folder in seen or not ("entries/" in path or path.endswith("INDEX.md")):
+        if not ("entries/" in path or path.endswith("INDEX.md")):
             continue
-        seen.add(folder)
-        try:
-            store = memkeep.locate_store(root / folder, root)
-        except (MemzoiError, OSError):
-            continue
-        if (primary is None or store.rel != primary.rel) and _store_rel([store.rel], path) is not None:
-            found.setdefault(store.rel, store)
-    return sorted(found.values(), key=lambda s: s.rel)
+        if folder not in seen:
+            seen.add(folder)
+            store: Store | None = None
+            try:
+                store = memkeep.locate_store(root / folder, root)
+            except MemzoiError as exc:
+                if exc.code != "store_not_found":
+                    failed[folder] = f"its memkeep store cannot be located ({exc.message}); fix that, then commit"
+            except OSError:
+                pass
+            if store is not None and store.rel != (primary.rel if primary else None) and _store_rel([store.rel], path):
+                found.setdefault(store.rel, store)
+        if folder in failed and path.endswith(".md") and ("/entries/" in f"/{path}" or path.endswith("INDEX.md")):
+            unlocated[path] = failed[folder]
+    return sorted(found.values(), key=lambda s: s.rel), unlocated
 
 
 def _store_rel(rels: Sequence[str], path: str) -> str | None:

@@ -99,13 +99,14 @@ class ShellRunner:
             _stop_group(proc)
             said = _tail(exc.output) + f"\n(timed out after {check.timeout_s} s)"
             return CheckResult(check, Outcome.TOOL_ERROR, None, said.strip(), _ms(started))
+        _stop_group(proc)  # a check's background job (`server & curl ...`) ends with it, whatever it exited with
         return CheckResult(check, classify(proc.returncode), proc.returncode, _tail(output), _ms(started))
 
 
 def _stop_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill the timed-out check's whole process group (``sh`` and what it started: a ``sleep``, a test server,
-    which ``sh``'s kill alone left running, re-parented to init), then reap ``sh``. A child that left the group
-    (``setsid``) is beyond reach, as it would be for any runner."""
+    """Kill the check's whole process group (``sh`` and what it started: a ``sleep``, a test server, which a
+    timeout's kill of ``sh`` alone, or ``sh``'s own exit, left running, re-parented to init), then reap ``sh``.
+    A child that left the group (``setsid``) is beyond reach, as it would be for any runner."""
     import signal
 
     with contextlib.suppress(ProcessLookupError, PermissionError):

@@ -59,4 +59,5 @@ def drift(entries: Sequence[Entry], text: str) -> str:
 
 
 def _rows(text: str) -> set[str]:
-    return {line for line in text.splitlines() if line.strip() and not line.startswith(("#", "<!--"))}
+    # entry rows only: a conflict marker or other stray line is drift ("header or order"), never an id
+    return {line for line in text.splitlines() if " | " in line and not line.startswith(("#", "<!--"))}

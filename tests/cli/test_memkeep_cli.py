@@ -1036,3 +1036,18 @@ def test_hook_stop_is_silent_when_a_stop_hook_already_continued_the_turn(base: R
     stdin = '{"hook_event_name": "Stop", "stop_hook_active": true}'
     result = invoke(cli, ["-C", str(base.root), "status", "--hook", "Stop"], input=stdin)
     assert result.exit_code == 0 and result.stdout == ""
+
+
+def test_a_checks_background_job_ends_with_the_check(base: Repo, tmp_path: Path) -> None:
+    """``sleep 40 >/dev/null 2>&1 & true`` exits 0 at once and healed, leaving the sleep under init (a fresh
+    user's walk): the check's process group is stopped whatever it exited with."""
+    started = tmp_path / "child.pid"
+    check = f"{{run: 'sleep 30 >/dev/null 2>&1 & echo $! > {started}; true', safe: true, timeout_s: 5}}"
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, check))
+    assert in_repo(base, "verify", "subject").exit_code == 0
+    status = Path(f"/proc/{int(started.read_text())}/status")
+    for _ in range(100):  # SIGKILL lands asynchronously (at most 5 s)
+        if not status.exists() or "\nState:\tZ" in status.read_text():
+            break
+        time.sleep(0.05)
+    assert not status.exists() or "\nState:\tZ" in status.read_text()

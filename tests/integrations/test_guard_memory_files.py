@@ -135,3 +135,37 @@ def test_a_record_a_merge_left_unresolved_is_left_out_of_recall(repo: Repo) -> N
     found = json.loads(run(repo, "search", "limit", "--json").stdout)
     rel = record.relative_to(repo.root).as_posix()
     assert (found["results"], [(n["code"], n["path"]) for n in found["notes"]]) == ([], [("unreadable_records", rel)])
+
+
+def test_a_broken_memkeep_yml_does_not_switch_the_guard_off(repo: Repo) -> None:
+    """A typo in ``.memkeep.yml`` (or a link outside) left the store unlocated, so its entries were not even
+    screened and a token was committed with exit 0 (a fresh user's walk): an entry whose store cannot be
+    located is refused, screened all the same, and a staged ``.memkeep.yml`` symlink is refused."""
+    base = repo.commit("base", **{"a.py": "1\n"})
+    key = _key()
+    repo.write(".memkeep.yml", "referential_checks: true\n")
+    repo.write("agent-memory/entries/e1.md", entry_text("e1", anchor=base, scope=["a.py"], claim=f"uses {key}"))
+    repo.write("svc/.memkeep.yml", "store_dir: [not, a, name]\n")
+    repo.write("svc/agent-memory/entries/e2.md", entry_text("e2", anchor=base, scope=["a.py"]))
+    repo.git("add", "-A")
+    found = sorted((f.path, f.rule) for f in guard.pre_commit(repo.root).violations)
+    assert found == [
+        ("agent-memory/entries/e1.md", "secret: AWS Access Key"),
+        ("agent-memory/entries/e1.md", "store_unlocated"),
+        ("svc/agent-memory/entries/e2.md", "store_unlocated"),
+    ]
+    repo.git("rm", "-q", "--cached", "-r", ".")
+    (repo.root / ".memkeep.yml").unlink()
+    (repo.root / "settings.yml").write_text("store_dir: agent-memory\n")
+    (repo.root / ".memkeep.yml").symlink_to("settings.yml")
+    repo.git("add", ".memkeep.yml", "settings.yml")
+    assert [(f.path, f.rule) for f in guard.pre_commit(repo.root).violations] == [(".memkeep.yml", "symlink")]
+
+
+def test_a_store_below_the_root_gets_the_scope_report_without_staging_its_entries(repo: Repo) -> None:
+    base = repo.commit("base", **{"svc/a.py": "1\n"})
+    repo.commit("entry", **{"svc/agent-memory/entries/s1.md": entry_text("s1", anchor=base, scope=["svc/a.py"])})
+    repo.write("svc/a.py", "2\n")
+    repo.git("add", "svc/a.py")
+    result = guard.pre_commit(repo.root)
+    assert (result.violations, result.touched, result.note) == ((), (("s1", "svc/agent-memory/entries/s1.md"),), None)

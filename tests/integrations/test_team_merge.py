@@ -523,3 +523,14 @@ def test_committing_a_resolved_entry_conflict_says_index_md_is_behind(repo: Repo
     again = subprocess.run(["git", "commit", "-m", "index"], cwd=repo.root, capture_output=True, text=True)
     assert again.returncode == 0 and "does not match the entries" not in again.stderr
     assert _drift(repo) == ""
+
+
+def test_conflict_marker_lines_in_index_md_are_drift_not_ids(repo: Repo) -> None:
+    """A conflicted INDEX.md staged as it is: the drift names the entry listed twice, never ``<<<<<<< HEAD``
+    as an id "listed but no such entry" (a fresh user's walk)."""
+    _base(repo)
+    loaded = api.load_store(api.locate_store(repo.root, repo.root))
+    text = (repo.root / INDEX).read_text()
+    line = next(row for row in text.splitlines() if row.startswith("base-2 | "))
+    conflicted = text.replace(line, f"<<<<<<< HEAD\n{line}\n=======\n{line} (Y)\n>>>>>>> y")
+    assert api.index_drift(loaded.entries, conflicted) == "listed more than once: base-2"

@@ -40,7 +40,7 @@ def path_notes(ws: Workspace, path: str | None) -> list[NoteJson]:
     if tracked:
         return []
     message = (
-        f"path {path} is neither tracked nor present in the working tree (paths are relative to the current "
-        "directory, as git's are); no memory can be bound to it"
+        f"path {path} (from the repository root) is neither tracked nor present in the working tree; no memory "
+        "can be bound to it"
     )
     return [{"code": NOT_IN_TREE, "path": path, "message": message}]

@@ -231,15 +231,15 @@ def test_a_path_in_no_tree_gets_a_warning_not_silence(repo: Repo, both: dict[str
     result = run(repo, "precheck", "--path", "src/singer.py")
     assert result.stdout == "No memory warnings.\n"
     assert result.stderr == (
-        "warning: path src/singer.py is neither tracked nor present in the working tree (paths are relative to the "
-        "current directory, as git's are); no memory can be bound to it (path_not_in_tree)\n"
+        "warning: path src/singer.py (from the repository root) is neither tracked nor present in the working tree; "
+        "no memory can be bound to it (path_not_in_tree)\n"
     )
     assert ok_json(repo, "precheck", "--path", "src/singer.py")["notes"] == [
         {
             "code": "path_not_in_tree",
             "path": "src/singer.py",
-            "message": "path src/singer.py is neither tracked nor present in the working tree (paths are relative "
-            "to the current directory, as git's are); no memory can be bound to it",
+            "message": "path src/singer.py (from the repository root) is neither tracked nor present in the working "
+            "tree; no memory can be bound to it",
         }
     ]
     assert ok_json(repo, "search", "signer", "--path", "nowhere/")["notes"][0]["code"] == "path_not_in_tree"
