@@ -281,13 +281,6 @@ class Pygit2RepoView(TreeDiffs):
                 return None
         return frozenset(found)
 
-    def tracked_under_entries(self) -> list[str]:
-        """The tracked ``.md`` paths with an ``entries/`` folder on their way (memkeep entries of any store),
-        repository-relative POSIX, NFC: what the pre-commit hook reads to find the stores below the root."""
-        self._repo.index.read(False)
-        found = [e.path for e in self._repo.index if "entries/" in e.path and e.path.endswith(".md")]
-        return [p if p.isascii() else nfc(p) for p in found]
-
     def tracked_paths(self) -> list[str]:
         """Every path in git's index (staged or committed), repository-relative POSIX, NFC."""
         self._repo.index.read(False)

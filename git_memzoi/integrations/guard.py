@@ -117,9 +117,9 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     ]
     files += _worktree_files(view.root, start, named, {path for path, _, _ in staged_files})
     stores, unlocated = nested_stores(view.root, [path for path, _, _ in files], store)
-    # the stores below the root this commit can hit without staging their entries (for the scope report)
-    tracked = [p for p in view.tracked_under_entries() if store is None or not p.startswith(f"{store.rel}/")]
-    below = [s for s in nested_stores(view.root, tracked, store)[0] if s.rel not in {o.rel for o in stores}]
+    # the stores below the root a staged change is under, whose entries it does not stage (for the scope report)
+    near = nested_stores(view.root, [path for path, _, _ in staged_files], store, entries_only=False)[0]
+    below = [s for s in near if s.rel not in {o.rel for o in stores}]
     if (stores or below) and store is None:
         note = None  # a store below the root holds memory to check
     store_of = partial(_store_rel, [s.rel for s in stores] + ([store.rel] if store is not None else []))
@@ -301,12 +301,15 @@ def memory_store(root: Path) -> tuple[Store | None, str | None]:
         return None, None
 
 
-def nested_stores(root: Path, paths: Sequence[str], primary: Store | None) -> tuple[list[Store], dict[str, str]]:
+def nested_stores(
+    root: Path, paths: Sequence[str], primary: Store | None, *, entries_only: bool = True
+) -> tuple[list[Store], dict[str, str]]:
     """The memkeep stores other than ``primary`` (the root's) that hold one of ``paths``, and the paths whose
     store cannot be located, each with why. For each path with an ``entries/`` folder on its way (or named
     ``INDEX.md``): the store ``git memkeep`` finds started in the path's folder (docs/memkeep.md: the first
     ``<dir>/<name>/entries/`` walking up, ``.memkeep.yml`` read from there), so an entry of ``svc/agent-memory/``
-    is checked as one of the root's store is. A folder where no store is found adds none; one whose
+    is checked as one of the root's store is (``entries_only=False``: from every path's folder, the store a
+    ``git memkeep`` started there reads, whether or not it holds the path). A folder where no store is found adds none; one whose
     ``.memkeep.yml`` is broken (or linked outside) names its ``.md`` paths there: a typo in the settings must not
     switch the guard off (a fresh user's walk committed a token so)."""
     from git_memzoi.memkeep import api as memkeep
@@ -317,7 +320,7 @@ def nested_stores(root: Path, paths: Sequence[str], primary: Store | None) -> tu
     seen: set[str] = set()
     for path in paths:
         folder = path.rpartition("/")[0]
-        if not ("entries/" in path or path.endswith("INDEX.md")):
+        if entries_only and not ("entries/" in path or path.endswith("INDEX.md")):
             continue
         if folder not in seen:
             seen.add(folder)
@@ -329,7 +332,8 @@ def nested_stores(root: Path, paths: Sequence[str], primary: Store | None) -> tu
                     failed[folder] = f"its memkeep store cannot be located ({exc.message}); fix that, then commit"
             except OSError:
                 pass
-            if store is not None and store.rel != (primary.rel if primary else None) and _store_rel([store.rel], path):
+            other = store is not None and store.rel != (primary.rel if primary else None)
+            if store is not None and other and (not entries_only or _store_rel([store.rel], path) is not None):
                 found.setdefault(store.rel, store)
         if folder in failed and path.endswith(".md") and ("/entries/" in f"/{path}" or path.endswith("INDEX.md")):
             unlocated[path] = failed[folder]
