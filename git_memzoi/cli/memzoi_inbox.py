@@ -54,7 +54,11 @@ def _apply_json(result: proposal_files.ApplyResult | None) -> dict[str, Any] | N
 
 def _line(item: review.Item) -> str:
     shown = item.title if item.title is not None else f"[content withheld: {item.withheld_because}]"
-    return f"{item.id}  {item.status:<9} {item.source:<11} {item.type or '-':<14} {item.created_at or '-':<20}  {shown}"
+    check = f"  [safe check, run by verify --all-safe: {item.safe_check}]" if item.safe_check and item.is_open else ""
+    return (
+        f"{item.id}  {item.status:<9} {item.source:<11} {item.type or '-':<14} {item.created_at or '-':<20}  "
+        f"{shown}{check}"
+    )
 
 
 def _outcome(verb: str, outcome: review.Outcome, as_json: bool) -> None:
@@ -77,6 +81,8 @@ def _outcome(verb: str, outcome: review.Outcome, as_json: bool) -> None:
         click.echo(f"applied {item.id} as record {outcome.applied.record_id}")
     else:
         click.echo(f"{verb} {item.id}")
+    if not as_json and outcome.changed and item.safe_check and verb != "rejected":
+        click.echo(f"  its check is marked safe: `git memzoi verify --all-safe` runs it: {item.safe_check}")
 
 
 @click.command()

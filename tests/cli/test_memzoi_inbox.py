@@ -401,6 +401,14 @@ def test_show_puts_the_envelope_and_a_safe_check_before_the_reviewer(root: Repo,
     ]
     packet = run_json(root, home, "proposals", "show", pid)["packet"]
     assert packet["memkeep"]["check"] == {"run": "make fixtures-check", "safe": True}
+    listed = run(root, home, "review").stdout.splitlines()
+    assert listed[0].endswith("Fixture data  [safe check, run by verify --all-safe: make fixtures-check]")
+    assert run_json(root, home, "review")["proposals"][0]["safe_check"] == "make fixtures-check"
+    approved = run(root, home, "approve", pid).stdout.splitlines()
+    assert approved == [
+        f"approved {pid}",
+        "  its check is marked safe: `git memzoi verify --all-safe` runs it: make fixtures-check",
+    ]
     assert (packet["validity"], packet["relations"]) == ({"valid_from": "2026-01-01"}, None)
 
 

@@ -38,6 +38,7 @@ from git_memzoi.memzoi.records.okf import format_timestamp
 
 if TYPE_CHECKING:
     from git_memzoi.memzoi.proposals.entries import ApplyResult, Entry
+    from git_memzoi.memzoi.proposals.packets import Packet
     from git_memzoi.memzoi.records.conflicts import Conflict
     from git_memzoi.memzoi.workspace import Workspace
 
@@ -77,6 +78,7 @@ class Item:
     proposal: inbox.Proposal | None = None
     problem: str | None = None
     record_id: str | None = None
+    safe_check: str | None = None  # the command of a check marked safe: `verify --all-safe` runs it once applied
 
     @property
     def is_open(self) -> bool:
@@ -114,6 +116,7 @@ class Item:
             "path": self.path,
             "problem": self.problem,
             "record_id": self.record_id,
+            "safe_check": self.safe_check,
             "proposal": self.proposal.as_json() if self.proposal is not None else None,
         }
 
@@ -295,7 +298,16 @@ def _proposal_item(layout: Layout, proposal: inbox.Proposal) -> Item:
         proposal=proposal,
         problem="packet_missing" if proposal.packet_missing else None,
         record_id=proposal.record_id,
+        safe_check=_safe_check(packet) if rel is not None else None,
     )
+
+
+def _safe_check(packet: Packet | None) -> str | None:
+    """The command of ``packet``'s check when it is marked safe: a command a reviewer approves for
+    ``verify --all-safe`` to run unattended, so every listing names it (a fresh user's walk: an agent's
+    ``touch`` command was approved unseen)."""
+    check = (packet.memkeep or {}).get("check") if packet is not None else None
+    return str(check.get("run")) if isinstance(check, Mapping) and check.get("safe") is True else None
 
 
 def _entry_item(entry: Entry, marks: Mapping[str, Mapping[str, Any]]) -> Item:
@@ -313,6 +325,7 @@ def _entry_item(entry: Entry, marks: Mapping[str, Mapping[str, Any]]) -> Item:
         path=entry.shown_path,
         problem=entry.problem.code if entry.problem is not None else None,
         record_id=packet.resolution.record_id if packet is not None and packet.resolution is not None else None,
+        safe_check=_safe_check(packet),
     )
 
 
