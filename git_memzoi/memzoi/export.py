@@ -256,7 +256,7 @@ def check_target(layout: Layout, target: str) -> Path:
     """The absolute path of a repository-relative ``--file`` target, after refusing unsafe ones.
 
     Raises:
-        InputError: absolute, ``..``/``.``/empty segments, inside ``.git``, not ``.md``, a symlink anywhere on
+        InputError: absolute, ``..``/``.``/empty segments, inside ``.git`` or ``.memzoi``, not ``.md``, a symlink anywhere on
             the way, a missing folder, or an existing target that is not a regular file (``unsafe_target``).
     """
     text = target.strip()
@@ -265,6 +265,8 @@ def check_target(layout: Layout, target: str) -> Path:
         raise InputError(f"--file {target!r} must be a path relative to the repository root", "unsafe_target")
     if any(p in ("", ".", "..") for p in parts) or ".git" in parts:
         raise InputError(f"--file {target!r} must not contain '..', '.', empty segments or .git", "unsafe_target")
+    if parts[0] == ".memzoi":  # a projection written there would be read back as a record, a packet or the index
+        raise InputError(f"--file {target!r}: a projection is never written inside .memzoi/", "unsafe_target")
     if not parts[-1].endswith(".md"):
         raise InputError(f"--file {target!r} must be a Markdown (.md) file", "unsafe_target")
     current = layout.root

@@ -248,6 +248,9 @@ def test_broken_markers_are_refused_without_writing(ctx: Workspace, content: str
         "linkdir/AGENTS.md",
         "docs",
         "C:/AGENTS.md",
+        ".memzoi/records/proj.md",  # read back as a broken record (a fresh user's walk)
+        ".memzoi/proposals/pending/p.md",
+        ".memzoi/index.md",
     ],
 )
 def test_unsafe_targets_are_refused(ctx: Workspace, tmp_path: Path, target: str) -> None:
