@@ -66,6 +66,12 @@ def capture(repo: Repo, *plan_args: str, plan_file: str = ".git/memzoi/local/cap
     return out
 
 
+def bound(repo: Repo) -> list[tuple[str, ...]]:
+    """The ``scope.paths`` (the record's ``applies_to``) of every pending packet, in file order."""
+    pending = sorted((repo.root / ".memzoi" / "proposals" / "pending").glob("*.md"))
+    return [packets.parse(p.stem, p.name, p.read_bytes()).paths for p in pending]
+
+
 def test_a_git_range_candidate_is_anchored_at_the_range_head_and_scoped_to_the_changed_file(repo: Repo) -> None:
     repo.commit("base", **{"docs/a.md": "# A\n"})
     base = repo.head()
@@ -87,6 +93,8 @@ def test_a_markdown_candidate_is_scoped_to_the_paths_it_names_not_to_the_notes(r
     assert capture(repo, "--source", "notes/findings.md", plan_file="capture-plan.json") == [
         {"anchor": head, "scope": ["src/signer.py"], "verified_at": "2026-07-10"}
     ]
+    # bound to the code it names, not the notes: precheck --path src/signer.py finds it (a fresh user's walk)
+    assert bound(repo) == [("src/signer.py",)]
 
 
 def test_a_markdown_candidate_naming_no_path_gets_no_envelope(repo: Repo) -> None:
@@ -94,3 +102,4 @@ def test_a_markdown_candidate_naming_no_path_gets_no_envelope(repo: Repo) -> Non
     assert head
     ok_json(repo, "init")
     assert capture(repo, "--source", "notes/findings.md", plan_file="capture-plan.json") == [None]
+    assert bound(repo) == [("notes/findings.md",)]  # names nothing: the plan's scope stays

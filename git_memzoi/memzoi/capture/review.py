@@ -340,6 +340,20 @@ def _provenance(
     return out
 
 
+def bound_paths(
+    paths: Sequence[str], evidence: Sequence[Mapping[str, Any]], envelope: Mapping[str, Any] | None
+) -> tuple[str, ...]:
+    """The ``applies_to`` paths of a captured proposal: the plan's scope paths, with the files the evidence came
+    from (a Markdown profile scopes every candidate to its notes file) replaced by the paths the candidate names
+    (its envelope's scope) when it names any, so ``precheck --path src/app.py`` finds a captured risk about
+    `src/app.py` (a fresh user's walk: it was bound to notes.md alone). Sorted, deduplicated."""
+    named = [str(p) for p in (envelope or {}).get("scope", ())]
+    if not named:
+        return tuple(paths)
+    sources = {str(e.get("locator", {}).get("path")) for e in evidence if isinstance(e.get("locator"), Mapping)}
+    return tuple(sorted({*(p for p in paths if p not in sources), *named}))
+
+
 def _prepare(
     ws: Workspace, live: PlanJson, rev: dict[str, Any], decision: dict[str, Any], chosen: Mapping[str, Any]
 ) -> Any:
@@ -352,6 +366,8 @@ def _prepare(
     memory, provenance = chosen["memory"], _provenance(live, rev, decision, chosen)
     scope = memory["scope"]
     if chosen["action"]["kind"] == "create_proposal":
+        # the original evidence: an edited candidate keeps it in its provenance only
+        envelope = envelope_for(ws.layout.root, {**chosen, "evidence": provenance["evidence"]}, ws.clock.today())
         now = okf.format_timestamp(ws.clock.now())
         proposal_id = chosen["action"]["proposal_id"]
         packet = packets.Packet(
@@ -368,7 +384,7 @@ def _prepare(
             reason="memzoi capture",
             scope_kind=scope["kind"],
             scope_id=scope["id"],
-            paths=tuple(scope["paths"]),
+            paths=bound_paths(scope["paths"], provenance["evidence"], envelope),
             tags=tuple(memory["tags"]),
             created_by=ws.actor,
             sensitivity="repo-safe",
@@ -376,8 +392,7 @@ def _prepare(
             capture=provenance,
             retention={"occurred_at": now} if memory["lane"] == "episodic" else {},
             origin={"origin_key": f"memzoi-capture:{chosen['candidate_id']}", "route": "capture"},
-            # the original evidence: an edited candidate keeps it in its provenance only
-            memkeep=envelope_for(ws.layout.root, {**chosen, "evidence": provenance["evidence"]}, ws.clock.today()),
+            memkeep=envelope,
         )
         where = f"capture candidate {chosen['candidate_id']}"
         try:
