@@ -186,11 +186,13 @@ class Regenerated:
 
 def regenerate(start: Path, *, write: bool = True) -> Regenerated:
     """After a merge: rewrite the memkeep INDEX.md from the merged entries in the working tree when it does not
-    match them (the driver was not installed, or both sides changed one entry). Nothing when the repository has
-    no memkeep store, its store has no INDEX.md, the index already matches, or an entry file differs from HEAD's
-    (uncommitted work: ``git memkeep index`` is the user's to run, and lint names the drift). Without ``write``
-    the out-of-step INDEX.md is only named: a hook run by the pre-commit framework must not change files, which
-    it reports as a failed hook ("files were modified by this hook") whatever the exit code.
+    match them (the driver was not installed, or both sides changed one entry), for the store found from
+    ``start`` and for every store below the root whose files the merge changed (``ORIG_HEAD`` to ``HEAD``;
+    ``svc/agent-memory/``). Nothing for a store without INDEX.md, whose index already matches, or whose entry
+    files differ from HEAD's (uncommitted work: ``git memkeep index`` is the user's to run, and lint names the
+    drift). Without ``write`` the out-of-step INDEX.md is only named: a hook run by the pre-commit framework must
+    not change files, which it reports as a failed hook ("files were modified by this hook") whatever the exit
+    code.
 
     Raises:
         InputError: whatever ``git memkeep index`` raises (the hook reports it in one line and exits 0).
@@ -198,23 +200,50 @@ def regenerate(start: Path, *, write: bool = True) -> Regenerated:
     from git_memzoi.memkeep import api
 
     root = _top(start)
+    stores: list[Store] = []
     try:
-        store = api.locate_store(start, root)
+        stores.append(api.locate_store(start, root))
     except api.StoreNotFound:
-        return Regenerated(())
+        pass
+    stores += _merged_stores(root, stores[0] if stores else None)
+    shown = tuple(path for store in stores if (path := _regenerate_one(store, root, write)) is not None)
+    return Regenerated(shown, written=write)
+
+
+def _regenerate_one(store: Store, root: Path, write: bool) -> str | None:
+    """:func:`regenerate` for one store: the INDEX.md path it rewrote (or, without ``write``, found out of
+    step), else ``None``."""
+    from git_memzoi.memkeep import api
+
     if not store.index_path.is_file():  # a store that commits no index: not ours to start one
-        return Regenerated(())
-    session = api.open_session(api.Options(start=start))  # entries through the parse cache: no YAML when warm
+        return None
+    options = api.Options(start=root, store=str(store.path))
+    session = api.open_session(options)  # entries through the parse cache: no YAML when warm
     if not api.index_drift(session.loaded.entries, _read(store.index_path)):
-        return Regenerated(())  # in step: no entry file is read again, no HEAD blob compared
+        return None  # in step: no entry file is read again, no HEAD blob compared
     if _uncommitted_entries(store):  # the drift may be the user's work in progress, not the merge's: theirs to index
-        return Regenerated(())
+        return None
     if not write:
-        return Regenerated((_shown(store.index_path, root),), written=False)
-    result = api.index(api.Options(start=start))
-    if not result.changed:
-        return Regenerated(())
-    return Regenerated((_shown(result.path, root),))
+        return _shown(store.index_path, root)
+    result = api.index(options)
+    return _shown(result.path, root) if result.changed else None
+
+
+def _merged_stores(root: Path, primary: Store | None) -> list[Store]:
+    """The stores below the root (other than ``primary``) holding a file the merge changed, from ``ORIG_HEAD``
+    (the HEAD before it) to ``HEAD``; none when git kept no ``ORIG_HEAD`` or the trees cannot be read."""
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.errors import MemzoiError
+    from git_memzoi.integrations.guard import nested_stores
+
+    try:
+        view = Pygit2RepoView(root)
+        before, head = view.resolve_commit("ORIG_HEAD"), view.head()
+        if before is None or head is None or before == head:
+            return []
+        return nested_stores(root, view.changed_files(before, head), primary)[0]
+    except MemzoiError:
+        return []
 
 
 def _shown(path: Path, root: Path) -> str:

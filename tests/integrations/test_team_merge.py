@@ -534,3 +534,25 @@ def test_conflict_marker_lines_in_index_md_are_drift_not_ids(repo: Repo) -> None
     line = next(row for row in text.splitlines() if row.startswith("base-2 | "))
     conflicted = text.replace(line, f"<<<<<<< HEAD\n{line}\n=======\n{line} (Y)\n>>>>>>> y")
     assert api.index_drift(loaded.entries, conflicted) == "listed more than once: base-2"
+
+
+def test_post_merge_regenerates_the_index_of_a_store_below_the_root(repo: Repo) -> None:
+    """A store in ``svc/agent-memory/`` is one the merge changed (``ORIG_HEAD`` to ``HEAD``): its INDEX.md is
+    regenerated as the root store's is (a fresh user's walk: only the root's store was looked at)."""
+    repo.commit("code", **{"svc/a.py": "A = 1\n"})
+    assert run(repo, "hooks", "install").exit_code == 0
+    text = entry_text("s1", anchor=repo.head(), scope=["svc/a.py"])
+    repo.write("svc/agent-memory/entries/s1.md", text)
+    assert memkeep("-C", str(repo.root / "svc"), "index").exit_code == 0
+    repo.commit("store")
+    repo.git("checkout", "-q", "-b", "side")
+    repo.write("svc/agent-memory/entries/s2.md", text.replace("id: s1", "id: s2"))
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "--no-verify", "-m", "s2 without its index line")
+    repo.git("checkout", "-q", "main")
+    repo.commit("main moves", **{"other.txt": "x\n"})
+    merged = _merge(repo, "side")
+    assert merged.returncode == 0, merged.stderr
+    said = "memkeep: regenerated svc/agent-memory/INDEX.md from the merged entries (it did not match them); commit it"
+    assert said in merged.stderr
+    assert repo.git("status", "--porcelain") == "M svc/agent-memory/INDEX.md"
