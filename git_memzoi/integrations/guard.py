@@ -43,7 +43,6 @@ PRIVATE_CLASSES = frozenset(
 )
 _IGNORED_RECORD_FILES = ("index.md", "log.md")
 SYMLINK_MODE = 0o120000  # git's file mode of a symlink; its blob is the link's target path
-CONFIG_NAME = ".memkeep.yml"  # memkeep's settings (memkeep/location.py)
 _SECRET_MESSAGE = "a memory file must not hold a secret; remove it (and rotate it if it was real)"
 
 
@@ -104,6 +103,7 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
     """
     from git_memzoi.core import safe_read
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+    from git_memzoi.memkeep import api as memkeep_api
     from git_memzoi.memzoi import memory_files
 
     view = Pygit2RepoView(start)
@@ -116,9 +116,10 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
         (path, mode, partial(view.blob_bytes, blob)) for path, blob, mode in staged_files
     ]
     files += _worktree_files(view.root, start, named, {path for path, _, _ in staged_files})
-    stores, unlocated = nested_stores(view.root, [path for path, _, _ in files], store)
+    located: dict[str, Store | str | None] = {}
+    stores, unlocated = nested_stores(view.root, [path for path, _, _ in files], store, located=located)
     # the stores below the root a staged change is under, whose entries it does not stage (for the scope report)
-    near = nested_stores(view.root, [path for path, _, _ in staged_files], store, entries_only=False)[0]
+    near = nested_stores(view.root, [p for p, _, _ in staged_files], store, entries_only=False, located=located)[0]
     below = [s for s in near if s.rel not in {o.rel for o in stores}]
     if (stores or below) and store is None:
         note = None  # a store below the root holds memory to check
@@ -144,7 +145,7 @@ def pre_commit(start: Path, named: Sequence[str] = ()) -> GuardResult:
             if mode != SYMLINK_MODE:
                 findings.extend(secret_findings(path, read()))
             continue
-        if path.rpartition("/")[2] == CONFIG_NAME and mode == SYMLINK_MODE:  # memkeep reads no linked settings
+        if path.rpartition("/")[2] == memkeep_api.STORE_CONFIG_NAME and mode == SYMLINK_MODE:  # no linked settings
             findings.append(Finding(path, "symlink", "a .memkeep.yml must be a regular file, not a symlink"))
             continue
         if kind not in (memory_files.MEMZOI_FILE, memory_files.ENTRY, memory_files.INDEX):
@@ -302,42 +303,59 @@ def memory_store(root: Path) -> tuple[Store | None, str | None]:
 
 
 def nested_stores(
-    root: Path, paths: Sequence[str], primary: Store | None, *, entries_only: bool = True
+    root: Path,
+    paths: Sequence[str],
+    primary: Store | None,
+    *,
+    entries_only: bool = True,
+    located: dict[str, Store | str | None] | None = None,
 ) -> tuple[list[Store], dict[str, str]]:
     """The memkeep stores other than ``primary`` (the root's) that hold one of ``paths``, and the paths whose
     store cannot be located, each with why. For each path with an ``entries/`` folder on its way (or named
     ``INDEX.md``): the store ``git memkeep`` finds started in the path's folder (docs/memkeep.md: the first
     ``<dir>/<name>/entries/`` walking up, ``.memkeep.yml`` read from there), so an entry of ``svc/agent-memory/``
     is checked as one of the root's store is (``entries_only=False``: from every path's folder, the store a
-    ``git memkeep`` started there reads, whether or not it holds the path). A folder where no store is found adds none; one whose
-    ``.memkeep.yml`` is broken (or linked outside) names its ``.md`` paths there: a typo in the settings must not
-    switch the guard off (a fresh user's walk committed a token so)."""
-    from git_memzoi.memkeep import api as memkeep
-
+    ``git memkeep`` started there reads, whether or not it holds the path). A folder where no store is found adds
+    none; one whose ``.memkeep.yml`` is broken (or linked outside) names its ``.md`` paths there: a typo in the
+    settings must not switch the guard off (a fresh user's walk committed a token so). ``located``: each folder's
+    answer, kept between calls (a hook asks twice), so a folder is located once."""
+    located = {} if located is None else located
     found: dict[str, Store] = {}
-    failed: dict[str, str] = {}  # folder -> why its store cannot be located
     unlocated: dict[str, str] = {}
-    seen: set[str] = set()
     for path in paths:
         folder = path.rpartition("/")[0]
         if entries_only and not ("entries/" in path or path.endswith("INDEX.md")):
             continue
-        if folder not in seen:
-            seen.add(folder)
-            store: Store | None = None
-            try:
-                store = memkeep.locate_store(root / folder, root)
-            except MemzoiError as exc:
-                if exc.code != "store_not_found":
-                    failed[folder] = f"its memkeep store cannot be located ({exc.message}); fix that, then commit"
-            except OSError:
-                pass
-            other = store is not None and store.rel != (primary.rel if primary else None)
-            if store is not None and other and (not entries_only or _store_rel([store.rel], path) is not None):
-                found.setdefault(store.rel, store)
-        if folder in failed and path.endswith(".md") and ("/entries/" in f"/{path}" or path.endswith("INDEX.md")):
-            unlocated[path] = failed[folder]
+        if folder not in located:
+            located[folder] = _locate_from(root, folder)
+        store = located[folder]
+        if isinstance(store, str):
+            if path.endswith(".md") and ("/entries/" in f"/{path}" or path.endswith("INDEX.md")):
+                unlocated[path] = store
+        elif (
+            store is not None and store.rel != (primary.rel if primary else None) and _holds(store, path, entries_only)
+        ):
+            found.setdefault(store.rel, store)
     return sorted(found.values(), key=lambda s: s.rel), unlocated
+
+
+def _holds(store: Store, path: str, entries_only: bool) -> bool:
+    return not entries_only or _store_rel([store.rel], path) is not None
+
+
+def _locate_from(root: Path, folder: str) -> Store | str | None:
+    """The store ``git memkeep`` started in ``folder`` finds, why none can be located (a broken ``.memkeep.yml``),
+    or ``None`` when there is none."""
+    from git_memzoi.memkeep import api as memkeep
+
+    try:
+        return memkeep.locate_store(root / folder, root)
+    except MemzoiError as exc:
+        if exc.code == "store_not_found":
+            return None
+        return f"its memkeep store cannot be located ({exc.message}); fix that, then commit"
+    except OSError:
+        return None
 
 
 def _store_rel(rels: Sequence[str], path: str) -> str | None:
@@ -517,16 +535,4 @@ def _watched_records(root: Path) -> list[Entry]:
 
 
 def _touched(entries: list[Entry], staged_paths: list[str]) -> tuple[tuple[str, str], ...]:
-    from git_memzoi.core.globs import Scope
-
-    out = []
-    for entry in entries:
-        if not entry.is_live or not entry.scope:
-            continue
-        try:
-            hits = Scope(entry.scope).select([p for p in staged_paths if p != entry.path])
-        except MemzoiError:
-            continue
-        if hits:
-            out.append((entry.id, entry.path))
-    return tuple(sorted(out))
+    return tuple(sorted((e.id, e.path) for e in entries if e.is_live and e.scope_hits(staged_paths)))

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from git_memzoi.memkeep.lint import Violation
     from git_memzoi.memkeep.lint import lint as lint_entries
     from git_memzoi.memkeep.location import CLI_HINT as STORE_CLI_HINT
+    from git_memzoi.memkeep.location import CONFIG_NAME as STORE_CONFIG_NAME
     from git_memzoi.memkeep.report import STALE_NOTE, StalenessReport, Unchecked, Verdict
     from git_memzoi.memkeep.store import LoadedStore, Store, StoreNotFound, Unreadable, entry_signatures
     from git_memzoi.memkeep.store import cache_for as store_cache
@@ -45,6 +46,7 @@ __all__ = [
     "INDEX_HEADER",
     "STALE_NOTE",
     "STORE_CLI_HINT",
+    "STORE_CONFIG_NAME",
     "Entry",
     "IndexResult",
     "LintResult",
@@ -101,6 +103,7 @@ _FACE = {
     "Store": "store:Store",
     "StoreNotFound": "store:StoreNotFound",
     "STORE_CLI_HINT": "location:CLI_HINT",
+    "STORE_CONFIG_NAME": "location:CONFIG_NAME",
     "read_store_config": "store:read_config",
     "INDEX_HEADER": "index:HEADER",
     "render_index": "index:render",

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from git_memzoi.core.clock import Clock, SystemClock
 from git_memzoi.core.gcpause import no_cyclic_gc as no_cyclic_gc  # re-exported: memkeep's face names it
-from git_memzoi.errors import InputError, MemzoiError
+from git_memzoi.errors import InputError
 from git_memzoi.memkeep import store as store_mod
 from git_memzoi.memkeep.store import LoadedStore, Store, Unreadable
 
@@ -291,7 +291,7 @@ def against_uncommitted(items: list[VerifyItem], targets: list[Entry], view: Pyg
     changed = view.uncommitted_paths()
     out = []
     for entry, item in zip(targets, items, strict=True):
-        hits = _scope_hits(entry, changed) if item.action == "healed" and entry.scope else []
+        hits = entry.scope_hits(changed) if item.action == "healed" else []
         if hits:
             named = ", ".join(hits[:3]) + (f" and {len(hits) - 3} more" if len(hits) > 3 else "")
             message = (
@@ -301,15 +301,6 @@ def against_uncommitted(items: list[VerifyItem], targets: list[Entry], view: Pyg
             item = replace(item, still_suspect=(*item.still_suspect, message))
         out.append(item)
     return out
-
-
-def _scope_hits(entry: Entry, changed: list[str]) -> list[str]:
-    from git_memzoi.core.globs import Scope
-
-    try:
-        return list(Scope(entry.scope).select([p for p in changed if p != entry.path]))
-    except MemzoiError:  # a malformed scope is lint's to say
-        return []
 
 
 def check_verify_flags(entry_id: str | None, *, all_safe: bool, dry_run: bool, manual: bool) -> None:

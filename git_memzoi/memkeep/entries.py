@@ -173,6 +173,19 @@ class Entry:
         """False for tombstones, which never take part in staleness."""
         return self.status != "tombstone"
 
+    def scope_hits(self, paths: list[str]) -> list[str]:
+        """The paths of ``paths`` (repository-relative POSIX; the entry's own file left out) its ``scope``
+        matches, in their order; ``[]`` without a scope or with a malformed one (lint's to say)."""
+        from git_memzoi.core.globs import Scope
+        from git_memzoi.errors import MemzoiError
+
+        if not self.scope:
+            return []
+        try:
+            return list(Scope(self.scope).select([p for p in paths if p != self.path]))
+        except MemzoiError:
+            return []
+
     def checks(self) -> tuple[Check, ...]:
         """The checks ``verify`` runs: the ``check`` field, or for a model every prediction's check."""
         if self.type == "model":
