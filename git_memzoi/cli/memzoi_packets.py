@@ -495,15 +495,16 @@ def review_lines(packet: packets.Packet) -> list[str]:
     """What applying ``packet`` writes besides its text, as indented lines for a reviewer: its earned envelope
     (anchor, watched scope, ttl, and the check, which ``git memzoi verify --all-safe`` runs when marked safe: a
     command proposed by an agent must be seen before it is approved), business validity and relations."""
+    from git_memzoi.memkeep import api as memkeep
+
     envelope = dict(packet.memkeep or {})
     lines = [f"  {key}: {envelope[key]}" for key in ("anchor", "ttl_days") if envelope.get(key) is not None]
     if envelope.get("scope"):
         lines.append(f"  watched scope: {', '.join(str(p) for p in envelope['scope'])}")
-    check = envelope.get("check")
+    check = memkeep.parse_check(envelope.get("check"), "check")
     if check is not None:
-        run, safe = (check.get("run"), bool(check.get("safe"))) if isinstance(check, dict) else (check, False)
-        said = "safe: `git memzoi verify --all-safe` runs it" if safe else "not safe: run only by `verify ID`"
-        lines.append(f"  check: {run}  ({said})")
+        said = "safe: `git memzoi verify --all-safe` runs it" if check.safe else "not safe: run only by `verify ID`"
+        lines.append(f"  check: {check.run}  ({said})")
     lines += [f"  {key}: {value}" for key, value in (packet.validity or {}).items()]
     if packet.relations:
         lines.append(f"  relations: {json.dumps(packet.relations, default=str)}")

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
         status,
         verify,
     )
-    from git_memzoi.memkeep.entries import Entry
+    from git_memzoi.memkeep.entries import Entry, parse_check
     from git_memzoi.memkeep.index import HEADER as INDEX_HEADER
     from git_memzoi.memkeep.index import drift as index_drift
     from git_memzoi.memkeep.index import render as render_index
@@ -72,6 +72,7 @@ __all__ = [
     "locate_store",
     "no_cyclic_gc",
     "open_session",
+    "parse_check",
     "read_store_config",
     "render_index",
     "report",
@@ -118,6 +119,7 @@ _FACE = {
     "VerifyResult": "verify:VerifyResult",
     "lint_entries": "lint:lint",
     "locate_store": "store:locate",
+    "parse_check": "entries:parse_check",
     "load_store": "store:load",
     "store_cache": "store:cache_for",
     "entry_signatures": "store:entry_signatures",

@@ -306,8 +306,10 @@ def _safe_check(packet: Packet | None) -> str | None:
     """The command of ``packet``'s check when it is marked safe: a command a reviewer approves for
     ``verify --all-safe`` to run unattended, so every listing names it (a fresh user's walk: an agent's
     ``touch`` command was approved unseen)."""
-    check = (packet.memkeep or {}).get("check") if packet is not None else None
-    return str(check.get("run")) if isinstance(check, Mapping) and check.get("safe") is True else None
+    from git_memzoi.memkeep.entries import parse_check
+
+    check = parse_check((packet.memkeep or {}).get("check"), "check") if packet is not None else None
+    return check.run if check is not None and check.safe else None
 
 
 def _entry_item(entry: Entry, marks: Mapping[str, Mapping[str, Any]]) -> Item:
