@@ -40,22 +40,25 @@ def drift(entries: Sequence[Entry], text: str) -> str:
     if text == expected:
         return ""
     want, have = _rows(expected), _rows(text)
-    parts = []
-    for label, rows in (("not listed or changed", want - have), ("listed but no such entry", have - want)):
-        ids = sorted({row.split(" | ", 1)[0] for row in rows})
-        if label.startswith("listed"):
-            ids = [i for i in ids if i not in {row.split(" | ", 1)[0] for row in want}]
-        if ids:
-            parts.append(f"{label}: {', '.join(ids[:5])}" + (f" and {len(ids) - 5} more" if len(ids) > 5 else ""))
-    listed = Counter(
-        line.split(" | ", 1)[0] for line in text.splitlines() if " | " in line and not line.startswith("#")
+    wanted = {_id(row) for row in want}
+    listed = Counter(_id(line) for line in text.splitlines() if " | " in line and not line.startswith(("#", "<!--")))
+    named = (
+        ("not listed or changed", {_id(row) for row in want - have}),
+        ("listed but no such entry", {_id(row) for row in have - want} - wanted),
+        # a conflict the merge driver left (both sides' lines), and nothing regenerated after its resolution
+        ("listed more than once", {i for i, n in listed.items() if n > 1} & wanted),
     )
-    twice = sorted({i for i, n in listed.items() if n > 1} & {row.split(" | ", 1)[0] for row in want})
-    if twice:  # a conflict the merge driver left (both sides' lines) and nothing regenerated after its resolution
-        parts.append(
-            f"listed more than once: {', '.join(twice[:5])}" + (f" and {len(twice) - 5} more" if len(twice) > 5 else "")
-        )
+    parts = [f"{label}: {_first_five(ids)}" for label, ids in named if ids]
     return "; ".join(parts) or "header or order"
+
+
+def _id(row: str) -> str:
+    return row.split(" | ", 1)[0]
+
+
+def _first_five(ids: set[str]) -> str:
+    ordered = sorted(ids)
+    return ", ".join(ordered[:5]) + (f" and {len(ordered) - 5} more" if len(ordered) > 5 else "")
 
 
 def _rows(text: str) -> set[str]:
