@@ -89,6 +89,40 @@ def test_the_index_holds_the_weighted_columns_in_two_tables(repo: Repo) -> None:
     assert set(schema.WEIGHTS) == {*schema.FTS_COLUMNS, *schema.META_COLUMNS}
 
 
+def test_a_rank_is_the_sum_of_both_tables_bm25_and_meta_alone_matches_only_the_any_term_tier(repo: Repo) -> None:
+    ctx = ctx_of(repo)
+    note(repo, "both", "Kestrel uploads", "Uploads retry.", tags=("kestrel",))
+    note(repo, "text", "Kestrel notes", "Nothing else.")
+    note(repo, "meta", "Unrelated title", "Unrelated body.", tags=("kestrel",))
+    note(repo, "none", "Other", "Other.")
+    index_db.refresh(ctx.layout)
+    fts, meta = '"kestrel"', '"kestrel"'
+    w = schema.WEIGHTS
+    with sqlite3.connect(index_db.index_path(ctx.layout)) as conn:
+        by_path = dict(conn.execute("SELECT rowid, id FROM records"))
+        main = dict(
+            conn.execute(
+                f"SELECT rowid, bm25(records_fts, {w['title']}, {w['body']}) FROM records_fts WHERE records_fts MATCH ?",
+                (fts,),
+            )
+        )
+        extra = dict(
+            conn.execute(
+                f"SELECT rowid, bm25(records_meta, {w['tags']}, {w['type']}, {w['paths']}) FROM records_meta"
+                " WHERE records_meta MATCH ?",
+                (meta,),
+            )
+        )
+        expected = {by_path[r]: main.get(r, 0.0) + extra.get(r, 0.0) for r in {*main, *extra}}
+        any_term = {by_path[r]: rank for r, rank in conn.execute(query.hits_sql(), (fts, meta))}
+        every_term = {by_path[r]: rank for r, rank in conn.execute(query.hits_sql(meta_candidates=False), (fts, meta))}
+    assert any_term.keys() == {"both", "text", "meta"}
+    assert all(any_term[k] == pytest.approx(v, rel=1e-12) for k, v in expected.items())
+    assert every_term.keys() == {"both", "text"}
+    assert all(every_term[k] == pytest.approx(expected[k], rel=1e-12) for k in every_term)
+    assert any_term["both"] < any_term["text"] and any_term["both"] < any_term["meta"]
+
+
 def test_an_index_of_the_previous_schema_is_rebuilt(repo: Repo) -> None:
     ctx = ctx_of(repo)
     note(repo, "r", "Basalt", "Basalt body.", tags=("granite",))
