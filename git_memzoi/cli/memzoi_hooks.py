@@ -272,7 +272,7 @@ def _located(ctx: click.Context, hook_type: str, checks: bool) -> bool:
     except NotARepository as exc:
         click.echo(f"git-memzoi: {hook_type} hook: nothing to check: {exc.message}", err=True)
         return False
-    note = memory_store(root)[1] if checks else None
+    note = memory_store(root, below=True)[1] if checks else None
     if note:
         click.echo(f"git-memzoi: {hook_type} hook: {note}", err=True)
     return True

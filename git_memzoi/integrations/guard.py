@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from git_memzoi.errors import MemzoiError
 
 if TYPE_CHECKING:
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
     from git_memzoi.memkeep.api import Entry, Store
 
 # Which files are memory files is memzoi's list (``git_memzoi.memzoi.memory_files``), shared with doctor.
@@ -285,11 +286,12 @@ def _unique(findings: list[Finding]) -> list[Finding]:
     return sorted(dict.fromkeys(findings), key=lambda f: (f.path, f.line or 0, f.rule))
 
 
-def memory_store(root: Path) -> tuple[Store | None, str | None]:
+def memory_store(root: Path, *, below: bool = False) -> tuple[Store | None, str | None]:
     """The memkeep store of the working tree at ``root`` (``None`` when there is none or it cannot be located),
     and why a hook has no memory to check there, in one line, or ``None`` when it has: neither a memkeep store
     nor ``.memzoi/`` is there (a hook that looked in the wrong folder must not pass silently, issue 12), or the
-    memkeep store cannot be located (a bad ``.memkeep.yml``)."""
+    memkeep store cannot be located (a bad ``.memkeep.yml``). With ``below``, a store in a subfolder holding a
+    tracked entry (:func:`stores_below`) is memory to check too (post-merge, post-checkout)."""
     from git_memzoi.memkeep import api as memkeep
 
     try:
@@ -297,9 +299,24 @@ def memory_store(root: Path) -> tuple[Store | None, str | None]:
     except MemzoiError as exc:
         if exc.code != "store_not_found":
             return None, f"memkeep store not checked: {exc.message}"
-        if not (root / ".memzoi").is_dir():
+        if not (root / ".memzoi").is_dir() and not (below and _any_store_below(root)):
             return None, f"no memory store in {root} (no memkeep store, no .memzoi/); nothing to check"
         return None, None
+
+
+def stores_below(view: Pygit2RepoView, primary: Store | None) -> list[Store]:
+    """The memkeep stores other than ``primary`` (the root's) holding an entry file git tracks (its index), as
+    :func:`nested_stores` locates them; what a HEAD move is judged in besides the root's store."""
+    return nested_stores(view.root, view.tracked_paths(), primary)[0]
+
+
+def _any_store_below(root: Path) -> bool:
+    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
+
+    try:
+        return bool(stores_below(Pygit2RepoView(root), None))
+    except MemzoiError:
+        return False
 
 
 def nested_stores(

@@ -65,14 +65,40 @@ def after_move(start: Path, event: PostMerge | PostCheckout) -> MoveReport:
 
 
 def report_lines(view: Pygit2RepoView, old: str | None, new: str, hook: str) -> list[str]:
-    """The hook's lines: the verdicts of the newly suspect entries (or of all suspect ones, labelled so, when
-    the old state cannot be computed); nothing when there is no store or nothing to report."""
-    from git_memzoi.core.clock import SystemClock
+    """The hook's lines: for the root's store, then each store in a subfolder (``svc/agent-memory/``, found as
+    ``git memkeep`` started in its folder finds it), the verdicts of the newly suspect entries (or of all suspect
+    ones, labelled so, when the old state cannot be computed); nothing for a store with nothing to report, and
+    nothing when there is no store."""
+    lines: list[str] = []
+    for store, label in _stores(view):
+        lines += _store_lines(view, old, new, hook, store, label)
+    return lines
+
+
+def _stores(view: Pygit2RepoView) -> list[tuple[Store | None, str]]:
+    """``(store, label)`` of the root's store (``None``: located from the root, as ``git memkeep status`` does;
+    label ``""``) and of each store below it holding a tracked entry file (label ``" (svc/agent-memory)"``)."""
+    from git_memzoi.integrations.guard import stores_below
     from git_memzoi.memkeep import api
 
     try:
+        primary: Store | None = api.locate_store(view.root, view.root)
+    except (MemzoiError, OSError):
+        primary = None
+    return [(None, ""), *((store, f" ({store.rel})") for store in stores_below(view, primary))]
+
+
+def _store_lines(
+    view: Pygit2RepoView, old: str | None, new: str, hook: str, store: Store | None, label: str
+) -> list[str]:
+    """:func:`report_lines` for one store (``None``: the root's)."""
+    from git_memzoi.core.clock import SystemClock
+    from git_memzoi.memkeep import api
+
+    options = api.Options(start=view.root) if store is None else api.Options(start=view.root, store=str(store.path))
+    try:
         with api.no_cyclic_gc():
-            session = api.open_session(api.Options(start=view.root))
+            session = api.open_session(options)
             clock = SystemClock()
             now = api.report(session, clock)
             before, stale_before = None, None
@@ -86,12 +112,12 @@ def report_lines(view: Pygit2RepoView, old: str | None, new: str, hook: str) -> 
     span = f"{old[:12]}..{new[:12]}" if old else new[:12]
     if before is None or stale_before is None:
         verdicts, stale = list(now.verdicts), list(now.stale)
-        title = f"memkeep: after {hook} ({span}) these entries are suspect now:"
+        title = f"memkeep{label}: after {hook} ({span}) these entries are suspect now:"
     else:
         earlier = {v.id for v in before.verdicts}
         verdicts = [v for v in now.verdicts if v.id not in earlier]
         stale = [entry_id for entry_id in now.stale if entry_id not in stale_before]  # a teammate's failed verify
-        title = f"memkeep: after {hook} ({span}) these entries became suspect:"
+        title = f"memkeep{label}: after {hook} ({span}) these entries became suspect:"
     if not verdicts and not stale:
         return []
     lines = [f"  stale      {entry_id}  {api.STALE_NOTE}" for entry_id in stale]

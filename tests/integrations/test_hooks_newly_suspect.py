@@ -122,3 +122,53 @@ def test_real_checkout_and_merge_report_through_the_installed_hooks(moved: tuple
     merge = git(repo.root, "merge", "-q", "--ff-only", "feature")
     assert merge.returncode == 0
     assert merge.stderr == want
+
+
+def test_a_subfolder_store_reports_its_newly_suspect_entries_under_its_name(repo: Repo) -> None:
+    """A store in a subfolder (``svc/agent-memory/``, what ``git memkeep`` started in ``svc/`` reads) is judged
+    after the move as the root's is, each under its own heading; it was once left out (only the root's store)."""
+    repo.write("a.py", "a = 1\n")
+    repo.write("svc/s.py", "s = 1\n")
+    base = repo.commit("base")
+    repo.write("agent-memory/entries/top.md", entry_text("top", anchor=base, scope=["a.py"]))
+    repo.write("svc/agent-memory/entries/sub.md", entry_text("sub", anchor=base, scope=["svc/s.py"]))
+    main = repo.commit("entries")
+    repo.git("checkout", "-q", "-b", "feature")
+    feature = repo.commit("both change", **{"a.py": "a = 2\n", "svc/s.py": "s = 2\n"})
+    result = hook(repo, "post-checkout", "--", main, feature, "1")
+    span = f"{main[:12]}..{feature[:12]}"
+    assert result.stderr == "\n".join(
+        [
+            f"memkeep: after post-checkout ({span}) these entries became suspect:",
+            f"  suspect    top  scope_hit: a.py changed since {base[:12]}",
+            FOOTER,
+            f"memkeep (svc/agent-memory): after post-checkout ({span}) these entries became suspect:",
+            f"  suspect    sub  scope_hit: svc/s.py changed since {base[:12]}",
+            FOOTER,
+            "",
+        ]
+    )
+    repo.git("checkout", "-q", "main")
+    assert hook(repo, "post-checkout", "--", feature, main, "1").stderr == ""
+
+
+def test_a_subfolder_store_alone_is_reported_after_a_merge(repo: Repo) -> None:
+    repo.write("svc/s.py", "s = 1\n")
+    base = repo.commit("base")
+    repo.write("svc/agent-memory/entries/sub.md", entry_text("sub", anchor=base, scope=["svc/s.py"]))
+    repo.commit("entries")
+    repo.git("checkout", "-q", "-b", "feature")
+    repo.commit("s changes", **{"svc/s.py": "s = 2\n"})
+    repo.git("checkout", "-q", "main")
+    before = repo.git("rev-parse", "HEAD")
+    repo.git("merge", "-q", "--no-edit", "--no-ff", "feature")
+    head = repo.git("rev-parse", "HEAD")
+    result = hook(repo, "post-merge", "--", "0")
+    assert result.stderr == "\n".join(
+        [
+            f"memkeep (svc/agent-memory): after post-merge ({before[:12]}..{head[:12]}) these entries became suspect:",
+            f"  suspect    sub  scope_hit: svc/s.py changed since {base[:12]}",
+            FOOTER,
+            "",
+        ]
+    )
