@@ -93,6 +93,45 @@ def test_index_merges_without_a_conflict_in_either_order(repo: Repo, order: tupl
     assert repo.git("status", "--porcelain") == ""
 
 
+def test_a_subfolder_stores_index_is_marked_and_merges_without_a_conflict(repo: Repo) -> None:
+    """``svc/agent-memory/`` (a store in a subfolder) gets its own ``.gitattributes`` line at install, so two
+    branches adding entries there merge as the root's store does (only the root's INDEX.md was once marked)."""
+    sub = "svc/agent-memory"
+    base = repo.commit("code", **{"svc/app.py": "x = 1\n"})
+
+    def add(entry_id: str) -> None:
+        repo.write(f"{sub}/entries/{entry_id}.md", entry_text(entry_id, anchor=base, scope=["svc/app.py"]))
+        assert memkeep("-C", str(repo.root / "svc"), "index").exit_code == 0
+
+    for entry_id in ("s-1", "s-2"):
+        add(entry_id)
+    repo.commit("store")
+    assert merge_config.attribute_lines(repo.root) == (
+        "/agent-memory/INDEX.md merge=memzoi",
+        f"/{sub}/INDEX.md merge=memzoi",
+        "/.memzoi/index.md merge=memzoi",
+        "/.memzoi/records/** merge=memzoi",
+    )
+    merge_config.install(repo.root)
+    repo.commit("driver")
+    for name, entry_id in (("a", "s-1a"), ("b", "s-1b")):
+        repo.git("checkout", "-q", "-b", name, "main")
+        add(entry_id)
+        repo.commit(name)
+        repo.git("checkout", "-q", "main")
+    for ref in ("a", "b"):
+        merged = _merge(repo, ref)
+        assert merged.returncode == 0, merged.stdout + merged.stderr
+    rows = (repo.root / sub / "INDEX.md").read_text().splitlines()
+    assert [line.split(" | ")[0] for line in rows if " | " in line and not line.startswith("<!--")] == [
+        "s-1",
+        "s-1a",
+        "s-1b",
+        "s-2",
+    ]
+    assert repo.git("status", "--porcelain") == ""
+
+
 def test_without_the_driver_the_same_merge_stops_for_a_human(repo: Repo) -> None:
     _base(repo, driver=False)
     _branch(repo, "a", "base-1a")
