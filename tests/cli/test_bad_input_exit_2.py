@@ -416,10 +416,16 @@ def test_a_prefix_given_to_a_command_that_changes_a_record_names_the_ids_it_may_
         "supersede-prefix": f"target: target record 'sign' does not exist; {hint}",
         "verify-prefix": f"no record 'sign' in .memzoi/records/; {hint}",
         "unrelated": "target: target record 'zzz' does not exist",
+        # cut after a '-': no id at all (bad_id), yet plainly a copied prefix
+        "tombstone-dash": f"target: target record 'sign-' does not exist; {hint}",
+        "verify-dash": "record id 'sign-': segment 'sign-' must be lowercase ASCII letters, digits and '-', "
+        f"starting and ending alphanumeric; {hint}",
     }
     cases = {
         **{name: CASES[name].args for name in expected if name in CASES},
         "unrelated": ("tombstone", "zzz", "--reason", "x"),
+        "tombstone-dash": ("tombstone", "sign-", "--reason", "x"),
+        "verify-dash": ("verify", "sign-"),
     }
     messages = {
         name: json.loads(memzoi_cli(project, *args, "--json", codes=(2,)).stdout)["error"]["message"]  # type: ignore[attr-defined]

@@ -70,7 +70,7 @@ def check_target(
     except InputError as exc:
         if exc.code not in ("unknown_record", "bad_id"):
             raise
-        hint = record_store.longer_ids_hint(layout, target_id) if exc.code == "unknown_record" else ""
+        hint = record_store.longer_ids_hint(layout, target_id)
         raise TargetError(f"{where}: target record {target_id!r} does not exist{hint}", "target_missing") from None
     if record.status != "active":
         raise TargetError(f"{where}: target record {target_id!r} is {record.status}, not active", "target_inactive")

@@ -81,10 +81,17 @@ def load(layout: Layout, concept_id: str) -> Record:
     """The record ``concept_id``.
 
     Raises:
-        RecordNotFound: no such file. RecordError / FrontmatterError: the file is not a valid record.
-        InputError: the file is a symlink (``symlink``).
+        RecordNotFound: no such file (the message names the ids ``concept_id`` begins, :func:`longer_ids_hint`).
+        RecordError / FrontmatterError: the file is not a valid record. InputError: the file is a symlink
+        (``symlink``); ``concept_id`` is no id (``bad_id``, also naming the ids it begins).
     """
-    path = record_path(layout, concept_id)
+    try:
+        path = record_path(layout, concept_id)
+    except InputError as exc:  # an id cut short after a '-' ("use-pnpm-") is no id, but may be a copied prefix
+        hint = longer_ids_hint(layout, concept_id) if exc.code == "bad_id" else ""
+        if not hint:
+            raise
+        raise InputError(f"{exc.message}{hint}", exc.code) from None
     if not os.path.lexists(path):
         where = layout.records.relative_to(layout.root)
         raise RecordNotFound(f"no record {concept_id!r} in {where}/{longer_ids_hint(layout, concept_id)}")
