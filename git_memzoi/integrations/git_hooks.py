@@ -243,10 +243,12 @@ def hooks_dirs(start: Path) -> HooksDirs:
 def status(start: Path) -> HooksReport:
     """The state of each hook type, telling installed, missing, foreign and bypassed apart; the recommendation
     also names a merge driver ``.gitattributes`` asks for that this clone lacks
-    (:func:`~git_memzoi.integrations.merge_config.unregistered_hint`)."""
+    (:func:`~git_memzoi.integrations.merge_config.unregistered_hint`) and memory indexes it does not mark yet
+    (:func:`~git_memzoi.integrations.merge_config.unmarked_hint`)."""
     dirs = hooks_dirs(start)
     report = _report(dirs, ())
-    missing = merge_config.unregistered_hint(dirs.root) if dirs.root is not None else ""
+    hints = (merge_config.unregistered_hint(dirs.root), merge_config.unmarked_hint(dirs.root)) if dirs.root else ()
+    missing = "; ".join(hint for hint in hints if hint)
     if not missing:
         return report
     joined = f"{report.recommendation}; {missing}" if report.recommendation else missing

@@ -130,6 +130,26 @@ def unregistered_hint(root: Path) -> str:
     )
 
 
+def unmarked_hint(root: Path) -> str:
+    """What to do when ``.gitattributes`` at ``root`` marks paths ``merge=memzoi`` but not every line of
+    :func:`attribute_lines` (a store added in a subfolder after ``hooks install``: two branches adding entries
+    there stop the merge on its INDEX.md for a human), else ``""``."""
+    try:
+        text = (root / ".gitattributes").read_text("utf-8", errors="replace")
+    except OSError:
+        return ""
+    present = {line.strip() for line in text.splitlines()}
+    if not any(f"merge={DRIVER}" in line.split() for line in present):
+        return ""  # the driver is not in use here: nothing of it is due
+    missing = [line.split(" ", 1)[0] for line in attribute_lines(root) if line not in present]
+    if not missing:
+        return ""
+    return (
+        f".gitattributes does not mark {', '.join(missing)} merge={DRIVER}: run `git memzoi hooks install` and "
+        "commit .gitattributes so they merge without a human"
+    )
+
+
 def registered(start: Path) -> str | None:
     """The driver command the repository's config holds, or ``None`` when the driver is not registered."""
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView

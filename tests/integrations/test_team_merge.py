@@ -515,6 +515,27 @@ def test_hooks_status_names_the_merge_driver_a_fresh_clone_lacks(repo: Repo, tmp
     assert git_hooks.status(clone).recommendation == ""
 
 
+def test_hooks_status_names_a_subfolder_store_added_after_install(repo: Repo) -> None:
+    from git_memzoi.integrations import git_hooks
+
+    _base(repo)
+    git_hooks.install(repo.root)
+    repo.commit("attributes")
+    assert git_hooks.status(repo.root).recommendation == ""
+    repo.commit(
+        "svc store",
+        **{
+            "svc/agent-memory/entries/s-1.md": entry_text("s-1", anchor=repo.git("rev-parse", "HEAD"), scope=["svc/**"])
+        },
+    )
+    assert git_hooks.status(repo.root).recommendation == (
+        ".gitattributes does not mark /svc/agent-memory/INDEX.md merge=memzoi: run `git memzoi hooks install` and "
+        "commit .gitattributes so they merge without a human"
+    )
+    git_hooks.install(repo.root)
+    assert git_hooks.status(repo.root).recommendation == ""
+
+
 def test_a_branch_made_after_init_before_the_first_record_works(repo: Repo) -> None:
     assert run(repo, "init").exit_code == 0
     repo.commit("init")
