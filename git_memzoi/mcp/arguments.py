@@ -11,6 +11,7 @@ the server does not have is ``unknown_tool``.
 from __future__ import annotations
 
 import inspect
+import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -49,6 +50,25 @@ def error(code: str, message: str, **extra: Any) -> CallToolResult:
     payload = {"error": {"code": code, "message": message, **extra}}
     text = jsonout.dumps(payload)
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=True)
+
+
+def in_tool_terms(message: str, arguments: frozenset[str]) -> str:
+    """``message`` (a core error's, worded for the command line) with each ``--option`` that names a tool
+    argument spelled as that argument: ``--as-of`` → ``as_of``, ``--relation`` → ``relations`` (the plural
+    list argument); an option no tool takes, and any inside a quoted command (`` `git memzoi show --json` ``), is
+    left as written. An agent calling a tool has no flags to look up."""
+    parts = message.split("`")
+    for n in range(0, len(parts), 2):  # the even parts lie outside backquotes
+        parts[n] = _OPTION.sub(lambda m: _argument(m.group(1), arguments) or m.group(0), parts[n])
+    return "`".join(parts)
+
+
+def _argument(option: str, arguments: frozenset[str]) -> str | None:
+    name = option.replace("-", "_")
+    return next((n for n in (name, f"{name}s") if n in arguments), None)
+
+
+_OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
 
 class MutationRefused(ValueError):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from click.testing import CliRunner
@@ -48,8 +49,13 @@ def test_as_of_and_validity_over_mcp(repo: Repo) -> None:
     out = drive(repo.root, body)
     assert (out["now"], out["later"], out["history"]) == (["freeze"], [], ["freeze", "old-way"])
     assert (out["precheck"], out["precheck_now"]) == ([], ["freeze"])
-    assert "invalid_as_of" in out["bad_as_of"]
-    assert out["bad"][0] is True and "invalid_validity" in out["bad"][1]
+    shape = (
+        "must be an ISO 8601 instant with a zone (2026-07-01T00:00:00Z) or a date (2026-07-01), at most milliseconds"
+    )
+    # the tool's argument names, not the command line's --as-of / --valid-to
+    assert json.loads(out["bad_as_of"]) == {"error": {"code": "invalid_as_of", "message": f"as_of: 'soon' {shape}"}}
+    assert out["bad"][0] is True
+    assert json.loads(out["bad"][1])["error"]["message"].startswith("valid_to: '2026-07-11T00:00:00' ")
     is_error, result = out["good"]
     assert (is_error, result["payload"]["valid_from"], result["payload"]["valid_to"]) == (
         False,
