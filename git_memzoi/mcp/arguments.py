@@ -10,8 +10,8 @@ the server does not have is ``unknown_tool``.
 
 from __future__ import annotations
 
+import functools
 import inspect
-import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +21,7 @@ from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from pydantic import ConfigDict, ValidationError, model_validator
 
 from git_memzoi.core import jsonout
+from git_memzoi.core.patterns import lazy
 from git_memzoi.mcp.hints import TOOL_HINTS
 
 if TYPE_CHECKING:
@@ -52,6 +53,17 @@ def error(code: str, message: str, **extra: Any) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=text)], structured_content=payload, is_error=True)
 
 
+@functools.cache
+def tool_arguments(impl: type) -> frozenset[str]:
+    """Every argument name of the tools of ``impl`` (the server's tool class; :data:`~git_memzoi.mcp.TOOL_NAMES`),
+    for :func:`in_tool_terms`."""
+    from git_memzoi.mcp import TOOL_NAMES
+
+    return frozenset(
+        name for tool in TOOL_NAMES for name in inspect.signature(getattr(impl, tool)).parameters if name != "self"
+    )
+
+
 def in_tool_terms(message: str, arguments: frozenset[str]) -> str:
     """``message`` (a core error's, worded for the command line) with each ``--option`` that names a tool
     argument spelled as that argument: ``--as-of`` → ``as_of``, ``--relation`` → ``relations`` (the plural
@@ -68,7 +80,7 @@ def _argument(option: str, arguments: frozenset[str]) -> str | None:
     return next((n for n in (name, f"{name}s") if n in arguments), None)
 
 
-_OPTION = re.compile(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
+_OPTION = lazy(r"(?<![\w-])--([a-z][a-z0-9]*(?:-[a-z0-9]+)*)")
 
 
 class MutationRefused(ValueError):

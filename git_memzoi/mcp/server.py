@@ -14,8 +14,6 @@ handoff and doctor count it.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import logging
 import os
 from collections.abc import Callable, Mapping
@@ -29,7 +27,7 @@ from mcp.types import CallToolResult
 from git_memzoi import __version__
 from git_memzoi.errors import MemzoiError
 from git_memzoi.mcp import TOOL_NAMES
-from git_memzoi.mcp.arguments import MemzoiServer, annotations_of, checked, in_tool_terms
+from git_memzoi.mcp.arguments import MemzoiServer, annotations_of, checked, in_tool_terms, tool_arguments
 from git_memzoi.mcp.arguments import error as _error
 from git_memzoi.mcp.arguments import ok as _ok
 from git_memzoi.mcp.refusals import ToolFailure, capture_source
@@ -59,14 +57,6 @@ def _pick(name: str, first: str | None, second: str | None, second_name: str) ->
     if first is not None and second is not None and first != second:
         raise ToolFailure(f"{name} and {second_name} are aliases; give one", "conflicting_arguments")
     return first if first is not None else second
-
-
-@functools.cache
-def tool_arguments() -> frozenset[str]:
-    """Every argument name of the tools (:data:`TOOL_NAMES`), for :func:`in_tool_terms`."""
-    return frozenset(
-        name for tool in TOOL_NAMES for name in inspect.signature(getattr(_Server, tool)).parameters if name != "self"
-    )
 
 
 class _Server:
@@ -114,7 +104,7 @@ class _Server:
         try:
             return _ok(body())
         except MemzoiError as exc:
-            return _error(exc.code, in_tool_terms(exc.message, tool_arguments()))
+            return _error(exc.code, in_tool_terms(exc.message, tool_arguments(_Server)))
 
     def search_memory(
         self,

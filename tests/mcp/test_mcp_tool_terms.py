@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from git_memzoi.mcp.arguments import in_tool_terms
-from git_memzoi.mcp.server import tool_arguments
+from git_memzoi.mcp.arguments import in_tool_terms, tool_arguments
+from git_memzoi.mcp.server import _Server
 
 NAMES = frozenset({"as_of", "relations", "ttl_days", "limit"})
 
@@ -22,6 +22,6 @@ def test_an_unknown_option_a_quoted_command_and_a_word_with_dashes_stay_as_writt
 
 
 def test_the_tools_arguments_are_read_from_their_signatures() -> None:
-    names = tool_arguments()
+    names = tool_arguments(_Server)
     assert {"as_of", "valid_from", "valid_to", "ttl_days", "relations", "anchor", "max_chars", "query"} <= names
     assert "self" not in names
