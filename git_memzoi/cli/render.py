@@ -107,7 +107,7 @@ def verify_text(result: VerifyResult, noun: str = "entry") -> str:
                 lines.append(f"    {r.check.label}: {r.outcome.value} ({how}): {r.shown_run}")
                 lines.extend(f"    | {line}" for line in (r.output or "").splitlines()[-10:])
     if result.index_updated:
-        lines.append("INDEX.md regenerated: a status changed")
+        lines.append("INDEX.md regenerated: a verified entry's status or claim changed")
     return "\n".join(lines) + unread
 
 

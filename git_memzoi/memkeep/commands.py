@@ -252,6 +252,7 @@ def verify(
         InputError: unknown id, a tombstone, no check (without ``manual``), bad flag combinations, no commits.
     """
     from git_memzoi.memkeep import verify as verify_mod
+    from git_memzoi.memkeep.index import lines_out_of_step
 
     check_verify_flags(entry_id, all_safe=all_safe, dry_run=dry_run, manual=manual)
     session = open_session(options)
@@ -267,12 +268,11 @@ def verify(
     if any(i.action in ("healed", "marked_stale") for i in items):
         git_dir = session.view.git_dir
         after = Session(session.view, store_mod.load(session.store, store_mod.cache_for(git_dir, session.store)))
-        # INDEX.md lists each status: keep it in step when this run changed one (a heal alone changes none)
-        status_changed = any(
-            i.action == "marked_stale" or (i.action == "healed" and e.status == "stale")
-            for e, i in zip(targets, items, strict=True)
-        )
-        if status_changed and session.store.index_path.is_file():
+        # INDEX.md lists each status and claim: keep the verified entries' lines in step, also a claim edited before
+        # the heal (a fresh user's walk committed the old claim's line); other entries' drift is not verify's
+        verified = {e.id for e, i in zip(targets, items, strict=True) if i.action in ("healed", "marked_stale")}
+        path = session.store.index_path
+        if path.is_file() and lines_out_of_step(after.loaded.entries, _index_text(path) or "", verified):
             index_updated = _write_index(after)
         items = _still_suspect(items, options, after)
         items = against_uncommitted(items, targets, session.view)

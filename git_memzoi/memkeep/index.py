@@ -52,6 +52,13 @@ def drift(entries: Sequence[Entry], text: str) -> str:
     return "; ".join(parts) or "header or order"
 
 
+def lines_out_of_step(entries: Sequence[Entry], text: str, ids: set[str]) -> bool:
+    """Whether INDEX.md's ``text`` lacks the line :func:`render` writes for an entry of ``ids`` (its status or
+    claim changed since the index was written, or it is not listed); the other entries' lines are not looked at."""
+    have = _rows(text.replace("\r\n", "\n"))
+    return any(_line(e) not in have for e in entries if e.id in ids)
+
+
 def _id(row: str) -> str:
     return row.split(" | ", 1)[0]
 

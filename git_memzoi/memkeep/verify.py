@@ -48,7 +48,7 @@ class VerifyResult:
     head: str | None
     dry_run: bool
     items: tuple[VerifyItem, ...]
-    index_updated: bool = False  # INDEX.md regenerated because a status changed
+    index_updated: bool = False  # INDEX.md regenerated: a verified entry's status or claim changed
     unreadable: int = 0  # entry files that cannot be read: not considered (said in the text, as status counts them)
 
     @property

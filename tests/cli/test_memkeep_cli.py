@@ -646,7 +646,7 @@ def test_verify_keeps_index_in_step_with_the_status_it_writes(base: Repo, status
     index = base.root / STORE / "INDEX.md"
     assert f"| {status} |" in index.read_text()
     result = in_repo(base, "verify", "subject")
-    assert result.stdout.splitlines()[-1] == "INDEX.md regenerated: a status changed"
+    assert result.stdout.splitlines()[-1] == "INDEX.md regenerated: a verified entry's status or claim changed"
     assert f"subject | fact | {after} | The file src/a.py exists." in index.read_text()
     assert in_repo(base, "lint").exit_code == 0
 
@@ -874,6 +874,22 @@ def test_a_heal_that_changes_no_status_leaves_index_alone(base: Repo) -> None:
     result = in_repo(base, "verify", "subject", "--json")
     assert (result.exit_code, as_json(result)["index_updated"]) == (0, False)
     assert index.read_bytes() == before
+
+
+def test_a_heal_after_the_claim_was_edited_rewrites_its_index_line(base: Repo) -> None:
+    """The claim is INDEX.md's fourth cell: healed after an edit of the claim, the old line was left for
+    commit (only lint noticed); an unrelated entry added meanwhile is not verify's to index, but comes along."""
+    path = base.root / STORE / "entries" / "subject.md"
+    base.write(f"{STORE}/entries/subject.md", _verify_entry(base.first, "'true'"))
+    assert in_repo(base, "index").exit_code == 0
+    index = base.root / STORE / "INDEX.md"
+    old_line = next(line for line in index.read_text().splitlines() if line.startswith("subject | "))
+    base.write(f"{STORE}/entries/subject.md", path.read_text().replace(old_line.split(" | ")[3], "A reworded claim."))
+    result = in_repo(base, "verify", "subject", "--json")
+    assert (result.exit_code, as_json(result)["index_updated"]) == (0, True)
+    rows = [line for line in index.read_text().splitlines() if line.startswith("subject | ")]
+    assert rows == [" | ".join([*old_line.split(" | ")[:3], "A reworded claim."])]
+    assert as_json(in_repo(base, "lint", "--json"))["violations"] == []
 
 
 def test_verify_errors(base: Repo) -> None:
