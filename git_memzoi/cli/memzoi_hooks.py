@@ -68,17 +68,22 @@ def install_command(ctx: click.Context, as_json: bool) -> None:
 
 
 @hooks_group.command("uninstall")
+@click.option(
+    "--keep-merge-driver",
+    is_flag=True,
+    help="Leave the merge driver registered (another hook manager runs the hooks; memory still merges).",
+)
 @json_option
 @click.pass_context
-def uninstall_command(ctx: click.Context, as_json: bool) -> None:
-    """Remove the hook shims and restore any hook they chained.
+def uninstall_command(ctx: click.Context, keep_merge_driver: bool, as_json: bool) -> None:
+    """Remove the hook shims and restore any hook they chained; also the merge driver, unless kept.
 
-    Example: git memzoi hooks uninstall
+    Example: git memzoi hooks uninstall --keep-merge-driver   (pre-commit, husky or lefthook runs memzoi)
     """
     from git_memzoi.cli.workspace import start_dir
     from git_memzoi.integrations import git_hooks
 
-    _render(git_hooks.uninstall(start_dir(ctx)), as_json)
+    _render(git_hooks.uninstall(start_dir(ctx), keep_merge_driver=keep_merge_driver), as_json)
 
 
 @hooks_group.command("status")

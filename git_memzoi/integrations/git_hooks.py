@@ -43,14 +43,14 @@ MANIFEST_HINT = (
     "the pre-commit framework is in use: add the memzoi-guard, memkeep-lint and memkeep-status hooks to "
     ".pre-commit-config.yaml (docs/integrations.md, pre-commit framework) instead of the shims"
 )
-UNINSTALL_HINT = ", then run `git memzoi hooks uninstall`"
+UNINSTALL_HINT = ", then run `git memzoi hooks uninstall --keep-merge-driver`"
 FRAMEWORK_INSTALL_HINT = (
     "the pre-commit framework's config runs git memzoi, but its hook scripts are not installed: run `pre-commit "
     "install --hook-type pre-commit --hook-type post-merge --hook-type post-checkout`"
 )
 FRAMEWORK_DONE_HINT = (
-    "the pre-commit framework runs git memzoi for every hook: run `git memzoi hooks uninstall` (a shim runs the "
-    "guard a second time)"
+    "the pre-commit framework runs git memzoi for every hook: run `git memzoi hooks uninstall --keep-merge-driver` "
+    "(a shim runs the guard a second time)"
 )
 KEPT_SUFFIX = ".before-memzoi"
 # the slots other managers move a hook they replace to: pre-commit's migration mode, lefthook install
@@ -305,7 +305,10 @@ def _manager_hint(dirs: HooksDirs, hooks: tuple[HookState, ...], name: str) -> s
     if todo:
         return hook_managers.hint(name, dirs.effective, dirs.root, todo) + (UNINSTALL_HINT if shims else "")
     if shims:
-        return f"{name} runs git memzoi for every hook: run `git memzoi hooks uninstall` (the shims are not needed)"
+        return (
+            f"{name} runs git memzoi for every hook: run `git memzoi hooks uninstall --keep-merge-driver` (the shims "
+            "are not needed)"
+        )
     return ""
 
 
@@ -451,15 +454,18 @@ def _install_one(directory: Path, hook: str) -> str:
     return action
 
 
-def uninstall(start: Path) -> HooksReport:
+def uninstall(start: Path, *, keep_merge_driver: bool = False) -> HooksReport:
     """Remove our shims from the effective (and the bypassed default) dir and restore the hooks they kept; remove
-    the merge driver from the repository's config (``.gitattributes`` stays as committed)."""
+    the merge driver from the repository's config (``.gitattributes`` stays as committed) unless
+    ``keep_merge_driver``: what the hints say when another manager runs the hooks, which registers no driver
+    (removing it there made ``hooks status`` ask for ``hooks install`` again, a fresh user's walk found)."""
     dirs = hooks_dirs(start)
     actions: list[str] = []
     for directory in dict.fromkeys((dirs.effective, dirs.default)):
         for hook in HOOK_TYPES:
             actions.extend(_uninstall_one(directory, hook))
-    return _with_merge(_report(dirs, tuple(actions)), merge_config.uninstall(start).actions)
+    merge = () if keep_merge_driver else merge_config.uninstall(start).actions
+    return _with_merge(_report(dirs, tuple(actions)), merge)
 
 
 def _uninstall_one(directory: Path, hook: str) -> list[str]:

@@ -142,7 +142,7 @@ def test_status_names_the_owner_and_recommends_the_manifest(project: Repo) -> No
         ("post-merge", "installed", "memzoi", str(hooks / "post-merge")),
         ("post-checkout", "installed", "memzoi", str(hooks / "post-checkout")),
     ]
-    hint = git_hooks.MANIFEST_HINT + ", then run `git memzoi hooks uninstall`"
+    hint = git_hooks.MANIFEST_HINT + ", then run `git memzoi hooks uninstall --keep-merge-driver`"
     assert report.recommendation == hint and report.as_json()["recommendation"] == hint
     proc = run(project.root, "git", "memzoi", "hooks", "status")
     assert proc.returncode == 0

@@ -285,7 +285,7 @@ def test_husky_regenerating_its_folder_is_told_apart(husky: Husky) -> None:
         "husky is in use and rewrites .husky/_ on `npm install` and `npx husky`, which drops the shims: add "
         '`git memzoi hook run pre-commit` to .husky/pre-commit, `git memzoi hook run post-merge -- "$@"` to '
         '.husky/post-merge, `git memzoi hook run post-checkout -- "$@"` to .husky/post-checkout '
-        "(docs/integrations.md, husky), then run `git memzoi hooks uninstall`"
+        "(docs/integrations.md, husky), then run `git memzoi hooks uninstall --keep-merge-driver`"
     )
     assert report.exit_code == 1
     proc = run(project.root, "git", "memzoi", "hooks", "status")
@@ -323,7 +323,7 @@ def test_husky_script_running_memzoi_is_the_durable_install(husky: Husky) -> Non
     assert proc.returncode == 0 and output(proc).count(GUARD_RAN) == 1, output(proc)
     assert report.recommendation.endswith(
         '`git memzoi hook run post-checkout -- "$@"` to .husky/post-checkout (docs/integrations.md, husky), '
-        "then run `git memzoi hooks uninstall`"
+        "then run `git memzoi hooks uninstall --keep-merge-driver`"
     )
     assert "to .husky/pre-commit" not in report.recommendation
 
@@ -336,7 +336,7 @@ def test_husky_durable_everywhere_with_shims_left_recommends_uninstall(husky: Hu
         script.write_text((script.read_text() if script.exists() else "") + line + "\n")
     report = git_hooks.status(project.root)
     assert report.recommendation == (
-        "husky runs git memzoi for every hook: run `git memzoi hooks uninstall` (the shims are not needed)"
+        "husky runs git memzoi for every hook: run `git memzoi hooks uninstall --keep-merge-driver` (the shims are not needed)"
     )
     git_hooks.uninstall(project.root)
     report = git_hooks.status(project.root)
@@ -497,7 +497,7 @@ def test_lefthook_config_running_memzoi_is_the_durable_install(project: Repo) ->
     assert report.recommendation == (
         "lefthook is in use and `lefthook install` replaces the shims: add to lefthook.yml the commands "
         "`git memzoi hook run post-merge -- {0}` under post-merge (docs/integrations.md, lefthook), then run "
-        "`git memzoi hooks uninstall`"
+        "`git memzoi hooks uninstall --keep-merge-driver`"
     )
 
 

@@ -323,6 +323,23 @@ def test_hooks_install_registers_the_driver_once(repo: Repo) -> None:
     assert repo.git("config", "user.signingkey") == "kept"
 
 
+def test_uninstall_keeping_the_merge_driver_removes_the_shims_alone(repo: Repo) -> None:
+    """What the hints say when pre-commit, husky or lefthook runs memzoi: plain uninstall also removed the
+    driver, and `hooks status` then asked for `hooks install` again."""
+    from git_memzoi.integrations import git_hooks
+
+    repo.commit("empty")
+    ok_json(repo, "hooks", "install")
+    gone = ok_json(repo, "hooks", "uninstall", "--keep-merge-driver")
+    assert not any("merge driver" in action for action in gone["actions"])
+    assert not (repo.root / ".git" / "hooks" / "pre-commit").exists()
+    assert repo.git("config", "merge.memzoi.driver") == merge_config.driver_command()
+    # no shims and no manager: install is due, and nothing is said of the driver (it is registered)
+    assert git_hooks.status(repo.root).recommendation == (
+        "run `git memzoi hooks install` to install the shims where git runs hooks"
+    )
+
+
 def test_integrate_install_registers_the_driver_too(repo: Repo) -> None:
     repo.commit("empty")
     data = ok_json(repo, "integrate", "install", "--profile", "claude-code")
