@@ -489,19 +489,11 @@ class _Server:
         return self.run(self.status_json)
 
     def status_json(self) -> Mapping[str, Any]:
-        """``git memkeep status --json`` of the repository's store (``MEMKEEP_STORE`` when set): the
-        ``memory_status`` tool and the ``memzoi://status`` resource. Raises what the status raises; a missing
-        store's ``store_not_found`` names the server's ``MEMKEEP_STORE``, not the CLI's ``--store`` flags."""
-        from git_memzoi.core import clock as clocks
-        from git_memzoi.memkeep import api
+        """The ``memory_status`` tool's and the ``memzoi://status`` resource's object
+        (:func:`git_memzoi.mcp.status.status_json`)."""
+        from git_memzoi.mcp.status import status_json
 
-        store = os.environ.get("MEMKEEP_STORE") or None
-        options = api.Options(start=self.root, store=store, clock=clocks.from_environment(os.environ, instant=False))
-        try:
-            return api.schema.status_json(api.status(options))
-        except api.StoreNotFound as exc:
-            hint = "or start the server with MEMKEEP_STORE=<store folder>"
-            raise api.StoreNotFound(exc.message.replace(api.STORE_CLI_HINT, hint)) from None
+        return status_json(self.root)
 
     def review_inbox(self, status: str = "open") -> CallToolResult:
         """What waits for review: inbox proposals and the packets of session end, capture and import, oldest first,

@@ -16,7 +16,7 @@ from git_memzoi.cli.memkeep import cli as memkeep_cli
 from git_memzoi.cli.memzoi import cli
 from git_memzoi.mcp import TOOL_NAMES
 from git_memzoi.mcp.hints import TOOL_HINTS
-from tests.mcp.test_mcp_server import call, cli_json, drive, record
+from tests.mcp.test_mcp_server import NOW, call, cli_json, drive, record
 from tests.support.repos import Repo, entry_text
 
 BODY = "Run migrations with the migrate script.\n\n## Why\n\nBy hand they drift.\n\n## How\n\nmake migrate\n"
@@ -125,13 +125,34 @@ def test_read_resources(served: Repo) -> None:
     assert out["nested"] == cli_json(served, "show", "team/nested", "--store", "records")
     assert out["prefix"][1]["id"] == "r1"
     assert out["entry"] == ("application/json", cli_json(served, "show", "billing-rule", "--store", "entries"))
-    assert out["status"][1] == cli_json(served, "status", tool=memkeep_cli)
+    assert out["status"][1] == {**cli_json(served, "status", tool=memkeep_cli), "other_stores": []}
     assert out["review"][1] == cli_json(served, "review")  # without ok, as every MCP result
     assert out["session"][1]["text"].startswith("# Memzoi session context\nMemory: 3 record(s), 1 entry;")
     assert out["missing"] == (-32602, {"code": "target_not_found", "uri": "memzoi://record/nope"})
     assert out["wrong_store"] == (-32602, {"code": "target_not_found", "uri": "memzoi://entry/m1"})
     assert out["unknown"] == (-32602, {"code": "unknown_resource", "uri": "memzoi://bogus"})
     assert out["traversal"][0] == -32602  # the SDK's own check: `..` never reaches a file
+
+
+def test_memory_status_carries_each_subfolder_stores_status(served: Repo) -> None:
+    """A store in ``svc/`` (what ``git memkeep`` started there reads): its suspects reach the agent too; they
+    were in no MCP answer (a fresh user's walk)."""
+    base = served.git("rev-parse", "HEAD")
+    served.commit("svc store", **{"svc/app.py": "x = 1\n"})
+    served.commit(
+        "svc entry", **{"svc/agent-memory/entries/svc-port.md": entry_text("svc-port", anchor=base, scope=["svc/**"])}
+    )
+
+    async def body(session: ClientSession) -> tuple[bool, dict[str, Any]]:
+        return call(await session.call_tool("memory_status", {}))
+
+    is_error, payload = drive(served.root, body)
+    svc = CliRunner().invoke(memkeep_cli, ["-C", str(served.root / "svc"), "status", "--json"], env={"MEMZOI_NOW": NOW})
+    nested = json.loads(svc.stdout)
+    assert not is_error and nested["store"] == "svc/agent-memory"
+    assert payload["other_stores"] == [nested]
+    assert [(v["id"], v["reason"]) for v in nested["verdicts"]] == [("svc-port", "scope_hit")]
+    assert {k: v for k, v in payload.items() if k != "other_stores"} == cli_json(served, "status", tool=memkeep_cli)
 
 
 def test_status_without_a_memkeep_store_names_the_servers_setting_not_cli_flags(repo: Repo) -> None:

@@ -162,7 +162,7 @@ def test_every_tool_over_stdio(served: Repo) -> None:
     assert planned["data_class"] == "repo_safe" and len(planned["candidates"]) == 1
     assert out["capture"] == (False, planned)
     status = cli_json(served, "status", tool=memkeep_cli)
-    assert out["status"] == (False, status)
+    assert out["status"] == (False, {**status, "other_stores": []})  # no store in a subfolder
     assert out["status"][1]["summary"]["entries"] == 1
 
     assert out["apply"][0] and out["apply"][1]["error"]["code"] == "mutation_refused"  # nothing applied
