@@ -412,12 +412,12 @@ def test_a_prefix_given_to_a_command_that_changes_a_record_names_the_ids_it_may_
     record_id = next((project.root / ".memzoi" / "records").glob("sign*.md")).stem
     hint = f"did you mean {record_id}? (give the whole id)"
     expected = {
-        "tombstone-prefix": f"target: target record 'sign' does not exist; {hint}",
-        "supersede-prefix": f"target: target record 'sign' does not exist; {hint}",
+        "tombstone-prefix": f"tombstone: target record 'sign' does not exist; {hint}",
+        "supersede-prefix": f"supersede: target record 'sign' does not exist; {hint}",
         "verify-prefix": f"no record 'sign' in .memzoi/records/; {hint}",
-        "unrelated": "target: target record 'zzz' does not exist",
+        "unrelated": "tombstone: target record 'zzz' does not exist",
         # cut after a '-': no id at all (bad_id), yet plainly a copied prefix
-        "tombstone-dash": f"target: target record 'sign-' does not exist; {hint}",
+        "tombstone-dash": f"tombstone: target record 'sign-' does not exist; {hint}",
         "verify-dash": "record id 'sign-': segment 'sign-' must be lowercase ASCII letters, digits and '-', "
         f"starting and ending alphanumeric; {hint}",
     }

@@ -510,7 +510,7 @@ def supersede(
         raise InputError("a repo record cannot be private; keep private memory local", "private_visibility")
     layout = ws.layout
     with guarded(layout):
-        target = _direct_target(layout, target_id, scope_kind)
+        target = _direct_target(layout, target_id, scope_kind, "supersede")
         sealed = seal(layout.root, watch or Request(), target.applies_to, ws.clock.today(), inherit=target.memkeep)
         now = format_timestamp(ws.clock.now())
         identity = ("supersede", target.id, title.strip(), body, now, record_type or target.type, actor)
@@ -563,7 +563,7 @@ def tombstone(ws: Workspace, target_id: str, *, reason: str, actor: str) -> Tomb
         raise InputError("--reason must not be empty", "missing_reason")
     layout = ws.layout
     with guarded(layout):
-        target = _direct_target(layout, target_id, None)
+        target = _direct_target(layout, target_id, None, "tombstone")
         written = run_steps(layout, "tombstone", [status_step(layout, target.id, "tombstoned")])
         events.append(
             layout, "record_tombstoned", actor, ws.clock.now(), {"reason": reason.strip()}, record_id=target.id
@@ -571,15 +571,16 @@ def tombstone(ws: Workspace, target_id: str, *, reason: str, actor: str) -> Tomb
     return TombstoneResult(target.id, written)
 
 
-def _direct_target(layout: Layout, target_id: str, scope_kind: str | None) -> Record:
-    target = check_target(layout, target_id, scope_kind=None, scope_id=None, not_after=None, where="target")
+def _direct_target(layout: Layout, target_id: str, scope_kind: str | None, command: str) -> Record:
+    """The record ``command`` (``supersede``, ``tombstone``) changes; its refusals begin with the command's name."""
+    target = check_target(layout, target_id, scope_kind=None, scope_id=None, not_after=None, where=command)
     if target.visibility == "private":
         raise TargetError(
-            f"target: record {target_id!r} is private; private memory is not changed here", "target_private"
+            f"{command}: record {target_id!r} is private; private memory is not changed here", "target_private"
         )
     if scope_kind is not None and scope_kind != target.scope:
         raise TargetError(
-            f"target: record {target_id!r} has scope {target.scope}, not {scope_kind}; a replacement "
+            f"{command}: record {target_id!r} has scope {target.scope}, not {scope_kind}; a replacement "
             "keeps its target's scope",
             "target_cross_scope",
         )
