@@ -100,6 +100,7 @@ def _outcome(verb: str, outcome: review.Outcome, as_json: bool) -> None:
     help="A repo-relative path or folder/** the memory is about (repeatable): what precheck --path, "
     "search --path and context --path match.",
 )
+@click.option("--tag", "tags", multiple=True, metavar="TAG", help="A tag search matches (repeatable), e.g. billing.")
 @watch_options
 @validity_options
 @relation_option
@@ -120,6 +121,7 @@ def propose(
     source_kind: str | None,
     source_ref: str | None,
     applies_to: tuple[str, ...],
+    tags: tuple[str, ...],
     scope_globs: tuple[str, ...],
     anchor: str | None,
     ttl_days: int | None,
@@ -170,6 +172,7 @@ def propose(
         valid_from=valid_from,
         valid_to=valid_to,
         relations=relations_of(relation_args) or (),
+        tags=tags,
     )
     watch = watch_request(scope_globs, anchor, ttl_days, check_cmd, check_safe)
     override = "manual" if manual else "auto" if auto_approve else None

@@ -252,6 +252,7 @@ class _Server:
         the record turns suspect when a file in scope_globs (default: applies_to) changes after anchor (HEAD).
         valid_from, valid_to: its business validity [from, to), ISO 8601 with a zone or a date (00:00Z).
         relations: "role=target" items (propose --relation), e.g. "depends_on=<record-id>", "owns=src/auth/**".
+        tags: words search matches (propose --tag), e.g. "billing"; confidence and scope_id are not recorded.
         """
         from git_memzoi.memzoi import envelope, inbox, record_relations
 
@@ -272,6 +273,7 @@ class _Server:
                 valid_from=valid_from,
                 valid_to=valid_to,
                 relations=record_relations.from_options(relations or ()) or (),
+                tags=tags or (),
             )
             watch = envelope.make_request(
                 scope=scope_globs, anchor=anchor, ttl_days=ttl_days, check=check, check_safe=check_safe
@@ -300,9 +302,7 @@ class _Server:
                 ]
             )
             ignored = [
-                name
-                for name, value in (("scope_id", scope_id), ("tags", tags), ("confidence", confidence))
-                if value is not None
+                name for name, value in (("scope_id", scope_id), ("confidence", confidence)) if value is not None
             ]
             warnings = [*result.warnings, *(f"{name} is accepted but not recorded by this version" for name in ignored)]
             payload = {

@@ -28,6 +28,7 @@ ID_PATTERN = lazy(r"^prop_[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}
 MAX_TITLE, MAX_BODY, MAX_SHORT, MAX_REF = 300, 200 * 1024, 200, 2048
 _CONTROL = lazy(r"[\x00-\x08\x0b-\x1f\x7f]")
 _SOURCE_KIND = lazy(r"^[a-z][a-z0-9_-]{0,63}$")
+_TAG = lazy(r"[\w][\w.:/-]{0,63}")
 CONTENT_CLASS = {
     "repo-safe": "general_repo_knowledge",
     "local-only": "local_only_state",
@@ -54,6 +55,7 @@ class Draft:
     applies_to: tuple[str, ...] = ()
     validity: tuple[tuple[str, str], ...] = ()  # (valid_from|valid_to, bound) pairs (records/validity.py)
     relations: tuple[Relation, ...] = ()  # records/relations.py
+    tags: tuple[str, ...] = ()  # the record's tags, matched by search (index/schema.py's records_meta)
 
     @property
     def repo_safe(self) -> bool:
@@ -64,7 +66,7 @@ class Draft:
     def identity(self) -> bytes:
         """The canonical bytes the id's hash bits come from (sorted-key compact JSON, domain-tagged)."""
         data = asdict(self)
-        for key in ("applies_to", "relations", "validity"):  # absent when empty: drafts without them keep their ids
+        for key in ("applies_to", "relations", "validity", "tags"):  # absent when empty: drafts keep their ids
             if not data[key]:
                 del data[key]
         text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -87,6 +89,7 @@ def make_draft(
     valid_from: str | None = None,
     valid_to: str | None = None,
     relations: Sequence[Relation] = (),
+    tags: Sequence[str] = (),
 ) -> Draft:
     """Validate ``propose`` input, or raise InputError with a stable code (``invalid_type``, ``empty_title`` ...).
 
@@ -96,6 +99,7 @@ def make_draft(
     ``valid_from`` / ``valid_to`` (``--valid-from`` / ``--valid-to``) are checked first (``invalid_validity``,
     :func:`git_memzoi.memzoi.records.validity.options`).
     ``relations`` (validated by :func:`~git_memzoi.memzoi.records.relations.from_options`) are kept in order.
+    ``tags``: each one word of at most 64 letters, digits and ``-_.:/`` (``invalid_tag``), deduplicated in order.
     """
     from git_memzoi.memzoi.records.validity import options
 
@@ -116,7 +120,15 @@ def make_draft(
         applies_to=tuple(sorted({_applies_to(item) for item in applies_to})),
         validity=bounds,
         relations=tuple(relations),
+        tags=tuple(dict.fromkeys(_tag(item) for item in tags)),
     )
+
+
+def _tag(value: str) -> str:
+    clean = value.strip()
+    if not _TAG.fullmatch(clean):
+        raise InputError(f"tag {clean[:64]!r} must be one word of at most 64 letters, digits and -_.:/", "invalid_tag")
+    return clean
 
 
 def _choice(name: str, value: str, allowed: tuple[str, ...]) -> str:
@@ -228,4 +240,5 @@ def build_packet(draft: Draft, prop_id: str, now: dt.datetime, *, memkeep: Mappi
         memkeep=memkeep,
         validity=dict(draft.validity) or None,
         relations=items(draft.relations),
+        tags=draft.tags,
     )

@@ -322,6 +322,7 @@ def propose(
             "body": draft.body,
             "source_ref": draft.source_ref,
             "--applies-to": list(draft.applies_to) or None,
+            "--tag": list(draft.tags) or None,
         },
         "the proposal",
     )
