@@ -88,6 +88,7 @@ def _outcome(verb: str, outcome: review.Outcome, as_json: bool) -> None:
 @click.command()
 @click.option("--type", "memory_type", default=None, help="Memory type (default: fact).")
 @click.option("--scope-kind", default=None, help="personal, repo, project, team, org, agent, imported_untrusted.")
+@click.option("--scope-id", default=None, help="Which one of --scope-kind, e.g. a team's name (search --scope-id).")
 @click.option("--visibility", default=None, help="public, private, repo, team, org (default: repo).")
 @click.option("--sensitivity", default=None, help="repo-safe, local-only, ... (omitted: unknown).")
 @click.option("--source-kind", default=None, help="Evidence kind: path, url, issue, ...")
@@ -116,6 +117,7 @@ def propose(
     ctx: click.Context,
     memory_type: str | None,
     scope_kind: str | None,
+    scope_id: str | None,
     visibility: str | None,
     sensitivity: str | None,
     source_kind: str | None,
@@ -173,6 +175,7 @@ def propose(
         valid_to=valid_to,
         relations=relations_of(relation_args) or (),
         tags=tags,
+        scope_id=scope_id,
     )
     watch = watch_request(scope_globs, anchor, ttl_days, check_cmd, check_safe)
     override = "manual" if manual else "auto" if auto_approve else None

@@ -252,7 +252,8 @@ class _Server:
         the record turns suspect when a file in scope_globs (default: applies_to) changes after anchor (HEAD).
         valid_from, valid_to: its business validity [from, to), ISO 8601 with a zone or a date (00:00Z).
         relations: "role=target" items (propose --relation), e.g. "depends_on=<record-id>", "owns=src/auth/**".
-        tags: words search matches (propose --tag), e.g. "billing"; confidence and scope_id are not recorded.
+        tags: words search matches (propose --tag), e.g. "billing"; scope_id: which one of scope_kind
+        (propose --scope-id); confidence is not recorded (a record's is 1.0 once a human applies it).
         """
         from git_memzoi.memzoi import envelope, inbox, record_relations
 
@@ -274,6 +275,7 @@ class _Server:
                 valid_to=valid_to,
                 relations=record_relations.from_options(relations or ()) or (),
                 tags=tags or (),
+                scope_id=scope_id,
             )
             watch = envelope.make_request(
                 scope=scope_globs, anchor=anchor, ttl_days=ttl_days, check=check, check_safe=check_safe
@@ -301,9 +303,7 @@ class _Server:
                     }
                 ]
             )
-            ignored = [
-                name for name, value in (("scope_id", scope_id), ("confidence", confidence)) if value is not None
-            ]
+            ignored = ["confidence"] if confidence is not None else []  # a record's is 1.0 once a human applies it
             warnings = [*result.warnings, *(f"{name} is accepted but not recorded by this version" for name in ignored)]
             payload = {
                 "type": draft.type,

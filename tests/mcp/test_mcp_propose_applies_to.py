@@ -39,21 +39,24 @@ def test_propose_memory_applies_to(repo: Repo) -> None:
 
 
 def test_propose_memory_records_its_tags(repo: Repo) -> None:
-    """``tags`` reach the packet (they were accepted and dropped, "not recorded by this version")."""
+    """``tags`` and ``scope_id`` reach the packet (both were accepted and dropped, "not recorded by this version")."""
     assert CliRunner().invoke(cli, ["-C", str(repo.root), "init"]).exit_code == 0
     repo.commit("init")
     args = {"title": "Ledger rows", "body": "Appended, never updated.", "sensitivity": "repo-safe"}
 
     async def body(session: ClientSession) -> dict[str, Any]:
-        good = call(await session.call_tool("propose_memory", {**args, "tags": ["billing", "ledger"]}))
+        good = call(
+            await session.call_tool("propose_memory", {**args, "tags": ["billing", "ledger"], "scope_id": "payments"})
+        )
         bad = call(await session.call_tool("propose_memory", {**args, "tags": ["two words"]}))
         return {"good": good, "bad": bad}
 
     out = drive(repo.root, body)
     is_error, result = out["good"]
-    assert not is_error and not any("tags" in w for w in result["warnings"])
+    assert not is_error and not any("not recorded" in w for w in result["warnings"])
     path = next((repo.root / ".memzoi/proposals").rglob(f"{result['proposal_id']}.md"))
-    assert packets.parse(result["proposal_id"], path.name, path.read_bytes()).tags == ("billing", "ledger")
+    packet = packets.parse(result["proposal_id"], path.name, path.read_bytes())
+    assert (packet.tags, packet.scope_id) == (("billing", "ledger"), "payments")
     assert out["bad"] == (
         True,
         {

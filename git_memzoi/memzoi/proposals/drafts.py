@@ -56,6 +56,7 @@ class Draft:
     validity: tuple[tuple[str, str], ...] = ()  # (valid_from|valid_to, bound) pairs (records/validity.py)
     relations: tuple[Relation, ...] = ()  # records/relations.py
     tags: tuple[str, ...] = ()  # the record's tags, matched by search (index/schema.py's records_meta)
+    scope_id: str | None = None  # which project, team ... of scope_kind (search --scope-id filters by it)
 
     @property
     def repo_safe(self) -> bool:
@@ -66,7 +67,7 @@ class Draft:
     def identity(self) -> bytes:
         """The canonical bytes the id's hash bits come from (sorted-key compact JSON, domain-tagged)."""
         data = asdict(self)
-        for key in ("applies_to", "relations", "validity", "tags"):  # absent when empty: drafts keep their ids
+        for key in ("applies_to", "relations", "validity", "tags", "scope_id"):  # absent when empty: ids kept
             if not data[key]:
                 del data[key]
         text = json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
@@ -90,6 +91,7 @@ def make_draft(
     valid_to: str | None = None,
     relations: Sequence[Relation] = (),
     tags: Sequence[str] = (),
+    scope_id: str | None = None,
 ) -> Draft:
     """Validate ``propose`` input, or raise InputError with a stable code (``invalid_type``, ``empty_title`` ...).
 
@@ -100,6 +102,7 @@ def make_draft(
     :func:`git_memzoi.memzoi.records.validity.options`).
     ``relations`` (validated by :func:`~git_memzoi.memzoi.records.relations.from_options`) are kept in order.
     ``tags``: each one word of at most 64 letters, digits and ``-_.:/`` (``invalid_tag``), deduplicated in order.
+    ``scope_id``: one line of at most 200 characters (``empty_scope_id``, ``invalid_scope_id``).
     """
     from git_memzoi.memzoi.records.validity import options
 
@@ -121,6 +124,7 @@ def make_draft(
         validity=bounds,
         relations=tuple(relations),
         tags=tuple(dict.fromkeys(_tag(item) for item in tags)),
+        scope_id=None if scope_id is None else _line("scope_id", scope_id, MAX_SHORT),
     )
 
 
@@ -241,4 +245,5 @@ def build_packet(draft: Draft, prop_id: str, now: dt.datetime, *, memkeep: Mappi
         validity=dict(draft.validity) or None,
         relations=items(draft.relations),
         tags=draft.tags,
+        scope_id=draft.scope_id,
     )

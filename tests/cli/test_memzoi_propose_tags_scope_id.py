@@ -1,6 +1,6 @@
-"""``git memzoi propose --tag`` (and MCP ``propose_memory``'s ``tags``): the tags reach the packet and the record,
-``search`` matches them, and a bad or secret-bearing tag exits 2 with nothing written (it was accepted over MCP
-and dropped with a warning)."""
+"""``git memzoi propose --tag`` and ``--scope-id`` (MCP ``propose_memory``'s ``tags`` and ``scope_id``): they reach
+the packet and the record, ``search`` matches the tags and filters by the scope id, and a bad or secret-bearing
+value exits 2 with nothing written (over MCP both were accepted and dropped with a warning)."""
 
 from __future__ import annotations
 
@@ -43,4 +43,20 @@ def test_a_bad_or_secret_tag_exits_2_and_writes_nothing(repo: Repo, tmp_path: Pa
     assert secret.exit_code == 2 and error["code"] == "prohibited_content_detected"
     assert error["message"].startswith("the proposal: --tag item 1 holds a credential (AWS Access Key; not printed)")
     assert key not in secret.stdout + secret.stderr
+    assert _files(repo) == before
+
+
+def test_a_scope_id_reaches_the_record_and_search_filters_by_it(repo: Repo) -> None:
+    assert run(repo, "init").exit_code == 0
+    base = ("propose", "--body", "Rotates weekly.", "--scope-kind", "team", "--sensitivity", "repo-safe", "--apply")
+    ids = {}
+    for team in ("payments", "search"):
+        done = run(repo, *base, "--title", f"Pager rota of {team}", "--scope-id", team, "--json")
+        assert done.exit_code == 0, done.stderr
+        ids[team] = json.loads(done.stdout)["applied"]["record_id"]
+    found = json.loads(run(repo, "search", "pager rota", "--scope-id", "payments", "--json").stdout)["results"]
+    assert [(r["record"]["id"], r["record"]["scope_id"]) for r in found] == [(ids["payments"], "payments")]
+    before = _files(repo)
+    empty = run(repo, *base, "--title", "T", "--scope-id", " ", "--json")
+    assert (empty.exit_code, json.loads(empty.stdout)["error"]["code"]) == (2, "empty_scope_id")
     assert _files(repo) == before
