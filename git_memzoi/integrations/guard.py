@@ -310,13 +310,19 @@ def stores_below(view: Pygit2RepoView, primary: Store | None) -> list[Store]:
     return nested_stores(view.root, view.tracked_paths(), primary)[0]
 
 
-def _any_store_below(root: Path) -> bool:
+def stores_below_root(root: Path, primary: Store | None = None) -> list[Store]:
+    """:func:`stores_below` of the repository at ``root``; none when git's index cannot be read (what only adds
+    to a report, a hint or ``.gitattributes`` lines: the rest of it still stands)."""
     from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
 
     try:
-        return bool(stores_below(Pygit2RepoView(root), None))
-    except MemzoiError:
-        return False
+        return stores_below(Pygit2RepoView(root), primary)
+    except (MemzoiError, OSError):
+        return []
+
+
+def _any_store_below(root: Path) -> bool:
+    return bool(stores_below_root(root))
 
 
 def nested_stores(

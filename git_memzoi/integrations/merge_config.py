@@ -55,32 +55,20 @@ def attribute_lines(root: Path) -> tuple[str, ...]:
     ``.memkeep.yml`` names, else ``agent-memory``), the INDEX.md of each store in a subfolder holding a tracked
     entry (:func:`~git_memzoi.integrations.guard.stores_below`: two branches adding entries there must not
     conflict either), ``.memzoi/index.md`` and the records."""
+    from git_memzoi.integrations.guard import stores_below_root
     from git_memzoi.memkeep import api
 
     try:
         store = api.read_store_config(root, root).store_dir or DEFAULT_STORE
     except Exception:  # an unreadable .memkeep.yml: lint reports it; the default store is still marked
         store = DEFAULT_STORE
-    below = [f"/{rel}/INDEX.md merge={DRIVER}" for rel in _stores_below(root) if rel != store]
+    below = [f"/{s.rel}/INDEX.md merge={DRIVER}" for s in stores_below_root(root) if s.rel not in (".", store)]
     return (
         f"/{store}/INDEX.md merge={DRIVER}",
         *below,
         f"/.memzoi/index.md merge={DRIVER}",
         f"/.memzoi/records/** merge={DRIVER}",
     )
-
-
-def _stores_below(root: Path) -> list[str]:
-    """The repository-relative folders of the stores below the root holding a tracked entry (none when they
-    cannot be listed: the root's lines are still written)."""
-    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
-    from git_memzoi.errors import MemzoiError
-    from git_memzoi.integrations.guard import stores_below
-
-    try:
-        return [s.rel for s in stores_below(Pygit2RepoView(root), None) if s.rel != "."]
-    except (MemzoiError, OSError):
-        return []
 
 
 def install(start: Path) -> MergeSetup:

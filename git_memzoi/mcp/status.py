@@ -9,8 +9,6 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from git_memzoi.errors import MemzoiError
-
 
 def status_json(root: Path) -> Mapping[str, Any]:
     """``git memkeep status --json`` of the store at ``root`` (``MEMKEEP_STORE`` when set), plus
@@ -23,6 +21,7 @@ def status_json(root: Path) -> Mapping[str, Any]:
             ``--store`` flags. What ``git memkeep status`` raises otherwise.
     """
     from git_memzoi.core import clock as clocks
+    from git_memzoi.integrations.guard import stores_below_root
     from git_memzoi.memkeep import api
 
     store = os.environ.get("MEMKEEP_STORE") or None
@@ -34,17 +33,6 @@ def status_json(root: Path) -> Mapping[str, Any]:
         raise api.StoreNotFound(exc.message.replace(api.STORE_CLI_HINT, hint)) from None
     others = [
         api.schema.status_json(api.status(api.Options(start=root, store=str(s.path), clock=clock)))
-        for s in _stores_below(root, result.store)
+        for s in stores_below_root(root, result.store)
     ]
     return {**api.schema.status_json(result), "other_stores": others}
-
-
-def _stores_below(root: Path, primary: Any) -> list[Any]:
-    """The stores other than ``primary`` holding a tracked entry; none when git's index cannot be read."""
-    from git_memzoi.core.gitview_pygit2 import Pygit2RepoView
-    from git_memzoi.integrations.guard import stores_below
-
-    try:
-        return stores_below(Pygit2RepoView(root), primary)
-    except MemzoiError:
-        return []
