@@ -438,3 +438,23 @@ def test_a_long_body_gets_a_summary_for_its_description(root: Repo, home: Path) 
     assert shown["short"] == "One line."
     assert shown["long"] == " ".join(f"word{i}" for i in range(29)) + "…"
     assert len(shown["long"]) <= 200
+
+
+def test_a_body_opening_with_a_heading_gets_its_first_sentence_for_its_description(root: Repo, home: Path) -> None:
+    """The written description skips Markdown section headings: a body opening with ``## Context`` had the
+    description ``## Context``. A body of headings alone gives the first one's text; ``#pnpm`` is no heading."""
+    bodies = {
+        "sections": "## Context\n\nUsers asked for notes.\n\n## Decision\n\nEvery release gets an entry.",
+        "headings": "## Only headings\n\n### Sub",
+        "hashtag": "#pnpm is our installer.",
+    }
+    shown = {}
+    for key, body in bodies.items():
+        made = run_json(root, home, "propose", "--title", key, "--body", body, "--sensitivity", "repo-safe", "--apply")
+        fields = run_json(root, home, "show", made["applied"]["record_id"], "--projection", "metadata")["fields"]
+        shown[key] = fields["description"]
+    assert shown == {
+        "sections": "Users asked for notes.",
+        "headings": "Only headings",
+        "hashtag": "#pnpm is our installer.",
+    }
