@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from git_memzoi.core.markdown import atx_heading
 from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 
@@ -35,8 +36,6 @@ PROJECTIONS = ("metadata", "sections", "full")
 SECTION_BUDGET = 6000  # UTF-16 code units, the seed's default for a section projection
 MAX_LISTED = 10  # heading paths a target_not_found message names
 
-_ATX = lazy(r" {0,3}(#{1,6})(?:[ \t]+(.*))?$")
-_CLOSING = lazy(r"(?:^|[ \t]+)#+[ \t]*$")
 _FENCE = lazy(r" {0,3}(`{3,}|~{3,})(.*)$")
 _LINE = lazy(rb"[^\n]*\n|[^\n]+")
 
@@ -173,9 +172,8 @@ def headings(data: bytes, body_start: int) -> list[Heading]:
                 fence = None if not fenced.group(2).strip() else fence
         elif fenced and not (fenced.group(1)[0] == "`" and "`" in fenced.group(2)):
             fence = (fenced.group(1)[0], len(fenced.group(1)))
-        elif atx := _ATX.match(line):
-            title = _CLOSING.sub("", atx.group(2) or "").strip()
-            found.append((len(atx.group(1)), title, offset))
+        elif heading := atx_heading(line):
+            found.append((*heading, offset))
         offset += len(raw)
     out: list[Heading] = []
     stack: list[tuple[int, str]] = []

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from git_memzoi.core import clock
+from git_memzoi.core.markdown import atx_heading
 from git_memzoi.core.patterns import lazy
 from git_memzoi.errors import InputError
 from git_memzoi.memzoi.records import relations, vocab
@@ -443,19 +444,15 @@ def render(record: Record) -> str:
 
 
 def first_line(text: str) -> str:
-    """The first non-empty line of ``text`` that is no Markdown ATX heading (``## Context``), stripped; when
-    every line is a heading, the first one's text without its ``#`` marks; ``""`` for blank text. A body that
-    opens with a section heading gave the description ``## Context`` instead of its first sentence."""
+    """The first non-empty line of ``text`` that is no Markdown ATX heading (``## Context``), stripped; when every
+    line is a heading, the first one's title (:func:`~git_memzoi.core.markdown.atx_heading`); ``""`` for blank
+    text. A body that opens with a section heading gave the description ``## Context``, not its first sentence."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    prose = next((line for line in lines if not _heading(line)), None)
-    return prose if prose is not None else lines[0].lstrip("#").strip() if lines else ""
-
-
-def _heading(line: str) -> bool:
-    """Whether the stripped ``line`` is an ATX heading: 1 to 6 ``#`` then a space or the line's end
-    (CommonMark 0.31, section 4.2)."""
-    marks = len(line) - len(line.lstrip("#"))
-    return 1 <= marks <= 6 and (len(line) == marks or line[marks] in " \t")
+    for line in lines:
+        if atx_heading(line) is None:
+            return line
+    first = atx_heading(lines[0]) if lines else None
+    return first[1] if first is not None else ""
 
 
 SUMMARY_CHARS = 200  # a written description's most characters: a summary, not the body again
